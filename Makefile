@@ -1,0 +1,138 @@
+# gyro — plain Makefile. Every dependency is found with pkg-config.
+#
+#   make deps       install the Debian packages that are missing (apt-get)
+#   make            build build/gyro, build/libgyro.a, build/libgyro.so
+#   make run        deps + build + the main job on the embedded default corpus
+#   make check      deps + build + the whole test suite (Check suites, end-to-end tests)
+#   make sanitize   the whole suite built with ASan and UBSan (in build-san/)
+#   make install    PREFIX=/usr/local DESTDIR= : binary, libraries, headers, gyro.pc, man page
+#   make clean
+#
+# Sources are picked up by wildcard: every .c under models/, embeddings/ and pipeline/ goes into
+# libgyro, except pipeline/cli/ which makes the gyro binary. Each tests/check_<module>.c is one
+# Check suite and becomes build/tests/check_<module>. Each tests/e2e/*.sh is an end-to-end test.
+
+VERSION    := 0.1.0
+BUILD      ?= build
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+SHELL      := /bin/bash
+
+PKGS       := icu-uc icu-i18n libutf8proc openblas libprotobuf-c grpc
+DEB_PKGS   := build-essential pkg-config libicu-dev libutf8proc-dev libopenblas-dev \
+              protobuf-c-compiler libprotobuf-c-dev libgrpc-dev check fortunes-zh \
+              python3-protobuf python3-grpcio python3-grpc-tools nghttp2-client openssl
+
+CC         ?= cc
+ARCH_FLAGS ?= -march=native
+OPT        ?= -O2
+CFLAGS_BASE = -std=c11 -Wall -Wextra $(OPT) $(ARCH_FLAGS) -g -fPIC -pthread \
+              -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+SAN_FLAGS  ?=
+PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CHECK_LIBS  = $(shell pkg-config --libs check 2>/dev/null)
+INCLUDES    = -I. -I$(BUILD)/gen
+CFLAGS     += $(CFLAGS_BASE) $(SAN_FLAGS) $(INCLUDES) $(PKG_CFLAGS)
+LDLIBS      = $(PKG_LIBS) -lm -lpthread
+
+PROTOS     := proto/gyro.proto proto/health.proto
+GEN_C      := $(patsubst proto/%.proto,$(BUILD)/gen/proto/%.pb-c.c,$(PROTOS))
+GEN_H      := $(GEN_C:.c=.h)
+
+LIB_SRC    := $(sort $(shell find models embeddings pipeline -name '*.c' -not -path 'pipeline/cli/*' 2>/dev/null))
+CLI_SRC    := $(sort $(wildcard pipeline/cli/*.c))
+LIB_OBJ    := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(GEN_C:.c=.o)
+CLI_OBJ    := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC))
+TEST_SRC   := $(sort $(wildcard tests/check_*.c))
+TEST_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+TEST_HELP  := $(sort $(wildcard tests/support/*.c))
+TEST_HOBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_HELP))
+E2E        := $(sort $(wildcard tests/e2e/*.sh))
+HEADERS    := $(sort $(shell find models embeddings pipeline -name '*.h' -not -path 'pipeline/cli/*' 2>/dev/null))
+
+.PHONY: all deps run check test sanitize install clean bench
+.DEFAULT_GOAL := all
+.SECONDARY:
+
+all: $(BUILD)/gyro $(BUILD)/libgyro.a $(BUILD)/libgyro.so $(BUILD)/gyro.pc
+
+# ---- set-up -----------------------------------------------------------------------------------
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "gyro: installing Debian packages:$$missing"; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	else echo "gyro: all Debian packages present"; fi
+
+# ---- code generation --------------------------------------------------------------------------
+$(BUILD)/gen/proto/%.pb-c.c $(BUILD)/gen/proto/%.pb-c.h: proto/%.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen $<
+
+# ---- compilation ------------------------------------------------------------------------------
+$(BUILD)/obj/%.o: %.c | $(GEN_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/gen/proto/%.pb-c.o: $(BUILD)/gen/proto/%.pb-c.c
+	$(CC) $(CFLAGS) -w -c $< -o $@
+
+$(BUILD)/libgyro.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libgyro.so: $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libgyro.so.0 $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/gyro: $(CLI_OBJ) $(BUILD)/libgyro.a
+	$(CC) $(SAN_FLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libgyro.a $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HOBJ) $(BUILD)/libgyro.a
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) -o $@ $< $(TEST_HOBJ) $(BUILD)/libgyro.a $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD)/gyro.pc: Makefile
+	@mkdir -p $(BUILD)
+	@printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: gyro\nDescription: Chinese NLU in hyperbolic space\nVersion: %s\nRequires.private: %s\nCflags: -I$${includedir}/gyro\nLibs: -L$${libdir} -lgyro\nLibs.private: -lm -lpthread\n' \
+	  '$(PREFIX)' '$(VERSION)' '$(PKGS)' > $@
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# ---- the main job and the tests ---------------------------------------------------------------
+run: deps
+	@$(MAKE) --no-print-directory all
+	@./corpora/run-default.sh $(BUILD)/gyro
+
+test: $(BUILD)/gyro $(TEST_BIN)
+	@GYRO_BUILD=$(BUILD) ./tests/run-all.sh $(TEST_BIN) -- $(E2E)
+
+check: deps
+	@$(MAKE) --no-print-directory test
+
+sanitize: deps
+	@$(MAKE) --no-print-directory test BUILD=build-san OPT=-O1 \
+	  SAN_FLAGS='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined'
+
+bench: all
+	@./tests/bench/run-all.sh $(BUILD)/gyro
+
+# ---- installation -----------------------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	  $(DESTDIR)$(PREFIX)/include/gyro $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BUILD)/gyro $(DESTDIR)$(PREFIX)/bin/gyro
+	install -m 644 $(BUILD)/libgyro.a $(DESTDIR)$(PREFIX)/lib/libgyro.a
+	install -m 755 $(BUILD)/libgyro.so $(DESTDIR)$(PREFIX)/lib/libgyro.so.$(VERSION)
+	ln -sf libgyro.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libgyro.so.0
+	ln -sf libgyro.so.0 $(DESTDIR)$(PREFIX)/lib/libgyro.so
+	install -m 644 $(BUILD)/gyro.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/gyro.pc
+	for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/gyro/$$h; done
+	for h in $(GEN_H); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/gyro/$${h#$(BUILD)/gen/}; done
+	install -m 644 doc/gyro.1 $(DESTDIR)$(PREFIX)/share/man/man1/gyro.1
+
+clean:
+	rm -rf build build-san build-*

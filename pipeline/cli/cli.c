@@ -1,0 +1,52 @@
+/* cli.c — error printing and option parsing shared by the gyro commands (see cli.h). */
+#include "pipeline/cli/cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int gyro_cli_fail(const char *cmd, gyro_status s)
+{
+    const char *msg = gyro_error_message();
+    fprintf(stderr, "gyro %s: %s\n", cmd, msg[0] ? msg : gyro_status_name(s));
+    return gyro_status_exit_code(s);
+}
+
+int gyro_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "gyro %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'gyro %s --help'.\n", cmd);
+    return 2;
+}
+
+int gyro_cli_parse_long(const char *cmd, const char *opt, const char *text, long min, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < min || v > max) {
+        gyro_cli_usage_error(cmd, "%s expects an integer in [%ld, %ld], got '%s'", opt, min, max, text);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+int gyro_cli_parse_double(const char *cmd, const char *opt, const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !isfinite(v)) {
+        gyro_cli_usage_error(cmd, "%s expects a number, got '%s'", opt, text);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}

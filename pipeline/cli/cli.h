@@ -1,0 +1,29 @@
+/* cli.h — shared helpers of the `gyro` command-line tool and the declarations of its commands.
+ *
+ * Conventions (fastText-like): `gyro <command> [options] [files]`, `-` is stdin/stdout, every
+ * command has --help (usage on stdout, exit 0), an unknown option or a missing argument prints
+ * the usage line on stderr and exits 2, bad input data exits 65, other runtime errors exit 1.
+ */
+#ifndef GYRO_CLI_H
+#define GYRO_CLI_H
+
+#include "models/core/status.h"
+
+#define GYRO_VERSION "0.1.0"
+
+#define GYRO_COMMAND(name, fn, desc) int fn(int argc, char **argv);
+#include "pipeline/cli/commands.def"
+#undef GYRO_COMMAND
+
+/* Print "gyro <cmd>: <message of the calling thread>" on stderr and return the exit code of `s`. */
+int gyro_cli_fail(const char *cmd, gyro_status s);
+
+/* Print "gyro <cmd>: <formatted message>" and "Try 'gyro <cmd> --help'." on stderr; returns 2. */
+int gyro_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parse a non-negative integer / a double option value; on failure print a usage error and
+ * return 0 (the caller returns 2). */
+int gyro_cli_parse_long(const char *cmd, const char *opt, const char *text, long min, long max, long *out);
+int gyro_cli_parse_double(const char *cmd, const char *opt, const char *text, double *out);
+
+#endif
