@@ -5,6 +5,7 @@
 #   make run        deps + build + the main job on the embedded default corpus
 #   make check      deps + build + the whole test suite (Check suites, end-to-end tests)
 #   make sanitize   the whole suite built with ASan and UBSan (in build-san/)
+#   make test       build + run the suite without touching packages; BUILD=dir ONLY="suites" narrow it
 #   make install    PREFIX=/usr/local DESTDIR= : binary, libraries, headers, gyro.pc, man page
 #   make clean
 #
@@ -49,6 +50,11 @@ TEST_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TEST_HELP  := $(sort $(wildcard tests/support/*.c))
 TEST_HOBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_HELP))
 E2E        := $(sort $(wildcard tests/e2e/*.sh))
+# ONLY="check_core normalize" restricts `make test` to those suites (names without dir or .sh).
+ONLY       ?=
+RUN_BIN    := $(if $(ONLY),$(foreach o,$(ONLY),$(filter %/$(o),$(TEST_BIN))),$(TEST_BIN))
+RUN_E2E    := $(if $(ONLY),$(foreach o,$(ONLY),$(filter %/$(o).sh,$(E2E))),$(E2E))
+SANBUILD   ?= build-san
 HEADERS    := $(sort $(shell find models embeddings pipeline -name '*.h' -not -path 'pipeline/cli/*' 2>/dev/null))
 
 .PHONY: all deps run check test sanitize install clean bench
@@ -107,14 +113,14 @@ run: deps
 	@$(MAKE) --no-print-directory all
 	@./corpora/run-default.sh $(BUILD)/gyro
 
-test: $(BUILD)/gyro $(TEST_BIN)
-	@GYRO_BUILD=$(BUILD) ./tests/run-all.sh $(TEST_BIN) -- $(E2E)
+test: $(BUILD)/gyro $(RUN_BIN)
+	@GYRO_BUILD=$(BUILD) ./tests/run-all.sh $(RUN_BIN) -- $(RUN_E2E)
 
 check: deps
 	@$(MAKE) --no-print-directory test
 
 sanitize: deps
-	@$(MAKE) --no-print-directory test BUILD=build-san OPT=-O1 \
+	@$(MAKE) --no-print-directory test BUILD=$(SANBUILD) OPT=-O1 \
 	  SAN_FLAGS='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined'
 
 bench: all
