@@ -1,0 +1,252 @@
+/* transformer.h — the hyperbolic transformer of the intent classifier and its Euclidean twin.
+ *
+ * One configuration, one code path, two geometries (shared/DESIGN.md, "The seed's intent
+ * classifier"; hyperbolic-chinese-nlu §4.2 and appendix C; rl-hyperbolic-transformer-grpo for
+ * the hyperbolic LayerNorm and the tangent-space residual). For a batch of token ids (B, T):
+ *
+ *   x0    = E[tok] ⊕ exp0(s·PE)                        (Euclidean: E[tok] + s·PE)
+ *   per layer l = 1..L:
+ *     qkv = W_qkv ⊗ x, split into 3H heads of D coordinates (A = H·D), each taken to the tangent
+ *           space at the origin by log0; softmax(q kᵀ/√D) v per head, keys past the length masked
+ *     a   = (M_1 ⊗ exp0(o_1)) ⊕ … ⊕ (M_H ⊗ exp0(o_H))  (Euclidean: Σ M_i o_i = W_O [o_1 … o_H])
+ *     x   = residual(x, a), then optional hyperbolic LayerNorm exp0(LN(log0 ·))
+ *     f   = M_2 ⊗ exp0(φ(log0(M_1 ⊗ x ⊕ b_1))) ⊕ b_2   (Euclidean: W_2 φ(W_1 x + b_1) + b_2)
+ *     x   = residual(x, f), then optional LayerNorm
+ *   pool  = exp0(max_t log0 x_t)  over the valid positions (Euclidean: max_t x_t)
+ *   logits = hyperbolic MLR (Ganea 2018 eq. 25) of pool   (Euclidean: <a_k, pool − p_k>)
+ *
+ * The model owns one contiguous parameter block carved into the named pointers of
+ * gyro_tf_params; gradients live in any block of the same size carved the same way, so
+ * threads can own private gradient blocks. Activations (and their gradients) live in a
+ * gyro_tf_acts object sized once for a maximum batch: forward and backward never allocate.
+ * A model is read-only during forward/backward, so threads may share it, each with its own
+ * gyro_tf_acts (and gradient block when training).
+ *
+ * Every parameter tensor is listed in a table with its manifold: Euclidean, or rows that are
+ * points of the Poincaré ball of curvature −c (the optimizer applies Riemannian SGD to those).
+ *
+ * A float64 twin of the whole model (gyro_tf_model_f64, same functions with an _f64 suffix) is
+ * generated from the same source; it exists for the end-to-end gradient checks.
+ */
+#ifndef GYRO_MODELS_TRANSFORMER_H
+#define GYRO_MODELS_TRANSFORMER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "models/core/rng.h"
+#include "models/core/status.h"
+
+/* ---- configuration ------------------------------------------------------------------------ */
+
+typedef enum gyro_tf_geometry {
+    GYRO_TF_GEOMETRY_EUCLIDEAN = 0,
+    GYRO_TF_GEOMETRY_HYPERBOLIC = 1   /* Poincaré ball of curvature -c */
+} gyro_tf_geometry;
+
+/* Kind of attention block. Only MHA exists; MLA (multi-head latent attention) is reserved for
+ * the reasoning model and rejected by gyro_tf_config_validate until it is implemented. */
+typedef enum gyro_tf_attention_kind {
+    GYRO_TF_ATTENTION_MHA = 0,
+    GYRO_TF_ATTENTION_MLA = 1
+} gyro_tf_attention_kind;
+
+/* Kind of feed-forward block. Only DENSE exists; MOE (mixture of experts) is reserved. */
+typedef enum gyro_tf_ffn_kind {
+    GYRO_TF_FFN_DENSE = 0,
+    GYRO_TF_FFN_MOE = 1
+} gyro_tf_ffn_kind;
+
+/* How a block's output joins its input. */
+typedef enum gyro_tf_residual {
+    GYRO_TF_RESIDUAL_NONE = 0,     /* seed §4.2: the block output replaces its input */
+    GYRO_TF_RESIDUAL_MOBIUS = 1,   /* x ⊕ f(x)                       (Euclidean: x + f(x)) */
+    GYRO_TF_RESIDUAL_TANGENT = 2   /* exp0(log0 x + log0 f(x)) (rl-grpo; Euclidean: x + f(x)) */
+} gyro_tf_residual;
+
+/* Activation between the two feed-forward layers, applied in the tangent space at the origin
+ * (Ganea's φ⊗(x) = exp0(φ(log0 x))). The seed's hyperbolic FFN has none (IDENTITY). */
+typedef enum gyro_tf_activation {
+    GYRO_TF_ACTIVATION_IDENTITY = 0,
+    GYRO_TF_ACTIVATION_RELU = 1
+} gyro_tf_activation;
+
+typedef struct gyro_tf_config {
+    int geometry;          /* gyro_tf_geometry */
+    int vocab_size;        /* V: rows of the embedding table */
+    int n_classes;         /* K */
+    int dim;               /* C: model dimension */
+    int n_layers;          /* L */
+    int n_heads;           /* H */
+    int head_dim;          /* D: coordinates per head; A = H·D is the attention width */
+    int ffn_dim;           /* F */
+    int max_len;           /* Tmax: longest sequence (positional table size) */
+    float dropout;         /* in [0, 1): on head outputs, FFN hidden and the pooled vector */
+    float curvature;       /* c > 0 (hyperbolic only) */
+    float pos_scale;       /* s: positional encodings are scaled by s before exp0 / addition */
+    int layernorm;         /* 1: (hyperbolic) LayerNorm after each residual */
+    int residual;          /* gyro_tf_residual */
+    int ffn_activation;    /* gyro_tf_activation */
+    int attention_kind;    /* gyro_tf_attention_kind (MHA only for now) */
+    int ffn_kind;          /* gyro_tf_ffn_kind (DENSE only for now) */
+    /* Reserved for MLA / MoE (must be 0 until implemented). */
+    int mla_latent_dim;    /* MLA: dimension of the joint key-value latent */
+    int moe_experts;       /* MoE: routed experts per layer */
+    int moe_shared;        /* MoE: shared experts per layer */
+    int moe_top_k;         /* MoE: experts chosen per token */
+} gyro_tf_config;
+
+/* The seed's settings for a geometry (hyperbolic-chinese-nlu §5): 3 layers, 16 heads of
+ * D = ceil(C/16) coordinates, hyperbolic 100-d, Euclidean 128-d, FFN 4·C, max_len 64, c = 1,
+ * dropout 0 (the caller sets 0.3 / 0.2), positional scale 1. Hyperbolic: no residual, no
+ * LayerNorm and no FFN activation, as in seed §4.2; Euclidean: additive residual, LayerNorm
+ * and ReLU, the standard transformer the seed compares against. vocab_size and n_classes are
+ * 0: the caller sets them. */
+gyro_tf_config gyro_tf_config_default(gyro_tf_geometry geometry);
+
+/* Check a configuration. GYRO_ERR_USAGE with a message naming the bad field, or GYRO_OK. */
+gyro_status gyro_tf_config_validate(const gyro_tf_config *cfg);
+
+/* ---- parameters --------------------------------------------------------------------------- */
+
+typedef enum gyro_tf_manifold {
+    GYRO_TF_MANIFOLD_EUCLIDEAN = 0,
+    GYRO_TF_MANIFOLD_BALL = 1      /* each row of `cols` values is a Poincaré-ball point */
+} gyro_tf_manifold;
+
+/* One parameter tensor: rows × cols values at `offset` (in values) from the start of a
+ * parameter / gradient / optimizer-state block. */
+typedef struct gyro_tf_tensor {
+    const char *name;
+    size_t offset;
+    size_t size;                   /* rows * cols */
+    int rows, cols;
+    gyro_tf_manifold manifold;
+} gyro_tf_tensor;
+
+#define GYRO_TF_MAX_TENSORS 16
+
+/* Named pointers into a block. LayerNorm tensors are NULL (and absent from the table) when
+ * cfg.layernorm is 0. Ball tensors are BALL only in the hyperbolic geometry. */
+#define GYRO_TF_DEFINE_PARAMS(R, NAME)                                                         \
+    typedef struct NAME {                                                                       \
+        R *wte;       /* (V, C)      token embeddings               ball rows */                \
+        R *qkvw;      /* (L, 3A, C)  Möbius matvec into q,k,v heads (rows: q | k | v) */        \
+        R *attprojw;  /* (L, C, A)   [M_1 … M_H], M_i = columns i·D..(i+1)·D−1 */               \
+        R *ln1g;      /* (L, C)      LayerNorm after attention: gain */                        \
+        R *ln1b;      /* (L, C)      bias */                                                   \
+        R *fcw;       /* (L, F, C)   FFN layer 1 matrix */                                     \
+        R *fcb;       /* (L, F)      FFN layer 1 bias                ball rows */               \
+        R *fcprojw;   /* (L, C, F)   FFN layer 2 matrix */                                     \
+        R *fcprojb;   /* (L, C)      FFN layer 2 bias                ball rows */               \
+        R *ln2g;      /* (L, C)      LayerNorm after FFN: gain */                              \
+        R *ln2b;      /* (L, C)      bias */                                                   \
+        R *mlr_a;     /* (K, C)      MLR normals a_k */                                        \
+        R *mlr_p;     /* (K, C)      MLR offsets p_k                 ball rows */               \
+    } NAME;
+
+GYRO_TF_DEFINE_PARAMS(float, gyro_tf_params)
+GYRO_TF_DEFINE_PARAMS(double, gyro_tf_params_f64)
+
+/* Total number of parameter values of a (valid) configuration. */
+size_t gyro_tf_param_count(const gyro_tf_config *cfg);
+
+/* The tensor table of a configuration: fills `out` (room for GYRO_TF_MAX_TENSORS) and returns
+ * the number of tensors. Offsets are the same in every block of the model. */
+int gyro_tf_tensor_table(const gyro_tf_config *cfg, gyro_tf_tensor *out);
+
+/* ---- the model ---------------------------------------------------------------------------- */
+
+typedef struct gyro_tf_model {
+    gyro_tf_config cfg;
+    size_t n_params;
+    float *params_memory;          /* (n_params) owned */
+    gyro_tf_params params;         /* carved from params_memory */
+    float *grads_memory;           /* (n_params) owned; NULL unless created with grads */
+    gyro_tf_params grads;          /* carved from grads_memory (all NULL without grads) */
+    int n_tensors;
+    gyro_tf_tensor tensors[GYRO_TF_MAX_TENSORS];
+    float *pos;                    /* (max_len, C) exp0(s·PE) or s·PE; constant, owned */
+} gyro_tf_model;
+
+typedef struct gyro_tf_model_f64 {
+    gyro_tf_config cfg;
+    size_t n_params;
+    double *params_memory;
+    gyro_tf_params_f64 params;
+    double *grads_memory;
+    gyro_tf_params_f64 grads;
+    int n_tensors;
+    gyro_tf_tensor tensors[GYRO_TF_MAX_TENSORS];
+    double *pos;
+} gyro_tf_model_f64;
+
+/* Create a model for a configuration (validated here) with parameters initialised from
+ * `seed`: matrices Xavier-uniform, LayerNorm gains 1, Euclidean biases 0, ball biases at the
+ * origin, embeddings exp0 of N(0, 0.1²) rows (Euclidean: the same Gaussian rows), MLR
+ * normals Xavier, offsets at the origin. with_grads != 0 also allocates a zeroed gradient
+ * block. On failure *out is NULL and the status is USAGE (bad config) or NOMEM. The caller
+ * frees with gyro_tf_free. */
+gyro_status gyro_tf_new(const gyro_tf_config *cfg, uint64_t seed, int with_grads,
+                        gyro_tf_model **out);
+gyro_status gyro_tf_new_f64(const gyro_tf_config *cfg, uint64_t seed, int with_grads,
+                            gyro_tf_model_f64 **out);
+
+/* Free a model and everything it owns; NULL is a no-op. */
+void gyro_tf_free(gyro_tf_model *m);
+void gyro_tf_free_f64(gyro_tf_model_f64 *m);
+
+/* Carve a caller-owned block of gyro_tf_param_count(cfg) values into named pointers (e.g. a
+ * per-thread gradient block or an optimizer state block). */
+void gyro_tf_carve(const gyro_tf_config *cfg, float *block, gyro_tf_params *out);
+void gyro_tf_carve_f64(const gyro_tf_config *cfg, double *block, gyro_tf_params_f64 *out);
+
+/* ---- activations, forward, backward ------------------------------------------------------- */
+
+typedef struct gyro_tf_acts gyro_tf_acts;          /* opaque: activation (+ gradient) block */
+typedef struct gyro_tf_acts_f64 gyro_tf_acts_f64;
+
+/* Allocate activations for batches of up to max_batch sequences of up to max_len tokens
+ * (max_len <= cfg.max_len). training != 0 also allocates the activation-gradient block that
+ * gyro_tf_backward needs and the dropout masks. USAGE on bad sizes, NOMEM. Free with
+ * gyro_tf_acts_free (NULL is a no-op). */
+gyro_status gyro_tf_acts_new(const gyro_tf_model *m, int max_batch, int max_len, int training,
+                             gyro_tf_acts **out);
+gyro_status gyro_tf_acts_new_f64(const gyro_tf_model_f64 *m, int max_batch, int max_len,
+                                 int training, gyro_tf_acts_f64 **out);
+void gyro_tf_acts_free(gyro_tf_acts *a);
+void gyro_tf_acts_free_f64(gyro_tf_acts_f64 *a);
+
+/* Forward pass over tokens (B, T) row-major with lengths (B), 1 <= lengths[b] <= T; positions
+ * t >= lengths[b] are ignored (their token values are not read). rng != NULL turns dropout on
+ * (training; needs acts created with training != 0); NULL is inference. Logits (B, K) are
+ * then available from gyro_tf_logits. USAGE if B/T exceed the acts' sizes or dropout is asked
+ * of inference acts; DATA if a token id is outside [0, V) or a length is outside [1, T). */
+gyro_status gyro_tf_forward(const gyro_tf_model *m, gyro_tf_acts *a, const int32_t *tokens,
+                            const int *lengths, int B, int T, gyro_rng *rng);
+gyro_status gyro_tf_forward_f64(const gyro_tf_model_f64 *m, gyro_tf_acts_f64 *a,
+                                const int32_t *tokens, const int *lengths, int B, int T,
+                                gyro_rng *rng);
+
+/* Logits (B, K) of the last forward pass; owned by the acts. */
+const float *gyro_tf_logits(const gyro_tf_acts *a);
+const double *gyro_tf_logits_f64(const gyro_tf_acts_f64 *a);
+
+/* Backward pass of the last forward pass (same acts, created with training != 0): given
+ * dlogits (B, K), ACCUMULATE (+=) the parameter gradients into `grads` (m->grads or any block
+ * carved with gyro_tf_carve). Gradients of ball parameters are Euclidean gradients; the
+ * optimizer converts them (egrad2rgrad). */
+void gyro_tf_backward(const gyro_tf_model *m, gyro_tf_acts *a, const gyro_tf_params *grads,
+                      const float *dlogits);
+void gyro_tf_backward_f64(const gyro_tf_model_f64 *m, gyro_tf_acts_f64 *a,
+                          const gyro_tf_params_f64 *grads, const double *dlogits);
+
+/* Mean softmax cross-entropy of logits (B, K) against labels (B) in [0, K); writes
+ * dlogits = (softmax − onehot)/B when dlogits != NULL and the probabilities when probs != NULL.
+ * Returns the mean loss (computed in double). */
+double gyro_tf_softmax_xent(float *dlogits, float *probs, const float *logits,
+                            const int *labels, int B, int K);
+double gyro_tf_softmax_xent_f64(double *dlogits, double *probs, const double *logits,
+                                const int *labels, int B, int K);
+
+#endif
