@@ -1,0 +1,1022 @@
+/* grpc_core.c — the only file of gyro that uses the gRPC C core (see grpc_core.h).
+ *
+ * Written against Debian 12's libgrpc-dev 1.51.1 (grpc_version_string() says "29.0.0", the core
+ * ABI) and protobuf-c 1.4.1. 1.51 names: grpc_server_add_http2_port + *_credentials_create,
+ * grpc_channel_create; the pre-1.4x insecure/secure channel and port functions do not exist.
+ *
+ * Server: one completion queue per worker thread; every call is requested with its own
+ * worker's queue as both the bound and the notification queue, so all completions of a call
+ * land on one thread and a call context (call_ctx) is a lock-free state machine:
+ *
+ *   REQUESTED --new call--> [unpack] --> handler (here or on the pool) --> SENDING* --> FINAL
+ *   bidi:  REQUESTED --> BIDI_RECV <--> handler --> ... --> FINAL
+ *
+ * Exactly one batch per call is in flight at any time, and each call's first batch carries
+ * SEND_INITIAL_METADATA (core sends nothing for a status-only first batch). A batch that
+ * completes with success == 0 means the client is gone (cancel, deadline, shutdown): the call
+ * is unreffed (which cancels it) and the context freed. Each arrival re-arms a fresh request
+ * on the same queue, including during shutdown (the request then fails fast). Unknown methods
+ * are caught by grpc_server_request_call (without one armed they would hang until the
+ * client's deadline) and answered UNIMPLEMENTED. An atomic count of live contexts lets
+ * shutdown wait until every context is gone before it shuts the queues down (shutting them
+ * down earlier makes core abort on a late completion).
+ *
+ * Client: a pluck queue, one op type per batch, so that any method kind can be driven as a
+ * stream: open, send*, close_send, recv*, finish.
+ */
+#include "pipeline/grpc_core.h"
+
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/support/time.h>
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- small helpers ------------------------------------------------------------------------- */
+
+static const char *const code_names[GYRO_RPC_CODE_COUNT] = {
+    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
+    "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+
+const char *gyro_rpc_code_name(int code)
+{
+    return code >= 0 && code < GYRO_RPC_CODE_COUNT ? code_names[code] : "UNKNOWN";
+}
+
+gyro_rpc_code gyro_rpc_code_from_status(gyro_status s)
+{
+    switch (s) {
+    case GYRO_OK: return GYRO_RPC_OK;
+    case GYRO_ERR_USAGE:
+    case GYRO_ERR_DATA:
+    case GYRO_ERR_FORMAT:
+    case GYRO_ERR_LIMIT: return GYRO_RPC_INVALID_ARGUMENT;
+    case GYRO_ERR_NOT_FOUND: return GYRO_RPC_NOT_FOUND;
+    case GYRO_ERR_UNAVAILABLE: return GYRO_RPC_UNAVAILABLE;
+    case GYRO_ERR_INTERRUPTED: return GYRO_RPC_CANCELLED;
+    case GYRO_ERR_NOMEM: return GYRO_RPC_RESOURCE_EXHAUSTED;
+    default: return GYRO_RPC_INTERNAL;
+    }
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Length of the valid UTF-8 prefix of s (RFC 3629: no overlongs, surrogates or > U+10FFFF). */
+static size_t utf8_valid_prefix(const unsigned char *s)
+{
+    size_t i = 0;
+    while (s[i]) {
+        unsigned c = s[i];
+        int n;
+        unsigned min;
+        if (c < 0x80) { i++; continue; }
+        if (c >= 0xC2 && c <= 0xDF) { n = 1; min = 0x80; }
+        else if (c >= 0xE0 && c <= 0xEF) { n = 2; min = 0x800; }
+        else if (c >= 0xF0 && c <= 0xF4) { n = 3; min = 0x10000; }
+        else return i;
+        unsigned cp = c & (0x3F >> n);
+        for (int k = 1; k <= n; k++) {
+            unsigned d = s[i + k];
+            if ((d & 0xC0) != 0x80) return i;
+            cp = (cp << 6) | (d & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+        i += (size_t)n + 1;
+    }
+    return i;
+}
+
+int gyro_rpc_message_utf8_ok(const ProtobufCMessage *m, char *msg, size_t msg_size)
+{
+    if (!m) return 1;
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    const char *base = (const char *)m;
+    for (unsigned f = 0; f < d->n_fields; f++) {
+        const ProtobufCFieldDescriptor *fd = &d->fields[f];
+        if (fd->type != PROTOBUF_C_TYPE_STRING && fd->type != PROTOBUF_C_TYPE_MESSAGE) continue;
+        if ((fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+            *(const uint32_t *)(base + fd->quantifier_offset) != fd->id)
+            continue;
+        size_t count = 1;
+        const void *const *items = (const void *const *)(base + fd->offset);
+        if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
+            count = *(const size_t *)(base + fd->quantifier_offset);
+            items = *(const void *const *const *)(base + fd->offset);
+        }
+        for (size_t k = 0; k < count; k++) {
+            const void *v = items[k];
+            if (!v) continue;
+            if (fd->type == PROTOBUF_C_TYPE_MESSAGE) {
+                if (!gyro_rpc_message_utf8_ok((const ProtobufCMessage *)v, msg, msg_size)) return 0;
+                continue;
+            }
+            const unsigned char *s = v;
+            size_t ok = utf8_valid_prefix(s);
+            if (s[ok]) {
+                if (msg)
+                    snprintf(msg, msg_size, "field '%s' of %s is not valid UTF-8 at byte %zu",
+                             fd->name, d->short_name, ok);
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* Pack a message into a byte buffer (NULL on allocation failure). */
+static grpc_byte_buffer *pack_message(const ProtobufCMessage *m)
+{
+    size_t n = protobuf_c_message_get_packed_size(m);
+    grpc_slice s = grpc_slice_malloc(n);
+    protobuf_c_message_pack(m, GRPC_SLICE_START_PTR(s));
+    grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&s, 1);
+    grpc_slice_unref(s);
+    return bb;
+}
+
+/* Unpack a byte buffer as `type`; NULL when it does not parse (or cannot be decompressed). */
+static ProtobufCMessage *unpack_message(grpc_byte_buffer *bb, const ProtobufCMessageDescriptor *type)
+{
+    grpc_byte_buffer_reader r;
+    if (!grpc_byte_buffer_reader_init(&r, bb)) return NULL;
+    grpc_slice s = grpc_byte_buffer_reader_readall(&r);
+    ProtobufCMessage *m =
+        protobuf_c_message_unpack(type, NULL, GRPC_SLICE_LENGTH(s), GRPC_SLICE_START_PTR(s));
+    grpc_slice_unref(s);
+    grpc_byte_buffer_reader_destroy(&r);
+    return m;
+}
+
+/* ---- server structures --------------------------------------------------------------------- */
+
+double gyro_rpc_latency_bound(int i)
+{
+    static const double b[GYRO_RPC_LATENCY_BUCKETS] = {
+        10, 20, 50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 5000, 7500, 10000, 20000,
+        50000, 100000, 200000, 500000, 1000000, __builtin_inf()};
+    return i >= 0 && i < GYRO_RPC_LATENCY_BUCKETS ? b[i] : __builtin_inf();
+}
+
+struct gyro_rpc_reply {
+    grpc_byte_buffer **msgs; /* (cap) packed responses */
+    int n, cap;
+    char details[512];
+};
+
+enum { ST_REQUESTED, ST_BIDI_RECV, ST_SENDING, ST_FINAL };
+
+typedef struct worker worker;
+
+typedef struct call_ctx {
+    worker *w;
+    int method;                /* index into the method table, or -1: unregistered request */
+    int state;
+    int active;                /* a client call is attached */
+    int md_sent;               /* SEND_INITIAL_METADATA went out */
+    int code;                  /* status to send / sent */
+    int next_msg;              /* server streaming: next reply message to send */
+    int close_cancelled;       /* RECV_CLOSE_ON_SERVER result */
+    grpc_call *call;
+    gpr_timespec deadline;
+    grpc_metadata_array md;
+    grpc_call_details details; /* method == -1 only */
+    grpc_byte_buffer *payload; /* the received request */
+    ProtobufCMessage *request; /* unpacked request */
+    grpc_slice status_details;
+    int has_status_details;
+    int64_t t0;
+    gyro_rpc_reply reply;
+    struct call_ctx *pool_next;
+} call_ctx;
+
+/* Counters of one worker; written only by that worker (relaxed stores), summed by readers. */
+typedef struct worker_stats {
+    _Atomic uint64_t *counts; /* (n_methods + 1, GYRO_RPC_CODE_COUNT) */
+    _Atomic uint64_t latency[GYRO_RPC_LATENCY_BUCKETS];
+} worker_stats;
+
+struct worker {
+    struct gyro_rpc_server *srv;
+    int index;
+    grpc_completion_queue *cq;
+    pthread_t thread;
+    worker_stats stats;
+};
+
+typedef struct pool {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    call_ctx *head, *tail;
+    int stop;
+    int n;
+    pthread_t *threads;
+    int *indices;
+} pool;
+
+struct gyro_rpc_server {
+    gyro_rpc_server_options opt;
+    const gyro_rpc_method *methods;
+    int n_methods;
+    void *ctx;
+    grpc_server *server;
+    void **handles;              /* (n_methods) registered method handles */
+    worker *workers;             /* (threads) */
+    grpc_completion_queue *shutdown_cq;
+    pool pool;
+    int port;
+    int64_t t_start;
+    _Atomic int live;            /* call contexts alive (armed or active) */
+    _Atomic int active;          /* call contexts with a client call attached */
+    int shut_down;
+};
+
+static void stat_add(_Atomic uint64_t *c)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+static void record_call(call_ctx *c, int code)
+{
+    worker *w = c->w;
+    int row = c->method < 0 ? w->srv->n_methods : c->method;
+    stat_add(&w->stats.counts[row * GYRO_RPC_CODE_COUNT + code]);
+    double us = (double)(now_ns() - c->t0) / 1000.0;
+    int b = 0;
+    while (b < GYRO_RPC_LATENCY_BUCKETS - 1 && us > gyro_rpc_latency_bound(b)) b++;
+    stat_add(&w->stats.latency[b]);
+}
+
+static void reply_clear(gyro_rpc_reply *r)
+{
+    for (int i = 0; i < r->n; i++) grpc_byte_buffer_destroy(r->msgs[i]);
+    r->n = 0;
+    r->details[0] = 0;
+}
+
+gyro_status gyro_rpc_reply_send(gyro_rpc_reply *r, const ProtobufCMessage *m)
+{
+    if (r->n == r->cap) {
+        int cap = r->cap ? 2 * r->cap : 4;
+        grpc_byte_buffer **p = realloc(r->msgs, (size_t)cap * sizeof *p);
+        if (!p) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory for %d responses", cap);
+        r->msgs = p;
+        r->cap = cap;
+    }
+    grpc_byte_buffer *bb = pack_message(m);
+    if (!bb) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory packing a response");
+    r->msgs[r->n++] = bb;
+    return GYRO_OK;
+}
+
+int gyro_rpc_reply_error(gyro_rpc_reply *r, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->details, sizeof r->details, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* ---- call contexts ------------------------------------------------------------------------- */
+
+static call_ctx *ctx_new(worker *w, int method)
+{
+    call_ctx *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->w = w;
+    c->method = method;
+    c->state = ST_REQUESTED;
+    grpc_metadata_array_init(&c->md);
+    if (method < 0) grpc_call_details_init(&c->details);
+    atomic_fetch_add(&w->srv->live, 1);
+    return c;
+}
+
+static void ctx_free(call_ctx *c)
+{
+    gyro_rpc_server *srv = c->w->srv;
+    if (c->call) grpc_call_unref(c->call); /* cancels an unfinished call */
+    grpc_metadata_array_destroy(&c->md);
+    if (c->method < 0) grpc_call_details_destroy(&c->details);
+    if (c->payload) grpc_byte_buffer_destroy(c->payload);
+    if (c->request) protobuf_c_message_free_unpacked(c->request, NULL);
+    if (c->has_status_details) grpc_slice_unref(c->status_details);
+    reply_clear(&c->reply);
+    free(c->reply.msgs);
+    if (c->active) atomic_fetch_sub(&srv->active, 1);
+    free(c);
+    atomic_fetch_sub(&srv->live, 1);
+}
+
+/* Arm one request for `method` (-1: any unregistered method) on worker w. */
+static void arm(worker *w, int method)
+{
+    gyro_rpc_server *srv = w->srv;
+    call_ctx *c = ctx_new(w, method);
+    if (!c) return; /* out of memory: fewer armed calls; core queues arrivals meanwhile */
+    grpc_call_error e;
+    if (method < 0) {
+        e = grpc_server_request_call(srv->server, &c->call, &c->details, &c->md, w->cq, w->cq, c);
+    } else {
+        int needs_payload = srv->methods[method].kind != GYRO_RPC_BIDI_STREAMING;
+        e = grpc_server_request_registered_call(srv->server, srv->handles[method], &c->call,
+                                                &c->deadline, &c->md,
+                                                needs_payload ? &c->payload : NULL, w->cq, w->cq, c);
+    }
+    if (e != GRPC_CALL_OK) ctx_free(c);
+}
+
+static int deadline_passed(const call_ctx *c)
+{
+    gpr_timespec d = c->method < 0 ? c->details.deadline : c->deadline;
+    if (gpr_time_cmp(d, gpr_inf_future(d.clock_type)) == 0) return 0;
+    return gpr_time_cmp(gpr_now(d.clock_type), d) > 0;
+}
+
+/* Start a batch or, if core refuses it, end the call. */
+static void start(call_ctx *c, grpc_op *ops, size_t n)
+{
+    if (grpc_call_start_batch(c->call, ops, n, c, NULL) != GRPC_CALL_OK) {
+        record_call(c, GYRO_RPC_INTERNAL);
+        ctx_free(c);
+    }
+}
+
+/* The final batch: status (with the unary response when OK) and RECV_CLOSE_ON_SERVER. */
+static void finish(call_ctx *c, int code)
+{
+    grpc_op ops[4];
+    size_t n = 0;
+    memset(ops, 0, sizeof ops);
+    c->code = code;
+    if (!c->md_sent) {
+        ops[n].op = GRPC_OP_SEND_INITIAL_METADATA;
+        n++;
+        c->md_sent = 1;
+    }
+    if (code == GYRO_RPC_OK && c->method >= 0 && c->w->srv->methods[c->method].kind == GYRO_RPC_UNARY &&
+        c->reply.n > 0) {
+        ops[n].op = GRPC_OP_SEND_MESSAGE;
+        ops[n].data.send_message.send_message = c->reply.msgs[0];
+        n++;
+    }
+    ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+    ops[n].data.send_status_from_server.status = (grpc_status_code)code;
+    if (code != GYRO_RPC_OK && c->reply.details[0]) {
+        c->status_details = grpc_slice_from_copied_string(c->reply.details);
+        c->has_status_details = 1;
+        ops[n].data.send_status_from_server.status_details = &c->status_details;
+    }
+    n++;
+    ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+    ops[n].data.recv_close_on_server.cancelled = &c->close_cancelled;
+    n++;
+    c->state = ST_FINAL;
+    start(c, ops, n);
+}
+
+/* Server streaming: send the next reply message, or the status after the last one. */
+static void stream_next(call_ctx *c)
+{
+    if (c->next_msg >= c->reply.n) {
+        finish(c, c->code);
+        return;
+    }
+    grpc_op ops[2];
+    size_t n = 0;
+    memset(ops, 0, sizeof ops);
+    if (!c->md_sent) {
+        ops[n].op = GRPC_OP_SEND_INITIAL_METADATA;
+        n++;
+        c->md_sent = 1;
+    }
+    ops[n].op = GRPC_OP_SEND_MESSAGE;
+    ops[n].data.send_message.send_message = c->reply.msgs[c->next_msg++];
+    n++;
+    c->state = ST_SENDING;
+    start(c, ops, n);
+}
+
+/* Bidi: ask for the next request, sending the current reply (if any) in the same batch. */
+static void bidi_recv(call_ctx *c, grpc_byte_buffer *send)
+{
+    grpc_op ops[3];
+    size_t n = 0;
+    memset(ops, 0, sizeof ops);
+    if (!c->md_sent) {
+        ops[n].op = GRPC_OP_SEND_INITIAL_METADATA;
+        n++;
+        c->md_sent = 1;
+    }
+    if (send) {
+        ops[n].op = GRPC_OP_SEND_MESSAGE;
+        ops[n].data.send_message.send_message = send;
+        n++;
+    }
+    ops[n].op = GRPC_OP_RECV_MESSAGE;
+    ops[n].data.recv_message.recv_message = &c->payload;
+    n++;
+    c->state = ST_BIDI_RECV;
+    start(c, ops, n);
+}
+
+/* Run the handler for the unpacked request (on a worker or a pool thread) and start the next
+ * batch. The completion always comes back on the call's own worker. */
+static void run_handler(call_ctx *c, int thread)
+{
+    gyro_rpc_server *srv = c->w->srv;
+    const gyro_rpc_method *m = &srv->methods[c->method];
+    int code;
+    if (deadline_passed(c)) {
+        code = gyro_rpc_reply_error(&c->reply, GYRO_RPC_DEADLINE_EXCEEDED,
+                                    "deadline exceeded before the request was handled");
+    } else {
+        code = m->handler(srv->ctx, thread, c->request, &c->reply);
+        if (code < 0 || code >= GYRO_RPC_CODE_COUNT) code = GYRO_RPC_UNKNOWN;
+        if (code == GYRO_RPC_OK && m->kind != GYRO_RPC_SERVER_STREAMING && c->reply.n != 1)
+            code = gyro_rpc_reply_error(&c->reply, GYRO_RPC_INTERNAL,
+                                        "handler of %s produced %d responses", m->path, c->reply.n);
+    }
+    switch (m->kind) {
+    case GYRO_RPC_UNARY:
+        finish(c, code);
+        break;
+    case GYRO_RPC_SERVER_STREAMING:
+        c->code = code;
+        c->next_msg = 0;
+        stream_next(c);
+        break;
+    case GYRO_RPC_BIDI_STREAMING:
+        if (code == GYRO_RPC_OK) bidi_recv(c, c->reply.msgs[0]);
+        else finish(c, code);
+        break;
+    }
+}
+
+static void pool_push(pool *p, call_ctx *c)
+{
+    c->pool_next = NULL;
+    pthread_mutex_lock(&p->mu);
+    if (p->tail) p->tail->pool_next = c;
+    else p->head = c;
+    p->tail = c;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Unpack and check the request in c->payload, then run its handler here or on the pool. */
+static void dispatch(call_ctx *c)
+{
+    gyro_rpc_server *srv = c->w->srv;
+    const gyro_rpc_method *m = &srv->methods[c->method];
+    if (c->request) {
+        protobuf_c_message_free_unpacked(c->request, NULL);
+        c->request = NULL;
+    }
+    if (!c->payload) {
+        finish(c, gyro_rpc_reply_error(&c->reply, GYRO_RPC_INVALID_ARGUMENT, "missing request message"));
+        return;
+    }
+    c->request = unpack_message(c->payload, m->request_type);
+    grpc_byte_buffer_destroy(c->payload);
+    c->payload = NULL;
+    if (!c->request) {
+        finish(c, gyro_rpc_reply_error(&c->reply, GYRO_RPC_INVALID_ARGUMENT,
+                                       "request is not a valid %s message", m->request_type->name));
+        return;
+    }
+    char why[256];
+    if (!gyro_rpc_message_utf8_ok(c->request, why, sizeof why)) {
+        finish(c, gyro_rpc_reply_error(&c->reply, GYRO_RPC_INVALID_ARGUMENT, "%s", why));
+        return;
+    }
+    if (m->offload && srv->pool.n > 0) pool_push(&srv->pool, c);
+    else run_handler(c, c->w->index);
+}
+
+/* The code a client saw for a call that ended without our status. */
+static int lost_code(const call_ctx *c)
+{
+    return deadline_passed(c) ? GYRO_RPC_DEADLINE_EXCEEDED : GYRO_RPC_CANCELLED;
+}
+
+static void on_event(call_ctx *c, int success)
+{
+    gyro_rpc_server *srv = c->w->srv;
+    switch (c->state) {
+    case ST_REQUESTED:
+        if (!success) { /* server shutting down: the armed request is void */
+            ctx_free(c);
+            return;
+        }
+        arm(c->w, c->method);
+        c->active = 1;
+        atomic_fetch_add(&srv->active, 1);
+        c->t0 = now_ns();
+        if (c->method < 0) {
+            char path[256];
+            size_t len = GRPC_SLICE_LENGTH(c->details.method);
+            if (len >= sizeof path) len = sizeof path - 1;
+            memcpy(path, GRPC_SLICE_START_PTR(c->details.method), len);
+            path[len] = 0;
+            finish(c, gyro_rpc_reply_error(&c->reply, GYRO_RPC_UNIMPLEMENTED, "unknown method %s", path));
+        } else if (srv->methods[c->method].kind == GYRO_RPC_BIDI_STREAMING) {
+            bidi_recv(c, NULL);
+        } else {
+            dispatch(c);
+        }
+        return;
+    case ST_BIDI_RECV:
+        if (!success) {
+            record_call(c, lost_code(c));
+            ctx_free(c);
+            return;
+        }
+        reply_clear(&c->reply);
+        if (!c->payload) {
+            if (grpc_call_failed_before_recv_message(c->call)) { /* cancelled, not half-closed */
+                record_call(c, lost_code(c));
+                ctx_free(c);
+            } else {
+                finish(c, GYRO_RPC_OK);
+            }
+            return;
+        }
+        dispatch(c);
+        return;
+    case ST_SENDING:
+        if (!success) {
+            record_call(c, lost_code(c));
+            ctx_free(c);
+            return;
+        }
+        stream_next(c);
+        return;
+    case ST_FINAL:
+        record_call(c, success && !c->close_cancelled ? c->code : lost_code(c));
+        ctx_free(c);
+        return;
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    for (;;) {
+        grpc_event ev = grpc_completion_queue_next(w->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+        if (ev.type == GRPC_QUEUE_SHUTDOWN) break;
+        if (ev.type == GRPC_OP_COMPLETE) on_event(ev.tag, ev.success);
+    }
+    return NULL;
+}
+
+typedef struct pool_arg {
+    gyro_rpc_server *srv;
+    int index;
+} pool_arg;
+
+static void *pool_main(void *arg)
+{
+    gyro_rpc_server *srv = ((pool_arg *)arg)->srv;
+    int index = ((pool_arg *)arg)->index;
+    free(arg);
+    pool *p = &srv->pool;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->head && !p->stop) pthread_cond_wait(&p->cv, &p->mu);
+        call_ctx *c = p->head;
+        if (c) {
+            p->head = c->pool_next;
+            if (!p->head) p->tail = NULL;
+        }
+        pthread_mutex_unlock(&p->mu);
+        if (!c) break; /* stop and empty */
+        run_handler(c, index);
+    }
+    return NULL;
+}
+
+/* ---- server lifecycle ---------------------------------------------------------------------- */
+
+static void server_destroy_parts(gyro_rpc_server *s)
+{
+    if (s->server) grpc_server_destroy(s->server);
+    if (s->workers)
+        for (int i = 0; i < s->opt.threads; i++) {
+            if (s->workers[i].cq) {
+                grpc_completion_queue_shutdown(s->workers[i].cq);
+                while (grpc_completion_queue_next(s->workers[i].cq, gpr_inf_future(GPR_CLOCK_REALTIME),
+                                                  NULL).type != GRPC_QUEUE_SHUTDOWN) {
+                }
+                grpc_completion_queue_destroy(s->workers[i].cq);
+            }
+            free((void *)s->workers[i].stats.counts);
+        }
+    if (s->shutdown_cq) {
+        grpc_completion_queue_shutdown(s->shutdown_cq);
+        while (grpc_completion_queue_next(s->shutdown_cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+               GRPC_QUEUE_SHUTDOWN) {
+        }
+        grpc_completion_queue_destroy(s->shutdown_cq);
+    }
+    free(s->workers);
+    free(s->handles);
+    free(s->pool.threads);
+    pthread_mutex_destroy(&s->pool.mu);
+    pthread_cond_destroy(&s->pool.cv);
+    free(s);
+    grpc_shutdown();
+}
+
+gyro_status gyro_rpc_server_start(const gyro_rpc_server_options *opt,
+                                  const gyro_rpc_method *methods, int n_methods, void *ctx,
+                                  gyro_rpc_server **out)
+{
+    *out = NULL;
+    if (!opt || !opt->addr || opt->threads < 1 || opt->threads > 256 || opt->pool_threads < 0 ||
+        opt->pool_threads > 256 || opt->max_request_bytes < 1 || opt->max_request_bytes > INT32_MAX ||
+        (opt->tls_cert_pem == NULL) != (opt->tls_key_pem == NULL) ||
+        (opt->tls_client_ca_pem && !opt->tls_cert_pem))
+        return gyro_error_set(GYRO_ERR_USAGE, "invalid server options");
+    gyro_rpc_server *s = calloc(1, sizeof *s);
+    if (!s) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    s->opt = *opt;
+    if (s->opt.requests_per_method < 1) s->opt.requests_per_method = 32;
+    s->methods = methods;
+    s->n_methods = n_methods;
+    s->ctx = ctx;
+    pthread_mutex_init(&s->pool.mu, NULL);
+    pthread_cond_init(&s->pool.cv, NULL);
+    grpc_init();
+
+    grpc_arg args[1];
+    args[0].type = GRPC_ARG_INTEGER;
+    args[0].key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
+    args[0].value.integer = (int)opt->max_request_bytes;
+    grpc_channel_args cargs = {1, args};
+    s->server = grpc_server_create(&cargs, NULL);
+    s->handles = calloc((size_t)(n_methods ? n_methods : 1), sizeof *s->handles);
+    s->workers = calloc((size_t)opt->threads, sizeof *s->workers);
+    s->pool.threads = calloc((size_t)(opt->pool_threads ? opt->pool_threads : 1), sizeof(pthread_t));
+    if (!s->server || !s->handles || !s->workers || !s->pool.threads) {
+        server_destroy_parts(s);
+        return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < n_methods; i++) {
+        s->handles[i] = grpc_server_register_method(
+            s->server, methods[i].path, NULL,
+            methods[i].kind == GYRO_RPC_BIDI_STREAMING ? GRPC_SRM_PAYLOAD_NONE
+                                                       : GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER,
+            0);
+        if (!s->handles[i]) {
+            server_destroy_parts(s);
+            return gyro_error_set(GYRO_ERR_USAGE, "cannot register method %s", methods[i].path);
+        }
+    }
+    size_t ncount = (size_t)(n_methods + 1) * GYRO_RPC_CODE_COUNT;
+    for (int i = 0; i < opt->threads; i++) {
+        worker *w = &s->workers[i];
+        w->srv = s;
+        w->index = i;
+        w->stats.counts = calloc(ncount, sizeof(_Atomic uint64_t));
+        w->cq = grpc_completion_queue_create_for_next(NULL);
+        if (!w->stats.counts || !w->cq) {
+            server_destroy_parts(s);
+            return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+        }
+        grpc_server_register_completion_queue(s->server, w->cq, NULL);
+    }
+    s->shutdown_cq = grpc_completion_queue_create_for_next(NULL);
+    grpc_server_register_completion_queue(s->server, s->shutdown_cq, NULL);
+
+    grpc_server_credentials *creds;
+    if (opt->tls_cert_pem) {
+        grpc_ssl_pem_key_cert_pair pair = {opt->tls_key_pem, opt->tls_cert_pem};
+        creds = grpc_ssl_server_credentials_create_ex(
+            opt->tls_client_ca_pem, &pair, 1,
+            opt->tls_client_ca_pem ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+                                   : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
+            NULL);
+    } else {
+        creds = grpc_insecure_server_credentials_create();
+    }
+    if (!creds) {
+        server_destroy_parts(s);
+        return gyro_error_set(GYRO_ERR_USAGE, "cannot create server credentials");
+    }
+    s->port = grpc_server_add_http2_port(s->server, opt->addr, creds);
+    grpc_server_credentials_release(creds);
+    if (s->port == 0) {
+        server_destroy_parts(s);
+        return gyro_error_set(GYRO_ERR_IO, "cannot listen on %s%s", opt->addr,
+                              opt->tls_cert_pem ? " (or the TLS key/certificate is invalid)" : "");
+    }
+    grpc_server_start(s->server);
+    s->t_start = now_ns();
+    for (int i = 0; i < opt->threads; i++) {
+        worker *w = &s->workers[i];
+        for (int m = 0; m < n_methods; m++) {
+            int r = methods[m].kind == GYRO_RPC_UNARY ? s->opt.requests_per_method : 2;
+            for (int k = 0; k < r; k++) arm(w, m);
+        }
+        for (int k = 0; k < 2; k++) arm(w, -1);
+    }
+    for (int i = 0; i < opt->threads; i++)
+        pthread_create(&s->workers[i].thread, NULL, worker_main, &s->workers[i]);
+    for (int i = 0; i < opt->pool_threads; i++) {
+        pool_arg *a = malloc(sizeof *a);
+        if (!a) break;
+        a->srv = s;
+        a->index = opt->threads + i;
+        if (pthread_create(&s->pool.threads[s->pool.n], NULL, pool_main, a) != 0) {
+            free(a);
+            break;
+        }
+        s->pool.n++;
+    }
+    *out = s;
+    return GYRO_OK;
+}
+
+int gyro_rpc_server_port(const gyro_rpc_server *s) { return s->port; }
+
+void gyro_rpc_server_shutdown(gyro_rpc_server *s, long grace_ms, int *cancelled)
+{
+    if (cancelled) *cancelled = 0;
+    if (!s || s->shut_down) return;
+    s->shut_down = 1;
+    int tag;
+    grpc_server_shutdown_and_notify(s->server, s->shutdown_cq, &tag);
+    gpr_timespec until = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                                      gpr_time_from_millis(grace_ms > 0 ? grace_ms : 0, GPR_TIMESPAN));
+    grpc_event ev = grpc_completion_queue_next(s->shutdown_cq, until, NULL);
+    if (ev.type == GRPC_QUEUE_TIMEOUT) {
+        if (cancelled) *cancelled = atomic_load(&s->active);
+        grpc_server_cancel_all_calls(s->server);
+        grpc_completion_queue_next(s->shutdown_cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    }
+    /* Every context must be released before the queues shut down (a late completion on a shut
+     * queue aborts inside core). Once the count reaches 0 it stays 0. */
+    int64_t t = now_ns(), warned = 0;
+    while (atomic_load(&s->live) > 0) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        if (!warned && now_ns() - t > 10 * (int64_t)1000000000) {
+            fprintf(stderr, "gyro serve: waiting for %d calls to release their resources\n",
+                    atomic_load(&s->live));
+            warned = 1;
+        }
+    }
+    pthread_mutex_lock(&s->pool.mu);
+    s->pool.stop = 1;
+    pthread_cond_broadcast(&s->pool.cv);
+    pthread_mutex_unlock(&s->pool.mu);
+    for (int i = 0; i < s->pool.n; i++) pthread_join(s->pool.threads[i], NULL);
+    for (int i = 0; i < s->opt.threads; i++) grpc_completion_queue_shutdown(s->workers[i].cq);
+    for (int i = 0; i < s->opt.threads; i++) pthread_join(s->workers[i].thread, NULL);
+}
+
+void gyro_rpc_server_free(gyro_rpc_server *s)
+{
+    if (!s) return;
+    gyro_rpc_server_shutdown(s, 0, NULL);
+    server_destroy_parts(s);
+}
+
+gyro_status gyro_rpc_server_stats(const gyro_rpc_server *s, gyro_rpc_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t n = (size_t)(s->n_methods + 1) * GYRO_RPC_CODE_COUNT;
+    out->counts = calloc(n, sizeof *out->counts);
+    if (!out->counts) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    out->n_methods = s->n_methods;
+    for (int w = 0; w < s->opt.threads; w++) {
+        const worker_stats *ws = &s->workers[w].stats;
+        for (size_t i = 0; i < n; i++) out->counts[i] += atomic_load_explicit(&ws->counts[i], memory_order_relaxed);
+        for (int b = 0; b < GYRO_RPC_LATENCY_BUCKETS; b++)
+            out->latency[b] += atomic_load_explicit(&ws->latency[b], memory_order_relaxed);
+    }
+    out->uptime_seconds = (double)(now_ns() - s->t_start) / 1e9;
+    return GYRO_OK;
+}
+
+void gyro_rpc_stats_free(gyro_rpc_stats *st)
+{
+    if (!st) return;
+    free(st->counts);
+    st->counts = NULL;
+}
+
+double gyro_rpc_stats_percentile(const gyro_rpc_stats *st, double pct)
+{
+    uint64_t total = 0;
+    for (int b = 0; b < GYRO_RPC_LATENCY_BUCKETS; b++) total += st->latency[b];
+    if (!total) return 0;
+    double want = pct / 100.0 * (double)total;
+    uint64_t acc = 0;
+    for (int b = 0; b < GYRO_RPC_LATENCY_BUCKETS; b++) {
+        acc += st->latency[b];
+        if ((double)acc >= want && st->latency[b]) return gyro_rpc_latency_bound(b);
+    }
+    return gyro_rpc_latency_bound(GYRO_RPC_LATENCY_BUCKETS - 1);
+}
+
+/* ---- client -------------------------------------------------------------------------------- */
+
+struct gyro_rpc_client {
+    grpc_channel *channel;
+    grpc_completion_queue *cq; /* pluck */
+};
+
+struct gyro_rpc_stream {
+    gyro_rpc_client *c;
+    grpc_call *call;
+    grpc_metadata_array initial_md, trailing_md;
+    grpc_status_code status;
+    grpc_slice details;
+    int got_initial_md;
+    int ended;                 /* the status arrived while receiving */
+    int status_tag, op_tag;    /* addresses used as tags */
+};
+
+gyro_status gyro_rpc_client_new(const char *target, const char *ca_pem, const char *cert_pem,
+                                const char *key_pem, const char *name_override,
+                                gyro_rpc_client **out)
+{
+    *out = NULL;
+    if (!target || (cert_pem == NULL) != (key_pem == NULL) || (cert_pem && !ca_pem))
+        return gyro_error_set(GYRO_ERR_USAGE, "invalid client options");
+    gyro_rpc_client *c = calloc(1, sizeof *c);
+    if (!c) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    grpc_init();
+    grpc_channel_credentials *creds;
+    if (ca_pem) {
+        grpc_ssl_pem_key_cert_pair pair = {key_pem, cert_pem};
+        creds = grpc_ssl_credentials_create(ca_pem, cert_pem ? &pair : NULL, NULL, NULL);
+    } else {
+        creds = grpc_insecure_credentials_create();
+    }
+    grpc_arg args[1];
+    grpc_channel_args cargs = {0, args};
+    if (name_override) {
+        args[0].type = GRPC_ARG_STRING;
+        args[0].key = GRPC_SSL_TARGET_NAME_OVERRIDE_ARG;
+        args[0].value.string = (char *)name_override;
+        cargs.num_args = 1;
+    }
+    c->channel = creds ? grpc_channel_create(target, creds, &cargs) : NULL;
+    if (creds) grpc_channel_credentials_release(creds);
+    c->cq = grpc_completion_queue_create_for_pluck(NULL);
+    if (!c->channel || !c->cq) {
+        gyro_rpc_client_free(c);
+        return gyro_error_set(GYRO_ERR_USAGE, "cannot create a channel to %s", target);
+    }
+    *out = c;
+    return GYRO_OK;
+}
+
+void gyro_rpc_client_free(gyro_rpc_client *c)
+{
+    if (!c) return;
+    if (c->channel) grpc_channel_destroy(c->channel);
+    if (c->cq) {
+        grpc_completion_queue_shutdown(c->cq);
+        grpc_completion_queue_destroy(c->cq);
+    }
+    free(c);
+    grpc_shutdown();
+}
+
+static int client_batch(gyro_rpc_stream *st, grpc_op *ops, size_t n)
+{
+    if (grpc_call_start_batch(st->call, ops, n, &st->op_tag, NULL) != GRPC_CALL_OK) return 0;
+    grpc_event ev = grpc_completion_queue_pluck(st->c->cq, &st->op_tag, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    return ev.type == GRPC_OP_COMPLETE && ev.success;
+}
+
+gyro_status gyro_rpc_stream_open(gyro_rpc_client *c, const char *path, long timeout_ms,
+                                 gyro_rpc_stream **out)
+{
+    *out = NULL;
+    gyro_rpc_stream *st = calloc(1, sizeof *st);
+    if (!st) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    st->c = c;
+    gpr_timespec deadline = timeout_ms > 0
+                                ? gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                                               gpr_time_from_millis(timeout_ms, GPR_TIMESPAN))
+                                : gpr_inf_future(GPR_CLOCK_REALTIME);
+    grpc_slice method = grpc_slice_from_copied_string(path);
+    st->call = grpc_channel_create_call(c->channel, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq, method, NULL,
+                                        deadline, NULL);
+    grpc_slice_unref(method);
+    grpc_metadata_array_init(&st->initial_md);
+    grpc_metadata_array_init(&st->trailing_md);
+    if (!st->call) {
+        free(st);
+        return gyro_error_set(GYRO_ERR_UNAVAILABLE, "cannot start a call to %s", path);
+    }
+    grpc_op ops[1];
+    memset(ops, 0, sizeof ops);
+    ops[0].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+    ops[0].data.recv_status_on_client.trailing_metadata = &st->trailing_md;
+    ops[0].data.recv_status_on_client.status = &st->status;
+    ops[0].data.recv_status_on_client.status_details = &st->details;
+    if (grpc_call_start_batch(st->call, ops, 1, &st->status_tag, NULL) != GRPC_CALL_OK) {
+        grpc_call_unref(st->call);
+        free(st);
+        return gyro_error_set(GYRO_ERR_UNAVAILABLE, "cannot start a call to %s", path);
+    }
+    memset(ops, 0, sizeof ops);
+    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    client_batch(st, ops, 1);
+    *out = st;
+    return GYRO_OK;
+}
+
+gyro_status gyro_rpc_stream_send(gyro_rpc_stream *st, const ProtobufCMessage *m)
+{
+    grpc_byte_buffer *bb = pack_message(m);
+    if (!bb) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    grpc_op ops[1];
+    memset(ops, 0, sizeof ops);
+    ops[0].op = GRPC_OP_SEND_MESSAGE;
+    ops[0].data.send_message.send_message = bb;
+    int ok = client_batch(st, ops, 1);
+    grpc_byte_buffer_destroy(bb);
+    return ok ? GYRO_OK : gyro_error_set(GYRO_ERR_UNAVAILABLE, "the call has ended");
+}
+
+gyro_status gyro_rpc_stream_close_send(gyro_rpc_stream *st)
+{
+    grpc_op ops[1];
+    memset(ops, 0, sizeof ops);
+    ops[0].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+    return client_batch(st, ops, 1) ? GYRO_OK : gyro_error_set(GYRO_ERR_UNAVAILABLE, "the call has ended");
+}
+
+gyro_status gyro_rpc_stream_recv(gyro_rpc_stream *st, const ProtobufCMessageDescriptor *type,
+                                 ProtobufCMessage **out)
+{
+    *out = NULL;
+    grpc_op ops[2];
+    size_t n = 0;
+    grpc_byte_buffer *bb = NULL;
+    memset(ops, 0, sizeof ops);
+    if (!st->got_initial_md) {
+        ops[n].op = GRPC_OP_RECV_INITIAL_METADATA;
+        ops[n].data.recv_initial_metadata.recv_initial_metadata = &st->initial_md;
+        n++;
+        st->got_initial_md = 1;
+    }
+    ops[n].op = GRPC_OP_RECV_MESSAGE;
+    ops[n].data.recv_message.recv_message = &bb;
+    n++;
+    if (!client_batch(st, ops, n) || !bb) {
+        if (bb) grpc_byte_buffer_destroy(bb);
+        return GYRO_OK; /* end of stream or call failed: finish tells which */
+    }
+    *out = unpack_message(bb, type);
+    grpc_byte_buffer_destroy(bb);
+    if (!*out) return gyro_error_set(GYRO_ERR_DATA, "the server sent a response that is not a valid %s", type->name);
+    return GYRO_OK;
+}
+
+gyro_status gyro_rpc_stream_finish(gyro_rpc_stream *st, int *code, char **details)
+{
+    if (details) *details = NULL;
+    grpc_event ev = grpc_completion_queue_pluck(st->c->cq, &st->status_tag, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+    gyro_status rc = GYRO_OK;
+    if (ev.type != GRPC_OP_COMPLETE) {
+        *code = GYRO_RPC_UNKNOWN;
+        rc = gyro_error_set(GYRO_ERR_INTERNAL, "no status received");
+    } else {
+        *code = (int)st->status;
+        if (details) {
+            size_t len = GRPC_SLICE_LENGTH(st->details);
+            *details = malloc(len + 1);
+            if (*details) {
+                memcpy(*details, GRPC_SLICE_START_PTR(st->details), len);
+                (*details)[len] = 0;
+            }
+        }
+        grpc_slice_unref(st->details);
+    }
+    grpc_metadata_array_destroy(&st->initial_md);
+    grpc_metadata_array_destroy(&st->trailing_md);
+    grpc_call_unref(st->call);
+    free(st);
+    return rc;
+}
