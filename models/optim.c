@@ -1,0 +1,212 @@
+/* optim.c — RMSProp / Adam / SGD for Euclidean tensors, Riemannian SGD for Poincaré-ball rows,
+ * and the SGDR schedule (see optim.h for the formulas and papers).
+ *
+ * The update loops run in float32 over contiguous buffers (the compiler vectorises them); the
+ * global gradient norm and the per-row ball norms accumulate in double. Ball rows use the ops
+ * of models/hyp/poincare.h so the clamps live in one place (hyp_consts.h).
+ */
+#include "models/optim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/hyp/poincare.h"
+
+gyro_optim_config gyro_optim_config_default(void)
+{
+    gyro_optim_config c = {
+        .kind = GYRO_OPTIM_RMSPROP,
+        .lr = 1e-3,
+        .rho = 0.9,
+        .beta1 = 0.9,
+        .beta2 = 0.999,
+        .eps = 1e-7,
+        .weight_decay = 0.0,
+        .ball_lr = 0.05,
+        .ball_max_step = 1.0,
+        .clip_norm = 0.0,
+    };
+    return c;
+}
+
+gyro_status gyro_optim_init(gyro_optim *o, const gyro_optim_config *cfg,
+                            const gyro_optim_tensor *tensors, int n)
+{
+    memset(o, 0, sizeof *o);
+    if (!cfg || (n > 0 && !tensors) || n < 0)
+        return gyro_error_set(GYRO_ERR_USAGE, "optimizer: NULL argument");
+    if (cfg->kind != GYRO_OPTIM_RMSPROP && cfg->kind != GYRO_OPTIM_ADAM && cfg->kind != GYRO_OPTIM_SGD)
+        return gyro_error_set(GYRO_ERR_USAGE, "optimizer: unknown kind %d", (int)cfg->kind);
+    if (!(cfg->lr >= 0) || !(cfg->ball_lr >= 0) || !(cfg->eps > 0) || !(cfg->rho >= 0 && cfg->rho < 1) ||
+        !(cfg->beta1 >= 0 && cfg->beta1 < 1) || !(cfg->beta2 >= 0 && cfg->beta2 < 1) ||
+        !(cfg->clip_norm >= 0) || !(cfg->ball_max_step >= 0) || !(cfg->weight_decay >= 0))
+        return gyro_error_set(GYRO_ERR_USAGE, "optimizer: invalid hyper-parameters");
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        const gyro_optim_tensor *t = &tensors[i];
+        if (!t->w || !t->g)
+            return gyro_error_set(GYRO_ERR_USAGE, "optimizer: tensor %s has no buffer",
+                                  t->name ? t->name : "?");
+        if (t->manifold == GYRO_OPTIM_MANIFOLD_POINCARE && !(t->c > 0))
+            return gyro_error_set(GYRO_ERR_USAGE, "optimizer: ball tensor %s needs c > 0",
+                                  t->name ? t->name : "?");
+        if (t->manifold == GYRO_OPTIM_MANIFOLD_EUCLIDEAN) total += t->rows * t->cols;
+    }
+    o->tensors = malloc((size_t)(n ? n : 1) * sizeof *o->tensors);
+    o->offset = malloc((size_t)(n ? n : 1) * sizeof *o->offset);
+    o->state = calloc(total ? 2 * total : 1, sizeof *o->state);
+    if (!o->tensors || !o->offset || !o->state) {
+        gyro_optim_free(o);
+        return gyro_error_set(GYRO_ERR_NOMEM, "optimizer: %zu floats of state", 2 * total);
+    }
+    memcpy(o->tensors, tensors, (size_t)n * sizeof *tensors);
+    size_t off = 0;
+    for (int i = 0; i < n; i++) {
+        o->offset[i] = off;
+        if (tensors[i].manifold == GYRO_OPTIM_MANIFOLD_EUCLIDEAN) off += 2 * tensors[i].rows * tensors[i].cols;
+    }
+    o->n_tensors = n;
+    o->cfg = *cfg;
+    return GYRO_OK;
+}
+
+void gyro_optim_free(gyro_optim *o)
+{
+    if (!o) return;
+    free(o->tensors);
+    free(o->offset);
+    free(o->state);
+    memset(o, 0, sizeof *o);
+}
+
+void gyro_optim_zero_grad(gyro_optim *o)
+{
+    for (int i = 0; i < o->n_tensors; i++)
+        memset(o->tensors[i].g, 0, o->tensors[i].rows * o->tensors[i].cols * sizeof(float));
+}
+
+/* ---- Euclidean updates ---------------------------------------------------------------------- */
+
+static void step_rmsprop(float *w, float *v, const float *g, size_t n, float gs, float lr,
+                         float rho, float eps, float wd)
+{
+    for (size_t i = 0; i < n; i++) {
+        float gi = g[i] * gs;
+        v[i] = rho * v[i] + (1.0f - rho) * gi * gi;
+        w[i] -= lr * (gi / (sqrtf(v[i]) + eps) + wd * w[i]);
+    }
+}
+
+static void step_adam(float *w, float *m, float *v, const float *g, size_t n, float gs, float lr,
+                      float b1, float b2, float bc1, float bc2, float eps, float wd)
+{
+    for (size_t i = 0; i < n; i++) {
+        float gi = g[i] * gs;
+        m[i] = b1 * m[i] + (1.0f - b1) * gi;
+        v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
+        float mh = m[i] / bc1, vh = v[i] / bc2;
+        w[i] -= lr * (mh / (sqrtf(vh) + eps) + wd * w[i]);
+    }
+}
+
+static void step_sgd(float *w, const float *g, size_t n, float gs, float lr, float wd)
+{
+    for (size_t i = 0; i < n; i++) w[i] -= lr * (g[i] * gs + wd * w[i]);
+}
+
+/* ---- Riemannian SGD in the ball --------------------------------------------------------------- */
+
+/* One row: g_R = ((1−c|x|²)²/4)·∇E; v = −η g_R with |v|_x = λ_x|v| clipped to max_step;
+ * x ← proj(exp_x(v)) (Ganea et al. 2018, Lemma 2). `tmp` holds 2·n floats. */
+static void step_ball_row(float *x, const float *g, float gs, float lr, float max_step, float c,
+                          float *tmp, int n)
+{
+    float *v = tmp, *y = tmp + n;
+    for (int i = 0; i < n; i++) y[i] = g[i] * gs;
+    gyro_poincare_egrad2rgrad_f32(v, x, y, c, n);
+    double nv = 0, nx = 0;
+    for (int i = 0; i < n; i++) {
+        v[i] *= -lr;
+        nv += (double)v[i] * v[i];
+        nx += (double)x[i] * x[i];
+    }
+    if (max_step > 0) {
+        double lam = 2.0 / fmax(1.0 - c * nx, 1e-15);
+        double rn = lam * sqrt(nv);
+        if (rn > max_step) {
+            float s = (float)(max_step / rn);
+            for (int i = 0; i < n; i++) v[i] *= s;
+        }
+    }
+    gyro_poincare_expmap_f32(y, x, v, c, n);
+    gyro_poincare_project_f32(x, y, c, n);
+}
+
+gyro_status gyro_optim_step(gyro_optim *o, double lr_factor)
+{
+    double sq = 0;
+    for (int t = 0; t < o->n_tensors; t++) {
+        const gyro_optim_tensor *T = &o->tensors[t];
+        if (T->frozen) continue;
+        size_t n = T->rows * T->cols;
+        double s = 0;
+        for (size_t i = 0; i < n; i++) s += (double)T->g[i] * T->g[i];
+        if (!isfinite(s))
+            return gyro_error_set(GYRO_ERR_NAN, "non-finite gradient in %s at step %llu",
+                                  T->name ? T->name : "?", (unsigned long long)o->steps + 1);
+        sq += s;
+    }
+    double norm = sqrt(sq);
+    o->last_grad_norm = norm;
+    float gs = 1.0f;
+    if (o->cfg.clip_norm > 0 && norm > o->cfg.clip_norm) gs = (float)(o->cfg.clip_norm / norm);
+    o->steps++;
+    const gyro_optim_config *c = &o->cfg;
+    float lr = (float)(c->lr * lr_factor), blr = (float)(c->ball_lr * lr_factor);
+    float wd = (float)c->weight_decay;
+    float bc1 = (float)(1.0 - pow(c->beta1, (double)o->steps));
+    float bc2 = (float)(1.0 - pow(c->beta2, (double)o->steps));
+    for (int t = 0; t < o->n_tensors; t++) {
+        gyro_optim_tensor *T = &o->tensors[t];
+        if (T->frozen) continue;
+        size_t n = T->rows * T->cols;
+        if (T->manifold == GYRO_OPTIM_MANIFOLD_POINCARE) {
+            float tmp[2 * 1024];
+            float *buf = tmp;
+            if (T->cols > 1024) return gyro_error_set(GYRO_ERR_LIMIT, "ball tensor %s: %zu columns over 1024",
+                                                      T->name ? T->name : "?", T->cols);
+            for (size_t r = 0; r < T->rows; r++)
+                step_ball_row(T->w + r * T->cols, T->g + r * T->cols, gs, blr,
+                              (float)c->ball_max_step, T->c, buf, (int)T->cols);
+            continue;
+        }
+        float *m = o->state + o->offset[t], *v = m + n;
+        switch (c->kind) {
+        case GYRO_OPTIM_RMSPROP: step_rmsprop(T->w, v, T->g, n, gs, lr, (float)c->rho, (float)c->eps, wd); break;
+        case GYRO_OPTIM_ADAM:
+            step_adam(T->w, m, v, T->g, n, gs, lr, (float)c->beta1, (float)c->beta2, bc1, bc2, (float)c->eps, wd);
+            break;
+        case GYRO_OPTIM_SGD: step_sgd(T->w, T->g, n, gs, lr, wd); break;
+        }
+    }
+    return GYRO_OK;
+}
+
+/* ---- SGDR ------------------------------------------------------------------------------------ */
+
+double gyro_sgdr_factor(const gyro_sgdr *s, double epoch, int *cycle)
+{
+    if (cycle) *cycle = 0;
+    if (!s || !(s->t0 > 0)) return 1.0;
+    double t_i = s->t0, t_cur = epoch < 0 ? 0 : epoch, mult = s->t_mult < 1 ? 1 : s->t_mult;
+    int k = 0;
+    while (t_cur >= t_i && k < 1000) {
+        t_cur -= t_i;
+        t_i *= mult;
+        k++;
+    }
+    if (cycle) *cycle = k;
+    double lo = s->min_factor;
+    return lo + 0.5 * (1.0 - lo) * (1.0 + cos(M_PI * t_cur / t_i));
+}
