@@ -16,7 +16,12 @@
 #ifndef GYRO_MODELS_CLASSIFIER_H
 #define GYRO_MODELS_CLASSIFIER_H
 
+#include <stdint.h>
+
 #include "models/core/status.h"
+#include "models/transformer.h"
+#include "pipeline/labels.h"
+#include "pipeline/normalize.h"
 
 #define GYRO_CLASSIFIER_MAGIC "GYROCLF"      /* 7 characters + NUL = 8 bytes on disk */
 #define GYRO_CLASSIFIER_FORMAT_VERSION 1u
@@ -68,5 +73,45 @@ gyro_status gyro_classifier_predict(const gyro_classifier *m, gyro_classifier_sc
 /* The normalized text of the last successful predict with this scratch (owned by the scratch,
  * valid until the next predict); "" before the first. */
 const char *gyro_classifier_scratch_normalized(const gyro_classifier_scratch *s);
+
+/* ---- building and saving (training) --------------------------------------------------------- */
+
+/* Token id of characters outside the vocabulary (row 0 of the embedding table). */
+#define GYRO_CLASSIFIER_UNK 0
+
+/* Create a model with fresh parameters (seeded) for training. `vocab` holds n_vocab distinct
+ * tokens (copied); token i gets id i + 1, id 0 is GYRO_CLASSIFIER_UNK. `labels` is taken over
+ * by the model (freed with it, also on error). cfg->vocab_size and cfg->n_classes are set here
+ * from the vocabulary and the label set. `norm` (copied; NULL = defaults) is the normalization
+ * applied before prediction. Errors: GYRO_ERR_USAGE (bad config, duplicate token, no label),
+ * GYRO_ERR_NOMEM. */
+gyro_status gyro_classifier_create(const gyro_tf_config *cfg, uint64_t seed,
+                                   const gyro_normalize_options *norm, const char *const *vocab,
+                                   int n_vocab, gyro_label_set *labels, gyro_classifier **out);
+
+/* Write the model file atomically (format in the file comment). GYRO_ERR_IO on failure. */
+gyro_status gyro_classifier_save(const gyro_classifier *m, const char *path);
+
+/* The transformer of the model (parameters are modified in place by training). */
+gyro_tf_model *gyro_classifier_tf(gyro_classifier *m);
+const gyro_tf_model *gyro_classifier_tf_const(const gyro_classifier *m);
+
+/* The label set (class ids are the transformer's output indices). */
+const gyro_label_set *gyro_classifier_labels(const gyro_classifier *m);
+
+/* The normalization options of the model. */
+const gyro_normalize_options *gyro_classifier_normalize_options(const gyro_classifier *m);
+
+/* Vocabulary size including the UNK row, and the token of an id (NULL for UNK / out of range). */
+int gyro_classifier_vocab_size(const gyro_classifier *m);
+const char *gyro_classifier_token(const gyro_classifier *m, int id);
+
+/* Id of a token, or GYRO_CLASSIFIER_UNK. */
+int gyro_classifier_token_id(const gyro_classifier *m, const char *token);
+
+/* Map the grapheme clusters chars[0..n) to ids (whitespace clusters dropped, unknown ones →
+ * UNK), at most `max` of them; returns the number written. */
+int gyro_classifier_encode(const gyro_classifier *m, char *const *chars, size_t n, int32_t *ids,
+                           int max);
 
 #endif

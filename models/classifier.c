@@ -1,0 +1,634 @@
+/* classifier.c — the intent classifier's model file, vocabulary and prediction (classifier.h).
+ *
+ * File layout (all integers little-endian):
+ *     "GYROCLF\0"  u32 format version  u32 flags (0)  u64 payload length  payload  u32 CRC-32
+ * payload:
+ *     section "norm"   u32 count, then (str key, f64 value) pairs: t2s, nfkc, case_fold
+ *     section "config" u32 count, then (str key, f64 value) pairs: the transformer configuration
+ *     section "vocab"  u32 n, then n strings (ids 1..n; id 0 is UNK)
+ *     section "labels" u32 n, then n strings (class ids 0..n−1; the hierarchy and atoms are
+ *                      re-derived from the names by pipeline/labels)
+ *     section "params" u32 n, then n × (str name, u32 manifold, u32 rows, u32 cols, f32 × rows·cols)
+ * A string is a u32 byte length and the bytes (no NUL). Named key/value pairs keep the file
+ * readable when the configuration struct grows: a missing key keeps its default, an unknown key
+ * means a newer writer and is refused. The reader bounds-checks every read, verifies the CRC
+ * before parsing, rebuilds the model from the configuration and then requires the parameter
+ * tensors to match the model's tensor table by name, manifold and shape, and to be finite.
+ *
+ * The vocabulary is an open-addressing hash table of token ids (FNV-1a), read-only after
+ * creation so concurrent predictions only read it.
+ */
+#include "models/classifier.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/core/atomic_file.h"
+
+#define MAGIC_LEN 8
+#define MAX_FILE_BYTES ((uint64_t)4 << 30)
+#define MAX_STRING 4096u
+
+struct gyro_classifier {
+    gyro_tf_model *tf;
+    gyro_normalize_options norm;
+    int n_tokens;                 /* ids 1..n_tokens */
+    char **tokens;                /* (n_tokens + 1), tokens[0] = NULL (UNK) */
+    int32_t *slots;               /* (cap) token id or 0 = empty */
+    uint32_t cap;                 /* power of two > 2·n_tokens */
+    gyro_label_set *labels;
+    uint32_t crc;                 /* of the payload last saved or loaded */
+    char version[96];
+};
+
+struct gyro_classifier_scratch {
+    gyro_normalizer *norm;
+    gyro_tf_acts *acts;
+    int32_t *ids;                 /* (max_len) */
+    float *probs;                 /* (K) */
+    int *order;                   /* (K) */
+    char *text;                   /* normalized text of the last predict */
+    size_t text_cap;
+};
+
+/* ---- CRC-32 (IEEE 802.3, reflected, as zlib) -------------------------------------------------- */
+
+static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n)
+{
+    static uint32_t table[256];
+    static int ready; /* benign race: every thread computes identical values */
+    if (!ready) {
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+            table[i] = c;
+        }
+        ready = 1;
+    }
+    crc = ~crc;
+    for (size_t i = 0; i < n; i++) crc = table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
+    return ~crc;
+}
+
+/* ---- vocabulary hash ------------------------------------------------------------------------ */
+
+static uint32_t fnv1a(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+int gyro_classifier_token_id(const gyro_classifier *m, const char *token)
+{
+    if (!m || !token || m->cap == 0) return GYRO_CLASSIFIER_UNK;
+    for (uint32_t i = fnv1a(token) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        int32_t id = m->slots[i];
+        if (id == 0) return GYRO_CLASSIFIER_UNK;
+        if (strcmp(m->tokens[id], token) == 0) return id;
+    }
+}
+
+/* Build tokens/slots from n strings (copied). USAGE on a duplicate or empty token. */
+static gyro_status vocab_build(gyro_classifier *m, const char *const *vocab, int n)
+{
+    m->tokens = calloc((size_t)n + 1, sizeof *m->tokens);
+    uint32_t cap = 16;
+    while (cap < 2u * (uint32_t)n + 2) cap <<= 1;
+    m->slots = calloc(cap, sizeof *m->slots);
+    if (!m->tokens || !m->slots) return gyro_error_set(GYRO_ERR_NOMEM, "vocabulary of %d", n);
+    m->cap = cap;
+    for (int i = 0; i < n; i++) {
+        if (!vocab[i] || !vocab[i][0]) return gyro_error_set(GYRO_ERR_USAGE, "vocabulary: empty token %d", i + 1);
+        if (gyro_classifier_token_id(m, vocab[i]) != GYRO_CLASSIFIER_UNK)
+            return gyro_error_set(GYRO_ERR_USAGE, "vocabulary: duplicate token '%s'", vocab[i]);
+        m->tokens[i + 1] = strdup(vocab[i]);
+        if (!m->tokens[i + 1]) return gyro_error_set(GYRO_ERR_NOMEM, "vocabulary");
+        m->n_tokens = i + 1;
+        uint32_t s = fnv1a(vocab[i]) & (cap - 1);
+        while (m->slots[s]) s = (s + 1) & (cap - 1);
+        m->slots[s] = i + 1;
+    }
+    return GYRO_OK;
+}
+
+/* ---- configuration fields as key/value pairs ---------------------------------------------- */
+
+typedef struct field { const char *key; size_t off; int is_float; } field;
+#define FI(k) {#k, offsetof(gyro_tf_config, k), 0}
+#define FF(k) {#k, offsetof(gyro_tf_config, k), 1}
+static const field config_fields[] = {
+    FI(geometry), FI(vocab_size), FI(n_classes), FI(dim), FI(n_layers), FI(n_heads),
+    FI(head_dim), FI(ffn_dim), FI(max_len), FF(dropout), FF(curvature), FF(pos_scale),
+    FI(layernorm), FI(residual), FI(ffn_activation), FI(attention_kind), FI(ffn_kind),
+    FI(mla_latent_dim), FI(moe_experts), FI(moe_shared), FI(moe_top_k),
+};
+#define N_CONFIG_FIELDS (sizeof config_fields / sizeof config_fields[0])
+static const field norm_fields[] = {
+    {"t2s", offsetof(gyro_normalize_options, t2s), 0},
+    {"nfkc", offsetof(gyro_normalize_options, nfkc), 0},
+    {"case_fold", offsetof(gyro_normalize_options, case_fold), 0},
+};
+#define N_NORM_FIELDS (sizeof norm_fields / sizeof norm_fields[0])
+
+/* ---- writer ---------------------------------------------------------------------------------- */
+
+typedef struct wbuf { uint8_t *p; size_t n, cap; int oom; } wbuf;
+
+static void w_bytes(wbuf *b, const void *src, size_t n)
+{
+    if (b->oom) return;
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + n) cap *= 2;
+        uint8_t *p = realloc(b->p, cap);
+        if (!p) { b->oom = 1; return; }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, src, n);
+    b->n += n;
+}
+static void w_u32(wbuf *b, uint32_t v)
+{
+    uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+    w_bytes(b, x, 4);
+}
+static void w_u64(wbuf *b, uint64_t v) { w_u32(b, (uint32_t)v); w_u32(b, (uint32_t)(v >> 32)); }
+static void w_f64(wbuf *b, double d) { uint64_t v; memcpy(&v, &d, 8); w_u64(b, v); }
+static void w_f32(wbuf *b, float f) { uint32_t v; memcpy(&v, &f, 4); w_u32(b, v); }
+static void w_str(wbuf *b, const char *s) { size_t n = strlen(s); w_u32(b, (uint32_t)n); w_bytes(b, s, n); }
+
+static void write_fields(wbuf *b, const char *section, const field *f, size_t nf, const void *base)
+{
+    w_str(b, section);
+    w_u32(b, (uint32_t)nf);
+    for (size_t i = 0; i < nf; i++) {
+        const char *p = (const char *)base + f[i].off;
+        double v;
+        if (f[i].is_float) { float x; memcpy(&x, p, sizeof x); v = x; }
+        else { int x; memcpy(&x, p, sizeof x); v = x; }
+        w_str(b, f[i].key);
+        w_f64(b, v);
+    }
+}
+
+static void build_payload(const gyro_classifier *m, wbuf *b)
+{
+    write_fields(b, "norm", norm_fields, N_NORM_FIELDS, &m->norm);
+    write_fields(b, "config", config_fields, N_CONFIG_FIELDS, &m->tf->cfg);
+    w_str(b, "vocab");
+    w_u32(b, (uint32_t)m->n_tokens);
+    for (int i = 1; i <= m->n_tokens; i++) w_str(b, m->tokens[i]);
+    w_str(b, "labels");
+    int k = gyro_label_set_count(m->labels);
+    w_u32(b, (uint32_t)k);
+    for (int i = 0; i < k; i++) w_str(b, gyro_label_set_name(m->labels, i));
+    w_str(b, "params");
+    w_u32(b, (uint32_t)m->tf->n_tensors);
+    for (int t = 0; t < m->tf->n_tensors; t++) {
+        const gyro_tf_tensor *T = &m->tf->tensors[t];
+        w_str(b, T->name);
+        w_u32(b, (uint32_t)T->manifold);
+        w_u32(b, (uint32_t)T->rows);
+        w_u32(b, (uint32_t)T->cols);
+        const float *x = m->tf->params_memory + T->offset;
+        for (size_t i = 0; i < T->size; i++) w_f32(b, x[i]);
+    }
+}
+
+static void set_version(gyro_classifier *m)
+{
+    const gyro_tf_config *c = &m->tf->cfg;
+    snprintf(m->version, sizeof m->version, "%s-%dd-%dL-%08x",
+             c->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC ? "hyperbolic" : "euclidean", c->dim,
+             c->n_layers, (unsigned)m->crc);
+}
+
+gyro_status gyro_classifier_save(const gyro_classifier *m, const char *path)
+{
+    if (!m || !path) return gyro_error_set(GYRO_ERR_USAGE, "classifier save: NULL argument");
+    wbuf b = {0};
+    build_payload(m, &b);
+    if (b.oom) { free(b.p); return gyro_error_set(GYRO_ERR_NOMEM, "%s: model of %zu bytes", path, b.n); }
+    wbuf h = {0};
+    w_bytes(&h, GYRO_CLASSIFIER_MAGIC, MAGIC_LEN); /* the literal's NUL is the 8th byte */
+    w_u32(&h, GYRO_CLASSIFIER_FORMAT_VERSION);
+    w_u32(&h, 0);
+    w_u64(&h, b.n);
+    uint32_t crc = crc32_update(0, b.p, b.n);
+    wbuf t = {0};
+    w_u32(&t, crc);
+    gyro_status st = GYRO_OK;
+    if (h.oom || t.oom) st = gyro_error_set(GYRO_ERR_NOMEM, "%s", path);
+    gyro_atomic_file af;
+    if (st == GYRO_OK) st = gyro_atomic_open(&af, path);
+    if (st == GYRO_OK) {
+        if (fwrite(h.p, 1, h.n, af.fp) != h.n || fwrite(b.p, 1, b.n, af.fp) != b.n ||
+            fwrite(t.p, 1, t.n, af.fp) != t.n) {
+            gyro_atomic_abort(&af);
+            st = gyro_error_set(GYRO_ERR_IO, "%s: write error: %s", path, strerror(errno));
+        } else {
+            st = gyro_atomic_commit(&af);
+        }
+    }
+    if (st == GYRO_OK) {
+        /* the version string names the saved parameters */
+        gyro_classifier *mm = (gyro_classifier *)m;
+        mm->crc = crc;
+        set_version(mm);
+    }
+    free(h.p);
+    free(b.p);
+    free(t.p);
+    return st;
+}
+
+/* ---- reader ---------------------------------------------------------------------------------- */
+
+typedef struct rbuf { const uint8_t *p; size_t n, off; const char *what; int err; } rbuf;
+
+static int r_need(rbuf *r, size_t n, const char *what)
+{
+    if (r->err) return 0;
+    if (n > r->n - r->off) { r->err = 1; r->what = what; return 0; }
+    return 1;
+}
+static uint32_t r_u32(rbuf *r, const char *what)
+{
+    if (!r_need(r, 4, what)) return 0;
+    const uint8_t *p = r->p + r->off;
+    r->off += 4;
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t r_u64(rbuf *r, const char *what)
+{
+    uint64_t lo = r_u32(r, what);
+    return lo | (uint64_t)r_u32(r, what) << 32;
+}
+static double r_f64(rbuf *r, const char *what) { uint64_t v = r_u64(r, what); double d; memcpy(&d, &v, 8); return d; }
+
+/* A string copied into buf (cap bytes, NUL-terminated); "" on error. */
+static const char *r_str(rbuf *r, char *buf, size_t cap, const char *what)
+{
+    buf[0] = '\0';
+    uint32_t n = r_u32(r, what);
+    if (r->err) return buf;
+    if (n >= cap || n > MAX_STRING) { r->err = 1; r->what = what; return buf; }
+    if (!r_need(r, n, what)) return buf;
+    memcpy(buf, r->p + r->off, n);
+    buf[n] = '\0';
+    if (memchr(buf, '\0', n)) { r->err = 1; r->what = what; buf[0] = '\0'; }
+    r->off += n;
+    return buf;
+}
+
+static gyro_status bad(const char *path, const char *fmt, const char *what)
+{
+    return gyro_error_set(GYRO_ERR_FORMAT, "%s: corrupt classifier model: %s%s", path, fmt, what ? what : "");
+}
+
+static gyro_status read_section(rbuf *r, const char *path, const char *want)
+{
+    char name[64];
+    r_str(r, name, sizeof name, want);
+    if (r->err) return bad(path, "truncated at section ", want);
+    if (strcmp(name, want) != 0) return bad(path, "expected section ", want);
+    return GYRO_OK;
+}
+
+static gyro_status read_fields(rbuf *r, const char *path, const char *section, const field *f,
+                               size_t nf, void *base)
+{
+    gyro_status st = read_section(r, path, section);
+    if (st) return st;
+    uint32_t n = r_u32(r, section);
+    if (n > 1024) return bad(path, "too many fields in ", section);
+    for (uint32_t i = 0; i < n && !r->err; i++) {
+        char key[128];
+        r_str(r, key, sizeof key, section);
+        double v = r_f64(r, section);
+        if (r->err) break;
+        size_t j = 0;
+        while (j < nf && strcmp(f[j].key, key) != 0) j++;
+        if (j == nf)
+            return gyro_error_set(GYRO_ERR_VERSION,
+                                  "%s: the model has a %s field '%s' this gyro does not know; "
+                                  "it was written by a newer gyro (upgrade gyro)", path, section, key);
+        if (!isfinite(v)) return bad(path, "non-finite value in ", section);
+        char *p = (char *)base + f[j].off;
+        if (f[j].is_float) { float x = (float)v; memcpy(p, &x, sizeof x); }
+        else {
+            if (v < -1e9 || v > 1e9 || v != floor(v)) return bad(path, "bad integer in ", section);
+            int x = (int)v;
+            memcpy(p, &x, sizeof x);
+        }
+    }
+    if (r->err) return bad(path, "truncated in ", section);
+    return GYRO_OK;
+}
+
+static gyro_status parse_payload(gyro_classifier *m, rbuf *r, const char *path)
+{
+    gyro_normalize_options_init(&m->norm);
+    gyro_status st = read_fields(r, path, "norm", norm_fields, N_NORM_FIELDS, &m->norm);
+    if (st) return st;
+    gyro_tf_config cfg = gyro_tf_config_default(GYRO_TF_GEOMETRY_EUCLIDEAN);
+    if ((st = read_fields(r, path, "config", config_fields, N_CONFIG_FIELDS, &cfg))) return st;
+    if (gyro_tf_config_validate(&cfg) != GYRO_OK)
+        return gyro_error_prefix(GYRO_ERR_FORMAT, "%s: corrupt classifier model: configuration", path);
+
+    /* vocabulary */
+    if ((st = read_section(r, path, "vocab"))) return st;
+    uint32_t nv = r_u32(r, "vocab");
+    if (r->err || nv + 1 != (uint32_t)cfg.vocab_size) return bad(path, "vocabulary size differs from the configuration", NULL);
+    if ((uint64_t)nv * 4 > r->n - r->off) return bad(path, "truncated in ", "vocab");
+    char **tmp = calloc(nv ? nv : 1, sizeof *tmp);
+    if (!tmp) return gyro_error_set(GYRO_ERR_NOMEM, "%s", path);
+    char buf[MAX_STRING + 1];
+    for (uint32_t i = 0; i < nv && !r->err; i++) {
+        r_str(r, buf, sizeof buf, "vocab");
+        tmp[i] = strdup(buf);
+        if (!tmp[i]) { r->err = 1; r->what = "vocab"; }
+    }
+    if (!r->err) {
+        st = vocab_build(m, (const char *const *)tmp, (int)nv);
+        if (st) st = gyro_error_prefix(GYRO_ERR_FORMAT, "%s: corrupt classifier model", path);
+    }
+    for (uint32_t i = 0; i < nv; i++) free(tmp[i]);
+    free(tmp);
+    if (r->err) return bad(path, "truncated in ", "vocab");
+    if (st) return GYRO_ERR_FORMAT;
+
+    /* labels */
+    if ((st = read_section(r, path, "labels"))) return st;
+    uint32_t nl = r_u32(r, "labels");
+    if (r->err || nl != (uint32_t)cfg.n_classes) return bad(path, "label count differs from the configuration", NULL);
+    if ((st = gyro_label_set_new(&m->labels))) return st;
+    for (uint32_t i = 0; i < nl; i++) {
+        r_str(r, buf, sizeof buf, "labels");
+        if (r->err) return bad(path, "truncated in ", "labels");
+        int id = -1;
+        if (gyro_label_set_add(m->labels, buf, &id) != GYRO_OK)
+            return gyro_error_prefix(GYRO_ERR_FORMAT, "%s: corrupt classifier model: label %u", path, i);
+        if (id != (int)i) return bad(path, "duplicate label ", buf);
+    }
+
+    /* parameters */
+    if ((st = gyro_tf_new(&cfg, 0, 0, &m->tf)))
+        return gyro_error_prefix(st == GYRO_ERR_NOMEM ? st : GYRO_ERR_FORMAT, "%s", path);
+    if ((st = read_section(r, path, "params"))) return st;
+    uint32_t nt = r_u32(r, "params");
+    if (r->err || nt != (uint32_t)m->tf->n_tensors) return bad(path, "parameter table differs from the configuration", NULL);
+    for (uint32_t t = 0; t < nt; t++) {
+        const gyro_tf_tensor *T = &m->tf->tensors[t];
+        char name[128];
+        r_str(r, name, sizeof name, "params");
+        uint32_t man = r_u32(r, "params"), rows = r_u32(r, "params"), cols = r_u32(r, "params");
+        if (r->err) return bad(path, "truncated in ", "params");
+        if (strcmp(name, T->name) != 0 || man != (uint32_t)T->manifold || rows != (uint32_t)T->rows ||
+            cols != (uint32_t)T->cols)
+            return gyro_error_set(GYRO_ERR_FORMAT,
+                                  "%s: corrupt classifier model: tensor %u is %s (%u×%u), expected %s (%d×%d)",
+                                  path, t, name, rows, cols, T->name, T->rows, T->cols);
+        if (!r_need(r, T->size * 4, "params")) return bad(path, "truncated in tensor ", T->name);
+        float *x = m->tf->params_memory + T->offset;
+        for (size_t i = 0; i < T->size; i++) {
+            uint32_t v = (uint32_t)r->p[r->off] | (uint32_t)r->p[r->off + 1] << 8 |
+                         (uint32_t)r->p[r->off + 2] << 16 | (uint32_t)r->p[r->off + 3] << 24;
+            r->off += 4;
+            memcpy(&x[i], &v, 4);
+            if (!isfinite(x[i])) return bad(path, "non-finite parameter in ", T->name);
+        }
+    }
+    if (r->off != r->n) return bad(path, "trailing bytes after the parameters", NULL);
+    return GYRO_OK;
+}
+
+gyro_status gyro_classifier_load(const char *path, gyro_classifier **out)
+{
+    if (out) *out = NULL;
+    if (!path || !out) return gyro_error_set(GYRO_ERR_USAGE, "classifier load: NULL argument");
+    FILE *f = fopen(path, "rb");
+    if (!f) return gyro_error_set(GYRO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    uint8_t head[MAGIC_LEN + 16];
+    size_t got = fread(head, 1, sizeof head, f);
+    if (got < MAGIC_LEN || memcmp(head, GYRO_CLASSIFIER_MAGIC, MAGIC_LEN) != 0) {
+        fclose(f);
+        return gyro_error_set(GYRO_ERR_FORMAT, "%s: not a gyro classifier model (bad magic; "
+                              "expected a file written by 'gyro classify train')", path);
+    }
+    if (got < sizeof head) {
+        fclose(f);
+        return gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated classifier model header", path);
+    }
+    rbuf hr = {head, sizeof head, MAGIC_LEN, NULL, 0};
+    uint32_t version = r_u32(&hr, "header"), flags = r_u32(&hr, "header");
+    uint64_t len = r_u64(&hr, "header");
+    if (version > GYRO_CLASSIFIER_FORMAT_VERSION) {
+        fclose(f);
+        return gyro_error_set(GYRO_ERR_VERSION, "%s: classifier model format version %u is newer "
+                              "than this gyro reads (%u); upgrade gyro", path, version,
+                              GYRO_CLASSIFIER_FORMAT_VERSION);
+    }
+    if (version == 0 || flags != 0) {
+        fclose(f);
+        return gyro_error_set(GYRO_ERR_FORMAT, "%s: corrupt classifier model header (version %u, flags %u)",
+                              path, version, flags);
+    }
+    if (len > MAX_FILE_BYTES) {
+        fclose(f);
+        return gyro_error_set(GYRO_ERR_FORMAT, "%s: corrupt classifier model: payload length %llu",
+                              path, (unsigned long long)len);
+    }
+    uint8_t *p = malloc(len + 4 + 1);
+    if (!p) { fclose(f); return gyro_error_set(GYRO_ERR_NOMEM, "%s: %llu bytes", path, (unsigned long long)len); }
+    got = fread(p, 1, len + 5, f);
+    int rerr = ferror(f);
+    fclose(f);
+    if (rerr) { free(p); return gyro_error_set(GYRO_ERR_IO, "%s: read error", path); }
+    if (got < len + 4) {
+        free(p);
+        return gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated classifier model: %zu of %llu bytes",
+                              path, got + sizeof head, (unsigned long long)(len + 4 + sizeof head));
+    }
+    if (got > len + 4) { free(p); return gyro_error_set(GYRO_ERR_FORMAT, "%s: corrupt classifier model: trailing bytes", path); }
+    rbuf cr = {p + len, 4, 0, NULL, 0};
+    uint32_t crc = r_u32(&cr, "crc");
+    if (crc32_update(0, p, (size_t)len) != crc) {
+        free(p);
+        return gyro_error_set(GYRO_ERR_FORMAT, "%s: corrupt classifier model: checksum mismatch", path);
+    }
+    gyro_classifier *m = calloc(1, sizeof *m);
+    if (!m) { free(p); return gyro_error_set(GYRO_ERR_NOMEM, "%s", path); }
+    rbuf r = {p, (size_t)len, 0, NULL, 0};
+    gyro_status st = parse_payload(m, &r, path);
+    free(p);
+    if (st) { gyro_classifier_free(m); return st; }
+    m->crc = crc;
+    set_version(m);
+    *out = m;
+    return GYRO_OK;
+}
+
+/* ---- creation and accessors ------------------------------------------------------------------ */
+
+gyro_status gyro_classifier_create(const gyro_tf_config *cfg, uint64_t seed,
+                                   const gyro_normalize_options *norm, const char *const *vocab,
+                                   int n_vocab, gyro_label_set *labels, gyro_classifier **out)
+{
+    if (out) *out = NULL;
+    if (!cfg || !out || !labels || n_vocab < 0 || (n_vocab > 0 && !vocab)) {
+        gyro_label_set_free(labels);
+        return gyro_error_set(GYRO_ERR_USAGE, "classifier create: NULL argument");
+    }
+    gyro_classifier *m = calloc(1, sizeof *m);
+    if (!m) { gyro_label_set_free(labels); return gyro_error_set(GYRO_ERR_NOMEM, "classifier"); }
+    m->labels = labels;
+    if (norm) m->norm = *norm;
+    else gyro_normalize_options_init(&m->norm);
+    gyro_status st = vocab_build(m, vocab, n_vocab);
+    if (st == GYRO_OK && gyro_label_set_count(labels) < 1)
+        st = gyro_error_set(GYRO_ERR_USAGE, "classifier: no labels");
+    if (st == GYRO_OK) {
+        gyro_tf_config c = *cfg;
+        c.vocab_size = n_vocab + 1;
+        c.n_classes = gyro_label_set_count(labels);
+        st = gyro_tf_new(&c, seed, 1, &m->tf);
+    }
+    if (st) { gyro_classifier_free(m); return st; }
+    set_version(m);
+    *out = m;
+    return GYRO_OK;
+}
+
+void gyro_classifier_free(gyro_classifier *m)
+{
+    if (!m) return;
+    gyro_tf_free(m->tf);
+    if (m->tokens)
+        for (int i = 1; i <= m->n_tokens; i++) free(m->tokens[i]);
+    free(m->tokens);
+    free(m->slots);
+    gyro_label_set_free(m->labels);
+    free(m);
+}
+
+const char *gyro_classifier_version(const gyro_classifier *m) { return m ? m->version : ""; }
+int gyro_classifier_num_labels(const gyro_classifier *m) { return m ? gyro_label_set_count(m->labels) : 0; }
+const char *gyro_classifier_label(const gyro_classifier *m, int i) { return m ? gyro_label_set_name(m->labels, i) : NULL; }
+gyro_tf_model *gyro_classifier_tf(gyro_classifier *m) { return m->tf; }
+const gyro_tf_model *gyro_classifier_tf_const(const gyro_classifier *m) { return m->tf; }
+const gyro_label_set *gyro_classifier_labels(const gyro_classifier *m) { return m->labels; }
+const gyro_normalize_options *gyro_classifier_normalize_options(const gyro_classifier *m) { return &m->norm; }
+int gyro_classifier_vocab_size(const gyro_classifier *m) { return m->n_tokens + 1; }
+const char *gyro_classifier_token(const gyro_classifier *m, int id)
+{
+    return (id >= 1 && id <= m->n_tokens) ? m->tokens[id] : NULL;
+}
+
+static int is_space_cluster(const char *s) { return s[0] == ' ' && s[1] == '\0'; }
+
+int gyro_classifier_encode(const gyro_classifier *m, char *const *chars, size_t n, int32_t *ids,
+                           int max)
+{
+    int k = 0;
+    for (size_t i = 0; i < n && k < max; i++) {
+        if (is_space_cluster(chars[i])) continue;
+        ids[k++] = gyro_classifier_token_id(m, chars[i]);
+    }
+    return k;
+}
+
+/* ---- prediction ------------------------------------------------------------------------------ */
+
+gyro_status gyro_classifier_scratch_new(const gyro_classifier *m, gyro_classifier_scratch **out)
+{
+    if (out) *out = NULL;
+    if (!m || !out) return gyro_error_set(GYRO_ERR_USAGE, "classifier scratch: NULL argument");
+    gyro_classifier_scratch *s = calloc(1, sizeof *s);
+    if (!s) return gyro_error_set(GYRO_ERR_NOMEM, "classifier scratch");
+    int K = m->tf->cfg.n_classes, T = m->tf->cfg.max_len;
+    gyro_status st = gyro_normalizer_new(&m->norm, &s->norm);
+    if (st == GYRO_OK) st = gyro_tf_acts_new(m->tf, 1, T, 0, &s->acts);
+    if (st == GYRO_OK) {
+        s->ids = malloc((size_t)T * sizeof *s->ids);
+        s->probs = malloc((size_t)K * sizeof *s->probs);
+        s->order = malloc((size_t)K * sizeof *s->order);
+        s->text_cap = 256;
+        s->text = calloc(s->text_cap, 1);
+        if (!s->ids || !s->probs || !s->order || !s->text) st = gyro_error_set(GYRO_ERR_NOMEM, "classifier scratch");
+    }
+    if (st) { gyro_classifier_scratch_free(s); return st; }
+    *out = s;
+    return GYRO_OK;
+}
+
+void gyro_classifier_scratch_free(gyro_classifier_scratch *s)
+{
+    if (!s) return;
+    gyro_normalizer_free(s->norm);
+    gyro_tf_acts_free(s->acts);
+    free(s->ids);
+    free(s->probs);
+    free(s->order);
+    free(s->text);
+    free(s);
+}
+
+const char *gyro_classifier_scratch_normalized(const gyro_classifier_scratch *s)
+{
+    return s && s->text ? s->text : "";
+}
+
+gyro_status gyro_classifier_predict(const gyro_classifier *m, gyro_classifier_scratch *s,
+                                    const char *text, int k, gyro_intent *out, int *n_out)
+{
+    if (n_out) *n_out = 0;
+    if (!m || !s || !text || !out || !n_out || k < 1)
+        return gyro_error_set(GYRO_ERR_USAGE, "classify: %s", k < 1 ? "k must be at least 1" : "NULL argument");
+    gyro_normalized nz;
+    gyro_status st = gyro_normalize_text(s->norm, text, strlen(text), &nz);
+    if (st) return st;
+    if (nz.text_len + 1 > s->text_cap) {
+        size_t cap = 2 * (nz.text_len + 1);
+        char *p = realloc(s->text, cap);
+        if (!p) return gyro_error_set(GYRO_ERR_NOMEM, "classify");
+        s->text = p;
+        s->text_cap = cap;
+    }
+    memcpy(s->text, nz.text, nz.text_len + 1);
+    const gyro_tf_model *tf = m->tf;
+    int T = gyro_classifier_encode(m, nz.chars, nz.n_chars, s->ids, tf->cfg.max_len);
+    if (T == 0) return gyro_error_set(GYRO_ERR_DATA, "empty text after normalization");
+    st = gyro_tf_forward(tf, s->acts, s->ids, &T, 1, T, NULL);
+    if (st) return st;
+    int K = tf->cfg.n_classes;
+    const float *logits = gyro_tf_logits(s->acts);
+    double mx = -INFINITY, sum = 0;
+    for (int i = 0; i < K; i++) if (logits[i] > mx) mx = logits[i];
+    if (!isfinite(mx)) return gyro_error_set(GYRO_ERR_NAN, "classify: non-finite logits");
+    for (int i = 0; i < K; i++) {
+        double e = exp((double)logits[i] - mx);
+        s->probs[i] = (float)e;
+        sum += e;
+    }
+    for (int i = 0; i < K; i++) s->probs[i] = (float)(s->probs[i] / sum);
+    int n = k < K ? k : K;
+    /* partial selection sort of the top n (K is small: tens to a few hundred) */
+    for (int i = 0; i < K; i++) s->order[i] = i;
+    for (int i = 0; i < n; i++) {
+        int best = i;
+        for (int j = i + 1; j < K; j++)
+            if (s->probs[s->order[j]] > s->probs[s->order[best]]) best = j;
+        int t = s->order[i]; s->order[i] = s->order[best]; s->order[best] = t;
+        out[i].label = gyro_label_set_name(m->labels, s->order[i]);
+        out[i].probability = s->probs[s->order[i]];
+    }
+    *n_out = n;
+    return GYRO_OK;
+}
