@@ -1,0 +1,437 @@
+/* service.c — gyro.v1.Gyro and grpc.health.v1.Health/Check handlers (see service.h).
+ *
+ * Handlers run on the server's completion-queue threads or on its inference pool; each gets a
+ * stable thread index and uses only its own thread_state and its own scratch of the pinned
+ * model, so nothing on the request path takes a lock or allocates once the per-thread buffers
+ * have grown to the largest top-k seen.
+ *
+ * Classify is gyro_classifier_predict (the function `gyro classify` uses), wrapped as
+ * ClassifyResponse{intents (label, probability, atoms), model_version, id, normalized_text}.
+ * The classifier functions are referenced weakly so the service links into builds that do not
+ * contain the classifier; there Classify answers UNAVAILABLE, as it does when no model is
+ * loaded.
+ */
+#include "pipeline/service.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "models/classifier.h"
+#include "proto/gyro.pb-c.h"
+#include "proto/health.pb-c.h"
+
+#pragma weak gyro_classifier_load
+#pragma weak gyro_classifier_free
+#pragma weak gyro_classifier_version
+#pragma weak gyro_classifier_scratch_new
+#pragma weak gyro_classifier_scratch_free
+#pragma weak gyro_classifier_predict
+#pragma weak gyro_classifier_scratch_normalized
+
+/* A loaded classifier with the scratch buffers of the threads that used it. */
+typedef struct loaded_model {
+    gyro_classifier *m;
+    gyro_classifier_scratch **scratch; /* (n_threads) each created by its own thread on first use */
+    char version[128];
+} loaded_model;
+
+/* Per-thread response buffers, grown on demand. */
+typedef struct thread_state {
+    int cap;                    /* intents the arrays below hold */
+    gyro_intent *intents;       /* (cap) */
+    Gyro__V1__Intent *imsg;     /* (cap) */
+    Gyro__V1__Intent **iptr;    /* (cap) */
+    char *atom_buf;             /* copies of labels, split at '+' */
+    size_t atom_buf_cap;
+    char **atom_ptr;            /* (atom_ptr_cap) */
+    size_t atom_ptr_cap;
+    char pad[64];               /* keep neighbouring threads off one cache line */
+} thread_state;
+
+typedef struct hazard_slot {
+    _Atomic(loaded_model *) p;
+    char pad[64 - sizeof(void *)];
+} hazard_slot;
+
+struct gyro_service {
+    gyro_service_options opt;
+    char *model_path;
+    _Atomic(loaded_model *) current;
+    hazard_slot *hazard;        /* (n_threads) the model each thread is using, or NULL */
+    thread_state *ts;           /* (n_threads) */
+    _Atomic int serving;
+    _Atomic(const gyro_rpc_server *) server;
+};
+
+static int classifier_linked(void)
+{
+    return gyro_classifier_load && gyro_classifier_free && gyro_classifier_version &&
+           gyro_classifier_scratch_new && gyro_classifier_scratch_free && gyro_classifier_predict &&
+           gyro_classifier_scratch_normalized;
+}
+
+static void model_free(loaded_model *lm, int n_threads)
+{
+    if (!lm) return;
+    if (lm->scratch)
+        for (int i = 0; i < n_threads; i++) gyro_classifier_scratch_free(lm->scratch[i]);
+    free(lm->scratch);
+    gyro_classifier_free(lm->m);
+    free(lm);
+}
+
+static gyro_status model_load(const gyro_service *svc, loaded_model **out)
+{
+    *out = NULL;
+    if (!classifier_linked())
+        return gyro_error_set(GYRO_ERR_UNAVAILABLE, "this gyro was built without the intent classifier");
+    loaded_model *lm = calloc(1, sizeof *lm);
+    if (!lm) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    lm->scratch = calloc((size_t)svc->opt.n_threads, sizeof *lm->scratch);
+    if (!lm->scratch) {
+        free(lm);
+        return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    }
+    gyro_status st = gyro_classifier_load(svc->model_path, &lm->m);
+    if (st != GYRO_OK) {
+        model_free(lm, svc->opt.n_threads);
+        return st;
+    }
+    snprintf(lm->version, sizeof lm->version, "%s", gyro_classifier_version(lm->m));
+    *out = lm;
+    return GYRO_OK;
+}
+
+/* Pin the current model for thread t (NULL when none); release with unpin. */
+static loaded_model *pin(gyro_service *svc, int t)
+{
+    loaded_model *p;
+    do {
+        p = atomic_load(&svc->current);
+        atomic_store(&svc->hazard[t].p, p);
+    } while (p != atomic_load(&svc->current));
+    return p;
+}
+
+static void unpin(gyro_service *svc, int t) { atomic_store(&svc->hazard[t].p, NULL); }
+
+gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out)
+{
+    *out = NULL;
+    if (!opt || opt->n_threads < 1 || opt->default_top_k < 1 || opt->max_top_k < opt->default_top_k)
+        return gyro_error_set(GYRO_ERR_USAGE, "invalid service options");
+    gyro_service *svc = calloc(1, sizeof *svc);
+    if (!svc) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    svc->opt = *opt;
+    svc->hazard = calloc((size_t)opt->n_threads, sizeof *svc->hazard);
+    svc->ts = calloc((size_t)opt->n_threads, sizeof *svc->ts);
+    if (opt->model_path) svc->model_path = strdup(opt->model_path);
+    if (!svc->hazard || !svc->ts || (opt->model_path && !svc->model_path)) {
+        gyro_service_free(svc);
+        return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    }
+    atomic_store(&svc->serving, 1);
+    if (svc->model_path) {
+        loaded_model *lm;
+        gyro_status st = model_load(svc, &lm);
+        if (st != GYRO_OK) {
+            gyro_service_free(svc);
+            return st;
+        }
+        atomic_store(&svc->current, lm);
+    }
+    *out = svc;
+    return GYRO_OK;
+}
+
+gyro_status gyro_service_reload(gyro_service *svc)
+{
+    if (!svc->model_path) return gyro_error_set(GYRO_ERR_USAGE, "no --model to reload");
+    loaded_model *lm;
+    gyro_status st = model_load(svc, &lm);
+    if (st != GYRO_OK) return st;
+    loaded_model *old = atomic_exchange(&svc->current, lm);
+    if (!old) return GYRO_OK;
+    for (;;) { /* wait until no handler still holds the old model */
+        int busy = 0;
+        for (int t = 0; t < svc->opt.n_threads; t++)
+            if (atomic_load(&svc->hazard[t].p) == old) busy = 1;
+        if (!busy) break;
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+    model_free(old, svc->opt.n_threads);
+    return GYRO_OK;
+}
+
+const char *gyro_service_model_version(const gyro_service *svc)
+{
+    loaded_model *lm = atomic_load(&((gyro_service *)svc)->current);
+    return lm ? lm->version : "";
+}
+
+void gyro_service_set_serving(gyro_service *svc, int serving) { atomic_store(&svc->serving, serving != 0); }
+
+void gyro_service_attach(gyro_service *svc, const gyro_rpc_server *srv) { atomic_store(&svc->server, srv); }
+
+void gyro_service_free(gyro_service *svc)
+{
+    if (!svc) return;
+    model_free(atomic_load(&svc->current), svc->opt.n_threads);
+    if (svc->ts)
+        for (int t = 0; t < svc->opt.n_threads; t++) {
+            thread_state *s = &svc->ts[t];
+            free(s->intents);
+            free(s->imsg);
+            free(s->iptr);
+            free(s->atom_buf);
+            free(s->atom_ptr);
+        }
+    free(svc->ts);
+    free(svc->hazard);
+    free(svc->model_path);
+    free(svc);
+}
+
+/* ---- handlers ------------------------------------------------------------------------------ */
+
+static int grow(thread_state *s, int k)
+{
+    if (k <= s->cap) return 1;
+    gyro_intent *a = realloc(s->intents, (size_t)k * sizeof *a);
+    if (a) s->intents = a;
+    Gyro__V1__Intent *b = realloc(s->imsg, (size_t)k * sizeof *b);
+    if (b) s->imsg = b;
+    Gyro__V1__Intent **c = realloc(s->iptr, (size_t)k * sizeof *c);
+    if (c) s->iptr = c;
+    if (!a || !b || !c) return 0;
+    s->cap = k;
+    return 1;
+}
+
+/* Split each label into its sorted atoms ('+'-separated) inside the thread's buffers. */
+static int fill_atoms(thread_state *s, int n)
+{
+    size_t bytes = 0, atoms = 0;
+    for (int i = 0; i < n; i++) {
+        const char *l = s->intents[i].label;
+        bytes += strlen(l) + 1;
+        atoms += 1;
+        for (const char *p = l; *p; p++) atoms += *p == '+';
+    }
+    if (bytes > s->atom_buf_cap) {
+        char *b = realloc(s->atom_buf, bytes);
+        if (!b) return 0;
+        s->atom_buf = b;
+        s->atom_buf_cap = bytes;
+    }
+    if (atoms > s->atom_ptr_cap) {
+        char **p = realloc(s->atom_ptr, atoms * sizeof *p);
+        if (!p) return 0;
+        s->atom_ptr = p;
+        s->atom_ptr_cap = atoms;
+    }
+    char *buf = s->atom_buf;
+    char **ptr = s->atom_ptr;
+    for (int i = 0; i < n; i++) {
+        Gyro__V1__Intent *im = &s->imsg[i];
+        size_t len = strlen(s->intents[i].label);
+        memcpy(buf, s->intents[i].label, len + 1);
+        im->atoms = ptr;
+        im->n_atoms = 0;
+        if (!strchr(buf, '+')) { /* a plain label has no separate atoms */
+            buf += len + 1;
+            continue;
+        }
+        char *a = buf;
+        for (char *p = buf;; p++)
+            if (*p == '+' || *p == 0) {
+                int end = *p == 0;
+                *p = 0;
+                if (*a) ptr[im->n_atoms++] = a;
+                a = p + 1;
+                if (end) break;
+            }
+        for (size_t x = 1; x < im->n_atoms; x++) /* insertion sort: atoms are few */
+            for (size_t y = x; y > 0 && strcmp(ptr[y - 1], ptr[y]) > 0; y--) {
+                char *t = ptr[y];
+                ptr[y] = ptr[y - 1];
+                ptr[y - 1] = t;
+            }
+        ptr += im->n_atoms;
+        buf += len + 1;
+    }
+    return 1;
+}
+
+static int h_classify(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
+{
+    gyro_service *svc = ctx;
+    const Gyro__V1__ClassifyRequest *rq = (const Gyro__V1__ClassifyRequest *)request;
+    loaded_model *lm = pin(svc, t);
+    if (!lm) {
+        unpin(svc, t);
+        return gyro_rpc_reply_error(reply, GYRO_RPC_UNAVAILABLE,
+                                    classifier_linked() ? "no model loaded (start gyro serve with --model)"
+                                                        : "this gyro was built without the intent classifier");
+    }
+    int code = GYRO_RPC_OK;
+    thread_state *s = &svc->ts[t];
+    int k = rq->top_k ? (int)(rq->top_k < (uint32_t)svc->opt.max_top_k ? rq->top_k : (uint32_t)svc->opt.max_top_k)
+                      : svc->opt.default_top_k;
+    if (!lm->scratch[t]) {
+        gyro_status st = gyro_classifier_scratch_new(lm->m, &lm->scratch[t]);
+        if (st != GYRO_OK) {
+            code = gyro_rpc_reply_error(reply, gyro_rpc_code_from_status(st), "%s", gyro_error_message());
+            goto out;
+        }
+    }
+    if (!grow(s, k)) {
+        code = gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+        goto out;
+    }
+    int n = 0;
+    gyro_status st = gyro_classifier_predict(lm->m, lm->scratch[t], rq->text, k, s->intents, &n);
+    if (st != GYRO_OK) {
+        code = gyro_rpc_reply_error(reply, gyro_rpc_code_from_status(st), "%s", gyro_error_message());
+        goto out;
+    }
+    if (!fill_atoms(s, n)) {
+        code = gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        Gyro__V1__Intent *im = &s->imsg[i];
+        size_t na = im->n_atoms;
+        char **atoms = im->atoms;
+        gyro__v1__intent__init(im);
+        im->label = (char *)s->intents[i].label;
+        im->probability = s->intents[i].probability;
+        im->n_atoms = na;
+        im->atoms = atoms;
+        s->iptr[i] = im;
+    }
+    Gyro__V1__ClassifyResponse resp = GYRO__V1__CLASSIFY_RESPONSE__INIT;
+    resp.n_intents = (size_t)n;
+    resp.intents = s->iptr;
+    resp.model_version = lm->version;
+    resp.id = rq->id;
+    resp.normalized_text = (char *)gyro_classifier_scratch_normalized(lm->scratch[t]);
+    if (gyro_rpc_reply_send(reply, &resp.base) != GYRO_OK)
+        code = gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+out:
+    unpin(svc, t);
+    return code;
+}
+
+static int h_health(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
+{
+    (void)t;
+    gyro_service *svc = ctx;
+    const Grpc__Health__V1__HealthCheckRequest *rq = (const Grpc__Health__V1__HealthCheckRequest *)request;
+    if (rq->service[0] && strcmp(rq->service, "gyro.v1.Gyro") != 0)
+        return gyro_rpc_reply_error(reply, GYRO_RPC_NOT_FOUND, "unknown service '%s'", rq->service);
+    Grpc__Health__V1__HealthCheckResponse resp = GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__INIT;
+    resp.status = atomic_load(&svc->serving) ? GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING
+                                             : GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING;
+    if (gyro_rpc_reply_send(reply, &resp.base) != GYRO_OK)
+        return gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    return GYRO_RPC_OK;
+}
+
+static int h_stats(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
+{
+    (void)request;
+    gyro_service *svc = ctx;
+    const gyro_rpc_server *srv = atomic_load(&svc->server);
+    if (!srv) return gyro_rpc_reply_error(reply, GYRO_RPC_UNAVAILABLE, "statistics are not available");
+    gyro_rpc_stats st;
+    if (gyro_rpc_server_stats(srv, &st) != GYRO_OK)
+        return gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    int n_methods;
+    const gyro_rpc_method *methods = gyro_service_methods(&n_methods);
+    size_t nrows = (size_t)(st.n_methods + 1) * GYRO_RPC_CODE_COUNT, used = 0;
+    for (size_t i = 0; i < nrows; i++) used += st.counts[i] != 0;
+    Gyro__V1__StatusCount *sc = calloc(used ? used : 1, sizeof *sc);
+    Gyro__V1__StatusCount **scp = calloc(used ? used : 1, sizeof *scp);
+    Gyro__V1__LatencyBucket lb[GYRO_RPC_LATENCY_BUCKETS];
+    Gyro__V1__LatencyBucket *lbp[GYRO_RPC_LATENCY_BUCKETS];
+    int code = GYRO_RPC_OK;
+    if (!sc || !scp) {
+        code = gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+        goto out;
+    }
+    size_t j = 0;
+    for (size_t i = 0; i < nrows; i++) {
+        if (!st.counts[i]) continue;
+        int m = (int)(i / GYRO_RPC_CODE_COUNT);
+        gyro__v1__status_count__init(&sc[j]);
+        sc[j].method = (char *)(m < n_methods ? methods[m].path : "(unknown method)");
+        sc[j].code = (char *)gyro_rpc_code_name((int)(i % GYRO_RPC_CODE_COUNT));
+        sc[j].count = st.counts[i];
+        scp[j] = &sc[j];
+        j++;
+    }
+    for (int b = 0; b < GYRO_RPC_LATENCY_BUCKETS; b++) {
+        gyro__v1__latency_bucket__init(&lb[b]);
+        lb[b].upper_us = gyro_rpc_latency_bound(b);
+        lb[b].count = st.latency[b];
+        lbp[b] = &lb[b];
+    }
+    Gyro__V1__StatsResponse resp = GYRO__V1__STATS_RESPONSE__INIT;
+    resp.n_status_counts = j;
+    resp.status_counts = scp;
+    resp.n_latency = GYRO_RPC_LATENCY_BUCKETS;
+    resp.latency = lbp;
+    resp.uptime_seconds = st.uptime_seconds;
+    loaded_model *lm = pin(svc, t);
+    resp.model_version = lm ? lm->version : "";
+    if (gyro_rpc_reply_send(reply, &resp.base) != GYRO_OK)
+        code = gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    unpin(svc, t);
+out:
+    free(sc);
+    free(scp);
+    gyro_rpc_stats_free(&st);
+    return code;
+}
+
+static const gyro_rpc_method service_methods[] = {
+    {"/gyro.v1.Gyro/Classify", GYRO_RPC_UNARY, &gyro__v1__classify_request__descriptor, 1, h_classify},
+    {"/gyro.v1.Gyro/ClassifyStream", GYRO_RPC_BIDI_STREAMING, &gyro__v1__classify_request__descriptor, 1,
+     h_classify},
+    {"/gyro.v1.Gyro/Stats", GYRO_RPC_UNARY, &gyro__v1__stats_request__descriptor, 0, h_stats},
+    {"/grpc.health.v1.Health/Check", GYRO_RPC_UNARY, &grpc__health__v1__health_check_request__descriptor, 0,
+     h_health},
+};
+
+const gyro_rpc_method *gyro_service_methods(int *n)
+{
+    *n = (int)(sizeof service_methods / sizeof service_methods[0]);
+    return service_methods;
+}
+
+void gyro_service_print_stats(const gyro_rpc_stats *st, FILE *out)
+{
+    int n_methods;
+    const gyro_rpc_method *methods = gyro_service_methods(&n_methods);
+    uint64_t total = 0;
+    fprintf(out, "gyro serve: calls by method and status (uptime %.1f s)\n", st->uptime_seconds);
+    for (int m = 0; m <= st->n_methods; m++)
+        for (int c = 0; c < GYRO_RPC_CODE_COUNT; c++) {
+            uint64_t v = st->counts[m * GYRO_RPC_CODE_COUNT + c];
+            if (!v) continue;
+            total += v;
+            fprintf(out, "  %-32s %-20s %llu\n", m < n_methods ? methods[m].path : "(unknown method)",
+                    gyro_rpc_code_name(c), (unsigned long long)v);
+        }
+    fprintf(out, "  total %llu calls; latency p50 <= %.0f us, p90 <= %.0f us, p99 <= %.0f us\n",
+            (unsigned long long)total, gyro_rpc_stats_percentile(st, 50), gyro_rpc_stats_percentile(st, 90),
+            gyro_rpc_stats_percentile(st, 99));
+    fprintf(out, "  latency histogram (us, upper bound: count):");
+    for (int b = 0; b < GYRO_RPC_LATENCY_BUCKETS; b++)
+        if (st->latency[b]) fprintf(out, " %g:%llu", gyro_rpc_latency_bound(b), (unsigned long long)st->latency[b]);
+    fprintf(out, "\n");
+}

@@ -1,0 +1,60 @@
+/* service.h — the handlers of gyro's gRPC service, independent of the transport.
+ *
+ * A gyro_service owns what the handlers serve: the intent classifier (swappable at run time
+ * with gyro_service_reload, e.g. on SIGHUP) and the serving flag of the health service. Its
+ * method table (gyro.v1.Gyro and grpc.health.v1.Health/Check) plugs into pipeline/grpc_core.h;
+ * the handlers call the same stage functions as the command-line tools. A method whose backend
+ * is not loaded answers UNAVAILABLE with a message naming the missing option.
+ *
+ * Model swap without locks on the hot path: handlers pin the current model with a per-thread
+ * hazard pointer (publish, then re-check that it is still current); reload publishes the new
+ * model and waits until no thread holds the old one before freeing it. In-flight calls finish
+ * on the model they started with. Per-thread scratch buffers hang off each loaded model.
+ */
+#ifndef GYRO_PIPELINE_SERVICE_H
+#define GYRO_PIPELINE_SERVICE_H
+
+#include <stdio.h>
+
+#include "models/core/status.h"
+#include "pipeline/grpc_core.h"
+
+typedef struct gyro_service gyro_service;
+
+typedef struct gyro_service_options {
+    const char *model_path;      /* intent classifier file; NULL: Classify answers UNAVAILABLE */
+    int n_threads;               /* handler threads (thread indices 0..n_threads-1) */
+    int default_top_k;           /* top_k used when a request says 0 (e.g. 5) */
+    int max_top_k;               /* larger top_k requests are clamped to it (e.g. 100) */
+} gyro_service_options;
+
+/* Create the service and load the files named in `opt`. Errors: the loader's status (message
+ * names the file), GYRO_ERR_USAGE for bad options, GYRO_ERR_NOMEM. */
+gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out);
+
+/* Load the model file again (from model_path) and swap it in; in-flight calls finish on the old
+ * model, which is freed once no thread uses it. On error (corrupt, truncated or newer file) the
+ * old model keeps serving and the loader's status is returned. Call from one thread at a time.
+ * GYRO_ERR_USAGE if the service was started without a model path. */
+gyro_status gyro_service_reload(gyro_service *svc);
+
+/* Version string of the model being served, or "" without one (owned by the service; valid
+ * until the next reload). */
+const char *gyro_service_model_version(const gyro_service *svc);
+
+/* Health: 1 SERVING, 0 NOT_SERVING (draining before shutdown). */
+void gyro_service_set_serving(gyro_service *svc, int serving);
+
+/* Give the Stats handler access to the server's counters (NULL detaches). */
+void gyro_service_attach(gyro_service *svc, const gyro_rpc_server *srv);
+
+/* The method table for gyro_rpc_server_start (static storage). */
+const gyro_rpc_method *gyro_service_methods(int *n);
+
+/* Free the service and its model. NULL is a no-op. No handler may be running. */
+void gyro_service_free(gyro_service *svc);
+
+/* Write the counters as a human-readable report (per method and code, latency percentiles). */
+void gyro_service_print_stats(const gyro_rpc_stats *st, FILE *out);
+
+#endif
