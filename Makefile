@@ -19,7 +19,7 @@ PREFIX     ?= /usr/local
 DESTDIR    ?=
 SHELL      := /bin/bash
 
-PKGS       := icu-uc icu-i18n libutf8proc openblas libprotobuf-c grpc
+PKGS       := icu-uc icu-i18n libutf8proc openblas libprotobuf-c grpc zlib
 DEB_PKGS   := build-essential pkg-config libicu-dev libutf8proc-dev libopenblas-dev \
               protobuf-c-compiler libprotobuf-c-dev libgrpc-dev check fortunes-zh \
               python3-protobuf python3-grpcio python3-grpc-tools nghttp2-client openssl
