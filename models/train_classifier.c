@@ -1,0 +1,569 @@
+/* train_classifier.c — mini-batch training, early stopping and batch evaluation of the intent
+ * classifier (see train_classifier.h).
+ *
+ * Texts are normalized and mapped to token ids once, into one flat id array per set ("prepared"
+ * data), so an epoch only gathers ids into the (B, T) batch buffer: the training loop allocates
+ * nothing. T of a batch is its longest example (capped at the model's max_len). The optimizer
+ * sees the transformer's tensor table; when the char2vec table is frozen, the embedding tensor
+ * is handed over as three row ranges (UNK, table rows frozen, learned rows).
+ */
+#include "models/train_classifier.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/core/progress.h"
+#include "models/core/rng.h"
+#include "models/hyp/convert.h"
+#include "models/hyp/poincare.h"
+#include "pipeline/stream.h"
+
+/* ---- example sets ---------------------------------------------------------------------------- */
+
+gyro_status gyro_example_set_add(gyro_example_set *s, const char *text, const char *label,
+                                 uint64_t line)
+{
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 1024;
+        char **t = realloc(s->text, (size_t)cap * sizeof *t);
+        if (t) s->text = t;
+        char **l = realloc(s->label, (size_t)cap * sizeof *l);
+        if (l) s->label = l;
+        uint64_t *n = realloc(s->line, (size_t)cap * sizeof *n);
+        if (n) s->line = n;
+        if (!t || !l || !n) return gyro_error_set(GYRO_ERR_NOMEM, "example set of %d", cap);
+        s->cap = cap;
+    }
+    char *a = strdup(text), *b = strdup(label);
+    if (!a || !b) { free(a); free(b); return gyro_error_set(GYRO_ERR_NOMEM, "example set"); }
+    s->text[s->n] = a;
+    s->label[s->n] = b;
+    s->line[s->n] = line;
+    s->n++;
+    return GYRO_OK;
+}
+
+void gyro_example_set_free(gyro_example_set *s)
+{
+    if (!s) return;
+    for (int i = 0; i < s->n; i++) { free(s->text[i]); free(s->label[i]); }
+    free(s->text);
+    free(s->label);
+    free(s->line);
+    memset(s, 0, sizeof *s);
+}
+
+gyro_status gyro_example_set_read(gyro_example_set *s, const char *path, uint64_t *skipped)
+{
+    gyro_stream_reader *r;
+    gyro_status st = gyro_stream_reader_open_path(path, NULL, &r);
+    if (st) return st;
+    const ProtobufCMessageDescriptor *d = &gyro__v1__example__descriptor;
+    if (strcmp(gyro_stream_reader_message_type(r), d->name) != 0) {
+        st = gyro_error_set(GYRO_ERR_FORMAT, "%s: a stream of %s, expected %s (run 'gyro import' first)",
+                            path, gyro_stream_reader_message_type(r), d->name);
+        gyro_stream_reader_free(r);
+        return st;
+    }
+    for (;;) {
+        ProtobufCMessage *msg;
+        if ((st = gyro_stream_next(r, d, &msg)) || !msg) break;
+        Gyro__V1__Example *ex = (Gyro__V1__Example *)msg;
+        if (!ex->text || !ex->text[0] || !ex->label || !ex->label[0]) {
+            if (skipped) (*skipped)++;
+        } else {
+            st = gyro_example_set_add(s, ex->text, ex->label, gyro_stream_reader_record(r));
+        }
+        protobuf_c_message_free_unpacked(msg, NULL);
+        if (st) break;
+    }
+    gyro_stream_reader_free(r);
+    return st;
+}
+
+/* ---- a small string → count map for the vocabulary ------------------------------------------ */
+
+typedef struct char_count { char *s; uint64_t count; int first; } char_count;
+typedef struct count_map { char_count *e; int *slot; uint32_t cap; int n, ecap; } count_map;
+
+static uint32_t fnv1a(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+static gyro_status count_map_add(count_map *m, const char *s)
+{
+    if (2u * (uint32_t)(m->n + 1) >= m->cap) {
+        uint32_t cap = m->cap ? 2 * m->cap : 1024;
+        int *slot = malloc(cap * sizeof *slot);
+        if (!slot) return gyro_error_set(GYRO_ERR_NOMEM, "vocabulary");
+        for (uint32_t i = 0; i < cap; i++) slot[i] = -1;
+        for (int i = 0; i < m->n; i++) {
+            uint32_t h = fnv1a(m->e[i].s) & (cap - 1);
+            while (slot[h] >= 0) h = (h + 1) & (cap - 1);
+            slot[h] = i;
+        }
+        free(m->slot);
+        m->slot = slot;
+        m->cap = cap;
+    }
+    uint32_t h = fnv1a(s) & (m->cap - 1);
+    while (m->slot[h] >= 0) {
+        if (strcmp(m->e[m->slot[h]].s, s) == 0) { m->e[m->slot[h]].count++; return GYRO_OK; }
+        h = (h + 1) & (m->cap - 1);
+    }
+    if (m->n == m->ecap) {
+        int ecap = m->ecap ? 2 * m->ecap : 1024;
+        char_count *e = realloc(m->e, (size_t)ecap * sizeof *e);
+        if (!e) return gyro_error_set(GYRO_ERR_NOMEM, "vocabulary");
+        m->e = e;
+        m->ecap = ecap;
+    }
+    char *d = strdup(s);
+    if (!d) return gyro_error_set(GYRO_ERR_NOMEM, "vocabulary");
+    m->e[m->n] = (char_count){d, 1, m->n};
+    m->slot[h] = m->n++;
+    return GYRO_OK;
+}
+
+static void count_map_free(count_map *m)
+{
+    for (int i = 0; i < m->n; i++) free(m->e[i].s);
+    free(m->e);
+    free(m->slot);
+    memset(m, 0, sizeof *m);
+}
+
+static int cmp_count_desc(const void *a, const void *b)
+{
+    const char_count *x = a, *y = b;
+    if (x->count != y->count) return x->count < y->count ? 1 : -1;
+    return strcmp(x->s, y->s);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* ---- prepared (tokenized) data ------------------------------------------------------------ */
+
+typedef struct prepared {
+    int n;
+    int32_t *tok;      /* (Σ len) token ids */
+    size_t *start;     /* (n) */
+    int *len;          /* (n) >= 1 */
+    int *label;        /* (n) class ids */
+} prepared;
+
+static void prepared_free(prepared *p)
+{
+    free(p->tok);
+    free(p->start);
+    free(p->len);
+    free(p->label);
+    memset(p, 0, sizeof *p);
+}
+
+/* Tokenize the examples idx[0..n) of `set` (all when idx is NULL). Unknown labels are skipped
+ * and counted; an empty text becomes the single token UNK. */
+static gyro_status prepare(const gyro_classifier *m, gyro_normalizer *nz, const gyro_example_set *set,
+                           const int *idx, int n, prepared *p, int *unknown)
+{
+    memset(p, 0, sizeof *p);
+    int T = gyro_classifier_tf_const(m)->cfg.max_len;
+    size_t cap = 4096;
+    p->tok = malloc(cap * sizeof *p->tok);
+    p->start = malloc((size_t)(n ? n : 1) * sizeof *p->start);
+    p->len = malloc((size_t)(n ? n : 1) * sizeof *p->len);
+    p->label = malloc((size_t)(n ? n : 1) * sizeof *p->label);
+    if (!p->tok || !p->start || !p->len || !p->label) { prepared_free(p); return gyro_error_set(GYRO_ERR_NOMEM, "examples"); }
+    size_t used = 0;
+    const gyro_label_set *ls = gyro_classifier_labels(m);
+    for (int i = 0; i < n; i++) {
+        int e = idx ? idx[i] : i;
+        int lab = gyro_label_set_find(ls, set->label[e]);
+        if (lab < 0) { if (unknown) (*unknown)++; continue; }
+        gyro_normalized r;
+        gyro_status st = gyro_normalize_text(nz, set->text[e], strlen(set->text[e]), &r);
+        if (st) { prepared_free(p); return gyro_error_prefix(st, "record %llu", (unsigned long long)set->line[e]); }
+        if (used + (size_t)T > cap) {
+            while (used + (size_t)T > cap) cap *= 2;
+            int32_t *t = realloc(p->tok, cap * sizeof *t);
+            if (!t) { prepared_free(p); return gyro_error_set(GYRO_ERR_NOMEM, "examples"); }
+            p->tok = t;
+        }
+        int len = gyro_classifier_encode(m, r.chars, r.n_chars, p->tok + used, T);
+        if (len == 0) p->tok[used] = GYRO_CLASSIFIER_UNK, len = 1;
+        p->start[p->n] = used;
+        p->len[p->n] = len;
+        p->label[p->n] = lab;
+        p->n++;
+        used += (size_t)len;
+    }
+    return GYRO_OK;
+}
+
+/* Gather examples order[from..from+B) into tokens (B, T) and lengths; returns T. */
+static int gather(const prepared *p, const int *order, int from, int B, int32_t *tokens, int *lengths,
+                  int *labels)
+{
+    int T = 1;
+    for (int b = 0; b < B; b++) {
+        int e = order ? order[from + b] : from + b;
+        if (p->len[e] > T) T = p->len[e];
+    }
+    for (int b = 0; b < B; b++) {
+        int e = order ? order[from + b] : from + b;
+        int L = p->len[e];
+        memcpy(tokens + (size_t)b * T, p->tok + p->start[e], (size_t)L * sizeof *tokens);
+        for (int t = L; t < T; t++) tokens[(size_t)b * T + t] = GYRO_CLASSIFIER_UNK;
+        lengths[b] = L;
+        labels[b] = p->label[e];
+    }
+    return T;
+}
+
+/* Evaluate prepared data with acts of batch `maxb`; fills metrics (may be NULL) and returns
+ * the accuracy (NaN when empty). */
+static gyro_status eval_prepared(const gyro_tf_model *tf, gyro_tf_acts *acts, int maxb, const prepared *p,
+                                 int32_t *tokens, int *lengths, int *labels, float *probs,
+                                 gyro_metrics *metrics, double *acc)
+{
+    int K = tf->cfg.n_classes;
+    int ok = 0;
+    for (int from = 0; from < p->n; from += maxb) {
+        int B = p->n - from < maxb ? p->n - from : maxb;
+        int T = gather(p, NULL, from, B, tokens, lengths, labels);
+        gyro_status st = gyro_tf_forward(tf, acts, tokens, lengths, B, T, NULL);
+        if (st) return st;
+        const float *logits = gyro_tf_logits(acts);
+        gyro_tf_softmax_xent(NULL, probs, logits, labels, B, K);
+        for (int b = 0; b < B; b++) {
+            const float *pr = probs + (size_t)b * K;
+            int best = 0;
+            for (int k = 1; k < K; k++) if (pr[k] > pr[best]) best = k;
+            ok += best == labels[b];
+            if (metrics) gyro_metrics_add(metrics, labels[b], best, pr[labels[b]]);
+        }
+    }
+    *acc = p->n ? (double)ok / p->n : NAN;
+    return GYRO_OK;
+}
+
+gyro_status gyro_classifier_evaluate(const gyro_classifier *m, const gyro_example_set *set,
+                                     gyro_metrics *metrics, int *unknown)
+{
+    const gyro_tf_model *tf = gyro_classifier_tf_const(m);
+    enum { MAXB = 64 };
+    int T = tf->cfg.max_len, K = tf->cfg.n_classes;
+    gyro_normalizer *nz = NULL;
+    gyro_tf_acts *acts = NULL;
+    prepared p = {0};
+    int32_t *tokens = malloc((size_t)MAXB * T * sizeof *tokens);
+    int *lengths = malloc(MAXB * sizeof *lengths), *labels = malloc(MAXB * sizeof *labels);
+    float *probs = malloc((size_t)MAXB * K * sizeof *probs);
+    gyro_status st = (!tokens || !lengths || !labels || !probs) ? gyro_error_set(GYRO_ERR_NOMEM, "evaluate") : GYRO_OK;
+    if (!st) st = gyro_normalizer_new(gyro_classifier_normalize_options(m), &nz);
+    if (!st) st = gyro_tf_acts_new(tf, MAXB, T, 0, &acts);
+    if (!st) st = prepare(m, nz, set, NULL, set->n, &p, unknown);
+    double acc;
+    if (!st) st = eval_prepared(tf, acts, MAXB, &p, tokens, lengths, labels, probs, metrics, &acc);
+    prepared_free(&p);
+    gyro_tf_acts_free(acts);
+    gyro_normalizer_free(nz);
+    free(tokens);
+    free(lengths);
+    free(labels);
+    free(probs);
+    return st;
+}
+
+/* ---- training -------------------------------------------------------------------------------- */
+
+void gyro_train_options_init(gyro_train_options *o, gyro_tf_geometry geometry)
+{
+    memset(o, 0, sizeof *o);
+    o->model = gyro_tf_config_default(geometry);
+    o->optim = gyro_optim_config_default();
+    if (geometry == GYRO_TF_GEOMETRY_EUCLIDEAN) o->optim.lr = 1e-4;
+    o->sgdr = (gyro_sgdr){.t0 = 10, .t_mult = 1, .min_factor = 0.01};
+    gyro_normalize_options_init(&o->norm);
+    o->epochs = 20;
+    o->batch_size = 32;
+    o->patience = 5;
+    o->dev_fraction = 0.1;
+    o->min_count = 1;
+    o->seed = 1;
+}
+
+/* Build vocabulary and labels, and create the model. */
+static gyro_status build_model(const gyro_train_options *opt, const gyro_example_set *train,
+                               gyro_normalizer *nz, gyro_classifier **out, int *table_rows)
+{
+    count_map cm = {0};
+    gyro_label_set *ls = NULL;
+    char **labels = NULL, **vocab = NULL;
+    int n_labels = 0, nv = 0;
+    gyro_status st = gyro_label_set_new(&ls);
+    /* labels: sorted names, so ids do not depend on the order of the data */
+    if (!st) {
+        gyro_label_set *seen = NULL;
+        st = gyro_label_set_new(&seen);
+        for (int i = 0; !st && i < train->n; i++) {
+            st = gyro_label_set_add(seen, train->label[i], NULL);
+            if (st) st = gyro_error_prefix(st, "training record %llu", (unsigned long long)train->line[i]);
+        }
+        if (!st) {
+            n_labels = gyro_label_set_count(seen);
+            labels = malloc((size_t)(n_labels ? n_labels : 1) * sizeof *labels);
+            if (!labels) st = gyro_error_set(GYRO_ERR_NOMEM, "labels");
+            for (int i = 0; !st && i < n_labels; i++) labels[i] = (char *)gyro_label_set_name(seen, i);
+            if (!st) qsort(labels, (size_t)n_labels, sizeof *labels, cmp_str);
+            for (int i = 0; !st && i < n_labels; i++) st = gyro_label_set_add(ls, labels[i], NULL);
+        }
+        gyro_label_set_free(seen);
+        free(labels);
+    }
+    /* characters of the training texts */
+    for (int i = 0; !st && i < train->n; i++) {
+        gyro_normalized r;
+        st = gyro_normalize_text(nz, train->text[i], strlen(train->text[i]), &r);
+        if (st) { st = gyro_error_prefix(st, "training record %llu", (unsigned long long)train->line[i]); break; }
+        for (size_t c = 0; !st && c < r.n_chars; c++)
+            if (strcmp(r.chars[c], " ") != 0) st = count_map_add(&cm, r.chars[c]);
+    }
+    const gyro_embedding_table *tab = opt->table;
+    int nt = tab ? tab->n : 0;
+    if (!st) {
+        vocab = malloc((size_t)(nt + cm.n + 1) * sizeof *vocab);
+        if (!vocab) st = gyro_error_set(GYRO_ERR_NOMEM, "vocabulary");
+    }
+    if (!st) {
+        for (int i = 0; i < nt; i++) vocab[nv++] = tab->tokens[i];
+        qsort(cm.e, (size_t)cm.n, sizeof *cm.e, cmp_count_desc);
+        for (int i = 0; i < cm.n; i++) {
+            if (cm.e[i].count < (uint64_t)(opt->min_count > 1 ? opt->min_count : 1)) continue;
+            if (tab && gyro_embedding_table_find(tab, cm.e[i].s) >= 0) continue;
+            vocab[nv++] = cm.e[i].s;
+        }
+        gyro_tf_config cfg = opt->model;
+        st = gyro_classifier_create(&cfg, opt->seed, &opt->norm, (const char *const *)vocab, nv, ls, out);
+        ls = NULL; /* owned by the model (or freed) now */
+    }
+    if (!st && tab) {
+        /* copy the table's vectors into rows 1..nt as Poincaré points (hyperboloid rows are
+         * converted, DESIGN.md: x ↦ x_s/(1+x₀)) */
+        gyro_tf_model *tf = gyro_classifier_tf(*out);
+        int C = tf->cfg.dim;
+        for (int i = 0; i < nt; i++) {
+            const float *src = tab->vectors + (size_t)i * tab->stride;
+            float *dst = tf->params.wte + (size_t)(i + 1) * C;
+            if (tab->model == GYRO__V1__EMBEDDING_MODEL__HYPERBOLOID) gyro_hyp_to_poincare_f32(dst, src, C);
+            else memcpy(dst, src, (size_t)C * sizeof *dst);
+        }
+        if (tf->cfg.geometry == GYRO_TF_GEOMETRY_HYPERBOLIC)
+            gyro_poincare_project_batch_f32(tf->params.wte, tf->params.wte, tf->cfg.curvature, nt + 1, C);
+        *table_rows = nt;
+    }
+    gyro_label_set_free(ls);
+    free(vocab);
+    count_map_free(&cm);
+    return st;
+}
+
+gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_example_set *train,
+                                  const gyro_example_set *dev, gyro_classifier **out,
+                                  gyro_train_result *res)
+{
+    if (out) *out = NULL;
+    gyro_train_result R = {0};
+    R.best_dev_accuracy = NAN;
+    if (!opt || !train || !out) return gyro_error_set(GYRO_ERR_USAGE, "train: NULL argument");
+    if (opt->epochs < 1 || opt->batch_size < 1 || opt->patience < 0 || !(opt->dev_fraction >= 0 && opt->dev_fraction < 1))
+        return gyro_error_set(GYRO_ERR_USAGE, "train: epochs and batch size must be >= 1, dev fraction in [0, 1)");
+    if (train->n == 0) return gyro_error_set(GYRO_ERR_DATA, "train: no training example");
+    const gyro_embedding_table *tab = opt->table;
+    if (tab) {
+        if (tab->dim != opt->model.dim)
+            return gyro_error_set(GYRO_ERR_USAGE, "train: the embedding table has %d dimensions, the model %d "
+                                  "(set --dim %d)", tab->dim, opt->model.dim, tab->dim);
+        if (tab->model == GYRO__V1__EMBEDDING_MODEL__POINCARE && opt->model.geometry == GYRO_TF_GEOMETRY_HYPERBOLIC &&
+            fabs(tab->curvature - opt->model.curvature) > 1e-6)
+            return gyro_error_set(GYRO_ERR_USAGE, "train: the table's curvature %g differs from the model's %g",
+                                  tab->curvature, (double)opt->model.curvature);
+    }
+
+    gyro_normalizer *nz = NULL;
+    gyro_classifier *m = NULL;
+    gyro_tf_acts *acts = NULL;
+    prepared ptrain = {0}, pdev = {0};
+    gyro_optim optim = {0};
+    int *idx = NULL, *order = NULL, *lengths = NULL, *labels = NULL;
+    int32_t *tokens = NULL;
+    float *dlogits = NULL, *probs = NULL, *best = NULL;
+    gyro_status st = gyro_normalizer_new(&opt->norm, &nz);
+    if (!st) st = build_model(opt, train, nz, &m, &R.table_rows);
+    if (st) goto done;
+    gyro_tf_model *tf = gyro_classifier_tf(m);
+    int B = opt->batch_size, T = tf->cfg.max_len, K = tf->cfg.n_classes;
+
+    /* dev split: a seeded shuffle of the training indices */
+    gyro_rng rng;
+    gyro_rng_seed(&rng, opt->seed ^ 0x5eedda7aULL);
+    idx = malloc((size_t)train->n * sizeof *idx);
+    if (!idx) { st = gyro_error_set(GYRO_ERR_NOMEM, "train"); goto done; }
+    for (int i = 0; i < train->n; i++) idx[i] = i;
+    int n_dev_split = 0;
+    if (!dev && opt->dev_fraction > 0) {
+        for (int i = train->n - 1; i > 0; i--) {
+            int j = (int)gyro_rng_below(&rng, (uint32_t)i + 1);
+            int t = idx[i]; idx[i] = idx[j]; idx[j] = t;
+        }
+        n_dev_split = (int)(opt->dev_fraction * train->n);
+        if (n_dev_split >= train->n) n_dev_split = train->n - 1;
+    }
+    int dev_unknown = 0;
+    st = prepare(m, nz, train, idx + n_dev_split, train->n - n_dev_split, &ptrain, NULL);
+    if (!st) {
+        if (dev) st = prepare(m, nz, dev, NULL, dev->n, &pdev, &dev_unknown);
+        else st = prepare(m, nz, train, idx, n_dev_split, &pdev, &dev_unknown);
+    }
+    if (st) goto done;
+    if (ptrain.n == 0) { st = gyro_error_set(GYRO_ERR_DATA, "train: no training example left after the dev split"); goto done; }
+    R.n_train = ptrain.n;
+    R.n_dev = pdev.n;
+    R.dev_unknown = dev_unknown;
+    if (B > ptrain.n) B = ptrain.n;
+
+    /* optimizer over the tensor table; ball rows → Riemannian SGD */
+    gyro_optim_tensor ot[GYRO_TF_MAX_TENSORS + 2];
+    int no = 0;
+    for (int t = 0; t < tf->n_tensors; t++) {
+        const gyro_tf_tensor *X = &tf->tensors[t];
+        gyro_optim_tensor d = {
+            .name = X->name, .w = tf->params_memory + X->offset, .g = tf->grads_memory + X->offset,
+            .rows = (size_t)X->rows, .cols = (size_t)X->cols,
+            .manifold = X->manifold == GYRO_TF_MANIFOLD_BALL ? GYRO_OPTIM_MANIFOLD_POINCARE : GYRO_OPTIM_MANIFOLD_EUCLIDEAN,
+            .c = tf->cfg.curvature,
+        };
+        if (X->offset == (size_t)(tf->params.wte - tf->params_memory) && opt->freeze_table && R.table_rows > 0) {
+            size_t C = (size_t)X->cols, nt = (size_t)R.table_rows;
+            gyro_optim_tensor unk = d, fixed = d, rest = d;
+            unk.rows = 1;
+            unk.name = "wte[unk]";
+            fixed.w += C; fixed.g += C; fixed.rows = nt; fixed.frozen = 1; fixed.name = "wte[table]";
+            rest.w += C * (1 + nt); rest.g += C * (1 + nt); rest.rows = (size_t)X->rows - 1 - nt; rest.name = "wte[learned]";
+            ot[no++] = unk;
+            ot[no++] = fixed;
+            if (rest.rows) ot[no++] = rest;
+        } else {
+            ot[no++] = d;
+        }
+    }
+    if ((st = gyro_optim_init(&optim, &opt->optim, ot, no))) goto done;
+    if ((st = gyro_tf_acts_new(tf, B, T, 1, &acts))) goto done;
+    order = malloc((size_t)ptrain.n * sizeof *order);
+    tokens = malloc((size_t)B * T * sizeof *tokens);
+    lengths = malloc((size_t)B * sizeof *lengths);
+    labels = malloc((size_t)B * sizeof *labels);
+    dlogits = malloc((size_t)B * K * sizeof *dlogits);
+    probs = malloc((size_t)B * K * sizeof *probs);
+    best = malloc(tf->n_params * sizeof *best);
+    if (!order || !tokens || !lengths || !labels || !dlogits || !probs || !best) {
+        st = gyro_error_set(GYRO_ERR_NOMEM, "train buffers");
+        goto done;
+    }
+    for (int i = 0; i < ptrain.n; i++) order[i] = i;
+
+    gyro_progress prog;
+    gyro_progress_init(&prog, "examples/sec", opt->quiet);
+    gyro_rng drop;
+    gyro_rng_seed(&drop, opt->seed ^ 0xd209u);
+    int steps_per_epoch = (ptrain.n + B - 1) / B;
+    double total_steps = (double)steps_per_epoch * opt->epochs;
+    double t0 = gyro_now(), train_time = 0, lr = opt->optim.lr;
+    double loss = NAN;
+    int since_best = 0;
+    for (int epoch = 0; epoch < opt->epochs; epoch++) {
+        for (int i = ptrain.n - 1; i > 0; i--) {
+            int j = (int)gyro_rng_below(&rng, (uint32_t)i + 1);
+            int t = order[i]; order[i] = order[j]; order[j] = t;
+        }
+        double loss_sum = 0, ts = gyro_now();
+        for (int s = 0; s < steps_per_epoch; s++) {
+            int from = s * B, b = ptrain.n - from < B ? ptrain.n - from : B;
+            int Tb = gather(&ptrain, order, from, b, tokens, lengths, labels);
+            if ((st = gyro_tf_forward(tf, acts, tokens, lengths, b, Tb, &drop))) goto done;
+            double l = gyro_tf_softmax_xent(dlogits, NULL, gyro_tf_logits(acts), labels, b, K);
+            if (!isfinite(l)) {
+                st = gyro_error_set(GYRO_ERR_NAN, "train: the loss became %g at epoch %d step %d; "
+                                    "lower the learning rate", l, epoch + 1, s + 1);
+                goto done;
+            }
+            gyro_optim_zero_grad(&optim);
+            gyro_tf_backward(tf, acts, &tf->grads, dlogits);
+            double f = gyro_sgdr_factor(&opt->sgdr, epoch + (double)s / steps_per_epoch, NULL);
+            lr = opt->optim.lr * f;
+            if ((st = gyro_optim_step(&optim, f))) goto done;
+            R.steps++;
+            loss_sum += l * b;
+            loss = loss_sum / (from + b);
+            double done_frac = R.steps / total_steps, el = gyro_now() - t0;
+            gyro_progress_update(&prog, done_frac, el > 0 ? (double)R.steps * B / el : NAN, lr, loss, 0);
+        }
+        train_time += gyro_now() - ts;
+        R.epochs = epoch + 1;
+        R.train_loss = loss_sum / ptrain.n;
+        double acc = NAN;
+        if (pdev.n > 0) {
+            if ((st = eval_prepared(tf, acts, B, &pdev, tokens, lengths, labels, probs, NULL, &acc))) goto done;
+        }
+        if (opt->log) {
+            if (isnan(acc))
+                fprintf(opt->log, "epoch %d: train loss %.4f, %.1f s\n", epoch + 1, R.train_loss, gyro_now() - t0);
+            else
+                fprintf(opt->log, "epoch %d: train loss %.4f, dev accuracy %.2f%%, %.1f s\n", epoch + 1,
+                        R.train_loss, 100 * acc, gyro_now() - t0);
+        }
+        if (pdev.n > 0) {
+            if (isnan(R.best_dev_accuracy) || acc > R.best_dev_accuracy) {
+                R.best_dev_accuracy = acc;
+                R.best_epoch = epoch + 1;
+                memcpy(best, tf->params_memory, tf->n_params * sizeof *best);
+                since_best = 0;
+                if (opt->checkpoint && (st = gyro_classifier_save(m, opt->checkpoint))) goto done;
+            } else if (opt->patience > 0 && ++since_best >= opt->patience) {
+                break;
+            }
+        } else if (opt->checkpoint && (st = gyro_classifier_save(m, opt->checkpoint))) {
+            goto done;
+        }
+    }
+    gyro_progress_finish(&prog, R.steps / total_steps, NAN, lr, loss);
+    if (R.best_epoch > 0) memcpy(tf->params_memory, best, tf->n_params * sizeof *best);
+    R.seconds = gyro_now() - t0;
+    R.steps_per_second = train_time > 0 ? R.steps / train_time : NAN;
+
+done:
+    gyro_optim_free(&optim);
+    gyro_tf_acts_free(acts);
+    prepared_free(&ptrain);
+    prepared_free(&pdev);
+    gyro_normalizer_free(nz);
+    free(idx);
+    free(order);
+    free(tokens);
+    free(lengths);
+    free(labels);
+    free(dlogits);
+    free(probs);
+    free(best);
+    if (st) {
+        gyro_classifier_free(m);
+        m = NULL;
+    }
+    if (res) *res = R;
+    *out = m;
+    return st;
+}

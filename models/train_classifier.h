@@ -1,0 +1,98 @@
+/* train_classifier.h — training and batch evaluation of the intent classifier.
+ *
+ * Training (seed hyperbolic-chinese-nlu §4.2/§5): every example is normalized with the model's
+ * options and cut into grapheme clusters; the vocabulary is the char2vec table's tokens (when
+ * one is given; their rows start from the table's Poincaré vectors, frozen or fine-tuned) plus
+ * the training characters seen at least min_count times (learned from scratch), plus UNK.
+ * Mini-batches are drawn in a seeded shuffled order each epoch; the loss is softmax
+ * cross-entropy; Euclidean tensors take RMSProp/Adam steps and ball rows Riemannian SGD
+ * (models/optim.h), both scaled by the SGDR schedule. After every epoch the dev split is
+ * evaluated; the best parameters are kept (and checkpointed atomically when a path is given),
+ * and training stops after `patience` epochs without improvement. A non-finite loss or
+ * gradient stops training with GYRO_ERR_NAN. The same seed and data give the same model.
+ */
+#ifndef GYRO_MODELS_TRAIN_CLASSIFIER_H
+#define GYRO_MODELS_TRAIN_CLASSIFIER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "embeddings/table.h"
+#include "models/classifier.h"
+#include "models/metrics.h"
+#include "models/optim.h"
+
+/* ---- labelled texts ------------------------------------------------------------------------ */
+
+typedef struct gyro_example_set {
+    int n, cap;
+    char **text;        /* (n) raw UTF-8, owned */
+    char **label;       /* (n) label as written, owned */
+    uint64_t *line;     /* (n) record number in the source (1-based) */
+} gyro_example_set;
+
+/* Append a copy of (text, label). GYRO_ERR_NOMEM. */
+gyro_status gyro_example_set_add(gyro_example_set *s, const char *text, const char *label,
+                                 uint64_t line);
+
+/* Append every Example of a gyro stream ("-" = stdin). Records with an empty text or label are
+ * counted in *skipped (may be NULL) and left out. Stream errors as pipeline/stream.h. */
+gyro_status gyro_example_set_read(gyro_example_set *s, const char *path, uint64_t *skipped);
+
+/* Free the strings; the set may be reused. NULL-safe. */
+void gyro_example_set_free(gyro_example_set *s);
+
+/* ---- training -------------------------------------------------------------------------------- */
+
+typedef struct gyro_train_options {
+    gyro_tf_config model;          /* vocab_size and n_classes are filled in by training */
+    gyro_optim_config optim;
+    gyro_sgdr sgdr;                /* t0 in epochs; t0 = 0: constant learning rate */
+    gyro_normalize_options norm;
+    int epochs;                    /* maximum epochs (default 20) */
+    int batch_size;                /* default 32 */
+    int patience;                  /* epochs without dev improvement before stopping (default 5; 0 = never) */
+    double dev_fraction;           /* held out of the training set when no dev set is given (0.1) */
+    int min_count;                 /* training characters seen fewer times map to UNK (default 1) */
+    uint64_t seed;
+    const gyro_embedding_table *table; /* optional char2vec table (borrowed) */
+    int freeze_table;              /* 1: table rows are not updated */
+    const char *checkpoint;        /* optional path: best model so far, written atomically */
+    int quiet;                     /* no progress line */
+    FILE *log;                     /* per-epoch summary lines (NULL = none) */
+} gyro_train_options;
+
+/* The seed's hyperbolic configuration (100-d, 3 layers, 16 heads, RMSProp 1e-3 + RSGD 0.05,
+ * one warm restart) or the Euclidean twin's (128-d, lr 1e-4). */
+void gyro_train_options_init(gyro_train_options *o, gyro_tf_geometry geometry);
+
+typedef struct gyro_train_result {
+    int epochs;                    /* epochs run */
+    int best_epoch;                /* 1-based epoch of the kept parameters (0: last, no dev) */
+    double best_dev_accuracy;      /* NaN without a dev set */
+    double train_loss;             /* mean loss of the last epoch */
+    uint64_t steps;
+    double seconds;                /* wall time of the training loop (evaluation included) */
+    double steps_per_second;       /* optimizer steps per second, evaluation excluded */
+    int n_train, n_dev;            /* examples used */
+    int dev_unknown;               /* dev examples whose label the training set lacks (skipped) */
+    int table_rows;                /* vocabulary rows initialised from the table */
+} gyro_train_result;
+
+/* Train a classifier on `train`, stopping early on `dev` (NULL: dev_fraction of train is held
+ * out; an empty dev set with dev_fraction 0 disables early stopping). On success *out owns the
+ * model (best dev epoch). Errors: GYRO_ERR_USAGE (bad options, table dimension differs),
+ * GYRO_ERR_DATA (no usable example, a bad label with its record number), GYRO_ERR_NAN,
+ * GYRO_ERR_IO (checkpoint), GYRO_ERR_NOMEM. */
+gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_example_set *train,
+                                  const gyro_example_set *dev, gyro_classifier **out,
+                                  gyro_train_result *res);
+
+/* Classify every example of `set` in batches and count the results into `metrics`
+ * (initialised by the caller with gyro_classifier_num_labels classes). Examples whose label
+ * the model does not know are counted in *unknown (may be NULL) and skipped; empty texts after
+ * normalization are predicted from the UNK token. */
+gyro_status gyro_classifier_evaluate(const gyro_classifier *m, const gyro_example_set *set,
+                                     gyro_metrics *metrics, int *unknown);
+
+#endif
