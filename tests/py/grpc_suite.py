@@ -1,0 +1,298 @@
+"""grpc_suite.py — end-to-end checks of `gyro serve` with Debian's python3-grpcio.
+
+Run with /usr/bin/python3 (the Debian interpreter that has grpcio). The stubs are generated at
+test time by the calling script (grpc_tools.protoc into $GEN) and imported from there. Raw-byte
+calls (channel.unary_unary without serializers) send garbage and invalid UTF-8 that a protobuf
+library would refuse to build.
+
+    grpc_suite.py GEN CHECK ADDR [options]
+
+CHECK is one of: functional, model, tls, mtls, drain, reload-load. Each prints one line per
+assertion and exits 1 at the first failure.
+"""
+import os
+import sys
+import threading
+import time
+
+GEN = sys.argv[1]
+sys.path.insert(0, GEN)
+
+import grpc  # noqa: E402
+import gyro_pb2  # noqa: E402
+import gyro_pb2_grpc  # noqa: E402
+import health_pb2  # noqa: E402
+import health_pb2_grpc  # noqa: E402
+
+SC = grpc.StatusCode
+
+
+def ok(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        sys.exit(1)
+
+
+def code_of(fn):
+    """Run fn(); return (StatusCode, details) of the RpcError it raises, or (OK, result)."""
+    try:
+        return SC.OK, fn()
+    except grpc.RpcError as e:
+        return e.code(), e.details()
+
+
+def raw(channel, path):
+    return channel.unary_unary(path)  # bytes in, bytes out
+
+
+def check_health(channel, want):
+    h = health_pb2_grpc.HealthStub(channel)
+    r = h.Check(health_pb2.HealthCheckRequest(service=""), timeout=5)
+    return r.status == want
+
+
+def functional(channel, args):
+    stub = gyro_pb2_grpc.GyroStub(channel)
+    health = health_pb2_grpc.HealthStub(channel)
+    S = health_pb2.HealthCheckResponse
+
+    r = health.Check(health_pb2.HealthCheckRequest(service=""), timeout=5)
+    ok(r.status == S.SERVING, "health '' is SERVING")
+    r = health.Check(health_pb2.HealthCheckRequest(service="gyro.v1.Gyro"), timeout=5)
+    ok(r.status == S.SERVING, "health 'gyro.v1.Gyro' is SERVING")
+    c, d = code_of(lambda: health.Check(health_pb2.HealthCheckRequest(service="nope"), timeout=5))
+    ok(c == SC.NOT_FOUND and "nope" in d, "health of an unknown service is NOT_FOUND (%s %s)" % (c, d))
+    c, d = code_of(lambda: next(iter(health.Watch(health_pb2.HealthCheckRequest(), timeout=5))))
+    ok(c == SC.UNIMPLEMENTED, "Health/Watch is UNIMPLEMENTED (%s)" % c)
+
+    # no model loaded: Classify and ClassifyStream are UNAVAILABLE
+    c, d = code_of(lambda: stub.Classify(gyro_pb2.ClassifyRequest(text="播放音乐"), timeout=5))
+    ok(c == SC.UNAVAILABLE and d, "Classify without a model is UNAVAILABLE (%s: %s)" % (c, d))
+    c, d = code_of(lambda: list(stub.ClassifyStream(iter([gyro_pb2.ClassifyRequest(text="x")]), timeout=5)))
+    ok(c == SC.UNAVAILABLE, "ClassifyStream without a model is UNAVAILABLE (%s)" % c)
+
+    # malformed protobuf and invalid UTF-8, sent as raw bytes
+    c, d = code_of(lambda: raw(channel, "/gyro.v1.Gyro/Classify")(b"\xff\xff\xff\xff\x0f", timeout=5))
+    ok(c == SC.INVALID_ARGUMENT and "ClassifyRequest" in d, "garbage request is INVALID_ARGUMENT (%s: %s)" % (c, d))
+    c, d = code_of(lambda: raw(channel, "/gyro.v1.Gyro/Classify")(b"\x0a\x10abc", timeout=5))
+    ok(c == SC.INVALID_ARGUMENT, "truncated request is INVALID_ARGUMENT (%s)" % c)
+    bad = b"\x0a\x04ab\xff\xfe"  # field 1 (text), 4 bytes, invalid UTF-8
+    c, d = code_of(lambda: raw(channel, "/gyro.v1.Gyro/Classify")(bad, timeout=5))
+    ok(c == SC.INVALID_ARGUMENT and "UTF-8" in d and "text" in d,
+       "invalid UTF-8 text is INVALID_ARGUMENT (%s: %s)" % (c, d))
+    over = b"\x0a\x03\xed\xa0\x80"  # an encoded surrogate U+D800
+    c, d = code_of(lambda: raw(channel, "/gyro.v1.Gyro/Classify")(over, timeout=5))
+    ok(c == SC.INVALID_ARGUMENT, "a UTF-8-encoded surrogate is INVALID_ARGUMENT (%s)" % c)
+    c, d = code_of(lambda: raw(channel, "/grpc.health.v1.Health/Check")(b"\x0a\x02\xc0\xaf", timeout=5))
+    ok(c == SC.INVALID_ARGUMENT, "overlong UTF-8 in a health request is INVALID_ARGUMENT (%s)" % c)
+    # invalid UTF-8 in the middle of a bidi stream ends that stream with INVALID_ARGUMENT
+    bidi = channel.stream_stream("/gyro.v1.Gyro/ClassifyStream")
+    c, d = code_of(lambda: list(bidi(iter([bad]), timeout=5)))
+    ok(c == SC.INVALID_ARGUMENT, "invalid UTF-8 on ClassifyStream is INVALID_ARGUMENT (%s)" % c)
+    c, d = code_of(lambda: list(bidi(iter([b"\xff\xff"]), timeout=5)))
+    ok(c == SC.INVALID_ARGUMENT, "garbage on ClassifyStream is INVALID_ARGUMENT (%s)" % c)
+
+    # unknown methods
+    for path in ("/gyro.v1.Gyro/NoSuchMethod", "/gyro.v1.Gyro/Reason", "/other.Service/Call"):
+        c, d = code_of(lambda: raw(channel, path)(b"", timeout=5))
+        ok(c == SC.UNIMPLEMENTED, "%s is UNIMPLEMENTED (%s: %s)" % (path, c, d))
+
+    # request size limit
+    big = gyro_pb2.ClassifyRequest(text="字" * (args.max_bytes // 3 + 10))
+    c, d = code_of(lambda: stub.Classify(big, timeout=10))
+    ok(c == SC.RESOURCE_EXHAUSTED, "request over --max-request-bytes is RESOURCE_EXHAUSTED (%s)" % c)
+
+    # deadline: a stream that never sends a request
+    never = threading.Event()
+
+    def silent():
+        never.wait(3)
+        return
+        yield  # pragma: no cover
+
+    t0 = time.time()
+    c, d = code_of(lambda: list(stub.ClassifyStream(silent(), timeout=0.3)))
+    ok(c == SC.DEADLINE_EXCEEDED and time.time() - t0 < 2.5, "client deadline gives DEADLINE_EXCEEDED (%s)" % c)
+    never.set()
+
+    # cancellation: start a stream, cancel it from the client
+    gate = threading.Event()
+
+    def held():
+        gate.wait(5)
+        return
+        yield  # pragma: no cover
+
+    call = stub.ClassifyStream(held(), timeout=10)
+    time.sleep(0.2)
+    call.cancel()
+    c, d = code_of(lambda: list(call))
+    gate.set()
+    ok(c == SC.CANCELLED, "a cancelled stream reports CANCELLED (%s)" % c)
+
+    # a zero-length body is a valid empty message
+    c, d = code_of(lambda: raw(channel, "/grpc.health.v1.Health/Check")(b"", timeout=5))
+    ok(c == SC.OK, "an empty Health/Check request is answered (%s)" % c)
+
+    # counters: the server saw the failures above and is still serving
+    time.sleep(0.3)
+    st = stub.Stats(gyro_pb2.StatsRequest(), timeout=5)
+    counts = {(x.method, x.code): x.count for x in st.status_counts}
+    ok(counts.get(("/gyro.v1.Gyro/Classify", "INVALID_ARGUMENT"), 0) >= 3, "Stats counts INVALID_ARGUMENT on Classify")
+    ok(counts.get(("/gyro.v1.Gyro/Classify", "UNAVAILABLE"), 0) >= 1, "Stats counts UNAVAILABLE on Classify")
+    ok(counts.get(("(unknown method)", "UNIMPLEMENTED"), 0) >= 3, "Stats counts UNIMPLEMENTED")
+    ok(counts.get(("/gyro.v1.Gyro/ClassifyStream", "DEADLINE_EXCEEDED"), 0) >= 1, "Stats counts DEADLINE_EXCEEDED")
+    ok(counts.get(("/gyro.v1.Gyro/ClassifyStream", "CANCELLED"), 0) >= 1, "Stats counts CANCELLED")
+    ok(len(st.latency) > 5 and st.latency[-1].upper_us == float("inf"), "Stats has a latency histogram")
+    ok(sum(b.count for b in st.latency) == sum(counts.values()), "histogram total equals the status counts")
+    ok(st.uptime_seconds > 0, "Stats has the uptime")
+    ok(check_health(channel, S.SERVING), "server still SERVING after every failure case")
+
+
+def model(channel, args):
+    """Checks that need a loaded model (--expect-labels: labels the model knows)."""
+    stub = gyro_pb2_grpc.GyroStub(channel)
+    texts = args.texts
+    r = stub.Classify(gyro_pb2.ClassifyRequest(text=texts[0], top_k=3, id="req-1"), timeout=10)
+    ok(len(r.intents) == min(3, args.n_labels), "Classify returns top_k intents (%d)" % len(r.intents))
+    ok(r.id == "req-1", "Classify echoes the id")
+    ok(r.model_version != "", "Classify names the model version (%s)" % r.model_version)
+    ok(r.normalized_text != "", "Classify returns the normalized text")
+    probs = [i.probability for i in r.intents]
+    ok(all(0 <= p <= 1 for p in probs) and probs == sorted(probs, reverse=True), "probabilities in [0,1], descending")
+    ok(all(i.label for i in r.intents), "labels are non-empty")
+    r0 = stub.Classify(gyro_pb2.ClassifyRequest(text=texts[0]), timeout=10)
+    ok(len(r0.intents) == min(5, args.n_labels), "top_k 0 means 5")
+    again = stub.Classify(gyro_pb2.ClassifyRequest(text=texts[0], top_k=3), timeout=10)
+    ok([i.label for i in again.intents] == [i.label for i in r.intents], "Classify is deterministic")
+    for i in r.intents:
+        if "+" in i.label:
+            ok(list(i.atoms) == sorted(i.label.split("+")), "atoms of a composite label are sorted")
+    # ClassifyStream: one response per request, in order, matching unary Classify
+    reqs = [gyro_pb2.ClassifyRequest(text=t, top_k=2, id=str(k)) for k, t in enumerate(texts)]
+    out = list(stub.ClassifyStream(iter(reqs), timeout=20))
+    ok(len(out) == len(reqs), "ClassifyStream answers every request (%d/%d)" % (len(out), len(reqs)))
+    ok([o.id for o in out] == [q.id for q in reqs], "ClassifyStream answers in order")
+    for q, o in zip(reqs, out):
+        u = stub.Classify(q, timeout=10)
+        ok([i.label for i in u.intents] == [i.label for i in o.intents], "stream and unary agree on %r" % q.text[:20])
+    # an empty text is bad input, not a crash
+    c, d = code_of(lambda: stub.Classify(gyro_pb2.ClassifyRequest(text="   "), timeout=5))
+    ok(c == SC.INVALID_ARGUMENT, "an empty text is INVALID_ARGUMENT (%s: %s)" % (c, d))
+    # many concurrent calls
+    errs = []
+
+    def worker(n):
+        try:
+            for k in range(n):
+                stub.Classify(gyro_pb2.ClassifyRequest(text=texts[k % len(texts)]), timeout=10)
+        except grpc.RpcError as e:
+            errs.append(e)
+
+    th = [threading.Thread(target=worker, args=(50,)) for _ in range(8)]
+    [t.start() for t in th]
+    [t.join() for t in th]
+    ok(not errs, "400 concurrent Classify calls succeed (%d errors)" % len(errs))
+
+
+def drain(channel, args):
+    """Called right after SIGTERM with --drain-ms: health NOT_SERVING, calls still answered."""
+    health = health_pb2_grpc.HealthStub(channel)
+    S = health_pb2.HealthCheckResponse
+    r = health.Check(health_pb2.HealthCheckRequest(), timeout=5)
+    ok(r.status == S.NOT_SERVING, "health is NOT_SERVING during the drain (%s)" % r.status)
+    st = gyro_pb2_grpc.GyroStub(channel).Stats(gyro_pb2.StatsRequest(), timeout=5)
+    ok(st.uptime_seconds > 0, "calls are still answered during the drain")
+
+
+def long_stream(channel, args):
+    """Open a ClassifyStream that stays open; report how it ended (for the grace test)."""
+    stub = gyro_pb2_grpc.GyroStub(channel)
+    gate = threading.Event()
+
+    def held():
+        gate.wait(60)
+        return
+        yield  # pragma: no cover
+
+    c, d = code_of(lambda: list(stub.ClassifyStream(held(), timeout=60)))
+    print("long stream ended with %s" % c.name, flush=True)
+    ok(c in (SC.UNAVAILABLE, SC.CANCELLED), "a stream still open after the grace period is cancelled (%s)" % c)
+
+
+def reload_load(channel, args):
+    """Keep Classify busy for args.seconds; every call must succeed (reloads happen meanwhile)."""
+    stub = gyro_pb2_grpc.GyroStub(channel)
+    stop = time.time() + args.seconds
+    errs, done, versions = [], [0], set()
+    lock = threading.Lock()
+
+    def worker():
+        k = 0
+        while time.time() < stop:
+            try:
+                r = stub.Classify(gyro_pb2.ClassifyRequest(text=args.texts[k % len(args.texts)]), timeout=10)
+                with lock:
+                    done[0] += 1
+                    versions.add(r.model_version)
+            except grpc.RpcError as e:
+                with lock:
+                    errs.append("%s %s" % (e.code(), e.details()))
+            k += 1
+
+    th = [threading.Thread(target=worker) for _ in range(4)]
+    [t.start() for t in th]
+    [t.join() for t in th]
+    ok(not errs, "no call failed during reloads under load (%d calls, errors: %s)" % (done[0], errs[:3]))
+    ok(done[0] > 50, "the load ran (%d calls)" % done[0])
+    print("versions seen: %s" % sorted(versions), flush=True)
+
+
+def tls(channel, args):
+    health = health_pb2_grpc.HealthStub(channel)
+    r = health.Check(health_pb2.HealthCheckRequest(), timeout=5)
+    ok(r.status == health_pb2.HealthCheckResponse.SERVING, "health over TLS")
+    st = gyro_pb2_grpc.GyroStub(channel).Stats(gyro_pb2.StatsRequest(), timeout=5)
+    ok(st.uptime_seconds > 0, "Stats over TLS")
+    c, d = code_of(lambda: raw(channel, "/gyro.v1.Gyro/Classify")(b"\xff\xff", timeout=5))
+    ok(c == SC.INVALID_ARGUMENT, "INVALID_ARGUMENT over TLS")
+
+
+def main():
+    import argparse
+    p = argparse.ArgumentParser()
+    p.add_argument("gen")
+    p.add_argument("check")
+    p.add_argument("addr")
+    p.add_argument("--max-bytes", type=int, default=4 << 20)
+    p.add_argument("--ca")
+    p.add_argument("--cert")
+    p.add_argument("--key")
+    p.add_argument("--expect-fail", action="store_true", help="the connection itself must fail")
+    p.add_argument("--n-labels", type=int, default=0)
+    p.add_argument("--texts-file")
+    p.add_argument("--seconds", type=float, default=3)
+    args = p.parse_args()
+    args.texts = []
+    if args.texts_file:
+        with open(args.texts_file, encoding="utf-8") as f:
+            args.texts = [l.strip() for l in f if l.strip()]
+    opts = [("grpc.max_send_message_length", 64 << 20)]
+    if args.ca:
+        read = lambda p: open(p, "rb").read() if p else None  # noqa: E731
+        creds = grpc.ssl_channel_credentials(root_certificates=read(args.ca), private_key=read(args.key),
+                                             certificate_chain=read(args.cert))
+        channel = grpc.secure_channel(args.addr, creds, options=opts)
+    else:
+        channel = grpc.insecure_channel(args.addr, options=opts)
+    if args.expect_fail:
+        c, d = code_of(lambda: health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=3))
+        ok(c == SC.UNAVAILABLE, "connection refused as expected (%s: %s)" % (c, (d or "")[:80]))
+        return
+    {"functional": functional, "model": model, "tls": tls, "drain": drain, "long-stream": long_stream,
+     "reload-load": reload_load}[args.check](channel, args)
+    channel.close()
+
+
+if __name__ == "__main__":
+    main()
