@@ -166,7 +166,7 @@ double gyro_rpc_latency_bound(int i)
 {
     static const double b[GYRO_RPC_LATENCY_BUCKETS] = {
         10, 20, 50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 5000, 7500, 10000, 20000,
-        50000, 100000, 200000, 500000, 1000000, __builtin_inf()};
+        50000, 100000, 200000, 500000, 1000000, 2000000, 5000000, 10000000, __builtin_inf()};
     return i >= 0 && i < GYRO_RPC_LATENCY_BUCKETS ? b[i] : __builtin_inf();
 }
 
@@ -253,6 +253,7 @@ static void record_call(call_ctx *c, int code)
     worker *w = c->w;
     int row = c->method < 0 ? w->srv->n_methods : c->method;
     stat_add(&w->stats.counts[row * GYRO_RPC_CODE_COUNT + code]);
+    if (c->method >= 0 && w->srv->methods[c->method].kind != GYRO_RPC_UNARY) return;
     double us = (double)(now_ns() - c->t0) / 1000.0;
     int b = 0;
     while (b < GYRO_RPC_LATENCY_BUCKETS - 1 && us > gyro_rpc_latency_bound(b)) b++;

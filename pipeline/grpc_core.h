@@ -111,9 +111,10 @@ typedef struct gyro_rpc_server_options {
 
 typedef struct gyro_rpc_server gyro_rpc_server;
 
-/* Number of latency buckets; bucket i counts calls with latency <= gyro_rpc_latency_bound(i)
- * microseconds (the last bound is +Inf). */
-#define GYRO_RPC_LATENCY_BUCKETS 22
+/* Number of latency buckets; bucket i counts unary calls (and unknown-method calls) whose
+ * latency, from arrival to the completion of the final batch, is <= gyro_rpc_latency_bound(i)
+ * microseconds (the last bound is +Inf). Streaming calls are counted by status only. */
+#define GYRO_RPC_LATENCY_BUCKETS 25
 double gyro_rpc_latency_bound(int i);
 
 /* Counters summed over all threads. counts has (n_methods + 1) rows of GYRO_RPC_CODE_COUNT;
