@@ -1,0 +1,568 @@
+/* normalize.c — the text normalizer (see normalize.h for the steps and their order).
+ *
+ * The text moves through code-point arrays: strict UTF-8 decoding with repair (pipeline/utf8.h)
+ * → ANSI escape removal in place → NFKC (+ case folding) by utf8proc_decompose +
+ * utf8proc_normalize_utf32 → Traditional→Simplified by ICU utrans on UTF-16, only when the text
+ * holds a Han character → control removal and whitespace folding while encoding to UTF-8 →
+ * grapheme clusters by an ICU character break iterator run over the UTF-8 text through UText.
+ *
+ * Every buffer is owned by the normalizer and grows geometrically to the largest document seen;
+ * after that a call allocates nothing. A normalizer is not thread-safe: the gRPC server and the
+ * trainers create one per thread (the ICU objects are per-normalizer as well).
+ *
+ * T2S cost: only runs of characters that occur on the left side of a Traditional-Simplified
+ * rule go through utrans (see t2s_trigger_init for why that is exact), in pieces of at most
+ * T2S_PIECE UTF-16 units, so the cost stays linear in the line length (a 10 MB line).
+ *
+ * Segmentation cost: between two code points that both have Grapheme_Cluster_Break=Other and are
+ * not Extended_Pictographic (printable ASCII, CJK ideographs, common CJK punctuation) there is
+ * always a boundary (UAX #29 GB999), so those are cut without ICU; the break iterator runs only
+ * over the stretches between such certain boundaries that hold more than one code point.
+ */
+#include "pipeline/normalize.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <unicode/ubrk.h>
+#include <unicode/uchar.h>
+#include <unicode/ustring.h>
+#include <unicode/utext.h>
+#include <unicode/utf16.h>
+#include <unicode/utrans.h>
+#include <utf8proc.h>
+
+#include "pipeline/utf8.h"
+
+#define T2S_PIECE 4096
+
+struct gyro_normalizer {
+    gyro_normalize_options opt;
+    UTransliterator *trans;      /* NULL when !opt.t2s */
+    UBreakIterator *brk;         /* NULL when !opt.segment */
+    char *orig;      size_t orig_cap;    /* (3*len+1) repaired input */
+    int32_t *cps;    size_t cps_cap;     /* decoded code points, then T2S output */
+    char *tmp;       size_t tmp_cap;     /* UTF-8 fed to utf8proc */
+    int32_t *nf;     size_t nf_cap;      /* utf8proc output */
+    UChar *u16;      size_t u16_cap;     /* one T2S piece */
+    int32_t *t2s;    size_t t2s_cap;     /* T2S output code points */
+    char *text;      size_t text_cap;    /* normalized UTF-8 */
+    char *cbuf;      size_t cbuf_cap;    /* clusters, each NUL-terminated */
+    char **chars;    size_t chars_cap;   /* pointers into cbuf */
+};
+
+static void t2s_trigger_init(void);
+static pthread_once_t t2s_trigger_once = PTHREAD_ONCE_INIT;
+
+/* ---- options ------------------------------------------------------------------------------ */
+
+void gyro_normalize_options_init(gyro_normalize_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->t2s = 1;
+    opt->nfkc = 1;
+    opt->case_fold = 0;
+    opt->strip_ansi = 1;
+    opt->strip_controls = 1;
+    opt->fold_whitespace = 1;
+    opt->segment = 1;
+    opt->invalid = GYRO_INVALID_REPLACE;
+}
+
+static const char *const policy_names[] = {"replace", "skip", "fail"};
+
+int gyro_invalid_policy_parse(const char *name, gyro_invalid_policy *out)
+{
+    for (int i = 0; name && i < 3; i++)
+        if (strcmp(name, policy_names[i]) == 0) {
+            *out = (gyro_invalid_policy)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *gyro_invalid_policy_name(gyro_invalid_policy p)
+{
+    return (unsigned)p < 3 ? policy_names[p] : "unknown";
+}
+
+/* ---- life cycle --------------------------------------------------------------------------- */
+
+/* Grow *p (elements of `elem` bytes, capacity *cap) to hold at least `need` elements. */
+static gyro_status grow(void *pp, size_t *cap, size_t need, size_t elem)
+{
+    void **p = pp;
+    if (need <= *cap && *p) return GYRO_OK;
+    size_t c = *cap ? *cap : 64;
+    while (c < need) c *= 2;
+    void *np = realloc(*p, c * elem);
+    if (!np) return gyro_error_set(GYRO_ERR_NOMEM, "normalize: out of memory (%zu bytes)", c * elem);
+    *p = np;
+    *cap = c;
+    return GYRO_OK;
+}
+
+gyro_status gyro_normalizer_new(const gyro_normalize_options *opt, gyro_normalizer **out)
+{
+    if (!out) return gyro_error_set(GYRO_ERR_USAGE, "normalize: NULL output");
+    gyro_normalize_options o;
+    if (opt) o = *opt;
+    else gyro_normalize_options_init(&o);
+    if ((unsigned)o.invalid > GYRO_INVALID_FAIL)
+        return gyro_error_set(GYRO_ERR_USAGE, "normalize: unknown invalid-UTF-8 policy %d", (int)o.invalid);
+    gyro_normalizer *n = calloc(1, sizeof *n);
+    if (!n) return gyro_error_set(GYRO_ERR_NOMEM, "normalize: out of memory");
+    n->opt = o;
+    UErrorCode st = U_ZERO_ERROR;
+    if (o.t2s) {
+        UChar id[32];
+        UParseError pe;
+        u_uastrcpy(id, "Traditional-Simplified");
+        n->trans = utrans_openU(id, -1, UTRANS_FORWARD, NULL, 0, &pe, &st);
+        if (U_SUCCESS(st)) pthread_once(&t2s_trigger_once, t2s_trigger_init);
+        if (U_FAILURE(st)) {
+            gyro_normalizer_free(n);
+            return gyro_error_set(GYRO_ERR_UNAVAILABLE,
+                                  "normalize: ICU cannot open the Traditional-Simplified "
+                                  "transliterator (%s); is the ICU data package installed?",
+                                  u_errorName(st));
+        }
+    }
+    if (o.segment) {
+        n->brk = ubrk_open(UBRK_CHARACTER, "", NULL, 0, &st);
+        if (U_FAILURE(st)) {
+            gyro_normalizer_free(n);
+            return gyro_error_set(GYRO_ERR_UNAVAILABLE,
+                                  "normalize: ICU cannot open a character break iterator (%s)",
+                                  u_errorName(st));
+        }
+    }
+    *out = n;
+    return GYRO_OK;
+}
+
+void gyro_normalizer_free(gyro_normalizer *n)
+{
+    if (!n) return;
+    if (n->trans) utrans_close(n->trans);
+    if (n->brk) ubrk_close(n->brk);
+    free(n->orig);
+    free(n->cps);
+    free(n->tmp);
+    free(n->nf);
+    free(n->u16);
+    free(n->t2s);
+    free(n->text);
+    free(n->cbuf);
+    free(n->chars);
+    free(n);
+}
+
+const gyro_normalize_options *gyro_normalizer_options(const gyro_normalizer *n)
+{
+    return n ? &n->opt : NULL;
+}
+
+/* ---- steps -------------------------------------------------------------------------------- */
+
+/* Step 1: decode with the invalid-UTF-8 policy into n->cps and the repaired copy n->orig.
+ * Returns GYRO_OK and sets *ncp, *olen, *repairs; under SKIP stops at the first error with
+ * *repairs = 1 (the caller marks the document skipped). */
+static gyro_status decode(gyro_normalizer *n, const uint8_t *in, size_t len, size_t *ncp,
+                          size_t *olen, uint32_t *repairs)
+{
+    gyro_status s;
+    if ((s = grow(&n->orig, &n->orig_cap, 3 * len + 1, 1)) ||
+        (s = grow(&n->cps, &n->cps_cap, len + 1, sizeof(int32_t))))
+        return s;
+    size_t i = 0, o = 0, k = 0;
+    uint32_t bad = 0;
+    while (i < len) {
+        uint8_t b = in[i];
+        if (b < 0x80) {
+            n->orig[o++] = (char)b;
+            n->cps[k++] = b;
+            i++;
+            continue;
+        }
+        int32_t cp;
+        size_t used = gyro_utf8_decode(in + i, len - i, &cp);
+        if (cp < 0) {
+            bad++;
+            if (n->opt.invalid == GYRO_INVALID_FAIL)
+                return gyro_error_set(GYRO_ERR_DATA, "invalid UTF-8 byte 0x%02X at byte %zu", b, i);
+            if (n->opt.invalid == GYRO_INVALID_SKIP) {
+                *repairs = bad;
+                *ncp = 0;
+                *olen = 0;
+                return GYRO_OK;
+            }
+            memcpy(n->orig + o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            n->cps[k++] = GYRO_UTF8_REPLACEMENT;
+        } else {
+            memcpy(n->orig + o, in + i, used);
+            o += used;
+            n->cps[k++] = cp;
+        }
+        i += used;
+    }
+    n->orig[o] = '\0';
+    *ncp = k;
+    *olen = o;
+    *repairs = bad;
+    return GYRO_OK;
+}
+
+/* Step 2: remove ANSI escape sequences from c[0..len) in place (ECMA-48: CSI, OSC/DCS/SOS/PM/APC
+ * strings ended by BEL or ST, nF and Fp/Fe/Fs two-character escapes). Returns the new length. */
+static size_t strip_ansi(int32_t *c, size_t len)
+{
+    size_t j = 0, k = 0;
+    while (k < len) {
+        int32_t x = c[k];
+        if (x != 0x1b && x != 0x9b) {
+            c[j++] = c[k++];
+            continue;
+        }
+        int32_t next = k + 1 < len ? c[k + 1] : -1;
+        if (x == 0x9b || next == '[') {                    /* CSI params intermediates final */
+            size_t p = k + (x == 0x9b ? 1 : 2);
+            while (p < len && c[p] >= 0x30 && c[p] <= 0x3f) p++;
+            while (p < len && c[p] >= 0x20 && c[p] <= 0x2f) p++;
+            if (p < len && c[p] >= 0x40 && c[p] <= 0x7e) p++;
+            k = p;
+        } else if (next == ']' || next == 'P' || next == 'X' || next == '^' || next == '_') {
+            size_t p = k + 2;                              /* string up to BEL, ESC \ or ST */
+            while (p < len && c[p] != 0x07 && c[p] != 0x9c && !(c[p] == 0x1b && p + 1 < len && c[p + 1] == '\\'))
+                p++;
+            if (p < len) k = p + (c[p] == 0x1b ? 2 : 1);   /* terminated: drop all of it */
+            else k += 2;                                   /* unterminated: drop ESC and intro */
+        } else if (next >= 0x20 && next <= 0x2f) {         /* nF: intermediates then final */
+            size_t p = k + 1;
+            while (p < len && c[p] >= 0x20 && c[p] <= 0x2f) p++;
+            if (p < len && c[p] >= 0x30 && c[p] <= 0x7e) p++;
+            k = p;
+        } else if (next >= 0x30 && next <= 0x7e) {         /* two-character escape */
+            k += 2;
+        } else {
+            k += 1;                                        /* a lone ESC */
+        }
+    }
+    return j;
+}
+
+/* Step 3: NFKC (or NFC) and case folding through utf8proc. Input c[0..len); the result is in
+ * n->nf, its length in *out_len. */
+static gyro_status nfkc(gyro_normalizer *n, const int32_t *c, size_t len, size_t *out_len)
+{
+    gyro_status s;
+    if ((s = grow(&n->tmp, &n->tmp_cap, 4 * len + 1, 1))) return s;
+    size_t t = 0;
+    for (size_t i = 0; i < len; i++) t += gyro_utf8_encode(n->tmp + t, c[i]);
+    utf8proc_option_t opts = UTF8PROC_STABLE | UTF8PROC_COMPOSE;
+    if (n->opt.nfkc) opts |= UTF8PROC_COMPAT;
+    if (n->opt.case_fold) opts |= UTF8PROC_CASEFOLD;
+    for (;;) {
+        if ((s = grow(&n->nf, &n->nf_cap, len + 16, sizeof(int32_t)))) return s;
+        utf8proc_ssize_t r = utf8proc_decompose((const utf8proc_uint8_t *)n->tmp, (utf8proc_ssize_t)t,
+                                                n->nf, (utf8proc_ssize_t)n->nf_cap, opts);
+        if (r < 0)
+            return gyro_error_set(GYRO_ERR_INTERNAL, "normalize: utf8proc: %s", utf8proc_errmsg(r));
+        if ((size_t)r > n->nf_cap) {
+            len = (size_t)r;   /* grow to the size utf8proc asks for and decompose again */
+            continue;
+        }
+        r = utf8proc_normalize_utf32(n->nf, r, opts);
+        if (r < 0)
+            return gyro_error_set(GYRO_ERR_INTERNAL, "normalize: utf8proc: %s", utf8proc_errmsg(r));
+        *out_len = (size_t)r;
+        return GYRO_OK;
+    }
+}
+
+static int is_han(int32_t c)
+{
+    return (c >= 0x3400 && c <= 0x9fff) || (c >= 0xf900 && c <= 0xfaff) ||
+           (c >= 0x20000 && c <= 0x3134f);
+}
+
+/* Transliterate one piece c[0..len) and append its code points to n->t2s at *olen. */
+static gyro_status t2s_piece(gyro_normalizer *n, const int32_t *c, size_t len, size_t *olen)
+{
+    gyro_status s;
+    size_t cap = 2 * len + 64;
+    for (;;) {
+        if ((s = grow(&n->u16, &n->u16_cap, cap, sizeof(UChar)))) return s;
+        int32_t u = 0;
+        for (size_t i = 0; i < len; i++) U16_APPEND_UNSAFE(n->u16, u, c[i]);
+        int32_t text_len = u, limit = u;
+        UErrorCode st = U_ZERO_ERROR;
+        utrans_transUChars(n->trans, n->u16, &text_len, (int32_t)n->u16_cap, 0, &limit, &st);
+        if (st == U_BUFFER_OVERFLOW_ERROR) {
+            cap = n->u16_cap * 2;
+            continue;
+        }
+        if (U_FAILURE(st))
+            return gyro_error_set(GYRO_ERR_INTERNAL, "normalize: ICU transliteration failed: %s",
+                                  u_errorName(st));
+        if ((s = grow(&n->t2s, &n->t2s_cap, *olen + (size_t)text_len + 1, sizeof(int32_t)))) return s;
+        for (int32_t i = 0; i < text_len;) {
+            UChar32 x;
+            U16_NEXT(n->u16, i, text_len, x);
+            n->t2s[(*olen)++] = x;
+        }
+        return GYRO_OK;
+    }
+}
+
+/* The code points that occur on the left side of a Traditional-Simplified rule ("triggers").
+ * ICU's rule set is a plain list "X > Y;" (X one character or a phrase; no contexts, sets or
+ * variables), tried in order at each position, so a character that is no trigger is passed
+ * through unchanged and no rule can match across it: transliterating each maximal run of
+ * triggers separately gives exactly the result of transliterating the whole text, and text
+ * without triggers (most Simplified text) costs one bitmap lookup per character. The rules are
+ * read once per process with utrans_toRules; if they are ever not of that plain form, every Han
+ * character counts as a trigger (correct, only slower). */
+#define T2S_TRIGGER_LIMIT 0x40000
+static uint8_t t2s_trigger[T2S_TRIGGER_LIMIT / 8];
+static int t2s_trigger_plain;   /* 1: the bitmap is exact */
+
+static void t2s_trigger_init(void)
+{
+    UChar id[32];
+    UParseError pe;
+    UErrorCode st = U_ZERO_ERROR;
+    u_uastrcpy(id, "Traditional-Simplified");
+    UTransliterator *t = utrans_openU(id, -1, UTRANS_FORWARD, NULL, 0, &pe, &st);
+    if (U_FAILURE(st)) return;
+    int32_t n = utrans_toRules(t, 0, NULL, 0, &st);
+    st = U_ZERO_ERROR;
+    UChar *rules = malloc(((size_t)n + 1) * sizeof(UChar));
+    if (rules) n = utrans_toRules(t, 0, rules, n + 1, &st);
+    utrans_close(t);
+    if (!rules || U_FAILURE(st)) {
+        free(rules);
+        return;
+    }
+    int plain = n > 0;
+    for (int32_t i = 0; i < n && plain;) {
+        /* one rule: LHS (code points >= U+2E80) " > " RHS ";" "\n" */
+        int lhs = 0;
+        while (i < n && rules[i] != ' ') {
+            UChar32 c;
+            U16_NEXT(rules, i, n, c);
+            if (c < 0x2e80 || c >= T2S_TRIGGER_LIMIT) plain = 0;
+            else t2s_trigger[c >> 3] |= (uint8_t)(1u << (c & 7));
+            lhs++;
+        }
+        if (!lhs || i + 3 > n || rules[i] != ' ' || rules[i + 1] != '>' || rules[i + 2] != ' ') {
+            plain = 0;
+            break;
+        }
+        i += 3;
+        while (i < n && rules[i] != ';') {
+            if (rules[i] < 0x80) plain = 0;  /* syntax (quotes, escapes, contexts) in the output */
+            i++;
+        }
+        if (i >= n) plain = 0;
+        i++;
+        while (i < n && (rules[i] == '\n' || rules[i] == '\r')) i++;
+    }
+    free(rules);
+    t2s_trigger_plain = plain;
+}
+
+static int is_trigger(int32_t c)
+{
+    if (!t2s_trigger_plain) return is_han(c);
+    return c >= 0 && c < T2S_TRIGGER_LIMIT && (t2s_trigger[c >> 3] >> (c & 7)) & 1;
+}
+
+/* Step 4: Traditional → Simplified over c[0..len): runs of triggers go through utrans (in pieces
+ * of at most T2S_PIECE/2 code points), other characters are copied. Result in n->t2s. */
+static gyro_status t2s(gyro_normalizer *n, const int32_t *c, size_t len, size_t *out_len)
+{
+    gyro_status s;
+    if ((s = grow(&n->t2s, &n->t2s_cap, len + 1, sizeof(int32_t)))) return s;
+    size_t o = 0, i = 0;
+    while (i < len) {
+        if (!is_trigger(c[i])) {
+            if (o + 1 > n->t2s_cap && (s = grow(&n->t2s, &n->t2s_cap, o + 1, sizeof(int32_t)))) return s;
+            n->t2s[o++] = c[i++];
+            continue;
+        }
+        size_t end = i + 1;
+        while (end < len && end - i < T2S_PIECE / 2 && is_trigger(c[end])) end++;
+        if ((s = t2s_piece(n, c + i, end - i, &o))) return s;
+        i = end;
+    }
+    *out_len = o;
+    return GYRO_OK;
+}
+
+static int is_space(int32_t c)
+{
+    return (c >= 0x09 && c <= 0x0d) || c == 0x20 || c == 0x85 || c == 0xa0 || c == 0x1680 ||
+           (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f ||
+           c == 0x205f || c == 0x3000;
+}
+
+/* Step 5: drop controls, fold whitespace, encode to n->text. */
+static gyro_status clean_encode(gyro_normalizer *n, const int32_t *c, size_t len, size_t *out_len)
+{
+    gyro_status s;
+    if ((s = grow(&n->text, &n->text_cap, 4 * len + 1, 1))) return s;
+    size_t o = 0;
+    int pending = 0;
+    for (size_t i = 0; i < len; i++) {
+        int32_t x = c[i];
+        if (n->opt.fold_whitespace && is_space(x)) {
+            pending = o > 0;
+            continue;
+        }
+        if (n->opt.strip_controls && (x < 0x20 || (x >= 0x7f && x <= 0x9f) || x == 0xfeff))
+            continue;
+        if (pending) {
+            n->text[o++] = ' ';
+            pending = 0;
+        }
+        o += gyro_utf8_encode(n->text + o, x);
+    }
+    n->text[o] = '\0';
+    *out_len = o;
+    return GYRO_OK;
+}
+
+/* Grapheme_Cluster_Break=Other, not Extended_Pictographic, not Prepend: a boundary always lies
+ * between two such code points (UAX #29 GB999). */
+static int seg_simple(int32_t c)
+{
+    return (c >= 0x20 && c <= 0x7e) || (c >= 0x4e00 && c <= 0x9fff) ||
+           (c >= 0x3400 && c <= 0x4dbf) || (c >= 0x3001 && c <= 0x3003) ||
+           (c >= 0x3008 && c <= 0x3011);
+}
+
+static void add_cluster(gyro_normalizer *n, size_t *o, size_t *k, size_t from, size_t to)
+{
+    n->chars[(*k)++] = n->cbuf + *o;
+    memcpy(n->cbuf + *o, n->text + from, to - from);
+    *o += to - from;
+    n->cbuf[(*o)++] = '\0';
+}
+
+/* Clusters of the stretch text[from..to) with the ICU break iterator. */
+static gyro_status segment_icu(gyro_normalizer *n, UText *ut, size_t *o, size_t *k, size_t from,
+                               size_t to)
+{
+    UErrorCode st = U_ZERO_ERROR;
+    utext_openUTF8(ut, n->text + from, (int64_t)(to - from), &st);
+    ubrk_setUText(n->brk, ut, &st);
+    if (U_FAILURE(st))
+        return gyro_error_set(GYRO_ERR_INTERNAL, "normalize: ICU break iterator: %s", u_errorName(st));
+    int32_t prev = ubrk_first(n->brk);
+    for (int32_t b = ubrk_next(n->brk); b != UBRK_DONE; b = ubrk_next(n->brk)) {
+        add_cluster(n, o, k, from + (size_t)prev, from + (size_t)b);
+        prev = b;
+    }
+    return GYRO_OK;
+}
+
+/* Step 6: grapheme clusters of n->text[0..len) into n->cbuf / n->chars: cut at certain
+ * boundaries, ICU inside the stretches of more than one code point between them. */
+static gyro_status segment(gyro_normalizer *n, size_t len, size_t *n_chars)
+{
+    gyro_status s;
+    *n_chars = 0;
+    if (len == 0) return GYRO_OK;
+    if ((s = grow(&n->cbuf, &n->cbuf_cap, 2 * len + 1, 1)) ||
+        (s = grow(&n->chars, &n->chars_cap, len + 1, sizeof(char *))))
+        return s;
+    UText ut = UTEXT_INITIALIZER;
+    size_t o = 0, k = 0, start = 0, count = 0, i = 0;
+    int prev_simple = 0;
+    const uint8_t *t = (const uint8_t *)n->text;
+    while (i < len) {
+        int32_t c;
+        size_t w = gyro_utf8_decode(t + i, len - i, &c);  /* the text is valid UTF-8 */
+        int simple = seg_simple(c);
+        if (count > 0 && prev_simple && simple) {
+            if (count == 1) add_cluster(n, &o, &k, start, i);
+            else if ((s = segment_icu(n, &ut, &o, &k, start, i))) break;
+            start = i;
+            count = 0;
+        }
+        count++;
+        prev_simple = simple;
+        i += w;
+    }
+    if (!s) {
+        if (count == 1) add_cluster(n, &o, &k, start, len);
+        else if (count > 1) s = segment_icu(n, &ut, &o, &k, start, len);
+    }
+    utext_close(&ut);
+    *n_chars = k;
+    return s;
+}
+
+/* ---- the whole normalization -------------------------------------------------------------- */
+
+gyro_status gyro_normalize_text(gyro_normalizer *n, const char *in, size_t len, gyro_normalized *out)
+{
+    if (!n || !out || (!in && len)) return gyro_error_set(GYRO_ERR_USAGE, "normalize: NULL argument");
+    memset(out, 0, sizeof *out);
+    gyro_status s;
+    size_t ncp = 0, olen = 0;
+    uint32_t repairs = 0;
+    if ((s = decode(n, (const uint8_t *)in, len, &ncp, &olen, &repairs))) return s;
+    if ((s = grow(&n->text, &n->text_cap, 1, 1))) return s;
+    out->repairs = repairs;
+    if (n->opt.invalid == GYRO_INVALID_SKIP && repairs) {
+        n->orig[0] = '\0';
+        n->text[0] = '\0';
+        out->original = n->orig;
+        out->text = n->text;
+        out->chars = n->chars;
+        out->skipped = 1;
+        return GYRO_OK;
+    }
+    int32_t *c = n->cps;
+    size_t clen = ncp;
+    if (n->opt.strip_ansi) clen = strip_ansi(c, clen);
+    if (n->opt.nfkc || n->opt.case_fold) {
+        if ((s = nfkc(n, c, clen, &clen))) return s;
+        c = n->nf;
+    }
+    if (n->opt.t2s) {
+        size_t k = 0;
+        while (k < clen && !is_trigger(c[k])) k++;
+        if (k < clen) {
+            if ((s = t2s(n, c, clen, &clen))) return s;
+            c = n->t2s;
+        }
+    }
+    size_t tlen, nchars = 0;
+    if ((s = clean_encode(n, c, clen, &tlen))) return s;
+    if (n->opt.segment && (s = segment(n, tlen, &nchars))) return s;
+    out->original = n->orig;
+    out->original_len = olen;
+    out->text = n->text;
+    out->text_len = tlen;
+    out->chars = n->chars;
+    out->n_chars = nchars;
+    return GYRO_OK;
+}
+
+void gyro_normalized_to_document(const gyro_normalized *r, const char *source, uint64_t line,
+                                 uint64_t id, Gyro__V1__Document *doc)
+{
+    doc->id = id;
+    doc->source = (char *)(source ? source : "");
+    doc->line = line;
+    doc->original = (char *)r->original;
+    doc->text = (char *)r->text;
+    doc->n_chars = r->n_chars;
+    doc->chars = r->chars;
+    doc->repairs = r->repairs;
+}
