@@ -1,0 +1,247 @@
+/* checkpoint.c — char2vec checkpoints: everything needed to continue a run after a crash.
+ *
+ * A little-endian binary file (the tables are large and read back exactly), written atomically:
+ *     "GYROC2VK"  u32 version  u32 byte-order mark 0x01020304
+ *     options: i32 geometry dim window negatives epochs threads;
+ *              f64 sample lr theta max_step init_scale neg_power; u64 seed
+ *     u64 n_tokens n_ids words_done; f64 seconds; u32 vocab size; u64 vocab fingerprint
+ *     per thread: u32 epoch; u64 pos; u64 rng[4]
+ *     per token: u16 length; bytes; u64 count
+ *     centre table then context table: vocab × width f32 (rows unpadded)
+ *     u64 FNV-1a of every byte before it
+ * The loader reads the file into memory, checks the checksum before anything else (so a
+ * truncated or altered file is refused), then parses with bounds checks.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "embeddings/char2vec.h"
+#include "models/core/atomic_file.h"
+
+#define CKPT_MAGIC "GYROC2VK"
+#define CKPT_VERSION 1u
+#define CKPT_BOM 0x01020304u
+
+typedef struct wctx {
+    FILE *fp;
+    uint64_t h;
+    int err;
+} wctx;
+
+static void hash_bytes(uint64_t *h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t x = *h;
+    for (size_t i = 0; i < n; i++) {
+        x ^= b[i];
+        x *= 1099511628211ULL;
+    }
+    *h = x;
+}
+
+static void put(wctx *w, const void *p, size_t n)
+{
+    if (w->err) return;
+    hash_bytes(&w->h, p, n);
+    if (fwrite(p, 1, n, w->fp) != n) w->err = errno ? errno : EIO;
+}
+#define PUT(w, v) do { __typeof__(v) _v = (v); put((w), &_v, sizeof _v); } while (0)
+
+gyro_status gyro_c2v_checkpoint_save(const gyro_c2v_model *m, const char *path)
+{
+    gyro_atomic_file af;
+    gyro_status s = gyro_atomic_open(&af, path);
+    if (s) return s;
+    wctx w = {af.fp, 1469598103934665603ULL, 0};
+    const gyro_c2v_options *o = &m->opt;
+    put(&w, CKPT_MAGIC, 8);
+    PUT(&w, (uint32_t)CKPT_VERSION);
+    PUT(&w, (uint32_t)CKPT_BOM);
+    int32_t ints[6] = {o->geometry, o->dim, o->window, o->negatives, o->epochs, o->threads};
+    put(&w, ints, sizeof ints);
+    double dbl[6] = {o->sample, o->lr, o->theta, o->max_step, o->init_scale, o->neg_power};
+    put(&w, dbl, sizeof dbl);
+    PUT(&w, (uint64_t)o->seed);
+    PUT(&w, (uint64_t)m->n_tokens);
+    PUT(&w, (uint64_t)m->n_ids);
+    PUT(&w, (uint64_t)m->words_done);
+    PUT(&w, (double)m->seconds);
+    PUT(&w, (uint32_t)m->vocab.n);
+    PUT(&w, (uint64_t)gyro_vocab_fingerprint(&m->vocab));
+    for (int t = 0; t < o->threads; t++) {
+        PUT(&w, (uint32_t)m->ts[t].epoch);
+        PUT(&w, (uint64_t)m->ts[t].pos);
+        put(&w, m->ts[t].rng.s, sizeof m->ts[t].rng.s);
+    }
+    for (int i = 0; i < m->vocab.n; i++) {
+        size_t len = strlen(m->vocab.tokens[i]);
+        PUT(&w, (uint16_t)len);
+        put(&w, m->vocab.tokens[i], len);
+        PUT(&w, (uint64_t)m->vocab.counts[i]);
+    }
+    for (int k = 0; k < 2; k++) {
+        const float *tab = k ? m->out : m->in;
+        for (int i = 0; i < m->vocab.n; i++) put(&w, tab + (size_t)i * m->row, (size_t)m->width * sizeof(float));
+    }
+    uint64_t h = w.h;
+    put(&w, &h, sizeof h);
+    if (w.err) {
+        gyro_atomic_abort(&af);
+        return gyro_error_set(GYRO_ERR_IO, "%s: cannot write the checkpoint: %s", path, strerror(w.err));
+    }
+    return gyro_atomic_commit(&af);
+}
+
+/* ---- load -------------------------------------------------------------------------------- */
+
+typedef struct rctx {
+    const unsigned char *p, *end;
+    int short_read;
+} rctx;
+
+static void get(rctx *r, void *out, size_t n)
+{
+    if ((size_t)(r->end - r->p) < n) {
+        r->short_read = 1;
+        memset(out, 0, n);
+        return;
+    }
+    memcpy(out, r->p, n);
+    r->p += n;
+}
+#define GET(r, v) get((r), &(v), sizeof(v))
+
+gyro_status gyro_c2v_checkpoint_load(const char *path, gyro_c2v_model *m)
+{
+    memset(m, 0, sizeof *m);
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return gyro_error_set(GYRO_ERR_IO, "%s: cannot open the checkpoint: %s", path, strerror(errno));
+    unsigned char *data = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            cap = cap ? cap * 2 : 1 << 20;
+            unsigned char *d = realloc(data, cap);
+            if (!d) {
+                free(data);
+                fclose(fp);
+                return gyro_error_set(GYRO_ERR_NOMEM, "out of memory reading %s", path);
+            }
+            data = d;
+        }
+        size_t got = fread(data + len, 1, cap - len, fp);
+        len += got;
+        if (got == 0) break;
+    }
+    int rerr = ferror(fp);
+    fclose(fp);
+    gyro_status s = GYRO_OK;
+    if (rerr) {
+        s = gyro_error_set(GYRO_ERR_IO, "%s: read error", path);
+        goto done;
+    }
+    if (len < 16 || memcmp(data, CKPT_MAGIC, 8) != 0) {
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: not a gyro char2vec checkpoint (bad magic)", path);
+        goto done;
+    }
+    uint32_t version, bom;
+    memcpy(&version, data + 8, 4);
+    memcpy(&bom, data + 12, 4);
+    if (bom != CKPT_BOM) {
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: checkpoint of another byte order or corrupt", path);
+        goto done;
+    }
+    if (version > CKPT_VERSION) {
+        s = gyro_error_set(GYRO_ERR_VERSION, "%s: checkpoint version %u is newer than this gyro's (%u); "
+                           "resume with the gyro that wrote it", path, version, CKPT_VERSION);
+        goto done;
+    }
+    uint64_t want = 1469598103934665603ULL, stored;
+    if (len < 24) {
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated checkpoint", path);
+        goto done;
+    }
+    hash_bytes(&want, data, len - 8);
+    memcpy(&stored, data + len - 8, 8);
+    if (want != stored) {
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated or corrupt checkpoint (checksum mismatch)", path);
+        goto done;
+    }
+    rctx r = {data + 16, data + len - 8, 0};
+    gyro_c2v_options o;
+    gyro_c2v_options_init(&o);
+    int32_t ints[6];
+    double dbl[6];
+    uint64_t seed, n_tokens, n_ids, words_done, fp_stored;
+    double seconds;
+    uint32_t vn;
+    GET(&r, ints);
+    GET(&r, dbl);
+    GET(&r, seed);
+    GET(&r, n_tokens);
+    GET(&r, n_ids);
+    GET(&r, words_done);
+    GET(&r, seconds);
+    GET(&r, vn);
+    GET(&r, fp_stored);
+    o.geometry = ints[0]; o.dim = ints[1]; o.window = ints[2]; o.negatives = ints[3];
+    o.epochs = ints[4]; o.threads = ints[5];
+    o.sample = dbl[0]; o.lr = dbl[1]; o.theta = dbl[2]; o.max_step = dbl[3];
+    o.init_scale = dbl[4]; o.neg_power = dbl[5]; o.seed = seed;
+    if (r.short_read || gyro_c2v_options_check(&o) || vn < 1 || vn > GYRO_VOCAB_MAX_SIZE ||
+        n_tokens < 2 || n_tokens > n_ids) {
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: corrupt checkpoint (impossible options or sizes)", path);
+        goto done;
+    }
+    m->opt = o;
+    m->n_tokens = n_tokens;
+    m->n_ids = n_ids;
+    m->words_done = words_done;
+    m->seconds = seconds;
+    if ((s = gyro_vocab_init(&m->vocab))) goto done;
+    gyro_c2v_thread_state *ts = calloc((size_t)o.threads, sizeof *ts);
+    if (!ts) { s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory"); goto done; }
+    for (int t = 0; t < o.threads; t++) {
+        GET(&r, ts[t].epoch);
+        GET(&r, ts[t].pos);
+        GET(&r, ts[t].rng.s);
+        if (ts[t].epoch > (uint32_t)o.epochs || ts[t].pos > n_ids) r.short_read = 1;
+    }
+    for (uint32_t i = 0; i < vn && !r.short_read && !s; i++) {
+        uint16_t tl;
+        uint64_t count;
+        GET(&r, tl);
+        if (tl == 0 || tl > GYRO_VOCAB_MAX_TOKEN || (size_t)(r.end - r.p) < tl) { r.short_read = 1; break; }
+        const char *tok = (const char *)r.p;
+        r.p += tl;
+        GET(&r, count);
+        int id;
+        if (gyro_vocab_find(&m->vocab, tok, tl) >= 0) { r.short_read = 1; break; }
+        s = gyro_vocab_add(&m->vocab, tok, tl, count, &id);
+    }
+    if (!s && !r.short_read && gyro_vocab_fingerprint(&m->vocab) != fp_stored) r.short_read = 1;
+    if (!s && !r.short_read) {
+        s = gyro_c2v_model_alloc(m);
+        free(m->ts);
+        m->ts = ts;
+        ts = NULL;
+    }
+    for (int k = 0; k < 2 && !s && !r.short_read; k++) {
+        float *tab = k ? m->out : m->in;
+        for (uint32_t i = 0; i < vn; i++) {
+            float *x = tab + (size_t)i * m->row;
+            get(&r, x, (size_t)m->width * sizeof(float));
+            for (int j = 0; j < m->width; j++)
+                if (!isfinite(x[j])) r.short_read = 1;
+        }
+    }
+    if (!s && (r.short_read || r.p != r.end))
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: corrupt checkpoint (inconsistent contents)", path);
+    free(ts);
+done:
+    free(data);
+    return s;
+}

@@ -1,0 +1,75 @@
+/* table.h — an embedding table in memory and its file (a gyro stream of EmbeddingTable records).
+ *
+ * The file is a gyro stream (pipeline/stream.h: StreamHeader "gyro" v1, message_type
+ * "gyro.v1.EmbeddingTable", delimited records), written atomically. A table is split over
+ * records of at most GYRO_TABLE_CHUNK entries so no record nears the stream's record limit
+ * whatever the vocabulary; every record repeats model, curvature and dim, and the loader
+ * concatenates their entries. `gyro dump` shows it like any other stream, and other languages
+ * read it with their protobuf library.
+ *
+ * In memory the vectors are one contiguous float block (n, stride): stride = dim + 1 on the
+ * hyperboloid (time coordinate first), dim in the Poincaré ball or Euclidean space. Tokens and
+ * counts live in a gyro_vocab, which also gives O(1) lookup by token.
+ */
+#ifndef GYRO_EMBEDDINGS_TABLE_H
+#define GYRO_EMBEDDINGS_TABLE_H
+
+#include <stdint.h>
+
+#include "embeddings/vocab.h"
+#include "models/core/status.h"
+#include "proto/gyro.pb-c.h"
+
+#define GYRO_TABLE_CHUNK 4096
+#define GYRO_TABLE_MAX_DIM 65536
+
+typedef struct gyro_embedding_table {
+    int model;            /* GYRO__V1__EMBEDDING_MODEL__HYPERBOLOID / POINCARE / EUCLIDEAN */
+    double curvature;     /* c > 0 of curvature -c (1 on the hyperboloid) */
+    int dim;              /* manifold dimension */
+    int stride;           /* floats per row: dim + 1 on the hyperboloid, else dim */
+    int n;                /* rows */
+    char **tokens;        /* (n) aliases vocab.tokens */
+    uint64_t *counts;     /* (n) aliases vocab.counts */
+    float *vectors;       /* (n, stride) owned */
+    char *trained_by;     /* owned, may be NULL */
+    gyro_vocab vocab;     /* owns tokens and counts; hash for gyro_embedding_table_find */
+} gyro_embedding_table;
+
+/* Floats per row of a table of this model and dimension. */
+int gyro_embedding_stride(int model, int dim);
+
+/* Allocate a table of `n` rows with zeroed vectors and no tokens yet (add them with
+ * gyro_embedding_table_set_token in row order). Errors: GYRO_ERR_USAGE (bad model, dim,
+ * curvature, n), GYRO_ERR_NOMEM. *out is set only on success. */
+gyro_status gyro_embedding_table_new(int model, double curvature, int dim, int n,
+                                     gyro_embedding_table **out);
+
+/* Set the token of the next row (rows are filled 0, 1, ...: `row` must equal the number of
+ * tokens set so far). Errors: GYRO_ERR_DATA for a duplicate or invalid token. */
+gyro_status gyro_embedding_table_set_token(gyro_embedding_table *t, int row, const char *token,
+                                           uint64_t count);
+
+/* Load a table file. Errors name the file and record: GYRO_ERR_IO (cannot open),
+ * GYRO_ERR_FORMAT (not a gyro stream, a stream of another type, truncated, inconsistent model or
+ * dimension between records, a vector of the wrong length, a non-finite coordinate, a duplicate
+ * token, an empty table), GYRO_ERR_VERSION (newer file). *out is set only on success. */
+gyro_status gyro_embedding_table_load(const char *path, gyro_embedding_table **out);
+
+/* Save atomically to `path` ("-" = stdout). GYRO_ERR_IO on failure (the target is unchanged). */
+gyro_status gyro_embedding_table_save(const gyro_embedding_table *t, const char *path);
+
+/* Row of `token`, or -1. */
+int gyro_embedding_table_find(const gyro_embedding_table *t, const char *token);
+
+/* Free the table (NULL is a no-op). */
+void gyro_embedding_table_free(gyro_embedding_table *t);
+
+/* Name of a model ("hyperboloid", "poincare", "euclidean", "unspecified"). */
+const char *gyro_embedding_model_name(int model);
+
+/* Largest |<x,x>_L + 1| over the rows of a hyperboloid table, computed in double; 0 for other
+ * models. *worst_row (may be NULL) receives the row. */
+double gyro_embedding_table_manifold_error(const gyro_embedding_table *t, int *worst_row);
+
+#endif
