@@ -98,10 +98,12 @@ typedef struct gyro_tf_config {
 
 /* The seed's settings for a geometry (hyperbolic-chinese-nlu §5): 3 layers, 16 heads of
  * D = ceil(C/16) coordinates, hyperbolic 100-d, Euclidean 128-d, FFN 4·C, max_len 64, c = 1,
- * dropout 0 (the caller sets 0.3 / 0.2), positional scale 1. Hyperbolic: no residual, no
- * LayerNorm and no FFN activation, as in seed §4.2; Euclidean: additive residual, LayerNorm
- * and ReLU, the standard transformer the seed compares against. vocab_size and n_classes are
- * 0: the caller sets them. */
+ * dropout 0 (the caller sets 0.3 / 0.2). Hyperbolic: no residual, no LayerNorm and no FFN
+ * activation, as in seed §4.2; Euclidean: additive residual, LayerNorm and ReLU, the standard
+ * transformer the seed compares against. Positional scale s = √(2/C): the raw sine table has
+ * norm √(C/2) (≈ 7 at C = 100), which exp0 sends to the float32 boundary of the ball and which
+ * would drown the character embedding; scaled, |s·PE| = 1. vocab_size and n_classes are 0: the
+ * caller sets them. */
 gyro_tf_config gyro_tf_config_default(gyro_tf_geometry geometry);
 
 /* Check a configuration. GYRO_ERR_USAGE with a message naming the bad field, or GYRO_OK. */

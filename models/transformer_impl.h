@@ -1,0 +1,652 @@
+/* transformer_impl.h — generic body of the transformer (transformer.h), instantiated twice by
+ * transformer.c: R = float with TF(name) = name, and R = double with TF(name) = name_f64.
+ * L_(name) names the layer kernel of the precision (gyro_attention_forward_f32 …).
+ *
+ * Activation block layout: every per-layer activation is an (L, Nmax, width) array carved
+ * from one block (Nmax = max_batch · max_len); a forward over B·T rows uses the first B·T rows
+ * of each layer's slice. The activation-gradient block is carved identically, so every
+ * activation `a.x` has its gradient `d.x` at the same offset. Maps that are switched off by
+ * the configuration (no residual, no LayerNorm, no activation, no dropout) are not copies:
+ * the next stage reads the previous buffer directly (see the alias choices in layer_ptrs),
+ * and the backward follows the same aliases.
+ */
+
+/* Named pointers to the activations of one layer (or their gradients). */
+typedef struct TF(tf_layer_ptrs) {
+    R *xin;    /* (N, C)   layer input (ball)                                   */
+    R *u;      /* (N, C)   log0(xin)                                            */
+    R *qkvy;   /* (N, 3A)  u Wqkvᵀ                                              */
+    R *qkvz;   /* (N, 3A)  exp0(qkvy): the Möbius matvec output (ball, 3A-d)    */
+    R *qkvt;   /* (N, 3A)  log0 of each head's D-slice: tangent q | k | v       */
+    R *att;    /* (B, H, T, T) attention probabilities                          */
+    R *o;      /* (N, A)   head outputs (tangent)                               */
+    R *od;     /* (N, A)   after dropout (aliases o without dropout)            */
+    R *rr;     /* (N, H, C) M_i o_i (hyperbolic merge cache)                    */
+    R *a;      /* (N, C)   gyro-added heads (ball)                              */
+    R *la;     /* (N, C)   log0(a)             (tangent residual)               */
+    R *ts1;    /* (N, C)   u + la              (tangent residual)               */
+    R *res1;   /* (N, C)   after the residual (aliases a without residual)      */
+    R *lnu1;   /* (N, C)   log0(res1)          (LayerNorm)                      */
+    R *lnv1;   /* (N, C)   LN(lnu1)                                             */
+    R *lnm1;   /* (N)      LN mean                                              */
+    R *lnr1;   /* (N)      LN 1/σ                                               */
+    R *x1;     /* (N, C)   exp0(lnv1) (aliases res1 without LayerNorm)          */
+    R *u2;     /* (N, C)   log0(x1)                                             */
+    R *y2;     /* (N, F)   u2 W1ᵀ                                               */
+    R *e2;     /* (N, F)   exp0(y2)                                             */
+    R *h;      /* (N, F)   e2 ⊕ b1                                              */
+    R *g0;     /* (N, F)   log0(h)                                              */
+    R *g1;     /* (N, F)   φ(g0) (aliases g0 for the identity)                  */
+    R *gd;     /* (N, F)   after dropout (aliases g1 without dropout)           */
+    R *y3;     /* (N, C)   gd W2ᵀ                                               */
+    R *e3;     /* (N, C)   exp0(y3)                                             */
+    R *f;      /* (N, C)   e3 ⊕ b2                                              */
+    R *lf;     /* (N, C)   log0(f)             (tangent residual)               */
+    R *ts2;    /* (N, C)   u2 + lf             (tangent residual)               */
+    R *res2;   /* (N, C)   after the residual (aliases f without residual)      */
+    R *lnu2;   /* (N, C)   log0(res2)                                           */
+    R *lnv2;   /* (N, C)   LN(lnu2)                                             */
+    R *lnm2;   /* (N)                                                           */
+    R *lnr2;   /* (N)                                                           */
+    R *xout;   /* (N, C)   layer output (aliases res2 without LayerNorm)        */
+    R *mask_o; /* (N, A)   dropout mask of o (forward block only)               */
+    R *mask_f; /* (N, F)   dropout mask of g1 (forward block only)              */
+} TF(tf_layer_ptrs);
+
+/* Per-layer arrays of one block: base pointers of (L, Nmax, width) arrays. Listed with their
+ * width in values per row; `att` has Bmax·H·Tmax·Tmax values per layer. */
+#define TF_LAYER_FIELDS(X)                                                                     \
+    X(u, C) X(qkvy, 3 * A) X(qkvz, 3 * A) X(qkvt, 3 * A) X(o, A) X(od, A) X(rr, RRW) X(a, C)   \
+    X(la, C) X(ts1, C) X(res1, C) X(lnu1, C) X(lnv1, C) X(lnm1, 1) X(lnr1, 1) X(x1, C)         \
+    X(u2, C) X(y2, F) X(e2, F) X(h, F) X(g0, F) X(g1, F) X(gd, F) X(y3, C) X(e3, C) X(f, C)    \
+    X(lf, C) X(ts2, C) X(res2, C) X(lnu2, C) X(lnv2, C) X(lnm2, 1) X(lnr2, 1) X(xout, C)
+
+typedef struct TF(tf_block) {
+    R *x0;       /* (Nmax, C)  embeddings ⊕ positions            */
+    R *lfin;     /* (Nmax, C)  log0 of the last layer's output     */
+    R *pooled;   /* (Bmax, C)  max over valid positions (tangent)  */
+    R *pdrop;    /* (Bmax, C)  after dropout (aliases pooled)      */
+    R *pball;    /* (Bmax, C)  exp0(pdrop): the MLR input          */
+    R *logits;   /* (Bmax, K)                                      */
+    R *att;      /* (L, Bmax, H, Tmax, Tmax)                       */
+#define TF_DECLARE_FIELD(name, w) R *name;
+    TF_LAYER_FIELDS(TF_DECLARE_FIELD)
+#undef TF_DECLARE_FIELD
+} TF(tf_block);
+
+struct TF(gyro_tf_acts) {
+    int max_batch, max_len, training;
+    int B, T;                 /* sizes of the last forward (0 before the first) */
+    int dropout_on;           /* the last forward drew dropout masks */
+    long nmax;                /* max_batch · max_len */
+    int32_t *tokens;          /* (Bmax, Tmax) copy of the last forward's tokens */
+    int *lengths;             /* (Bmax) */
+    int *pidx;                /* (Bmax, C) argmax of the pooling */
+    R *memory;                /* the activation block (owned) */
+    R *dmemory;               /* the activation-gradient block (owned; training only) */
+    size_t block_values;      /* values in each block */
+    TF(tf_block) a, d;        /* carved activations and their gradients */
+    R *mask_o;                /* (L, Nmax, A) (training only) */
+    R *mask_f;                /* (L, Nmax, F) */
+    R *mask_p;                /* (Bmax, C) */
+    R *scratch;               /* (scratch_values) per-row backward scratch */
+    size_t scratch_values;
+};
+
+/* ---- parameters --------------------------------------------------------------------------- */
+
+static R **TF(tf_slot)(PARAMS *p, int k)
+{
+    switch (k) {
+    case GYRO_TF_T_WTE: return &p->wte;
+    case GYRO_TF_T_QKVW: return &p->qkvw;
+    case GYRO_TF_T_ATTPROJW: return &p->attprojw;
+    case GYRO_TF_T_LN1G: return &p->ln1g;
+    case GYRO_TF_T_LN1B: return &p->ln1b;
+    case GYRO_TF_T_FCW: return &p->fcw;
+    case GYRO_TF_T_FCB: return &p->fcb;
+    case GYRO_TF_T_FCPROJW: return &p->fcprojw;
+    case GYRO_TF_T_FCPROJB: return &p->fcprojb;
+    case GYRO_TF_T_LN2G: return &p->ln2g;
+    case GYRO_TF_T_LN2B: return &p->ln2b;
+    case GYRO_TF_T_MLR_A: return &p->mlr_a;
+    default: return &p->mlr_p;
+    }
+}
+
+void TF(gyro_tf_carve)(const gyro_tf_config *cfg, R *block, PARAMS *out)
+{
+    memset(out, 0, sizeof *out);
+    tf_entry e[GYRO_TF_MAX_TENSORS];
+    int n = tf_entries(cfg, e);
+    for (int i = 0; i < n; i++)
+        *TF(tf_slot)(out, e[i].slot) = block + e[i].t.offset;
+}
+
+static void TF(tf_init_params)(MODEL *m, uint64_t seed)
+{
+    const gyro_tf_config *cfg = &m->cfg;
+    const int geo = cfg->geometry;
+    const R c = (R)cfg->curvature;
+    gyro_rng rng;
+    gyro_rng_seed(&rng, seed);
+    tf_entry e[GYRO_TF_MAX_TENSORS];
+    int n = tf_entries(cfg, e);
+    for (int i = 0; i < n; i++) {
+        R *p = m->params_memory + e[i].t.offset;
+        const size_t size = e[i].t.size;
+        const int rows = e[i].t.rows, cols = e[i].t.cols;
+        switch (e[i].slot) {
+        case GYRO_TF_T_WTE: {
+            /* tangent rows N(0, 1/C), then exp0 into the ball: |row| ≈ tanh(1) */
+            const double sd = 1.0 / sqrt((double)cols);
+            for (size_t j = 0; j < size; j++)
+                p[j] = (R)(sd * gyro_rng_normal(&rng));
+            L_(gyro_geo_exp0)(p, cols, p, cols, geo, c, rows, cols);
+            break;
+        }
+        case GYRO_TF_T_LN1G:
+        case GYRO_TF_T_LN2G:
+            for (size_t j = 0; j < size; j++)
+                p[j] = (R)1;
+            break;
+        case GYRO_TF_T_LN1B:
+        case GYRO_TF_T_LN2B:
+        case GYRO_TF_T_FCB:
+        case GYRO_TF_T_FCPROJB:
+        case GYRO_TF_T_MLR_P:
+            memset(p, 0, size * sizeof(R)); /* Euclidean zero = the ball's origin */
+            break;
+        default: {
+            /* matrices (stacked per layer): Xavier-uniform on (out, in) = the matrix shape */
+            int fan_out = 0, fan_in = cols;
+            switch (e[i].slot) {
+            case GYRO_TF_T_QKVW: fan_out = 3 * cfg->n_heads * cfg->head_dim; break;
+            case GYRO_TF_T_ATTPROJW: fan_out = cfg->dim; break;
+            case GYRO_TF_T_FCW: fan_out = cfg->ffn_dim; break;
+            case GYRO_TF_T_FCPROJW: fan_out = cfg->dim; break;
+            default: fan_out = rows; break; /* mlr_a (K, C) */
+            }
+            const double lim = sqrt(6.0 / (double)(fan_in + fan_out));
+            for (size_t j = 0; j < size; j++)
+                p[j] = (R)(lim * (2.0 * gyro_rng_uniform(&rng) - 1.0));
+            break;
+        }
+        }
+    }
+}
+
+void TF(gyro_tf_free)(MODEL *m)
+{
+    if (!m)
+        return;
+    free(m->params_memory);
+    free(m->grads_memory);
+    free(m->pos);
+    free(m);
+}
+
+gyro_status TF(gyro_tf_new)(const gyro_tf_config *cfg, uint64_t seed, int with_grads, MODEL **out)
+{
+    *out = NULL;
+    gyro_status st = gyro_tf_config_validate(cfg);
+    if (st != GYRO_OK)
+        return st;
+    MODEL *m = calloc(1, sizeof *m);
+    if (!m)
+        return gyro_error_set(GYRO_ERR_NOMEM, "transformer: out of memory");
+    m->cfg = *cfg;
+    m->n_params = gyro_tf_param_count(cfg);
+    m->n_tensors = gyro_tf_tensor_table(cfg, m->tensors);
+    m->params_memory = calloc(m->n_params, sizeof(R));
+    m->pos = calloc((size_t)cfg->max_len * cfg->dim, sizeof(R));
+    if (with_grads)
+        m->grads_memory = calloc(m->n_params, sizeof(R));
+    if (!m->params_memory || !m->pos || (with_grads && !m->grads_memory)) {
+        TF(gyro_tf_free)(m);
+        return gyro_error_set(GYRO_ERR_NOMEM, "transformer: cannot allocate %zu parameters",
+                              gyro_tf_param_count(cfg));
+    }
+    TF(gyro_tf_carve)(cfg, m->params_memory, &m->params);
+    if (with_grads)
+        TF(gyro_tf_carve)(cfg, m->grads_memory, &m->grads);
+    L_(gyro_embed_positions)(m->pos, cfg->geometry, (R)cfg->curvature, (R)cfg->pos_scale,
+                             cfg->max_len, cfg->dim);
+    TF(tf_init_params)(m, seed);
+    *out = m;
+    return GYRO_OK;
+}
+
+/* ---- activations -------------------------------------------------------------------------- */
+
+/* Carve (or, with base == NULL, measure) one block. Returns the number of values. */
+static size_t TF(tf_carve_block)(R *base, TF(tf_block) *blk, const gyro_tf_config *cfg, int bmax,
+                                 int tmax)
+{
+    const long N = (long)bmax * tmax;
+    const long C = cfg->dim, F = cfg->ffn_dim, H = cfg->n_heads, A = H * cfg->head_dim;
+    const long Lr = cfg->n_layers, K = cfg->n_classes;
+    const long RRW = cfg->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC ? H * C : 0;
+    size_t off = 0;
+#define TF_TAKE(field, count)                                                                  \
+    do {                                                                                       \
+        if (base)                                                                              \
+            blk->field = base + off;                                                           \
+        off += (size_t)(count);                                                                \
+        off = (off + 15) & ~(size_t)15; /* 64-byte aligned in float32 */                     \
+    } while (0)
+    TF_TAKE(x0, N * C);
+    TF_TAKE(lfin, N * C);
+    TF_TAKE(pooled, bmax * C);
+    TF_TAKE(pdrop, bmax * C);
+    TF_TAKE(pball, bmax * C);
+    TF_TAKE(logits, bmax * K);
+    TF_TAKE(att, Lr * bmax * H * tmax * tmax);
+#define TF_TAKE_LAYER(name, w) TF_TAKE(name, Lr * N * (w));
+    TF_LAYER_FIELDS(TF_TAKE_LAYER)
+#undef TF_TAKE_LAYER
+#undef TF_TAKE
+    (void)RRW;
+    return off;
+}
+
+void TF(gyro_tf_acts_free)(ACTS *a)
+{
+    if (!a)
+        return;
+    free(a->tokens);
+    free(a->lengths);
+    free(a->pidx);
+    free(a->memory);
+    free(a->dmemory);
+    free(a->mask_o);
+    free(a->mask_f);
+    free(a->mask_p);
+    free(a->scratch);
+    free(a);
+}
+
+gyro_status TF(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int training,
+                                 ACTS **out)
+{
+    *out = NULL;
+    const gyro_tf_config *cfg = &m->cfg;
+    if (max_batch < 1 || max_batch > GYRO_TF_MAX_BATCH)
+        return gyro_error_set(GYRO_ERR_USAGE, "transformer: max_batch %d outside [1, %d]",
+                              max_batch, GYRO_TF_MAX_BATCH);
+    if (max_len < 1 || max_len > cfg->max_len)
+        return gyro_error_set(GYRO_ERR_USAGE, "transformer: max_len %d outside [1, %d]",
+                              max_len, cfg->max_len);
+    ACTS *a = calloc(1, sizeof *a);
+    if (!a)
+        return gyro_error_set(GYRO_ERR_NOMEM, "transformer: out of memory");
+    const long N = (long)max_batch * max_len;
+    const long C = cfg->dim, F = cfg->ffn_dim, H = cfg->n_heads, A = H * cfg->head_dim;
+    a->max_batch = max_batch;
+    a->max_len = max_len;
+    a->training = training != 0;
+    a->nmax = N;
+    a->block_values = TF(tf_carve_block)(NULL, &a->a, cfg, max_batch, max_len);
+    a->memory = calloc(a->block_values, sizeof(R));
+    a->tokens = calloc((size_t)N, sizeof(int32_t));
+    a->lengths = calloc((size_t)max_batch, sizeof(int));
+    a->pidx = calloc((size_t)max_batch * C, sizeof(int));
+    long wide = 3 * A > F ? 3 * A : F;
+    if (C > wide)
+        wide = C;
+    a->scratch_values = (size_t)((2 * H + 6) * C + 4 * wide + (long)max_len * max_len);
+    a->scratch = calloc(a->scratch_values, sizeof(R));
+    int ok = a->memory && a->tokens && a->lengths && a->pidx && a->scratch;
+    if (ok && a->training) {
+        a->dmemory = calloc(a->block_values, sizeof(R));
+        a->mask_o = calloc((size_t)(cfg->n_layers * N * A) + 1, sizeof(R));
+        a->mask_f = calloc((size_t)(cfg->n_layers * N * F) + 1, sizeof(R));
+        a->mask_p = calloc((size_t)max_batch * C, sizeof(R));
+        ok = a->dmemory && a->mask_o && a->mask_f && a->mask_p;
+    }
+    if (!ok) {
+        TF(gyro_tf_acts_free)(a);
+        return gyro_error_set(GYRO_ERR_NOMEM,
+                              "transformer: cannot allocate activations for %d x %d tokens",
+                              max_batch, max_len);
+    }
+    TF(tf_carve_block)(a->memory, &a->a, cfg, max_batch, max_len);
+    if (a->training)
+        TF(tf_carve_block)(a->dmemory, &a->d, cfg, max_batch, max_len);
+    *out = a;
+    return GYRO_OK;
+}
+
+/* The pointers of layer l in block `blk` with the configuration's aliases. `fwd` selects the
+ * activation block (masks attached) or the gradient block. */
+static void TF(tf_layer_ptrs_get)(TF(tf_layer_ptrs) *p, const ACTS *a, const TF(tf_block) *blk,
+                                  const gyro_tf_config *cfg, int l, int fwd)
+{
+    const long N = a->nmax, C = cfg->dim, F = cfg->ffn_dim, H = cfg->n_heads;
+    const long A = H * cfg->head_dim;
+    const long RRW = cfg->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC ? H * C : 0;
+    (void)F;
+#define TF_LAYER_PTR(name, w) p->name = blk->name + (long)l * N * (w);
+    TF_LAYER_FIELDS(TF_LAYER_PTR)
+#undef TF_LAYER_PTR
+    p->att = blk->att + (long)l * a->max_batch * H * a->max_len * a->max_len;
+    p->xin = blk->x0; /* layer 0; tf_ptrs sets the previous layer's output for l > 0 */
+    if (!a->dropout_on) {
+        p->od = p->o;
+    }
+    if (cfg->residual == GYRO_TF_RESIDUAL_NONE)
+        p->res1 = p->a;
+    if (!cfg->layernorm)
+        p->x1 = p->res1;
+    if (cfg->ffn_activation == GYRO_TF_ACTIVATION_IDENTITY)
+        p->g1 = p->g0;
+    if (!a->dropout_on)
+        p->gd = p->g1;
+    if (cfg->residual == GYRO_TF_RESIDUAL_NONE)
+        p->res2 = p->f;
+    if (!cfg->layernorm)
+        p->xout = p->res2;
+    p->mask_o = fwd && a->mask_o ? a->mask_o + (long)l * N * A : NULL;
+    p->mask_f = fwd && a->mask_f ? a->mask_f + (long)l * N * cfg->ffn_dim : NULL;
+}
+
+/* The output of layer l (with aliases): what layer l+1 reads as its input. */
+static R *TF(tf_layer_out)(const ACTS *a, const TF(tf_block) *blk, const gyro_tf_config *cfg,
+                           int l)
+{
+    TF(tf_layer_ptrs) p;
+    TF(tf_layer_ptrs_get)(&p, a, blk, cfg, l, 0);
+    return p.xout;
+}
+
+static void TF(tf_ptrs)(TF(tf_layer_ptrs) *p, const ACTS *a, const TF(tf_block) *blk,
+                        const gyro_tf_config *cfg, int l, int fwd)
+{
+    TF(tf_layer_ptrs_get)(p, a, blk, cfg, l, fwd);
+    if (l > 0)
+        p->xin = TF(tf_layer_out)(a, blk, cfg, l - 1);
+}
+
+/* ---- forward ------------------------------------------------------------------------------ */
+
+const R *TF(gyro_tf_logits)(const ACTS *a)
+{
+    return a->a.logits;
+}
+
+gyro_status TF(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
+                                const int *lengths, int B, int T, gyro_rng *rng)
+{
+    const gyro_tf_config *cfg = &m->cfg;
+    if (B < 1 || B > a->max_batch || T < 1 || T > a->max_len)
+        return gyro_error_set(GYRO_ERR_USAGE,
+                              "transformer: batch %d x %d exceeds the activations (%d x %d)", B,
+                              T, a->max_batch, a->max_len);
+    const int want_dropout = rng != NULL && cfg->dropout > 0.0f;
+    if (want_dropout && !a->training)
+        return gyro_error_set(GYRO_ERR_USAGE,
+                              "transformer: dropout needs activations created for training");
+    for (int b = 0; b < B; b++) {
+        if (lengths[b] < 1 || lengths[b] > T)
+            return gyro_error_set(GYRO_ERR_DATA, "transformer: sequence %d has length %d "
+                                  "outside [1, %d]", b, lengths[b], T);
+        for (int t = 0; t < lengths[b]; t++) {
+            int32_t id = tokens[(long)b * T + t];
+            if (id < 0 || id >= cfg->vocab_size)
+                return gyro_error_set(GYRO_ERR_DATA, "transformer: sequence %d position %d: "
+                                      "token id %d outside [0, %d)", b, t, (int)id,
+                                      cfg->vocab_size);
+        }
+    }
+    a->B = B;
+    a->T = T;
+    a->dropout_on = want_dropout;
+    memcpy(a->tokens, tokens, (size_t)B * T * sizeof(int32_t));
+    memcpy(a->lengths, lengths, (size_t)B * sizeof(int));
+
+    const int geo = cfg->geometry;
+    const R c = (R)cfg->curvature, pdrop = (R)cfg->dropout;
+    const int C = cfg->dim, F = cfg->ffn_dim, H = cfg->n_heads, D = cfg->head_dim, A = H * D;
+    const int K = cfg->n_classes, Nr = B * T;
+    const PARAMS *w = &m->params;
+    TF(tf_block) *blk = &a->a;
+
+    L_(gyro_embed_forward)(blk->x0, tokens, lengths, w->wte, m->pos, geo, c, B, T, C);
+    for (int l = 0; l < cfg->n_layers; l++) {
+        TF(tf_layer_ptrs) p;
+        TF(tf_ptrs)(&p, a, blk, cfg, l, 1);
+        const R *wqkv = w->qkvw + (long)l * 3 * A * C, *wo = w->attprojw + (long)l * C * A;
+        const R *w1 = w->fcw + (long)l * F * C, *b1 = w->fcb + (long)l * F;
+        const R *w2 = w->fcprojw + (long)l * C * F, *b2 = w->fcprojb + (long)l * C;
+
+        /* attention: q,k,v = per-head log0 of W ⊗ x = exp0(W log0 x) */
+        L_(gyro_geo_log0)(p.u, C, p.xin, C, geo, c, Nr, C);
+        L_(gyro_linear_forward)(p.qkvy, 3 * A, p.u, C, wqkv, C, Nr, C, 3 * A);
+        L_(gyro_geo_exp0)(p.qkvz, 3 * A, p.qkvy, 3 * A, geo, c, Nr, 3 * A);
+        L_(gyro_geo_log0)(p.qkvt, D, p.qkvz, D, geo, c, Nr * 3 * H, D);
+        L_(gyro_attention_forward)(p.o, p.att, p.qkvt, lengths, B, T, H, D);
+        if (a->dropout_on)
+            L_(gyro_dropout_forward)(p.od, p.mask_o, p.o, rng, pdrop, (long)Nr * A);
+        L_(gyro_merge_forward)(p.a, p.rr, a->scratch, p.od, wo, geo, c, Nr, H, D, C);
+
+        /* residual and LayerNorm after attention */
+        if (cfg->residual == GYRO_TF_RESIDUAL_MOBIUS) {
+            L_(gyro_geo_add)(p.res1, p.xin, p.a, C, geo, c, Nr, C);
+        } else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT) {
+            L_(gyro_geo_log0)(p.la, C, p.a, C, geo, c, Nr, C);
+            for (long i = 0; i < (long)Nr * C; i++)
+                p.ts1[i] = p.u[i] + p.la[i];
+            L_(gyro_geo_exp0)(p.res1, C, p.ts1, C, geo, c, Nr, C);
+        }
+        if (cfg->layernorm) {
+            L_(gyro_geo_log0)(p.lnu1, C, p.res1, C, geo, c, Nr, C);
+            L_(gyro_layernorm_forward)(p.lnv1, p.lnm1, p.lnr1, p.lnu1, w->ln1g + (long)l * C,
+                                       w->ln1b + (long)l * C, Nr, C);
+            L_(gyro_geo_exp0)(p.x1, C, p.lnv1, C, geo, c, Nr, C);
+        }
+
+        /* feed-forward: M2 ⊗ φ⊗(M1 ⊗ x ⊕ b1) ⊕ b2 */
+        L_(gyro_geo_log0)(p.u2, C, p.x1, C, geo, c, Nr, C);
+        L_(gyro_linear_forward)(p.y2, F, p.u2, C, w1, C, Nr, C, F);
+        L_(gyro_geo_exp0)(p.e2, F, p.y2, F, geo, c, Nr, F);
+        L_(gyro_geo_add)(p.h, p.e2, b1, 0, geo, c, Nr, F);
+        L_(gyro_geo_log0)(p.g0, F, p.h, F, geo, c, Nr, F);
+        if (cfg->ffn_activation == GYRO_TF_ACTIVATION_RELU)
+            L_(gyro_relu_forward)(p.g1, p.g0, (long)Nr * F);
+        if (a->dropout_on)
+            L_(gyro_dropout_forward)(p.gd, p.mask_f, p.g1, rng, pdrop, (long)Nr * F);
+        L_(gyro_linear_forward)(p.y3, C, p.gd, F, w2, F, Nr, F, C);
+        L_(gyro_geo_exp0)(p.e3, C, p.y3, C, geo, c, Nr, C);
+        L_(gyro_geo_add)(p.f, p.e3, b2, 0, geo, c, Nr, C);
+
+        /* residual and LayerNorm after the feed-forward block */
+        if (cfg->residual == GYRO_TF_RESIDUAL_MOBIUS) {
+            L_(gyro_geo_add)(p.res2, p.x1, p.f, C, geo, c, Nr, C);
+        } else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT) {
+            L_(gyro_geo_log0)(p.lf, C, p.f, C, geo, c, Nr, C);
+            for (long i = 0; i < (long)Nr * C; i++)
+                p.ts2[i] = p.u2[i] + p.lf[i];
+            L_(gyro_geo_exp0)(p.res2, C, p.ts2, C, geo, c, Nr, C);
+        }
+        if (cfg->layernorm) {
+            L_(gyro_geo_log0)(p.lnu2, C, p.res2, C, geo, c, Nr, C);
+            L_(gyro_layernorm_forward)(p.lnv2, p.lnm2, p.lnr2, p.lnu2, w->ln2g + (long)l * C,
+                                       w->ln2b + (long)l * C, Nr, C);
+            L_(gyro_geo_exp0)(p.xout, C, p.lnv2, C, geo, c, Nr, C);
+        }
+    }
+
+    /* max pooling in the tangent space, then hyperbolic MLR */
+    const R *xl = cfg->n_layers ? TF(tf_layer_out)(a, blk, cfg, cfg->n_layers - 1) : blk->x0;
+    L_(gyro_geo_log0)(blk->lfin, C, xl, C, geo, c, Nr, C);
+    L_(gyro_pool_forward)(blk->pooled, a->pidx, blk->lfin, lengths, B, T, C);
+    const R *pd = blk->pooled;
+    if (a->dropout_on) {
+        L_(gyro_dropout_forward)(blk->pdrop, a->mask_p, blk->pooled, rng, pdrop, (long)B * C);
+        pd = blk->pdrop;
+    }
+    L_(gyro_geo_exp0)(blk->pball, C, pd, C, geo, c, B, C);
+    L_(gyro_mlr_forward)(blk->logits, blk->pball, w->mlr_p, w->mlr_a, geo, c, B, K, C);
+    return GYRO_OK;
+}
+
+/* ---- backward ----------------------------------------------------------------------------- */
+
+/* Zero the used part (B·T rows) of every array of the gradient block. */
+static void TF(tf_zero_grads)(ACTS *a, const gyro_tf_config *cfg)
+{
+    const long N = a->nmax, Nr = (long)a->B * a->T, Bn = a->B;
+    const long C = cfg->dim, F = cfg->ffn_dim, H = cfg->n_heads, A = H * cfg->head_dim;
+    const long K = cfg->n_classes;
+    const long RRW = cfg->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC ? H * C : 0;
+    TF(tf_block) *d = &a->d;
+    (void)F;
+    memset(d->x0, 0, (size_t)(Nr * C) * sizeof(R));
+    memset(d->lfin, 0, (size_t)(Nr * C) * sizeof(R));
+    memset(d->pooled, 0, (size_t)(Bn * C) * sizeof(R));
+    memset(d->pdrop, 0, (size_t)(Bn * C) * sizeof(R));
+    memset(d->pball, 0, (size_t)(Bn * C) * sizeof(R));
+    memset(d->logits, 0, (size_t)(Bn * K) * sizeof(R));
+    for (long l = 0; l < cfg->n_layers; l++) {
+#define TF_ZERO(name, w) memset(d->name + l * N * (w), 0, (size_t)(Nr * (w)) * sizeof(R));
+        TF_LAYER_FIELDS(TF_ZERO)
+#undef TF_ZERO
+    }
+}
+
+void TF(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const R *dlogits)
+{
+    const gyro_tf_config *cfg = &m->cfg;
+    assert(a->training && a->B > 0);
+    TF(tf_zero_grads)(a, cfg);
+
+    const int geo = cfg->geometry;
+    const R c = (R)cfg->curvature;
+    const int B = a->B, T = a->T;
+    const int C = cfg->dim, F = cfg->ffn_dim, H = cfg->n_heads, D = cfg->head_dim, A = H * D;
+    const int K = cfg->n_classes, Nr = B * T;
+    const int *lengths = a->lengths;
+    const PARAMS *w = &m->params;
+    const PARAMS *g = grads;
+    TF(tf_block) *fa = &a->a, *da = &a->d;
+    R *scr = a->scratch;
+
+    /* head: MLR, exp0, dropout, pooling, log0 */
+    L_(gyro_mlr_backward)(da->pball, g->mlr_p, g->mlr_a, dlogits, fa->pball, w->mlr_p, w->mlr_a,
+                          geo, c, B, K, C);
+    const R *pd = a->dropout_on ? fa->pdrop : fa->pooled;
+    R *dpd = a->dropout_on ? da->pdrop : da->pooled;
+    L_(gyro_geo_exp0_backward)(dpd, C, scr, da->pball, C, pd, C, geo, c, B, C);
+    if (a->dropout_on)
+        L_(gyro_dropout_backward)(da->pooled, da->pdrop, a->mask_p, (long)B * C);
+    L_(gyro_pool_backward)(da->lfin, da->pooled, a->pidx, B, T, C);
+    const int Lr = cfg->n_layers;
+    const R *xl = Lr ? TF(tf_layer_out)(a, fa, cfg, Lr - 1) : fa->x0;
+    R *dxl = Lr ? TF(tf_layer_out)(a, da, cfg, Lr - 1) : da->x0;
+    L_(gyro_geo_log0_backward)(dxl, C, da->lfin, C, xl, C, geo, c, Nr, C);
+
+    for (int l = Lr - 1; l >= 0; l--) {
+        TF(tf_layer_ptrs) p, q; /* activations, their gradients */
+        TF(tf_ptrs)(&p, a, fa, cfg, l, 1);
+        TF(tf_ptrs)(&q, a, da, cfg, l, 0);
+        const R *wqkv = w->qkvw + (long)l * 3 * A * C, *wo = w->attprojw + (long)l * C * A;
+        const R *w1 = w->fcw + (long)l * F * C, *b1 = w->fcb + (long)l * F;
+        const R *w2 = w->fcprojw + (long)l * C * F, *b2 = w->fcprojb + (long)l * C;
+        R *gwqkv = g->qkvw + (long)l * 3 * A * C, *gwo = g->attprojw + (long)l * C * A;
+        R *gw1 = g->fcw + (long)l * F * C, *gb1 = g->fcb + (long)l * F;
+        R *gw2 = g->fcprojw + (long)l * C * F, *gb2 = g->fcprojb + (long)l * C;
+
+        /* LayerNorm and residual after the feed-forward block */
+        if (cfg->layernorm) {
+            L_(gyro_geo_exp0_backward)(q.lnv2, C, scr, q.xout, C, p.lnv2, C, geo, c, Nr, C);
+            L_(gyro_layernorm_backward)(q.lnu2, g->ln2g + (long)l * C, g->ln2b + (long)l * C,
+                                        q.lnv2, p.lnu2, p.lnm2, p.lnr2, w->ln2g + (long)l * C,
+                                        Nr, C);
+            L_(gyro_geo_log0_backward)(q.res2, C, q.lnu2, C, p.res2, C, geo, c, Nr, C);
+        }
+        if (cfg->residual == GYRO_TF_RESIDUAL_MOBIUS) {
+            L_(gyro_geo_add_backward)(q.x1, q.f, scr, q.res2, p.x1, p.f, C, geo, c, Nr, C);
+        } else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT) {
+            L_(gyro_geo_exp0_backward)(q.ts2, C, scr, q.res2, C, p.ts2, C, geo, c, Nr, C);
+            for (long i = 0; i < (long)Nr * C; i++) {
+                q.u2[i] += q.ts2[i];
+                q.lf[i] += q.ts2[i];
+            }
+            L_(gyro_geo_log0_backward)(q.f, C, q.lf, C, p.f, C, geo, c, Nr, C);
+        }
+
+        /* feed-forward */
+        L_(gyro_geo_add_backward)(q.e3, gb2, scr, q.f, p.e3, b2, 0, geo, c, Nr, C);
+        L_(gyro_geo_exp0_backward)(q.y3, C, scr, q.e3, C, p.y3, C, geo, c, Nr, C);
+        L_(gyro_linear_backward)(q.gd, F, gw2, F, q.y3, C, p.gd, F, w2, F, Nr, F, C);
+        if (a->dropout_on)
+            L_(gyro_dropout_backward)(q.g1, q.gd, p.mask_f, (long)Nr * F);
+        if (cfg->ffn_activation == GYRO_TF_ACTIVATION_RELU)
+            L_(gyro_relu_backward)(q.g0, q.g1, p.g0, (long)Nr * F);
+        L_(gyro_geo_log0_backward)(q.h, F, q.g0, F, p.h, F, geo, c, Nr, F);
+        L_(gyro_geo_add_backward)(q.e2, gb1, scr, q.h, p.e2, b1, 0, geo, c, Nr, F);
+        L_(gyro_geo_exp0_backward)(q.y2, F, scr, q.e2, F, p.y2, F, geo, c, Nr, F);
+        L_(gyro_linear_backward)(q.u2, C, gw1, C, q.y2, F, p.u2, C, w1, C, Nr, C, F);
+        L_(gyro_geo_log0_backward)(q.x1, C, q.u2, C, p.x1, C, geo, c, Nr, C);
+
+        /* LayerNorm and residual after attention */
+        if (cfg->layernorm) {
+            L_(gyro_geo_exp0_backward)(q.lnv1, C, scr, q.x1, C, p.lnv1, C, geo, c, Nr, C);
+            L_(gyro_layernorm_backward)(q.lnu1, g->ln1g + (long)l * C, g->ln1b + (long)l * C,
+                                        q.lnv1, p.lnu1, p.lnm1, p.lnr1, w->ln1g + (long)l * C,
+                                        Nr, C);
+            L_(gyro_geo_log0_backward)(q.res1, C, q.lnu1, C, p.res1, C, geo, c, Nr, C);
+        }
+        if (cfg->residual == GYRO_TF_RESIDUAL_MOBIUS) {
+            L_(gyro_geo_add_backward)(q.xin, q.a, scr, q.res1, p.xin, p.a, C, geo, c, Nr, C);
+        } else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT) {
+            L_(gyro_geo_exp0_backward)(q.ts1, C, scr, q.res1, C, p.ts1, C, geo, c, Nr, C);
+            for (long i = 0; i < (long)Nr * C; i++) {
+                q.u[i] += q.ts1[i];
+                q.la[i] += q.ts1[i];
+            }
+            L_(gyro_geo_log0_backward)(q.a, C, q.la, C, p.a, C, geo, c, Nr, C);
+        }
+
+        /* attention */
+        L_(gyro_merge_backward)(q.od, gwo, q.rr, scr, q.a, p.od, p.rr, wo, geo, c, Nr, H, D, C);
+        if (a->dropout_on)
+            L_(gyro_dropout_backward)(q.o, q.od, p.mask_o, (long)Nr * A);
+        L_(gyro_attention_backward)(q.qkvt, scr, q.o, p.qkvt, p.att, lengths, B, T, H, D);
+        L_(gyro_geo_log0_backward)(q.qkvz, D, q.qkvt, D, p.qkvz, D, geo, c, Nr * 3 * H, D);
+        L_(gyro_geo_exp0_backward)(q.qkvy, 3 * A, scr, q.qkvz, 3 * A, p.qkvy, 3 * A, geo, c, Nr,
+                                   3 * A);
+        L_(gyro_linear_backward)(q.u, C, gwqkv, C, q.qkvy, 3 * A, p.u, C, wqkv, C, Nr, C, 3 * A);
+        L_(gyro_geo_log0_backward)(q.xin, C, q.u, C, p.xin, C, geo, c, Nr, C);
+    }
+    L_(gyro_embed_backward)(g->wte, scr, da->x0, a->tokens, lengths, w->wte, m->pos, geo, c, B, T,
+                            C);
+}
+
+/* ---- loss --------------------------------------------------------------------------------- */
+
+double TF(gyro_tf_softmax_xent)(R *dlogits, R *probs, const R *logits, const int *labels, int B,
+                                int K)
+{
+    double total = 0.0;
+    for (int b = 0; b < B; b++) {
+        const R *z = logits + (long)b * K;
+        double mx = z[0];
+        for (int k = 1; k < K; k++)
+            if (z[k] > mx)
+                mx = z[k];
+        double sum = 0.0;
+        for (int k = 0; k < K; k++)
+            sum += exp((double)z[k] - mx);
+        const double lse = mx + log(sum);
+        total += lse - (double)z[labels[b]];
+        for (int k = 0; k < K; k++) {
+            double pk = exp((double)z[k] - lse);
+            if (probs)
+                probs[(long)b * K + k] = (R)pk;
+            if (dlogits)
+                dlogits[(long)b * K + k] = (R)((pk - (k == labels[b] ? 1.0 : 0.0)) / B);
+        }
+    }
+    return total / B;
+}
