@@ -1,0 +1,202 @@
+/* check_optim.c — Check suite for models/optim: RMSProp, Adam and SGD steps against the formulas
+ * evaluated by hand in double, Riemannian SGD in the ball against the math core's rsgd step,
+ * step clipping and staying inside the ball, NaN stop, global-norm clipping, frozen tensors,
+ * convergence on a quadratic, and the SGDR schedule. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/hyp/poincare.h"
+#include "models/optim.h"
+
+static gyro_optim_tensor euclid(float *w, float *g, size_t rows, size_t cols)
+{
+    gyro_optim_tensor t = {.name = "w", .w = w, .g = g, .rows = rows, .cols = cols,
+                           .manifold = GYRO_OPTIM_MANIFOLD_EUCLIDEAN};
+    return t;
+}
+
+START_TEST(test_rmsprop_step)
+{
+    float w[3] = {1.0f, -2.0f, 0.5f}, g[3] = {0.1f, -0.4f, 0.0f};
+    gyro_optim_config c = gyro_optim_config_default();
+    c.lr = 0.01;
+    gyro_optim_tensor t = euclid(w, g, 1, 3);
+    gyro_optim o;
+    ck_assert_int_eq(gyro_optim_init(&o, &c, &t, 1), GYRO_OK);
+    double v[3] = {0}, ref[3] = {1.0, -2.0, 0.5};
+    for (int step = 0; step < 3; step++) {
+        ck_assert_int_eq(gyro_optim_step(&o, 1.0), GYRO_OK);
+        for (int i = 0; i < 3; i++) {
+            double gi = g[i];
+            v[i] = 0.9 * v[i] + 0.1 * gi * gi;
+            ref[i] -= 0.01 * gi / (sqrt(v[i]) + 1e-7);
+        }
+    }
+    for (int i = 0; i < 3; i++) ck_assert_double_eq_tol(w[i], ref[i], 1e-5);
+    ck_assert_double_eq_tol(o.last_grad_norm, sqrt(0.01 + 0.16), 1e-6);
+    gyro_optim_free(&o);
+}
+END_TEST
+
+START_TEST(test_adam_step_and_schedule_factor)
+{
+    float w[2] = {0.3f, -0.7f}, g[2];
+    gyro_optim_config c = gyro_optim_config_default();
+    c.kind = GYRO_OPTIM_ADAM;
+    c.lr = 0.05;
+    c.eps = 1e-8;
+    gyro_optim_tensor t = euclid(w, g, 2, 1);
+    gyro_optim o;
+    ck_assert_int_eq(gyro_optim_init(&o, &c, &t, 1), GYRO_OK);
+    double m[2] = {0}, v[2] = {0}, ref[2] = {0.3, -0.7};
+    for (int step = 1; step <= 4; step++) {
+        g[0] = 0.2f * step;
+        g[1] = -0.1f;
+        double factor = 1.0 / step;
+        ck_assert_int_eq(gyro_optim_step(&o, factor), GYRO_OK);
+        for (int i = 0; i < 2; i++) {
+            m[i] = 0.9 * m[i] + 0.1 * g[i];
+            v[i] = 0.999 * v[i] + 0.001 * (double)g[i] * g[i];
+            double mh = m[i] / (1 - pow(0.9, step)), vh = v[i] / (1 - pow(0.999, step));
+            ref[i] -= 0.05 * factor * mh / (sqrt(vh) + 1e-8);
+        }
+    }
+    for (int i = 0; i < 2; i++) ck_assert_double_eq_tol(w[i], ref[i], 1e-5);
+    gyro_optim_free(&o);
+}
+END_TEST
+
+START_TEST(test_adam_converges)
+{
+    /* minimise Σ (w_i − i)² */
+    float w[8] = {0}, g[8];
+    gyro_optim_config c = gyro_optim_config_default();
+    c.kind = GYRO_OPTIM_ADAM;
+    c.lr = 0.1;
+    gyro_optim_tensor t = euclid(w, g, 8, 1);
+    gyro_optim o;
+    ck_assert_int_eq(gyro_optim_init(&o, &c, &t, 1), GYRO_OK);
+    for (int s = 0; s < 2000; s++) {
+        for (int i = 0; i < 8; i++) g[i] = 2.0f * (w[i] - (float)i);
+        ck_assert_int_eq(gyro_optim_step(&o, gyro_sgdr_factor(&(gyro_sgdr){500, 1, 0.0}, s / 100.0, NULL)), GYRO_OK);
+    }
+    for (int i = 0; i < 8; i++) ck_assert_double_eq_tol(w[i], i, 1e-2);
+    gyro_optim_free(&o);
+}
+END_TEST
+
+START_TEST(test_rsgd_matches_core_and_stays_in_ball)
+{
+    enum { N = 5 };
+    float x[2][N] = {{0.1f, -0.2f, 0.3f, 0.0f, 0.05f}, {0.6f, 0.5f, -0.3f, 0.2f, 0.1f}};
+    float g[2][N] = {{0.3f, 0.1f, -0.2f, 0.4f, 0.0f}, {-1.0f, 0.2f, 0.1f, 0.0f, 0.3f}};
+    float ref[2][N];
+    float c = 1.0f, lr = 0.05f;
+    for (int r = 0; r < 2; r++) gyro_poincare_rsgd_step_f32(ref[r], x[r], g[r], c, lr, N);
+    gyro_optim_config cfg = gyro_optim_config_default();
+    cfg.ball_lr = lr;
+    cfg.ball_max_step = 0; /* no clipping: must equal the math core's step */
+    gyro_optim_tensor t = {.name = "b", .w = &x[0][0], .g = &g[0][0], .rows = 2, .cols = N,
+                           .manifold = GYRO_OPTIM_MANIFOLD_POINCARE, .c = c};
+    gyro_optim o;
+    ck_assert_int_eq(gyro_optim_init(&o, &cfg, &t, 1), GYRO_OK);
+    ck_assert_int_eq(gyro_optim_step(&o, 1.0), GYRO_OK);
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < N; i++) ck_assert_double_eq_tol(x[r][i], ref[r][i], 2e-6);
+    gyro_optim_free(&o);
+
+    /* a huge gradient: the clipped step keeps the point inside the ball and moves it by at
+     * most the clip (hyperbolic distance) */
+    cfg.ball_max_step = 0.5;
+    float y[N] = {0.2f, 0.1f, 0.0f, -0.1f, 0.3f}, y0[N], gy[N] = {1e6f, -1e6f, 1e6f, 0, 1e6f};
+    memcpy(y0, y, sizeof y);
+    gyro_optim_tensor t2 = {.name = "b", .w = y, .g = gy, .rows = 1, .cols = N,
+                            .manifold = GYRO_OPTIM_MANIFOLD_POINCARE, .c = c};
+    ck_assert_int_eq(gyro_optim_init(&o, &cfg, &t2, 1), GYRO_OK);
+    for (int s = 0; s < 50; s++) ck_assert_int_eq(gyro_optim_step(&o, 1.0), GYRO_OK);
+    double n2 = 0;
+    for (int i = 0; i < N; i++) n2 += (double)y[i] * y[i];
+    ck_assert(sqrt(n2) < 1.0);
+    ck_assert(isfinite(n2));
+    gyro_optim_free(&o);
+    memcpy(y, y0, sizeof y);
+    ck_assert_int_eq(gyro_optim_init(&o, &cfg, &t2, 1), GYRO_OK);
+    ck_assert_int_eq(gyro_optim_step(&o, 1.0), GYRO_OK);
+    ck_assert_double_le(gyro_poincare_dist_f32(y, y0, c, N), 0.5 + 1e-3);
+    gyro_optim_free(&o);
+}
+END_TEST
+
+START_TEST(test_nan_stop_clip_frozen)
+{
+    float a[2] = {1, 2}, ga[2] = {3, 4}, b[2] = {5, 6}, gb[2] = {NAN, 0};
+    gyro_optim_config c = gyro_optim_config_default();
+    c.kind = GYRO_OPTIM_SGD;
+    c.lr = 1.0;
+    gyro_optim_tensor t[2] = {euclid(a, ga, 1, 2), euclid(b, gb, 1, 2)};
+    t[1].name = "bad";
+    gyro_optim o;
+    ck_assert_int_eq(gyro_optim_init(&o, &c, t, 2), GYRO_OK);
+    ck_assert_int_eq(gyro_optim_step(&o, 1.0), GYRO_ERR_NAN);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "bad"));
+    ck_assert(a[0] == 1 && a[1] == 2); /* nothing updated */
+    gyro_optim_free(&o);
+
+    t[1].frozen = 1; /* a frozen tensor is neither checked nor updated */
+    c.clip_norm = 1.0;
+    ck_assert_int_eq(gyro_optim_init(&o, &c, t, 2), GYRO_OK);
+    ck_assert_int_eq(gyro_optim_step(&o, 1.0), GYRO_OK);
+    ck_assert_double_eq_tol(a[0], 1 - 0.6, 1e-6); /* |g| = 5 clipped to 1 */
+    ck_assert_double_eq_tol(a[1], 2 - 0.8, 1e-6);
+    ck_assert(b[0] == 5 && b[1] == 6);
+    gyro_optim_zero_grad(&o);
+    ck_assert(ga[0] == 0 && ga[1] == 0);
+    gyro_optim_free(&o);
+
+    c.rho = 1.5;
+    ck_assert_int_eq(gyro_optim_init(&o, &c, t, 2), GYRO_ERR_USAGE);
+    c = gyro_optim_config_default();
+    gyro_optim_tensor bt = {.name = "b", .w = a, .g = ga, .rows = 1, .cols = 2,
+                            .manifold = GYRO_OPTIM_MANIFOLD_POINCARE, .c = 0};
+    ck_assert_int_eq(gyro_optim_init(&o, &c, &bt, 1), GYRO_ERR_USAGE);
+}
+END_TEST
+
+START_TEST(test_sgdr)
+{
+    gyro_sgdr s = {.t0 = 2, .t_mult = 2, .min_factor = 0.1};
+    int cyc;
+    ck_assert_double_eq_tol(gyro_sgdr_factor(&s, 0, &cyc), 1.0, 1e-12);
+    ck_assert_int_eq(cyc, 0);
+    ck_assert_double_eq_tol(gyro_sgdr_factor(&s, 1, NULL), 0.55, 1e-12);
+    ck_assert(gyro_sgdr_factor(&s, 1.999, NULL) < 0.11);
+    ck_assert_double_eq_tol(gyro_sgdr_factor(&s, 2, &cyc), 1.0, 1e-12); /* warm restart */
+    ck_assert_int_eq(cyc, 1);
+    ck_assert_double_eq_tol(gyro_sgdr_factor(&s, 4, NULL), 0.55, 1e-12); /* cycle of 4 */
+    ck_assert_double_eq_tol(gyro_sgdr_factor(&s, 6, &cyc), 1.0, 1e-12);
+    ck_assert_int_eq(cyc, 2);
+    gyro_sgdr off = {0};
+    ck_assert_double_eq(gyro_sgdr_factor(&off, 3.7, NULL), 1.0);
+    ck_assert_double_eq(gyro_sgdr_factor(NULL, 3.7, NULL), 1.0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("optim");
+    TCase *tc = tcase_create("optim");
+    tcase_add_test(tc, test_rmsprop_step);
+    tcase_add_test(tc, test_adam_step_and_schedule_factor);
+    tcase_add_test(tc, test_adam_converges);
+    tcase_add_test(tc, test_rsgd_matches_core_and_stays_in_ball);
+    tcase_add_test(tc, test_nan_stop_clip_frozen);
+    tcase_add_test(tc, test_sgdr);
+    suite_add_tcase(s, tc);
+    SRunner *r = srunner_create(s);
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed ? 1 : 0;
+}
