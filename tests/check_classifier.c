@@ -1,0 +1,358 @@
+/* check_classifier.c — Check suite for models/classifier and models/train_classifier: model file
+ * round trip (parameters bit for bit, vocabulary, labels, predictions), corrupt / truncated /
+ * foreign / newer files, prediction API errors, and training on a small separable set in both
+ * geometries (learns it, reproducible from the seed, early stopping, frozen table rows). */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "models/classifier.h"
+#include "models/train_classifier.h"
+
+static char tmpdir[64];
+
+static void setup(void)
+{
+    strcpy(tmpdir, "/tmp/gyro-clf-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static gyro_tf_config tiny(gyro_tf_geometry g)
+{
+    gyro_tf_config c = gyro_tf_config_default(g);
+    c.dim = 8;
+    c.n_layers = 1;
+    c.n_heads = 2;
+    c.head_dim = 4;
+    c.ffn_dim = 16;
+    c.max_len = 16;
+    return c;
+}
+
+static gyro_classifier *make_model(void)
+{
+    gyro_label_set *ls;
+    ck_assert_int_eq(gyro_label_set_new(&ls), GYRO_OK);
+    const char *labels[] = {"music.play", "music.pause", "weather", "query_song+play_song"};
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(gyro_label_set_add(ls, labels[i], NULL), GYRO_OK);
+    const char *vocab[] = {"播", "放", "暂", "停", "天", "气", "歌"};
+    gyro_tf_config c = tiny(GYRO_TF_GEOMETRY_HYPERBOLIC);
+    gyro_classifier *m;
+    ck_assert_int_eq(gyro_classifier_create(&c, 7, NULL, vocab, 7, ls, &m), GYRO_OK);
+    return m;
+}
+
+static long file_size(const char *p)
+{
+    FILE *f = fopen(p, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fclose(f);
+    return n;
+}
+
+static unsigned char *slurp(const char *p, long *n)
+{
+    *n = file_size(p);
+    unsigned char *b = malloc((size_t)*n);
+    FILE *f = fopen(p, "rb");
+    ck_assert_uint_eq(fread(b, 1, (size_t)*n, f), (size_t)*n);
+    fclose(f);
+    return b;
+}
+
+static void spit(const char *p, const unsigned char *b, long n)
+{
+    FILE *f = fopen(p, "wb");
+    ck_assert_uint_eq(fwrite(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+}
+
+START_TEST(test_round_trip_and_predict)
+{
+    gyro_classifier *m = make_model();
+    char path[128];
+    snprintf(path, sizeof path, "%s/m.clf", tmpdir);
+    ck_assert_int_eq(gyro_classifier_save(m, path), GYRO_OK);
+    gyro_classifier *r;
+    ck_assert_int_eq(gyro_classifier_load(path, &r), GYRO_OK);
+    const gyro_tf_model *a = gyro_classifier_tf_const(m), *b = gyro_classifier_tf_const(r);
+    ck_assert_uint_eq(a->n_params, b->n_params);
+    ck_assert_int_eq(memcmp(a->params_memory, b->params_memory, a->n_params * sizeof(float)), 0);
+    ck_assert_int_eq(memcmp(&a->cfg, &b->cfg, sizeof a->cfg), 0);
+    ck_assert_str_eq(gyro_classifier_version(m), gyro_classifier_version(r));
+    ck_assert_int_eq(gyro_classifier_num_labels(r), 4);
+    ck_assert_str_eq(gyro_classifier_label(r, 3), "query_song+play_song");
+    ck_assert_ptr_null(gyro_classifier_label(r, 4));
+    ck_assert_int_eq(gyro_label_set_parent_id(gyro_classifier_labels(r), 0), -1);
+    ck_assert_str_eq(gyro_label_set_parent(gyro_classifier_labels(r), 0), "music");
+    ck_assert_int_eq(gyro_classifier_vocab_size(r), 8);
+    ck_assert_int_eq(gyro_classifier_token_id(r, "停"), 4);
+    ck_assert_int_eq(gyro_classifier_token_id(r, "猫"), GYRO_CLASSIFIER_UNK);
+    ck_assert_str_eq(gyro_classifier_token(r, 1), "播");
+
+    gyro_classifier_scratch *s1, *s2;
+    ck_assert_int_eq(gyro_classifier_scratch_new(m, &s1), GYRO_OK);
+    ck_assert_int_eq(gyro_classifier_scratch_new(r, &s2), GYRO_OK);
+    gyro_intent t1[8], t2[8];
+    int n1, n2;
+    /* Traditional input, full-width letters and surrounding spaces are normalized inside */
+    ck_assert_int_eq(gyro_classifier_predict(m, s1, "  播放  歌 ＡＢ 天氣 ", 10, t1, &n1), GYRO_OK);
+    ck_assert_str_eq(gyro_classifier_scratch_normalized(s1), "播放 歌 AB 天气");
+    ck_assert_int_eq(gyro_classifier_predict(r, s2, "  播放  歌 ＡＢ 天氣 ", 10, t2, &n2), GYRO_OK);
+    ck_assert_int_eq(n1, 4);
+    ck_assert_int_eq(n2, 4);
+    double sum = 0;
+    for (int i = 0; i < n1; i++) {
+        ck_assert_str_eq(t1[i].label, t2[i].label);
+        ck_assert(t1[i].probability == t2[i].probability);
+        if (i) ck_assert(t1[i - 1].probability >= t1[i].probability);
+        sum += t1[i].probability;
+    }
+    ck_assert_double_eq_tol(sum, 1.0, 1e-5);
+    ck_assert_int_eq(gyro_classifier_predict(r, s2, "播放", 2, t2, &n2), GYRO_OK);
+    ck_assert_int_eq(n2, 2);
+    ck_assert_int_eq(gyro_classifier_predict(r, s2, "   ", 2, t2, &n2), GYRO_ERR_DATA);
+    ck_assert_int_eq(n2, 0);
+    ck_assert_int_eq(gyro_classifier_predict(r, s2, "播放", 0, t2, &n2), GYRO_ERR_USAGE);
+    ck_assert_int_eq(gyro_classifier_predict(r, s2, NULL, 2, t2, &n2), GYRO_ERR_USAGE);
+    /* a long text is truncated to max_len, not an error */
+    char longtext[3 * 100 + 1] = "";
+    for (int i = 0; i < 100; i++) strcat(longtext, "歌");
+    ck_assert_int_eq(gyro_classifier_predict(r, s2, longtext, 1, t2, &n2), GYRO_OK);
+    gyro_classifier_scratch_free(s1);
+    gyro_classifier_scratch_free(s2);
+    gyro_classifier_free(m);
+    gyro_classifier_free(r);
+    gyro_classifier_scratch_free(NULL);
+    gyro_classifier_free(NULL);
+}
+END_TEST
+
+START_TEST(test_corrupt_files)
+{
+    gyro_classifier *m = make_model(), *r = (gyro_classifier *)1;
+    char path[128], bad[128];
+    snprintf(path, sizeof path, "%s/m.clf", tmpdir);
+    snprintf(bad, sizeof bad, "%s/bad.clf", tmpdir);
+    ck_assert_int_eq(gyro_classifier_save(m, path), GYRO_OK);
+    long n;
+    unsigned char *b = slurp(path, &n);
+
+    /* every truncation is FORMAT, never a crash */
+    for (long cut = 0; cut < n; cut += (cut < 64 ? 1 : 97)) {
+        spit(bad, b, cut);
+        ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_FORMAT);
+        ck_assert_ptr_null(r);
+    }
+    /* a flipped byte anywhere in the payload: checksum mismatch */
+    for (long i = 24; i < n; i += 53) {
+        b[i] ^= 0x5a;
+        spit(bad, b, n);
+        ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_FORMAT);
+        b[i] ^= 0x5a;
+    }
+    spit(bad, b, n);
+    ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_OK);
+    gyro_classifier_free(r);
+    /* trailing garbage */
+    unsigned char *c = malloc((size_t)n + 3);
+    memcpy(c, b, (size_t)n);
+    memcpy(c + n, "xyz", 3);
+    spit(bad, c, n + 3);
+    ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_FORMAT);
+    free(c);
+    /* a newer format version */
+    b[8] = 2;
+    spit(bad, b, n);
+    ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_VERSION);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "newer"));
+    b[8] = 1;
+    /* a foreign file */
+    b[0] = 'X';
+    spit(bad, b, n);
+    ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "not a gyro classifier"));
+    /* a huge payload length */
+    b[0] = 'G';
+    for (int i = 16; i < 24; i++) b[i] = 0xff;
+    spit(bad, b, n);
+    ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_FORMAT);
+    free(b);
+    snprintf(bad, sizeof bad, "%s/none.clf", tmpdir);
+    ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_IO);
+    ck_assert_int_eq(gyro_classifier_load(NULL, &r), GYRO_ERR_USAGE);
+    /* saving into a missing directory fails cleanly */
+    snprintf(bad, sizeof bad, "%s/no/dir/m.clf", tmpdir);
+    ck_assert_int_eq(gyro_classifier_save(m, bad), GYRO_ERR_IO);
+    gyro_classifier_free(m);
+}
+END_TEST
+
+/* Two easy intents told apart by their characters, plus a composite; texts vary in length. */
+static void toy_data(gyro_example_set *s, int n, uint64_t seed)
+{
+    const char *play[] = {"播放", "我想听", "来一首", "放歌"};
+    const char *stop[] = {"暂停", "停下", "别放了", "关掉"};
+    const char *fill[] = {"", "吧", "一下", "好吗", "周杰伦的"};
+    gyro_rng r;
+    gyro_rng_seed(&r, seed);
+    for (int i = 0; i < n; i++) {
+        char text[128];
+        int k = (int)gyro_rng_below(&r, 3);
+        const char *a = k == 1 ? stop[gyro_rng_below(&r, 4)] : play[gyro_rng_below(&r, 4)];
+        snprintf(text, sizeof text, "%s%s%s", fill[gyro_rng_below(&r, 5)], a,
+                 k == 2 ? "天气怎么样" : fill[gyro_rng_below(&r, 5)]);
+        const char *label = k == 0 ? "music.play" : k == 1 ? "music.pause" : "music.play+weather.query";
+        ck_assert_int_eq(gyro_example_set_add(s, text, label, (uint64_t)i + 1), GYRO_OK);
+    }
+}
+
+static void train_options(gyro_train_options *o, gyro_tf_geometry g)
+{
+    gyro_train_options_init(o, g);
+    o->model = tiny(g);
+    o->optim.kind = GYRO_OPTIM_ADAM;
+    o->optim.lr = 1e-2;
+    o->optim.eps = 1e-8;
+    o->epochs = 12;
+    o->batch_size = 16;
+    o->quiet = 1;
+    o->seed = 3;
+}
+
+static void check_learns(gyro_tf_geometry g)
+{
+    gyro_example_set train = {0}, dev = {0};
+    toy_data(&train, 300, 1);
+    toy_data(&dev, 100, 2);
+    gyro_example_set_add(&dev, "播放", "unseen.label", 101);
+    gyro_train_options o;
+    train_options(&o, g);
+    char ckpt[128];
+    snprintf(ckpt, sizeof ckpt, "%s/ckpt.clf", tmpdir);
+    o.checkpoint = ckpt;
+    gyro_classifier *m;
+    gyro_train_result res;
+    ck_assert_int_eq(gyro_train_classifier(&o, &train, &dev, &m, &res), GYRO_OK);
+    ck_assert_int_eq(res.n_train, 300);
+    ck_assert_int_eq(res.n_dev, 100);
+    ck_assert_int_eq(res.dev_unknown, 1);
+    ck_assert_msg(res.best_dev_accuracy >= 0.9, "dev accuracy %.3f", res.best_dev_accuracy);
+    ck_assert(res.steps > 0 && res.steps_per_second > 0);
+
+    gyro_metrics met;
+    ck_assert_int_eq(gyro_metrics_init(&met, gyro_classifier_num_labels(m)), GYRO_OK);
+    int unknown = 0;
+    ck_assert_int_eq(gyro_classifier_evaluate(m, &dev, &met, &unknown), GYRO_OK);
+    ck_assert_int_eq(unknown, 1);
+    ck_assert_double_eq_tol(gyro_metrics_accuracy(&met), res.best_dev_accuracy, 1e-9);
+    ck_assert(gyro_metrics_cross_entropy(&met) < log(3.0));
+    gyro_metrics_free(&met);
+
+    /* the checkpoint is the best epoch's model: it evaluates the same */
+    gyro_classifier *c;
+    ck_assert_int_eq(gyro_classifier_load(ckpt, &c), GYRO_OK);
+    ck_assert_int_eq(memcmp(gyro_classifier_tf_const(c)->params_memory, gyro_classifier_tf_const(m)->params_memory,
+                            gyro_classifier_tf_const(m)->n_params * sizeof(float)), 0);
+    gyro_classifier_free(c);
+
+    /* same seed, same model */
+    gyro_classifier *m2;
+    ck_assert_int_eq(gyro_train_classifier(&o, &train, &dev, &m2, &res), GYRO_OK);
+    ck_assert_int_eq(memcmp(gyro_classifier_tf_const(m2)->params_memory, gyro_classifier_tf_const(m)->params_memory,
+                            gyro_classifier_tf_const(m)->n_params * sizeof(float)), 0);
+    gyro_classifier_free(m2);
+    gyro_classifier_free(m);
+    gyro_example_set_free(&train);
+    gyro_example_set_free(&dev);
+}
+
+START_TEST(test_train_hyperbolic) { check_learns(GYRO_TF_GEOMETRY_HYPERBOLIC); }
+END_TEST
+
+START_TEST(test_train_euclidean) { check_learns(GYRO_TF_GEOMETRY_EUCLIDEAN); }
+END_TEST
+
+START_TEST(test_train_frozen_table_and_errors)
+{
+    gyro_example_set train = {0};
+    toy_data(&train, 120, 5);
+    gyro_embedding_table *tab;
+    ck_assert_int_eq(gyro_embedding_table_new(GYRO__V1__EMBEDDING_MODEL__POINCARE, 1.0, 8, 2, &tab), GYRO_OK);
+    ck_assert_int_eq(gyro_embedding_table_set_token(tab, 0, "播", 10), GYRO_OK);
+    ck_assert_int_eq(gyro_embedding_table_set_token(tab, 1, "龘", 1), GYRO_OK);
+    for (int i = 0; i < 16; i++) tab->vectors[i] = 0.01f * (float)(i + 1);
+    gyro_train_options o;
+    train_options(&o, GYRO_TF_GEOMETRY_HYPERBOLIC);
+    o.epochs = 2;
+    o.table = tab;
+    o.freeze_table = 1;
+    o.dev_fraction = 0.2;
+    gyro_classifier *m;
+    gyro_train_result res;
+    ck_assert_int_eq(gyro_train_classifier(&o, &train, NULL, &m, &res), GYRO_OK);
+    ck_assert_int_eq(res.table_rows, 2);
+    ck_assert_int_eq(res.n_dev, 24);
+    /* table rows come first, unchanged; the model knows the table's unseen character */
+    ck_assert_int_eq(gyro_classifier_token_id(m, "播"), 1);
+    ck_assert_int_eq(gyro_classifier_token_id(m, "龘"), 2);
+    const gyro_tf_model *tf = gyro_classifier_tf_const(m);
+    ck_assert_int_eq(memcmp(tf->params.wte + 8, tab->vectors, 16 * sizeof(float)), 0);
+    gyro_classifier_free(m);
+
+    o.model.dim = 16; /* table has 8 */
+    o.model.head_dim = 8;
+    ck_assert_int_eq(gyro_train_classifier(&o, &train, NULL, &m, &res), GYRO_ERR_USAGE);
+    ck_assert_ptr_null(m);
+    gyro_embedding_table_free(tab);
+
+    train_options(&o, GYRO_TF_GEOMETRY_HYPERBOLIC);
+    o.epochs = 1;
+    gyro_example_set_add(&train, "播放", "bad label", 999);
+    ck_assert_int_eq(gyro_train_classifier(&o, &train, NULL, &m, &res), GYRO_ERR_DATA);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "999"));
+    gyro_example_set empty = {0};
+    ck_assert_int_eq(gyro_train_classifier(&o, &empty, NULL, &m, &res), GYRO_ERR_DATA);
+    train_options(&o, GYRO_TF_GEOMETRY_EUCLIDEAN);
+    o.optim.lr = 1e30; /* diverges: stops with NAN, no model */
+    o.optim.kind = GYRO_OPTIM_SGD;
+    gyro_example_set_free(&train);
+    toy_data(&train, 120, 5);
+    o.epochs = 3;
+    gyro_status st = gyro_train_classifier(&o, &train, NULL, &m, &res);
+    ck_assert_int_eq(st, GYRO_ERR_NAN);
+    ck_assert_ptr_null(m);
+    gyro_example_set_free(&train);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("classifier");
+    TCase *tc = tcase_create("classifier");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_round_trip_and_predict);
+    tcase_add_test(tc, test_corrupt_files);
+    tcase_add_test(tc, test_train_hyperbolic);
+    tcase_add_test(tc, test_train_euclidean);
+    tcase_add_test(tc, test_train_frozen_table_and_errors);
+    suite_add_tcase(s, tc);
+    SRunner *r = srunner_create(s);
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed ? 1 : 0;
+}
