@@ -1,0 +1,396 @@
+/* check_import.c — Check suite for pipeline/import: the TSV, NLPCC, SMP and CrossWOZ readers on
+ * small files written here (CRLF, BOMs, blank lines, headers, composites), every kind of bad
+ * record in lenient and strict mode, malformed files, and a CrossWOZ archive read from a ZIP. */
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "pipeline/import.h"
+
+/* ---- helpers ---------------------------------------------------------------------------------- */
+
+#define MAXEX 64
+
+typedef struct got {
+    int n;
+    char text[MAXEX][128], label[MAXEX][128], atoms[MAXEX][128], session[MAXEX][64], source[MAXEX][64];
+    unsigned long line[MAXEX];
+    int warnings;
+    char last_warning[512];
+} got;
+
+static gyro_status sink(void *ctx, const Gyro__V1__Example *e)
+{
+    got *g = ctx;
+    ck_assert_int_lt(g->n, MAXEX);
+    snprintf(g->text[g->n], 128, "%s", e->text);
+    snprintf(g->label[g->n], 128, "%s", e->label);
+    g->atoms[g->n][0] = '\0';
+    for (size_t i = 0; i < e->n_labels; i++) {
+        if (i) strcat(g->atoms[g->n], "|");
+        strcat(g->atoms[g->n], e->labels[i]);
+    }
+    snprintf(g->session[g->n], 64, "%s", e->session);
+    snprintf(g->source[g->n], 64, "%s", e->source);
+    g->line[g->n] = (unsigned long)e->line;
+    g->n++;
+    return GYRO_OK;
+}
+
+static void warn(void *ctx, const char *msg)
+{
+    got *g = ctx;
+    g->warnings++;
+    snprintf(g->last_warning, sizeof g->last_warning, "%s", msg);
+}
+
+static char tmpdir[64];
+
+static const char *write_file(const char *name, const void *data, size_t len)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+    fclose(f);
+    return path;
+}
+
+static gyro_status run(gyro_import_format fmt, const char *path, int strict, got *g,
+                       gyro_import_stats *stats)
+{
+    memset(g, 0, sizeof *g);
+    memset(stats, 0, sizeof *stats);
+    gyro_import_options opt = {.strict = strict, .warn = warn, .warn_ctx = g};
+    gyro_error_clear();
+    return gyro_import_file(fmt, path, &opt, sink, g, stats);
+}
+
+static void setup(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/gyro-import-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* ---- tests ------------------------------------------------------------------------------------ */
+
+START_TEST(test_format_names)
+{
+    gyro_import_format f;
+    ck_assert_int_eq(gyro_import_format_parse("crosswoz", &f), 0);
+    ck_assert_int_eq(f, GYRO_IMPORT_CROSSWOZ);
+    ck_assert_str_eq(gyro_import_format_name(GYRO_IMPORT_SMP), "smp");
+    ck_assert_int_eq(gyro_import_format_parse("csv", &f), -1);
+    ck_assert_int_eq(gyro_import_format_parse(NULL, &f), -1);
+}
+END_TEST
+
+START_TEST(test_tsv)
+{
+    const char data[] = "\xEF\xBB\xBFtext\tlabel\r\n"
+                        "播放音乐\tmusic.play\r\n"
+                        "\r\n"
+                        "  查询歌曲并播放 \tquery_song + play_song\n"
+                        "\xEF\xBB\xBF下一首\tmusic.next\ts7\n"
+                        "no trailing newline\tOTHERS";
+    const char *path = write_file("a.tsv", data, sizeof data - 1);
+    got g;
+    gyro_import_stats st;
+    ck_assert_int_eq(run(GYRO_IMPORT_TSV, path, 1, &g, &st), GYRO_OK);
+    ck_assert_int_eq(g.n, 4);
+    ck_assert_uint_eq(st.examples, 4);
+    ck_assert_uint_eq(st.ignored, 1);     /* header */
+    ck_assert_uint_eq(st.blank, 1);
+    ck_assert_uint_eq(st.composite, 1);
+    ck_assert_str_eq(g.text[0], "播放音乐");
+    ck_assert_str_eq(g.label[0], "music.play");
+    ck_assert_str_eq(g.session[0], "L2");
+    ck_assert_uint_eq(g.line[0], 2);
+    ck_assert_str_eq(g.source[0], "tsv:a.tsv");
+    ck_assert_str_eq(g.text[1], "查询歌曲并播放");
+    ck_assert_str_eq(g.label[1], "query_song+play_song");
+    ck_assert_str_eq(g.atoms[1], "play_song|query_song");
+    ck_assert_str_eq(g.text[2], "下一首");        /* BOM inside the field dropped */
+    ck_assert_str_eq(g.session[2], "s7");
+    ck_assert_str_eq(g.label[3], "OTHERS");
+    ck_assert_uint_eq(g.line[3], 6);
+}
+END_TEST
+
+START_TEST(test_tsv_bad_records)
+{
+    static const struct { const char *line; const char *why; } bad[] = {
+        {"only one column", "expected 2 or 3"},
+        {"a\tb\tc\td", "expected 2 or 3"},
+        {"text\ta++b", "bad label"},
+        {"text\t", "bad label: empty label"},
+        {"text\tmusic play", "whitespace"},
+        {"   \tmusic.play", "empty text"},
+        {"\xff\xfe bad\tmusic.play", "invalid UTF-8 in the text at byte 0"},
+        {"ok\tmusic.play\t\xc3", "invalid UTF-8 in the session"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char data[256];
+        int n = snprintf(data, sizeof data, "好的\tOTHERS\n%s\n再见\tOTHERS\n", bad[i].line);
+        const char *path = write_file("b.tsv", data, (size_t)n);
+        got g;
+        gyro_import_stats st;
+        /* lenient: skipped with a located warning, the others still imported */
+        ck_assert_int_eq(run(GYRO_IMPORT_TSV, path, 0, &g, &st), GYRO_OK);
+        ck_assert_int_eq(g.n, 2);
+        ck_assert_uint_eq(st.bad, 1);
+        ck_assert_int_eq(g.warnings, 1);
+        ck_assert_msg(strstr(g.last_warning, "b.tsv:2: ") && strstr(g.last_warning, bad[i].why),
+                      "case %zu: '%s'", i, g.last_warning);
+        /* strict: the import stops there with the same message */
+        ck_assert_int_eq(run(GYRO_IMPORT_TSV, path, 1, &g, &st), GYRO_ERR_DATA);
+        ck_assert_int_eq(g.n, 1);
+        ck_assert_ptr_nonnull(strstr(gyro_error_message(), "b.tsv:2: "));
+    }
+    /* NUL byte in a line */
+    const char nul[] = "好的\tOTHERS\nx\0y\tOTHERS\n";
+    const char *path = write_file("nul.tsv", nul, sizeof nul - 1);
+    got g;
+    gyro_import_stats st;
+    ck_assert_int_eq(run(GYRO_IMPORT_TSV, path, 0, &g, &st), GYRO_OK);
+    ck_assert_int_eq(g.n, 1);
+    ck_assert_ptr_nonnull(strstr(g.last_warning, "NUL byte"));
+    /* missing file */
+    ck_assert_int_eq(run(GYRO_IMPORT_TSV, "/nonexistent/x.tsv", 0, &g, &st), GYRO_ERR_IO);
+}
+END_TEST
+
+START_TEST(test_nlpcc)
+{
+    const char data[] = "11\t播放周杰伦的歌\tmusic.play\t播放<singer>周杰伦</singer>的歌\r\n"
+                        "11\t下一首\tmusic.next\t下一首\r\n"
+                        "\r\n"
+                        "22\t导航到北京\tnavigation.navigation\n"
+                        "22\t\tOTHERS\t\n"
+                        "\n"
+                        "33\t取消\tnavigation.cancel_navigation\tx\ty\n"
+                        "\t没有会话\tOTHERS\tx\n";
+    const char *path = write_file("corpus.train.txt", data, sizeof data - 1);
+    got g;
+    gyro_import_stats st;
+    ck_assert_int_eq(run(GYRO_IMPORT_NLPCC, path, 0, &g, &st), GYRO_OK);
+    ck_assert_int_eq(g.n, 3);
+    ck_assert_uint_eq(st.bad, 3);
+    ck_assert_uint_eq(st.blank, 2);
+    ck_assert_str_eq(g.session[0], "11");
+    ck_assert_str_eq(g.text[1], "下一首");
+    ck_assert_str_eq(g.label[2], "navigation.navigation");
+    ck_assert_str_eq(g.session[2], "22");
+    ck_assert_uint_eq(g.line[2], 4);
+    ck_assert_str_eq(g.source[0], "nlpcc:corpus.train.txt");
+    ck_assert_ptr_nonnull(strstr(g.last_warning, "corpus.train.txt:8: empty session id"));
+    ck_assert_int_eq(run(GYRO_IMPORT_NLPCC, path, 1, &g, &st), GYRO_ERR_DATA);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "corpus.train.txt:5: empty text"));
+}
+END_TEST
+
+START_TEST(test_smp)
+{
+    const char data[] = "\xEF\xBB\xBF[\n"
+                        "  {\"text\": \"打开uc\", \"domain\": \"app\", \"intent\": \"LAUNCH\", \"slots\": {}},\n"
+                        "  {\"text\": \"你好\", \"domain\": \"chat\", \"intent\": null},\n"
+                        "  {\"text\": \"空\", \"domain\": \"chat\", \"intent\": \"\"},\n"
+                        "  {\"text\": 5, \"domain\": \"app\", \"intent\": \"LAUNCH\"},\n"
+                        "  {\"text\": \"x\", \"intent\": \"LAUNCH\"},\n"
+                        "  {\"text\": \"x\", \"domain\": \"app\", \"intent\": 3},\n"
+                        "  {\"text\": \"x\", \"domain\": \"a.\", \"intent\": \"B\"},\n"
+                        "  [1],\n"
+                        "  {\"text\": \"a\\u0000b\", \"domain\": \"app\", \"intent\": \"LAUNCH\"},\n"
+                        "  {\"text\": \"\\u64ad\\u653e\", \"domain\": \"music\", \"intent\": \"PLAY\"}\n"
+                        "]\n";
+    const char *path = write_file("2020train.json", data, sizeof data - 1);
+    got g;
+    gyro_import_stats st;
+    ck_assert_int_eq(run(GYRO_IMPORT_SMP, path, 0, &g, &st), GYRO_OK);
+    ck_assert_int_eq(g.n, 4);
+    ck_assert_uint_eq(st.bad, 6);
+    ck_assert_str_eq(g.label[0], "app.LAUNCH");
+    ck_assert_str_eq(g.session[0], "r1");
+    ck_assert_uint_eq(g.line[0], 2);
+    ck_assert_str_eq(g.label[1], "chat");
+    ck_assert_str_eq(g.label[2], "chat");
+    ck_assert_str_eq(g.text[3], "播放");
+    ck_assert_str_eq(g.label[3], "music.PLAY");
+    ck_assert_str_eq(g.session[3], "r10");
+    ck_assert_ptr_nonnull(strstr(g.last_warning, "2020train.json:10: NUL byte"));
+    ck_assert_int_eq(run(GYRO_IMPORT_SMP, path, 1, &g, &st), GYRO_ERR_DATA);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "2020train.json:5: record 4: \"text\" is number"));
+
+    /* not an array; malformed JSON: fatal in either mode, located */
+    path = write_file("obj.json", "{\"a\": 1}", 8);
+    ck_assert_int_eq(run(GYRO_IMPORT_SMP, path, 0, &g, &st), GYRO_ERR_DATA);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "expected a JSON array"));
+    const char *broken = "[\n {\"text\": \"x\",,}]";
+    path = write_file("broken.json", broken, strlen(broken));
+    ck_assert_int_eq(run(GYRO_IMPORT_SMP, path, 0, &g, &st), GYRO_ERR_DATA);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "broken.json:2:15:"));
+}
+END_TEST
+
+static const char crosswoz_json[] =
+    "{\n"
+    " \"7\": {\"messages\": [\n"
+    "  {\"content\": \"你好，找一家酒店\", \"role\": \"usr\", \"dialog_act\": "
+    "[[\"Request\", \"酒店\", \"名称\", \"\"], [\"General\", \"greet\", \"none\", \"none\"], "
+    "[\"Inform\", \"酒店\", \"价格\", \"400\"], [\"Request\", \"酒店\", \"地址\", \"\"]]},\n"
+    "  {\"content\": \"好的\", \"role\": \"sys\", \"dialog_act\": []},\n"
+    "  {\"content\": \"谢谢\", \"role\": \"usr\", \"dialog_act\": [[\"General\", \"thank\", \"none\", \"none\"]]},\n"
+    "  {\"content\": \"嗯\", \"role\": \"usr\", \"dialog_act\": []},\n"
+    "  {\"content\": \"坏\", \"role\": \"usr\", \"dialog_act\": [[\"Inform\", \"a+b\", \"x\", \"y\"]]},\n"
+    "  {\"content\": \"坏\", \"role\": \"usr\", \"dialog_act\": [\"Inform\"]}\n"
+    " ]},\n"
+    " \"8\": {\"goal\": []},\n"
+    " \"9\": {\"messages\": [{\"content\": \"地铁站\", \"role\": \"usr\", \"dialog_act\": "
+    "[[\"Request\", \"地铁\", \"名称\", \"\"]]}]}\n"
+    "}\n";
+
+static void check_crosswoz(const got *g, const gyro_import_stats *st)
+{
+    ck_assert_int_eq(g->n, 3);
+    ck_assert_uint_eq(st->bad, 4);
+    ck_assert_uint_eq(st->ignored, 1);   /* the system turn */
+    ck_assert_uint_eq(st->composite, 1);
+    ck_assert_str_eq(g->label[0], "General.greet+Inform.酒店+Request.酒店");
+    ck_assert_str_eq(g->atoms[0], "General.greet|Inform.酒店|Request.酒店");
+    ck_assert_str_eq(g->session[0], "7");
+    ck_assert_uint_eq(g->line[0], 3);
+    ck_assert_str_eq(g->label[1], "General.thank");
+    ck_assert_str_eq(g->label[2], "Request.地铁");
+    ck_assert_str_eq(g->session[2], "9");
+}
+
+START_TEST(test_crosswoz_json)
+{
+    const char *path = write_file("val.json", crosswoz_json, sizeof crosswoz_json - 1);
+    got g;
+    gyro_import_stats st;
+    ck_assert_int_eq(run(GYRO_IMPORT_CROSSWOZ, path, 0, &g, &st), GYRO_OK);
+    check_crosswoz(&g, &st);
+    ck_assert_int_eq(run(GYRO_IMPORT_CROSSWOZ, path, 1, &g, &st), GYRO_ERR_DATA);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "val.json:6: dialogue 7: user turn with no dialogue act"));
+    path = write_file("arr.json", "[]", 2);
+    ck_assert_int_eq(run(GYRO_IMPORT_CROSSWOZ, path, 0, &g, &st), GYRO_ERR_DATA);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "expected a JSON object"));
+}
+END_TEST
+
+static void put16(unsigned char **p, unsigned v) { (*p)[0] = (unsigned char)v; (*p)[1] = (unsigned char)(v >> 8); *p += 2; }
+static void put32(unsigned char **p, unsigned long v)
+{
+    for (int i = 0; i < 4; i++) (*p)[i] = (unsigned char)(v >> (8 * i));
+    *p += 4;
+}
+
+/* A one-member stored ZIP archive. */
+static size_t stored_zip(unsigned char *buf, const char *name, const char *data, size_t len)
+{
+    unsigned char *p = buf;
+    unsigned long crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)data, (uInt)len);
+    size_t nl = strlen(name);
+    put32(&p, 0x04034b50); put16(&p, 20); put16(&p, 0); put16(&p, 0); put16(&p, 0); put16(&p, 0);
+    put32(&p, crc); put32(&p, len); put32(&p, len); put16(&p, (unsigned)nl); put16(&p, 0);
+    memcpy(p, name, nl); p += nl;
+    memcpy(p, data, len); p += len;
+    unsigned long cd = (unsigned long)(p - buf);
+    put32(&p, 0x02014b50); put16(&p, 20); put16(&p, 20); put16(&p, 0); put16(&p, 0); put16(&p, 0);
+    put16(&p, 0); put32(&p, crc); put32(&p, len); put32(&p, len); put16(&p, (unsigned)nl);
+    put16(&p, 0); put16(&p, 0); put16(&p, 0); put16(&p, 0); put32(&p, 0); put32(&p, 0);
+    memcpy(p, name, nl); p += nl;
+    unsigned long cds = (unsigned long)(p - buf) - cd;
+    put32(&p, 0x06054b50); put16(&p, 0); put16(&p, 0); put16(&p, 1); put16(&p, 1);
+    put32(&p, cds); put32(&p, cd); put16(&p, 0);
+    return (size_t)(p - buf);
+}
+
+START_TEST(test_crosswoz_zip)
+{
+    unsigned char buf[8192];
+    size_t n = stored_zip(buf, "val.json", crosswoz_json, sizeof crosswoz_json - 1);
+    const char *path = write_file("val.json.zip", buf, n);
+    got g;
+    gyro_import_stats st;
+    ck_assert_int_eq(run(GYRO_IMPORT_CROSSWOZ, path, 0, &g, &st), GYRO_OK);
+    check_crosswoz(&g, &st);
+    ck_assert_str_eq(g.source[0], "crosswoz:val.json.zip");
+    ck_assert_ptr_nonnull(strstr(g.last_warning, "val.json.zip:val.json:10: dialogue 8: no \"messages\""));
+    /* detected by signature without the .zip suffix */
+    path = write_file("archive.bin", buf, n);
+    ck_assert_int_eq(run(GYRO_IMPORT_CROSSWOZ, path, 0, &g, &st), GYRO_OK);
+    ck_assert_int_eq(g.n, 3);
+    /* an archive without JSON, and a truncated archive */
+    n = stored_zip(buf, "readme.txt", "hello", 5);
+    path = write_file("nojson.zip", buf, n);
+    ck_assert_int_eq(run(GYRO_IMPORT_CROSSWOZ, path, 0, &g, &st), GYRO_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "no .json member"));
+    path = write_file("cut.zip", buf, n - 10);
+    ck_assert_int_eq(run(GYRO_IMPORT_CROSSWOZ, path, 0, &g, &st), GYRO_ERR_FORMAT);
+}
+END_TEST
+
+static gyro_status failing_sink(void *ctx, const Gyro__V1__Example *e)
+{
+    (void)e;
+    int *calls = ctx;
+    return ++*calls == 2 ? gyro_error_set(GYRO_ERR_IO, "disk full") : GYRO_OK;
+}
+
+START_TEST(test_sink_error_stops)
+{
+    const char data[] = "a\tx\nb\ty\nc\tz\n";
+    const char *path = write_file("s.tsv", data, sizeof data - 1);
+    int calls = 0;
+    gyro_import_stats st = {0};
+    ck_assert_int_eq(gyro_import_file(GYRO_IMPORT_TSV, path, NULL, failing_sink, &calls, &st),
+                     GYRO_ERR_IO);
+    ck_assert_int_eq(calls, 2);
+    ck_assert_uint_eq(st.examples, 1);
+    /* stats accumulate over calls; NULL opt and stats are accepted */
+    calls = -100;
+    ck_assert_int_eq(gyro_import_file(GYRO_IMPORT_TSV, path, NULL, failing_sink, &calls, &st), GYRO_OK);
+    ck_assert_uint_eq(st.examples, 4);
+    ck_assert_int_eq(gyro_import_file(GYRO_IMPORT_TSV, path, NULL, NULL, NULL, NULL), GYRO_OK);
+}
+END_TEST
+
+static Suite *import_suite(void)
+{
+    Suite *s = suite_create("import");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_format_names);
+    tcase_add_test(tc, test_tsv);
+    tcase_add_test(tc, test_tsv_bad_records);
+    tcase_add_test(tc, test_nlpcc);
+    tcase_add_test(tc, test_smp);
+    tcase_add_test(tc, test_crosswoz_json);
+    tcase_add_test(tc, test_crosswoz_zip);
+    tcase_add_test(tc, test_sink_error_stops);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(import_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
