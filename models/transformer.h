@@ -184,9 +184,10 @@ typedef struct gyro_tf_model_f64 {
 } gyro_tf_model_f64;
 
 /* Create a model for a configuration (validated here) with parameters initialised from
- * `seed`: matrices Xavier-uniform, LayerNorm gains 1, Euclidean biases 0, ball biases at the
- * origin, embeddings exp0 of N(0, 0.1²) rows (Euclidean: the same Gaussian rows), MLR
- * normals Xavier, offsets at the origin. with_grads != 0 also allocates a zeroed gradient
+ * `seed`: matrices Xavier-uniform, LayerNorm gains 1 (hyperbolic: 1/√C, so a normalised
+ * tangent vector has norm ≈ 1 instead of √C, which exp0 would send to the float32 boundary),
+ * LayerNorm and Euclidean biases 0, ball biases at the origin, embeddings exp0 of N(0, 1/C)
+ * rows (Euclidean: the same Gaussian rows), MLR normals Xavier, offsets at the origin. with_grads != 0 also allocates a zeroed gradient
  * block. On failure *out is NULL and the status is USAGE (bad config) or NOMEM. The caller
  * frees with gyro_tf_free. */
 gyro_status gyro_tf_new(const gyro_tf_config *cfg, uint64_t seed, int with_grads,

@@ -146,10 +146,15 @@ static void TF(tf_init_params)(MODEL *m, uint64_t seed)
             break;
         }
         case GYRO_TF_T_LN1G:
-        case GYRO_TF_T_LN2G:
+        case GYRO_TF_T_LN2G: {
+            /* A normalised row has norm √C; in the ball that tangent vector would be mapped
+             * to the float32 boundary (artanh(1 − ε) ≈ 3.1 is the largest tangent norm a
+             * float32 ball point keeps), so the hyperbolic gains start at 1/√C (norm ≈ 1). */
+            const double g0 = geo == GYRO_TF_GEOMETRY_HYPERBOLIC ? 1.0 / sqrt((double)cols) : 1.0;
             for (size_t j = 0; j < size; j++)
-                p[j] = (R)1;
+                p[j] = (R)g0;
             break;
+        }
         case GYRO_TF_T_LN1B:
         case GYRO_TF_T_LN2B:
         case GYRO_TF_T_FCB:

@@ -1,0 +1,398 @@
+/* check_layers.c — Check suite for models/layers: a finite-difference check in float64 of
+ * EVERY backward kernel (geometry maps, embedding, linear, attention, head merge, LayerNorm,
+ * ReLU, dropout, pooling, MLR), in both geometries where the kernel has two; the max absolute
+ * and relative errors are printed. Plus float32 vs float64 agreement of the forward kernels.
+ *
+ * Method: a random weight vector w defines L = <w, forward(inputs)>; the backward kernel is
+ * run with dout = w (accumulating onto a non-zero gradient buffer, to check the += contract);
+ * every input coordinate is perturbed by ±h (h = 1e-6) and the central difference compared.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/core/rng.h"
+#include "models/layers/act.h"
+#include "models/layers/attention.h"
+#include "models/layers/embed.h"
+#include "models/layers/geo.h"
+#include "models/layers/layernorm.h"
+#include "models/layers/linear.h"
+#include "models/layers/merge.h"
+#include "models/layers/mlr.h"
+#include "models/layers/pool.h"
+
+/* ---- the finite-difference harness -------------------------------------------------------- */
+
+#define MAXIN 6
+
+typedef struct fd_case {
+    const char *name;
+    int n_in;
+    double *in[MAXIN];       /* inputs to differentiate */
+    size_t in_n[MAXIN];
+    double *out;             /* forward output */
+    size_t out_n;
+    void (*fwd)(struct fd_case *);
+    void (*bwd)(struct fd_case *, double **grads, const double *dout);
+    void *ctx;
+} fd_case;
+
+static double fd_loss(fd_case *k, const double *w)
+{
+    k->fwd(k);
+    double s = 0;
+    for (size_t i = 0; i < k->out_n; i++)
+        s += w[i] * k->out[i];
+    return s;
+}
+
+/* Check every input coordinate; returns the max relative error (also printed with the abs). */
+static double fd_check(fd_case *k, uint64_t seed)
+{
+    gyro_rng r;
+    gyro_rng_seed(&r, seed);
+    double *w = malloc(k->out_n * sizeof(double));
+    for (size_t i = 0; i < k->out_n; i++)
+        w[i] = 2 * gyro_rng_uniform(&r) - 1;
+    double *g[MAXIN] = {0};
+    double *g0[MAXIN] = {0};
+    for (int j = 0; j < k->n_in; j++) {
+        g[j] = malloc(k->in_n[j] * sizeof(double));
+        g0[j] = malloc(k->in_n[j] * sizeof(double));
+        for (size_t i = 0; i < k->in_n[j]; i++)
+            g[j][i] = g0[j][i] = 0.25 * (2 * gyro_rng_uniform(&r) - 1); /* += contract */
+    }
+    k->fwd(k);
+    k->bwd(k, g, w);
+    const double h = 1e-6;
+    double max_abs = 0, max_rel = 0;
+    for (int j = 0; j < k->n_in; j++) {
+        for (size_t i = 0; i < k->in_n[j]; i++) {
+            double save = k->in[j][i];
+            k->in[j][i] = save + h;
+            double lp = fd_loss(k, w);
+            k->in[j][i] = save - h;
+            double lm = fd_loss(k, w);
+            k->in[j][i] = save;
+            double num = (lp - lm) / (2 * h);
+            double ana = g[j][i] - g0[j][i];
+            double ae = fabs(num - ana);
+            double re = ae / fmax(1e-3, fabs(num) + fabs(ana));
+            if (ae > max_abs) max_abs = ae;
+            if (re > max_rel) max_rel = re;
+        }
+    }
+    printf("fd %-28s max abs %.3e  max rel %.3e\n", k->name, max_abs, max_rel);
+    for (int j = 0; j < k->n_in; j++) {
+        free(g[j]);
+        free(g0[j]);
+    }
+    free(w);
+    return max_rel;
+}
+
+static double *rnd(gyro_rng *r, size_t n, double scale)
+{
+    double *x = malloc(n * sizeof(double));
+    for (size_t i = 0; i < n; i++)
+        x[i] = scale * (2 * gyro_rng_uniform(r) - 1);
+    return x;
+}
+
+/* Random ball points of norm < 0.7 (well inside, so no projection kink is crossed). */
+static double *rnd_ball(gyro_rng *r, int rows, int n)
+{
+    double *x = rnd(r, (size_t)rows * n, 1.0);
+    for (int i = 0; i < rows; i++) {
+        double s = 0;
+        for (int j = 0; j < n; j++) s += x[i * n + j] * x[i * n + j];
+        double target = 0.7 * gyro_rng_uniform(r);
+        double f = target / sqrt(s + 1e-300);
+        for (int j = 0; j < n; j++) x[i * n + j] *= f;
+    }
+    return x;
+}
+
+#define FD_TOL 1e-6
+
+/* ---- geometry maps ------------------------------------------------------------------------ */
+
+typedef struct geo_ctx { int geo; int rows, n; double c; double scratch[64]; } geo_ctx;
+
+static void exp0_f(fd_case *k) { geo_ctx *x = k->ctx; gyro_geo_exp0_f64(k->out, x->n, k->in[0], x->n, x->geo, x->c, x->rows, x->n); }
+static void exp0_b(fd_case *k, double **g, const double *d) { geo_ctx *x = k->ctx; gyro_geo_exp0_backward_f64(g[0], x->n, x->scratch, d, x->n, k->in[0], x->n, x->geo, x->c, x->rows, x->n); }
+static void log0_f(fd_case *k) { geo_ctx *x = k->ctx; gyro_geo_log0_f64(k->out, x->n, k->in[0], x->n, x->geo, x->c, x->rows, x->n); }
+static void log0_b(fd_case *k, double **g, const double *d) { geo_ctx *x = k->ctx; gyro_geo_log0_backward_f64(g[0], x->n, d, x->n, k->in[0], x->n, x->geo, x->c, x->rows, x->n); }
+static void add_f(fd_case *k) { geo_ctx *x = k->ctx; gyro_geo_add_f64(k->out, k->in[0], k->in[1], x->n, x->geo, x->c, x->rows, x->n); }
+static void add_b(fd_case *k, double **g, const double *d) { geo_ctx *x = k->ctx; gyro_geo_add_backward_f64(g[0], g[1], x->scratch, d, k->in[0], k->in[1], x->n, x->geo, x->c, x->rows, x->n); }
+static void addb_f(fd_case *k) { geo_ctx *x = k->ctx; gyro_geo_add_f64(k->out, k->in[0], k->in[1], 0, x->geo, x->c, x->rows, x->n); }
+static void addb_b(fd_case *k, double **g, const double *d) { geo_ctx *x = k->ctx; gyro_geo_add_backward_f64(g[0], g[1], x->scratch, d, k->in[0], k->in[1], 0, x->geo, x->c, x->rows, x->n); }
+
+START_TEST(test_fd_geo)
+{
+    for (int geo = 0; geo < 2; geo++) {
+        gyro_rng r;
+        gyro_rng_seed(&r, 100 + geo);
+        geo_ctx x = {.geo = geo, .rows = 4, .n = 5, .c = 0.8};
+        double out[20];
+        double *v = rnd(&r, 20, 0.8), *y = rnd_ball(&r, 4, 5), *z = rnd_ball(&r, 4, 5);
+        double *bias = rnd_ball(&r, 1, 5);
+        /* a long tangent vector: exp0 lands beyond the projection radius (radial Jacobian) */
+        v[5] = 9.0;
+        char name[64];
+        fd_case k1 = {.n_in = 1, .in = {v}, .in_n = {20}, .out = out, .out_n = 20, .fwd = exp0_f, .bwd = exp0_b, .ctx = &x};
+        snprintf(name, sizeof name, "geo_exp0 (%s)", geo ? "ball" : "flat"); k1.name = name;
+        ck_assert_double_lt(fd_check(&k1, 1), FD_TOL);
+        fd_case k2 = {.n_in = 1, .in = {y}, .in_n = {20}, .out = out, .out_n = 20, .fwd = log0_f, .bwd = log0_b, .ctx = &x};
+        snprintf(name, sizeof name, "geo_log0 (%s)", geo ? "ball" : "flat"); k2.name = name;
+        ck_assert_double_lt(fd_check(&k2, 2), FD_TOL);
+        fd_case k3 = {.n_in = 2, .in = {y, z}, .in_n = {20, 20}, .out = out, .out_n = 20, .fwd = add_f, .bwd = add_b, .ctx = &x};
+        snprintf(name, sizeof name, "geo_add (%s)", geo ? "ball" : "flat"); k3.name = name;
+        ck_assert_double_lt(fd_check(&k3, 3), FD_TOL);
+        fd_case k4 = {.n_in = 2, .in = {y, bias}, .in_n = {20, 5}, .out = out, .out_n = 20, .fwd = addb_f, .bwd = addb_b, .ctx = &x};
+        snprintf(name, sizeof name, "geo_add broadcast (%s)", geo ? "ball" : "flat"); k4.name = name;
+        ck_assert_double_lt(fd_check(&k4, 4), FD_TOL);
+        free(v); free(y); free(z); free(bias);
+    }
+}
+END_TEST
+
+/* ---- embedding ---------------------------------------------------------------------------- */
+
+typedef struct emb_ctx { int geo, B, T, C; double c; int32_t tok[12]; int len[3]; double *pos; double scratch[32]; } emb_ctx;
+
+static void emb_f(fd_case *k) { emb_ctx *x = k->ctx; gyro_embed_forward_f64(k->out, x->tok, x->len, k->in[0], x->pos, x->geo, x->c, x->B, x->T, x->C); }
+static void emb_b(fd_case *k, double **g, const double *d) { emb_ctx *x = k->ctx; gyro_embed_backward_f64(g[0], x->scratch, d, x->tok, x->len, k->in[0], x->pos, x->geo, x->c, x->B, x->T, x->C); }
+
+START_TEST(test_fd_embed)
+{
+    for (int geo = 0; geo < 2; geo++) {
+        gyro_rng r;
+        gyro_rng_seed(&r, 200 + geo);
+        emb_ctx x = {.geo = geo, .B = 3, .T = 4, .C = 6, .c = 1.0,
+                     .tok = {0, 1, 0, 4, 2, 2, 3, 9, 4, 0, 1, 3}, .len = {4, 3, 1}};
+        x.pos = malloc(4 * 6 * sizeof(double));
+        gyro_embed_positions_f64(x.pos, geo, 1.0, sqrt(2.0 / 6), 4, 6);
+        double *wte = rnd_ball(&r, 5, 6);
+        double out[72];
+        fd_case k = {.name = geo ? "embed (ball)" : "embed (flat)", .n_in = 1, .in = {wte}, .in_n = {30}, .out = out, .out_n = 72, .fwd = emb_f, .bwd = emb_b, .ctx = &x};
+        ck_assert_double_lt(fd_check(&k, 5), FD_TOL);
+        /* padding rows are the origin */
+        ck_assert(out[(2 * 4 + 2) * 6] == 0.0 && out[(1 * 4 + 3) * 6 + 5] == 0.0);
+        free(wte); free(x.pos);
+    }
+}
+END_TEST
+
+/* ---- linear ------------------------------------------------------------------------------- */
+
+typedef struct lin_ctx { int N, K, M; } lin_ctx;
+static void lin_f(fd_case *k) { lin_ctx *x = k->ctx; gyro_linear_forward_f64(k->out, x->M, k->in[0], x->K, k->in[1], x->K, x->N, x->K, x->M); }
+static void lin_b(fd_case *k, double **g, const double *d) { lin_ctx *x = k->ctx; gyro_linear_backward_f64(g[0], x->K, g[1], x->K, d, x->M, k->in[0], x->K, k->in[1], x->K, x->N, x->K, x->M); }
+
+START_TEST(test_fd_linear)
+{
+    gyro_rng r;
+    gyro_rng_seed(&r, 300);
+    lin_ctx x = {.N = 5, .K = 4, .M = 3};
+    double *X = rnd(&r, 20, 1), *W = rnd(&r, 12, 1), out[15];
+    fd_case k = {.name = "linear", .n_in = 2, .in = {X, W}, .in_n = {20, 12}, .out = out, .out_n = 15, .fwd = lin_f, .bwd = lin_b, .ctx = &x};
+    ck_assert_double_lt(fd_check(&k, 6), FD_TOL);
+    free(X); free(W);
+}
+END_TEST
+
+/* ---- attention ---------------------------------------------------------------------------- */
+
+typedef struct att_ctx { int B, T, H, D; int len[2]; double *P; double scratch[64]; } att_ctx;
+static void att_f(fd_case *k) { att_ctx *x = k->ctx; gyro_attention_forward_f64(k->out, x->P, k->in[0], x->len, x->B, x->T, x->H, x->D); }
+static void att_b(fd_case *k, double **g, const double *d) { att_ctx *x = k->ctx; gyro_attention_backward_f64(g[0], x->scratch, d, k->in[0], x->P, x->len, x->B, x->T, x->H, x->D); }
+
+START_TEST(test_fd_attention)
+{
+    gyro_rng r;
+    gyro_rng_seed(&r, 400);
+    att_ctx x = {.B = 2, .T = 5, .H = 2, .D = 3, .len = {5, 3}};
+    const int A = 6, N = 10;
+    x.P = calloc(2 * 2 * 25, sizeof(double));
+    double *qkv = rnd(&r, (size_t)N * 3 * A, 1.5), out[60];
+    fd_case k = {.name = "attention", .n_in = 1, .in = {qkv}, .in_n = {(size_t)N * 3 * A}, .out = out, .out_n = 60, .fwd = att_f, .bwd = att_b, .ctx = &x};
+    ck_assert_double_lt(fd_check(&k, 7), FD_TOL);
+    /* padded query rows are zero; padded keys get no weight */
+    for (int i = 0; i < A; i++) ck_assert(out[(5 + 4) * A + i] == 0.0);
+    att_f(&k);
+    double s = 0;
+    for (int j = 0; j < 3; j++) s += x.P[(2 * 1 + 0) * 25 + 0 * 5 + j];
+    ck_assert(fabs(s - 1.0) < 1e-12);
+    /* changing a padded key/value row changes nothing */
+    double before = out[5 * A];
+    for (int i = 0; i < 3 * A; i++) qkv[(5 + 4) * 3 * A + i] += 3.0;
+    att_f(&k);
+    ck_assert(out[5 * A] == before);
+    free(qkv); free(x.P);
+}
+END_TEST
+
+/* ---- head merge --------------------------------------------------------------------------- */
+
+typedef struct merge_ctx { int geo, N, H, D, C; double c; double *RR, *dRR; double scratch[256]; } merge_ctx;
+static void merge_f(fd_case *k) { merge_ctx *x = k->ctx; gyro_merge_forward_f64(k->out, x->RR, x->scratch, k->in[0], k->in[1], x->geo, x->c, x->N, x->H, x->D, x->C); }
+static void merge_b(fd_case *k, double **g, const double *d) { merge_ctx *x = k->ctx; gyro_merge_backward_f64(g[0], g[1], x->dRR, x->scratch, d, k->in[0], x->RR, k->in[1], x->geo, x->c, x->N, x->H, x->D, x->C); }
+
+START_TEST(test_fd_merge)
+{
+    for (int geo = 0; geo < 2; geo++) {
+        gyro_rng r;
+        gyro_rng_seed(&r, 500 + geo);
+        merge_ctx x = {.geo = geo, .N = 4, .H = 3, .D = 2, .C = 5, .c = 1.3};
+        x.RR = calloc(4 * 3 * 5, sizeof(double));
+        x.dRR = calloc(4 * 3 * 5, sizeof(double));
+        double *O = rnd(&r, 4 * 6, 0.8), *W = rnd(&r, 5 * 6, 0.6), out[20];
+        fd_case k = {.name = geo ? "merge (ball, gyro-added)" : "merge (flat)", .n_in = 2, .in = {O, W}, .in_n = {24, 30}, .out = out, .out_n = 20, .fwd = merge_f, .bwd = merge_b, .ctx = &x};
+        ck_assert_double_lt(fd_check(&k, 8), FD_TOL);
+        free(O); free(W); free(x.RR); free(x.dRR);
+    }
+}
+END_TEST
+
+/* ---- LayerNorm ---------------------------------------------------------------------------- */
+
+typedef struct ln_ctx { int N, C; double mean[8], rstd[8]; } ln_ctx;
+static void ln_f(fd_case *k) { ln_ctx *x = k->ctx; gyro_layernorm_forward_f64(k->out, x->mean, x->rstd, k->in[0], k->in[1], k->in[2], x->N, x->C); }
+static void ln_b(fd_case *k, double **g, const double *d) { ln_ctx *x = k->ctx; gyro_layernorm_backward_f64(g[0], g[1], g[2], d, k->in[0], x->mean, x->rstd, k->in[1], x->N, x->C); }
+
+START_TEST(test_fd_layernorm)
+{
+    gyro_rng r;
+    gyro_rng_seed(&r, 600);
+    ln_ctx x = {.N = 4, .C = 7};
+    double *X = rnd(&r, 28, 2), *g = rnd(&r, 7, 1), *b = rnd(&r, 7, 1), out[28];
+    fd_case k = {.name = "layernorm", .n_in = 3, .in = {X, g, b}, .in_n = {28, 7, 7}, .out = out, .out_n = 28, .fwd = ln_f, .bwd = ln_b, .ctx = &x};
+    ck_assert_double_lt(fd_check(&k, 9), FD_TOL);
+    free(X); free(g); free(b);
+}
+END_TEST
+
+/* ---- ReLU and dropout --------------------------------------------------------------------- */
+
+static void relu_f(fd_case *k) { gyro_relu_forward_f64(k->out, k->in[0], (long)k->out_n); }
+static void relu_b(fd_case *k, double **g, const double *d) { gyro_relu_backward_f64(g[0], d, k->in[0], (long)k->out_n); }
+typedef struct drop_ctx { double mask[40]; uint64_t seed; double p; } drop_ctx;
+static void drop_f(fd_case *k)
+{
+    drop_ctx *x = k->ctx;
+    gyro_rng r;
+    gyro_rng_seed(&r, x->seed); /* the same mask on every evaluation */
+    gyro_dropout_forward_f64(k->out, x->mask, k->in[0], &r, x->p, (long)k->out_n);
+}
+static void drop_b(fd_case *k, double **g, const double *d) { drop_ctx *x = k->ctx; gyro_dropout_backward_f64(g[0], d, x->mask, (long)k->out_n); }
+
+START_TEST(test_fd_act_dropout)
+{
+    gyro_rng r;
+    gyro_rng_seed(&r, 700);
+    double *X = rnd(&r, 40, 1), out[40];
+    for (int i = 0; i < 40; i++) if (fabs(X[i]) < 1e-3) X[i] = 0.5; /* stay off the kink */
+    fd_case k = {.name = "relu", .n_in = 1, .in = {X}, .in_n = {40}, .out = out, .out_n = 40, .fwd = relu_f, .bwd = relu_b};
+    ck_assert_double_lt(fd_check(&k, 10), FD_TOL);
+    drop_ctx x = {.seed = 5, .p = 0.3};
+    fd_case k2 = {.name = "dropout", .n_in = 1, .in = {X}, .in_n = {40}, .out = out, .out_n = 40, .fwd = drop_f, .bwd = drop_b, .ctx = &x};
+    ck_assert_double_lt(fd_check(&k2, 11), FD_TOL);
+    int zeros = 0;
+    for (int i = 0; i < 40; i++) {
+        ck_assert(x.mask[i] == 0.0 || fabs(x.mask[i] - 1.0 / 0.7) < 1e-12);
+        zeros += x.mask[i] == 0.0;
+    }
+    ck_assert(zeros > 0 && zeros < 40);
+    free(X);
+}
+END_TEST
+
+/* ---- pooling ------------------------------------------------------------------------------ */
+
+typedef struct pool_ctx { int B, T, C; int len[2]; int idx[16]; } pool_ctx;
+static void pool_f(fd_case *k) { pool_ctx *x = k->ctx; gyro_pool_forward_f64(k->out, x->idx, k->in[0], x->len, x->B, x->T, x->C); }
+static void pool_b(fd_case *k, double **g, const double *d) { pool_ctx *x = k->ctx; gyro_pool_backward_f64(g[0], d, x->idx, x->B, x->T, x->C); }
+
+START_TEST(test_fd_pool)
+{
+    gyro_rng r;
+    gyro_rng_seed(&r, 800);
+    pool_ctx x = {.B = 2, .T = 4, .C = 5, .len = {4, 2}};
+    double *X = rnd(&r, 40, 1), out[10];
+    for (int i = 0; i < 5; i++) X[(4 + 3) * 5 + i] = 100.0; /* padding never wins */
+    fd_case k = {.name = "pool", .n_in = 1, .in = {X}, .in_n = {40}, .out = out, .out_n = 10, .fwd = pool_f, .bwd = pool_b, .ctx = &x};
+    ck_assert_double_lt(fd_check(&k, 12), FD_TOL);
+    for (int i = 0; i < 5; i++) ck_assert(out[5 + i] < 100.0 && x.idx[5 + i] < 2);
+    free(X);
+}
+END_TEST
+
+/* ---- MLR ---------------------------------------------------------------------------------- */
+
+typedef struct mlr_ctx { int geo, B, K, C; double c; } mlr_ctx;
+static void mlr_f(fd_case *k) { mlr_ctx *x = k->ctx; gyro_mlr_forward_f64(k->out, k->in[0], k->in[1], k->in[2], x->geo, x->c, x->B, x->K, x->C); }
+static void mlr_b(fd_case *k, double **g, const double *d) { mlr_ctx *x = k->ctx; gyro_mlr_backward_f64(g[0], g[1], g[2], d, k->in[0], k->in[1], k->in[2], x->geo, x->c, x->B, x->K, x->C); }
+
+START_TEST(test_fd_mlr)
+{
+    for (int geo = 0; geo < 2; geo++) {
+        gyro_rng r;
+        gyro_rng_seed(&r, 900 + geo);
+        mlr_ctx x = {.geo = geo, .B = 3, .K = 4, .C = 5, .c = 1.0};
+        double *X = rnd_ball(&r, 3, 5), *P = rnd_ball(&r, 4, 5), *A = rnd(&r, 20, 1), out[12];
+        fd_case k = {.name = geo ? "mlr (ball, Ganea eq. 25)" : "mlr (flat)", .n_in = 3, .in = {X, P, A}, .in_n = {15, 20, 20}, .out = out, .out_n = 12, .fwd = mlr_f, .bwd = mlr_b, .ctx = &x};
+        ck_assert_double_lt(fd_check(&k, 13), FD_TOL);
+        free(X); free(P); free(A);
+    }
+}
+END_TEST
+
+/* ---- float32 against float64 ------------------------------------------------------------- */
+
+START_TEST(test_f32_matches_f64)
+{
+    gyro_rng r;
+    gyro_rng_seed(&r, 1000);
+    const int N = 6, H = 2, D = 3, C = 4, A = H * D;
+    double *O = rnd(&r, N * A, 0.8), *W = rnd(&r, C * A, 0.6);
+    float Of[36], Wf[24];
+    for (int i = 0; i < N * A; i++) Of[i] = (float)O[i];
+    for (int i = 0; i < C * A; i++) Wf[i] = (float)W[i];
+    double Y[24], RR[72], sc[64];
+    float Yf[24], RRf[72], scf[64];
+    gyro_merge_forward_f64(Y, RR, sc, O, W, GYRO_GEO_HYPERBOLIC, 1.0, N, H, D, C);
+    gyro_merge_forward_f32(Yf, RRf, scf, Of, Wf, GYRO_GEO_HYPERBOLIC, 1.0f, N, H, D, C);
+    double worst = 0;
+    for (int i = 0; i < N * C; i++) worst = fmax(worst, fabs(Y[i] - Yf[i]));
+    ck_assert_double_lt(worst, 1e-5);
+    free(O); free(W);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("layers");
+    TCase *tc = tcase_create("fd");
+    tcase_add_test(tc, test_fd_geo);
+    tcase_add_test(tc, test_fd_embed);
+    tcase_add_test(tc, test_fd_linear);
+    tcase_add_test(tc, test_fd_attention);
+    tcase_add_test(tc, test_fd_merge);
+    tcase_add_test(tc, test_fd_layernorm);
+    tcase_add_test(tc, test_fd_act_dropout);
+    tcase_add_test(tc, test_fd_pool);
+    tcase_add_test(tc, test_fd_mlr);
+    tcase_add_test(tc, test_f32_matches_f64);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,429 @@
+/* check_transformer.c — Check suite for models/transformer: the whole model's gradient checked
+ * end to end by finite differences in float64 on tiny configurations (hyperbolic and
+ * Euclidean; the seed's block, Möbius and tangent residuals, LayerNorm, ReLU, dropout), the
+ * float32 model against the float64 one, padding and batch independence, the parameter table,
+ * configuration and input errors, and a short training run that must learn a toy task. */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/hyp/poincare.h"
+#include "models/transformer.h"
+
+static gyro_tf_config tiny(gyro_tf_geometry geo)
+{
+    gyro_tf_config c = gyro_tf_config_default(geo);
+    c.vocab_size = 6;
+    c.n_classes = 3;
+    c.dim = 6;
+    c.n_layers = 2;
+    c.n_heads = 2;
+    c.head_dim = 4; /* A = 8 != C: the attention width is independent of the model width */
+    c.ffn_dim = 7;
+    c.max_len = 5;
+    c.curvature = 1.0f;
+    c.pos_scale = (float)sqrt(2.0 / 6);
+    return c;
+}
+
+static const int32_t TOK[3 * 4] = {1, 2, 3, 4, 5, 0, 9, 9, 2, 2, 1, -7};
+static const int LEN[3] = {4, 2, 3};
+static const int LAB[3] = {0, 2, 1};
+
+static double loss_f64(gyro_tf_model_f64 *m, gyro_tf_acts_f64 *a, int dropout)
+{
+    gyro_rng r;
+    gyro_rng_seed(&r, 77); /* the same dropout masks on every evaluation */
+    ck_assert_int_eq(gyro_tf_forward_f64(m, a, TOK, LEN, 3, 4, dropout ? &r : NULL), GYRO_OK);
+    return gyro_tf_softmax_xent_f64(NULL, NULL, gyro_tf_logits_f64(a), LAB, 3, 3);
+}
+
+/* FD over every parameter; returns the max relative error. */
+static double fd_model(const gyro_tf_config *cfg, const char *name)
+{
+    gyro_tf_model_f64 *m = NULL;
+    gyro_tf_acts_f64 *a = NULL;
+    ck_assert_int_eq(gyro_tf_new_f64(cfg, 42, 1, &m), GYRO_OK);
+    /* move the ball biases and MLR offsets off the origin so their gradients are generic */
+    gyro_rng r;
+    gyro_rng_seed(&r, 5);
+    for (int t = 0; t < m->n_tensors; t++) {
+        const gyro_tf_tensor *T = &m->tensors[t];
+        double *p = m->params_memory + T->offset;
+        if (strcmp(T->name, "fcb") == 0 || strcmp(T->name, "fcprojb") == 0 ||
+            strcmp(T->name, "mlr_p") == 0 || strcmp(T->name, "ln1b") == 0)
+            for (size_t i = 0; i < T->size; i++) p[i] = 0.2 * (2 * gyro_rng_uniform(&r) - 1);
+    }
+    ck_assert_int_eq(gyro_tf_acts_new_f64(m, 3, 4, 1, &a), GYRO_OK);
+    const int dropout = cfg->dropout > 0;
+    loss_f64(m, a, dropout);
+    double dlogits[9];
+    gyro_tf_softmax_xent_f64(dlogits, NULL, gyro_tf_logits_f64(a), LAB, 3, 3);
+    memset(m->grads_memory, 0, m->n_params * sizeof(double));
+    gyro_tf_backward_f64(m, a, &m->grads, dlogits);
+    /* h balances truncation (h²·f''') against the rounding of a loss of order 1 (1e-16/h);
+     * relative errors are taken against max(|num| + |ana|, 1e-2) so the rounding noise of
+     * tiny gradients does not count as an error. */
+    const double h = 1e-5;
+    double max_abs = 0, max_rel = 0, gnorm = 0;
+    for (size_t i = 0; i < m->n_params; i++) {
+        double save = m->params_memory[i];
+        m->params_memory[i] = save + h;
+        double lp = loss_f64(m, a, dropout);
+        m->params_memory[i] = save - h;
+        double lm = loss_f64(m, a, dropout);
+        m->params_memory[i] = save;
+        double num = (lp - lm) / (2 * h), ana = m->grads_memory[i];
+        double ae = fabs(num - ana), re = ae / fmax(1e-2, fabs(num) + fabs(ana));
+        gnorm += ana * ana;
+        if (ae > max_abs) max_abs = ae;
+        if (re > max_rel) max_rel = re;
+    }
+    printf("fd model %-34s %5zu params  |g| %.3e  max abs %.3e  max rel %.3e\n", name,
+           m->n_params, sqrt(gnorm), max_abs, max_rel);
+    ck_assert_double_gt(sqrt(gnorm), 1e-3); /* a vanishing gradient would pass trivially */
+    gyro_tf_acts_free_f64(a);
+    gyro_tf_free_f64(m);
+    return max_rel;
+}
+
+#define FD_TOL 1e-5
+
+START_TEST(test_fd_hyperbolic_seed_block)
+{
+    gyro_tf_config c = tiny(GYRO_TF_GEOMETRY_HYPERBOLIC);
+    ck_assert_double_lt(fd_model(&c, "hyperbolic, seed §4.2 block"), FD_TOL);
+}
+END_TEST
+
+START_TEST(test_fd_hyperbolic_full)
+{
+    gyro_tf_config c = tiny(GYRO_TF_GEOMETRY_HYPERBOLIC);
+    c.residual = GYRO_TF_RESIDUAL_TANGENT;
+    c.layernorm = 1;
+    c.ffn_activation = GYRO_TF_ACTIVATION_RELU;
+    c.dropout = 0.3f;
+    c.curvature = 0.7f;
+    ck_assert_double_lt(fd_model(&c, "hyperbolic, tangent res + LN + drop"), FD_TOL);
+    c.residual = GYRO_TF_RESIDUAL_MOBIUS;
+    c.dropout = 0;
+    ck_assert_double_lt(fd_model(&c, "hyperbolic, Mobius res + LN"), FD_TOL);
+}
+END_TEST
+
+START_TEST(test_fd_euclidean)
+{
+    gyro_tf_config c = tiny(GYRO_TF_GEOMETRY_EUCLIDEAN);
+    c.dropout = 0.2f;
+    ck_assert_double_lt(fd_model(&c, "euclidean, default + dropout"), FD_TOL);
+    c.residual = GYRO_TF_RESIDUAL_NONE;
+    c.layernorm = 0;
+    c.dropout = 0;
+    ck_assert_double_lt(fd_model(&c, "euclidean, no residual, no LN"), FD_TOL);
+}
+END_TEST
+
+START_TEST(test_f32_matches_f64)
+{
+    /* Configurations whose tangent vectors stay inside the float32 range of the ball
+     * (|v| < artanh(1 − 4e-3) ≈ 3.1); beyond it the two precisions clamp differently. */
+    for (int variant = 0; variant < 8; variant++) {
+        const int geo = variant & 1, res = (variant >> 1) % 4;
+        gyro_tf_config c = tiny((gyro_tf_geometry)geo);
+        c.layernorm = res > 0;
+        c.residual = res == 3 ? GYRO_TF_RESIDUAL_TANGENT
+                     : res == 2 ? GYRO_TF_RESIDUAL_MOBIUS : GYRO_TF_RESIDUAL_NONE;
+        gyro_tf_model *m = NULL;
+        gyro_tf_model_f64 *md = NULL;
+        gyro_tf_acts *a = NULL;
+        gyro_tf_acts_f64 *ad = NULL;
+        ck_assert_int_eq(gyro_tf_new(&c, 9, 1, &m), GYRO_OK);
+        ck_assert_int_eq(gyro_tf_new_f64(&c, 9, 1, &md), GYRO_OK);
+        ck_assert_uint_eq(m->n_params, md->n_params);
+        for (size_t i = 0; i < m->n_params; i++) /* same seed, same parameters */
+            ck_assert(fabs(m->params_memory[i] - md->params_memory[i]) < 1e-6);
+        for (size_t i = 0; i < m->n_params; i++)
+            md->params_memory[i] = m->params_memory[i];
+        ck_assert_int_eq(gyro_tf_acts_new(m, 3, 4, 1, &a), GYRO_OK);
+        ck_assert_int_eq(gyro_tf_acts_new_f64(md, 3, 4, 1, &ad), GYRO_OK);
+        ck_assert_int_eq(gyro_tf_forward(m, a, TOK, LEN, 3, 4, NULL), GYRO_OK);
+        ck_assert_int_eq(gyro_tf_forward_f64(md, ad, TOK, LEN, 3, 4, NULL), GYRO_OK);
+        double worst = 0;
+        for (int i = 0; i < 9; i++)
+            worst = fmax(worst, fabs(gyro_tf_logits(a)[i] - gyro_tf_logits_f64(ad)[i]));
+        ck_assert_double_lt(worst, 1e-4);
+        /* gradients agree too */
+        float dl[9];
+        double dld[9];
+        gyro_tf_softmax_xent(dl, NULL, gyro_tf_logits(a), LAB, 3, 3);
+        gyro_tf_softmax_xent_f64(dld, NULL, gyro_tf_logits_f64(ad), LAB, 3, 3);
+        gyro_tf_backward(m, a, &m->grads, dl);
+        gyro_tf_backward_f64(md, ad, &md->grads, dld);
+        double gw = 0, gm = 0;
+        for (size_t i = 0; i < m->n_params; i++) {
+            gw = fmax(gw, fabs(m->grads_memory[i] - md->grads_memory[i]));
+            gm = fmax(gm, fabs(md->grads_memory[i]));
+        }
+        ck_assert_double_lt(gw, 1e-3 * gm + 1e-6);
+        gyro_tf_acts_free(a);
+        gyro_tf_acts_free_f64(ad);
+        gyro_tf_free(m);
+        gyro_tf_free_f64(md);
+    }
+}
+END_TEST
+
+/* A sequence's logits do not depend on its padding, on T, or on the other sequences. */
+START_TEST(test_padding_and_batch_independence)
+{
+    for (int geo = 0; geo < 2; geo++) {
+        gyro_tf_config c = tiny((gyro_tf_geometry)geo);
+        gyro_tf_model *m = NULL;
+        gyro_tf_acts *a = NULL;
+        ck_assert_int_eq(gyro_tf_new(&c, 3, 0, &m), GYRO_OK);
+        ck_assert_int_eq(gyro_tf_acts_new(m, 3, 5, 0, &a), GYRO_OK);
+        ck_assert_int_eq(gyro_tf_forward(m, a, TOK, LEN, 3, 4, NULL), GYRO_OK);
+        float batch[9];
+        memcpy(batch, gyro_tf_logits(a), sizeof batch);
+        const int32_t one[2] = {5, 0};
+        const int len2 = 2;
+        ck_assert_int_eq(gyro_tf_forward(m, a, one, &len2, 1, 2, NULL), GYRO_OK);
+        for (int k = 0; k < 3; k++)
+            ck_assert(fabsf(gyro_tf_logits(a)[k] - batch[3 + k]) < 1e-5f);
+        const int32_t padded[5] = {5, 0, 3, 3, 1};
+        ck_assert_int_eq(gyro_tf_forward(m, a, padded, &len2, 1, 5, NULL), GYRO_OK);
+        for (int k = 0; k < 3; k++)
+            ck_assert(fabsf(gyro_tf_logits(a)[k] - batch[3 + k]) < 1e-5f);
+        for (int k = 0; k < 9; k++)
+            ck_assert(isfinite(batch[k]));
+        gyro_tf_acts_free(a);
+        gyro_tf_free(m);
+    }
+}
+END_TEST
+
+START_TEST(test_tensor_table)
+{
+    gyro_tf_config c = tiny(GYRO_TF_GEOMETRY_HYPERBOLIC);
+    gyro_tf_tensor t[GYRO_TF_MAX_TENSORS];
+    int n = gyro_tf_tensor_table(&c, t);
+    ck_assert_int_eq(n, 9); /* no LayerNorm tensors */
+    size_t off = 0;
+    int balls = 0;
+    for (int i = 0; i < n; i++) {
+        ck_assert_uint_eq(t[i].offset, off);
+        ck_assert_uint_eq(t[i].size, (size_t)t[i].rows * t[i].cols);
+        off += t[i].size;
+        if (t[i].manifold == GYRO_TF_MANIFOLD_BALL) {
+            balls++;
+            ck_assert(!strcmp(t[i].name, "wte") || !strcmp(t[i].name, "fcb") ||
+                      !strcmp(t[i].name, "fcprojb") || !strcmp(t[i].name, "mlr_p"));
+        }
+    }
+    ck_assert_int_eq(balls, 4);
+    ck_assert_uint_eq(off, gyro_tf_param_count(&c));
+    c.layernorm = 1;
+    c.geometry = GYRO_TF_GEOMETRY_EUCLIDEAN;
+    n = gyro_tf_tensor_table(&c, t);
+    ck_assert_int_eq(n, 13);
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(t[i].manifold, GYRO_TF_MANIFOLD_EUCLIDEAN);
+    /* carving: named pointers at the table's offsets; ball rows inside the ball */
+    gyro_tf_model *m = NULL;
+    c.geometry = GYRO_TF_GEOMETRY_HYPERBOLIC;
+    ck_assert_int_eq(gyro_tf_new(&c, 1, 1, &m), GYRO_OK);
+    ck_assert_ptr_eq(m->params.wte, m->params_memory);
+    ck_assert_ptr_eq(m->params.mlr_p, m->params_memory + m->tensors[m->n_tensors - 1].offset);
+    ck_assert_ptr_eq(m->grads.mlr_p, m->grads_memory + m->tensors[m->n_tensors - 1].offset);
+    for (int v = 0; v < c.vocab_size; v++) {
+        double s = 0;
+        for (int i = 0; i < c.dim; i++) s += (double)m->params.wte[v * c.dim + i] * m->params.wte[v * c.dim + i];
+        ck_assert(s > 0 && s < 1);
+    }
+    gyro_tf_model *m2 = NULL, *m3 = NULL;
+    ck_assert_int_eq(gyro_tf_new(&c, 1, 0, &m2), GYRO_OK);
+    ck_assert_int_eq(gyro_tf_new(&c, 2, 0, &m3), GYRO_OK);
+    ck_assert_ptr_null(m2->grads_memory);
+    ck_assert_int_eq(memcmp(m->params_memory, m2->params_memory, m->n_params * sizeof(float)), 0);
+    ck_assert_int_ne(memcmp(m->params_memory, m3->params_memory, m->n_params * sizeof(float)), 0);
+    gyro_tf_free(m);
+    gyro_tf_free(m2);
+    gyro_tf_free(m3);
+    gyro_tf_free(NULL);
+}
+END_TEST
+
+START_TEST(test_config_errors)
+{
+    gyro_tf_config c = tiny(GYRO_TF_GEOMETRY_HYPERBOLIC);
+    ck_assert_int_eq(gyro_tf_config_validate(&c), GYRO_OK);
+    gyro_tf_config b;
+    b = c; b.n_heads = 0; ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
+    b = c; b.dropout = 1.0f; ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
+    b = c; b.dropout = NAN; ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
+    b = c; b.curvature = 0; ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
+    b = c; b.vocab_size = 0; ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
+    b = c; b.residual = 9; ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
+    b = c; b.attention_kind = GYRO_TF_ATTENTION_MLA;
+    ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "not implemented"));
+    b = c; b.ffn_kind = GYRO_TF_FFN_MOE; ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
+    b = c; b.moe_experts = 4; ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
+    gyro_tf_model *m = (gyro_tf_model *)&c;
+    b = c; b.dim = -3; ck_assert_int_eq(gyro_tf_new(&b, 1, 0, &m), GYRO_ERR_USAGE);
+    ck_assert_ptr_null(m);
+    gyro_tf_config d = gyro_tf_config_default(GYRO_TF_GEOMETRY_HYPERBOLIC);
+    ck_assert_int_eq(d.dim, 100);
+    ck_assert_int_eq(d.n_heads, 16);
+    ck_assert_int_eq(d.n_layers, 3);
+}
+END_TEST
+
+START_TEST(test_input_errors)
+{
+    gyro_tf_config c = tiny(GYRO_TF_GEOMETRY_HYPERBOLIC);
+    c.dropout = 0.3f;
+    gyro_tf_model *m = NULL;
+    gyro_tf_acts *a = NULL;
+    ck_assert_int_eq(gyro_tf_new(&c, 3, 0, &m), GYRO_OK);
+    ck_assert_int_eq(gyro_tf_acts_new(m, 2, 4, 0, &a), GYRO_OK);
+    int32_t tok[4] = {1, 2, 6, 0};
+    int len = 3;
+    ck_assert_int_eq(gyro_tf_forward(m, a, tok, &len, 1, 4, NULL), GYRO_ERR_DATA);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "token id 6"));
+    tok[2] = 1;
+    len = 0;
+    ck_assert_int_eq(gyro_tf_forward(m, a, tok, &len, 1, 4, NULL), GYRO_ERR_DATA);
+    len = 5;
+    ck_assert_int_eq(gyro_tf_forward(m, a, tok, &len, 1, 4, NULL), GYRO_ERR_DATA);
+    len = 3;
+    ck_assert_int_eq(gyro_tf_forward(m, a, tok, &len, 3, 4, NULL), GYRO_ERR_USAGE);
+    ck_assert_int_eq(gyro_tf_forward(m, a, tok, &len, 1, 5, NULL), GYRO_ERR_USAGE);
+    gyro_rng r;
+    gyro_rng_seed(&r, 1);
+    ck_assert_int_eq(gyro_tf_forward(m, a, tok, &len, 1, 4, &r), GYRO_ERR_USAGE);
+    ck_assert_int_eq(gyro_tf_forward(m, a, tok, &len, 1, 4, NULL), GYRO_OK);
+    gyro_tf_acts *bad = (gyro_tf_acts *)1;
+    ck_assert_int_eq(gyro_tf_acts_new(m, 0, 4, 0, &bad), GYRO_ERR_USAGE);
+    ck_assert_ptr_null(bad);
+    ck_assert_int_eq(gyro_tf_acts_new(m, 1, 6, 0, &bad), GYRO_ERR_USAGE);
+    gyro_tf_acts_free(a);
+    gyro_tf_acts_free(NULL);
+    gyro_tf_free(m);
+}
+END_TEST
+
+/* Backward into a separately carved block gives the same gradients as into m->grads, and
+ * accumulates (+=). */
+START_TEST(test_carved_grad_block)
+{
+    gyro_tf_config c = tiny(GYRO_TF_GEOMETRY_EUCLIDEAN);
+    gyro_tf_model *m = NULL;
+    gyro_tf_acts *a = NULL;
+    ck_assert_int_eq(gyro_tf_new(&c, 4, 1, &m), GYRO_OK);
+    ck_assert_int_eq(gyro_tf_acts_new(m, 3, 4, 1, &a), GYRO_OK);
+    float *blk = calloc(m->n_params, sizeof(float));
+    gyro_tf_params g;
+    gyro_tf_carve(&c, blk, &g);
+    ck_assert_int_eq(gyro_tf_forward(m, a, TOK, LEN, 3, 4, NULL), GYRO_OK);
+    float dl[9];
+    gyro_tf_softmax_xent(dl, NULL, gyro_tf_logits(a), LAB, 3, 3);
+    gyro_tf_backward(m, a, &m->grads, dl);
+    gyro_tf_backward(m, a, &g, dl);
+    gyro_tf_backward(m, a, &g, dl);
+    for (size_t i = 0; i < m->n_params; i++)
+        ck_assert(fabsf(blk[i] - 2 * m->grads_memory[i]) <= 1e-6f * (1 + fabsf(blk[i])));
+    free(blk);
+    gyro_tf_acts_free(a);
+    gyro_tf_free(m);
+}
+END_TEST
+
+/* Learn a toy task: the class is the position class of the largest token. RMSProp-free plain
+ * SGD (Euclidean tensors) and Riemannian SGD (ball tensors) must bring the loss far down. */
+static double train_toy(gyro_tf_geometry geo)
+{
+    gyro_tf_config c = gyro_tf_config_default(geo);
+    c.vocab_size = 8;
+    c.n_classes = 3;
+    c.dim = 16;
+    c.n_layers = 1;
+    c.n_heads = 2;
+    c.head_dim = 8;
+    c.ffn_dim = 16;
+    c.max_len = 6;
+    c.pos_scale = (float)sqrt(2.0 / 16);
+    gyro_tf_model *m = NULL;
+    gyro_tf_acts *a = NULL;
+    ck_assert_int_eq(gyro_tf_new(&c, 11, 1, &m), GYRO_OK);
+    ck_assert_int_eq(gyro_tf_acts_new(m, 32, 6, 1, &a), GYRO_OK);
+    gyro_rng r;
+    gyro_rng_seed(&r, 3);
+    int32_t tok[32 * 6];
+    int len[32], lab[32];
+    float dl[32 * 3];
+    double first = 0, last = 0;
+    const float lr = geo == GYRO_TF_GEOMETRY_HYPERBOLIC ? 0.05f : 0.3f;
+    for (int step = 0; step < 300; step++) {
+        for (int b = 0; b < 32; b++) {
+            len[b] = 2 + (int)gyro_rng_below(&r, 5);
+            lab[b] = (int)gyro_rng_below(&r, 3);
+            for (int t = 0; t < 6; t++)
+                tok[b * 6 + t] = t < len[b] ? (int32_t)gyro_rng_below(&r, 5) : 0;
+            tok[b * 6 + (int)gyro_rng_below(&r, (uint32_t)len[b])] = 5 + lab[b]; /* the cue */
+        }
+        ck_assert_int_eq(gyro_tf_forward(m, a, tok, len, 32, 6, NULL), GYRO_OK);
+        double loss = gyro_tf_softmax_xent(dl, NULL, gyro_tf_logits(a), lab, 32, 3);
+        ck_assert(isfinite(loss));
+        if (step < 10) first += loss / 10;
+        if (step >= 290) last += loss / 10;
+        memset(m->grads_memory, 0, m->n_params * sizeof(float));
+        gyro_tf_backward(m, a, &m->grads, dl);
+        for (int t = 0; t < m->n_tensors; t++) {
+            const gyro_tf_tensor *T = &m->tensors[t];
+            float *p = m->params_memory + T->offset, *g = m->grads_memory + T->offset;
+            if (T->manifold == GYRO_TF_MANIFOLD_BALL)
+                gyro_poincare_rsgd_step_batch_f32(p, p, g, c.curvature, lr, T->rows, T->cols);
+            else
+                for (size_t i = 0; i < T->size; i++) p[i] -= lr * g[i];
+        }
+    }
+    printf("toy training (%s): loss %.3f -> %.3f\n", geo ? "hyperbolic" : "euclidean", first, last);
+    gyro_tf_acts_free(a);
+    gyro_tf_free(m);
+    return last / first;
+}
+
+START_TEST(test_learns_toy_task)
+{
+    ck_assert_double_lt(train_toy(GYRO_TF_GEOMETRY_EUCLIDEAN), 0.3);
+    ck_assert_double_lt(train_toy(GYRO_TF_GEOMETRY_HYPERBOLIC), 0.3);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("transformer");
+    TCase *tc = tcase_create("model");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_fd_hyperbolic_seed_block);
+    tcase_add_test(tc, test_fd_hyperbolic_full);
+    tcase_add_test(tc, test_fd_euclidean);
+    tcase_add_test(tc, test_f32_matches_f64);
+    tcase_add_test(tc, test_padding_and_batch_independence);
+    tcase_add_test(tc, test_tensor_table);
+    tcase_add_test(tc, test_config_errors);
+    tcase_add_test(tc, test_input_errors);
+    tcase_add_test(tc, test_carved_grad_block);
+    tcase_add_test(tc, test_learns_toy_task);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
