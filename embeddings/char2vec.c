@@ -447,6 +447,11 @@ gyro_status gyro_c2v_train(gyro_c2v_model *m, const gyro_corpus *c, const gyro_c
     }
     int interrupted = 0;
     while (!s) {
+        if (run->stop && *run->stop) {
+            interrupted = 1;
+            atomic_store(&sh->stop, 1);
+            break;
+        }
         pthread_mutex_lock(&sh->mu);
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -471,11 +476,6 @@ gyro_status gyro_c2v_train(gyro_c2v_model *m, const gyro_corpus *c, const gyro_c
         if (lr < m->opt.lr * 1e-4) lr = m->opt.lr * 1e-4;
         if (all_done || atomic_load(&sh->stop)) break;
         gyro_progress_update(&prog, frac > 1 ? 1 : frac, rate, lr, shown_loss, 0);
-        if (run->stop && *run->stop) {
-            interrupted = 1;
-            atomic_store(&sh->stop, 1);
-            break;
-        }
         if (run->checkpoint_path && run->checkpoint_every > 0 && now - last_ckpt >= run->checkpoint_every) {
             s = checkpoint_now(sh, run->checkpoint_path);
             if (s) {

@@ -161,6 +161,8 @@ gyro_status gyro_embedding_table_load(const char *path, gyro_embedding_table **o
 {
     gyro_stream_reader *r;
     gyro_status s = gyro_stream_reader_open_path(path, NULL, &r);
+    if (s == GYRO_ERR_LIMIT) /* a foreign file read as a huge length prefix */
+        return gyro_error_set(GYRO_ERR_FORMAT, "not a gyro embedding table: %s", gyro_error_message());
     if (s) return s;
     const char *type = gyro_stream_reader_message_type(r);
     if (strcmp(type, gyro__v1__embedding_table__descriptor.name) != 0) {

@@ -1,0 +1,425 @@
+/* check_char2vec.c — Check suite for the char2vec trainer: the fused update kernels against the
+ * reference ops of models/hyp (skip-gram term + Riemannian SGD step), a finite-difference check
+ * of the gradient direction, the sigmoid tables, training on a synthetic two-topic corpus
+ * (loss falls, topics separate, rows stay on the hyperboloid, runs are reproducible), and
+ * checkpoints (round trip, truncation, corruption, foreign files). */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "embeddings/char2vec.h"
+#include "embeddings/corpus.h"
+#include "embeddings/neighbors.h"
+#include "embeddings/sgns.h"
+#include "models/core/rng.h"
+#include "models/hyp/lorentz.h"
+
+#define ROW 16 /* padded row of a 10-dimensional point (11 used floats) */
+#define DIM 10
+
+static double sigm(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+/* A random point on the hyperboloid at distance ~radius from the origin, padded. */
+static void random_point(float *x, gyro_rng *r, double radius)
+{
+    memset(x, 0, ROW * sizeof *x);
+    for (int k = 1; k <= DIM; k++) x[k] = (float)(gyro_rng_normal(r) * radius / sqrt(DIM));
+    gyro_lorentz_reproject_f32(x, DIM);
+}
+
+static void to_d(double *d, const float *x) { for (int k = 0; k <= DIM; k++) d[k] = x[k]; }
+
+/* The fused target and centre updates equal skipgram_term's gradient fed to rsgd_step. */
+static void compare_kernels(double lr, double max_step, double radius, double tol)
+{
+    gyro_rng r;
+    gyro_rng_seed(&r, 7);
+    for (int trial = 0; trial < 50; trial++) {
+        float u[ROW] __attribute__((aligned(64)));
+        float v[3][ROW] __attribute__((aligned(64)));
+        float h[ROW] __attribute__((aligned(64)));
+        random_point(u, &r, radius);
+        for (int t = 0; t < 3; t++) random_point(v[t], &r, radius);
+        memset(h, 0, sizeof h);
+        double ud[DIM + 1], vd[3][DIM + 1], du[DIM + 1] = {0};
+        to_d(ud, u);
+        for (int t = 0; t < 3; t++) to_d(vd[t], v[t]);
+        const double theta = 3.0;
+        for (int t = 0; t < 3; t++) {
+            int label = t == 0;
+            /* reference: Euclidean gradient of the term, then one RSGD step on the target */
+            double dw[DIM + 1] = {0};
+            gyro_lorentz_skipgram_term_f64(du, dw, ud, vd[t], label, theta, 1.0, DIM);
+            gyro_lorentz_rsgd_step_f64(vd[t], vd[t], dw, lr, max_step, DIM);
+            /* fused kernel with the exact sigmoid */
+            double s = gyro_sgns_minkowski(u, v[t], ROW);
+            ck_assert_double_eq_tol(s, gyro_lorentz_inner_f64(ud, ud, DIM) * 0 +
+                                       gyro_lorentz_inner_f32(u, v[t], DIM), 1e-5 * fabs(s));
+            double g = label - sigm(s + theta);
+            gyro_sgns_hyp_target(h, v[t], u, s, g, lr, max_step, ROW);
+            for (int k = 0; k <= DIM; k++)
+                ck_assert_msg(fabs(v[t][k] - vd[t][k]) <= tol * (1 + fabs(vd[t][k])),
+                              "target %d coord %d: fused %.9g reference %.9g", t, k, v[t][k], vd[t][k]);
+            for (int k = DIM + 1; k < ROW; k++) ck_assert_float_eq(v[t][k], 0.0f); /* padding */
+        }
+        /* the centre's gradient: h = Σ g v_old is −J ∂L/∂u */
+        gyro_lorentz_rsgd_step_f64(ud, ud, du, lr, max_step, DIM);
+        gyro_sgns_hyp_centre(u, h, lr, max_step, ROW);
+        for (int k = 0; k <= DIM; k++)
+            ck_assert_msg(fabs(u[k] - ud[k]) <= tol * (1 + fabs(ud[k])), "centre coord %d: fused %.9g reference %.9g",
+                          k, u[k], ud[k]);
+        double q = gyro_lorentz_inner_f32(u, u, DIM);
+        ck_assert_double_eq_tol(q, -1.0, 1e-5 * u[0] * u[0]);
+    }
+}
+
+START_TEST(test_kernel_matches_reference_small_steps)
+{
+    compare_kernels(0.05, 1.0, 0.3, 2e-5);
+}
+END_TEST
+
+START_TEST(test_kernel_matches_reference_clipped)
+{
+    /* lr 5 with points 2 apart: the step norm exceeds max_step 0.5 and is clipped */
+    compare_kernels(5.0, 0.5, 2.0, 5e-5);
+}
+END_TEST
+
+START_TEST(test_kernel_matches_reference_unclipped_large)
+{
+    compare_kernels(0.8, 0.0, 1.0, 5e-5);
+}
+END_TEST
+
+/* Finite differences (double) of L(u) = −log σ(<u,v>_L + θ) against the kernel's gradient
+ * direction: ∂L/∂u = −g J v, and h = g v, so ∂L/∂u_k = −(J h)_k. */
+START_TEST(test_gradient_direction_fd)
+{
+    gyro_rng r;
+    gyro_rng_seed(&r, 3);
+    float u[ROW] __attribute__((aligned(64))), v[ROW] __attribute__((aligned(64)));
+    float h[ROW] __attribute__((aligned(64))), vcopy[ROW] __attribute__((aligned(64)));
+    double max_abs = 0, max_rel = 0;
+    for (int label = 0; label <= 1; label++) {
+        random_point(u, &r, 0.7);
+        random_point(v, &r, 0.7);
+        memcpy(vcopy, v, sizeof v);
+        memset(h, 0, sizeof h);
+        double ud[DIM + 1], vd[DIM + 1];
+        to_d(ud, u);
+        to_d(vd, v);
+        const double theta = 2.0;
+        double s = gyro_sgns_minkowski(u, v, ROW);
+        double g = label - sigm(s + theta);
+        gyro_sgns_hyp_target(h, vcopy, u, s, g, 0.0, 0.0, ROW); /* lr 0: only h is written */
+        for (int k = 0; k <= DIM; k++) {
+            double e = 1e-6, up[DIM + 1], dn[DIM + 1];
+            memcpy(up, ud, sizeof up);
+            memcpy(dn, ud, sizeof dn);
+            up[k] += e;
+            dn[k] -= e;
+            double sp = gyro_lorentz_inner_f64(up, vd, DIM) + theta, sm = gyro_lorentz_inner_f64(dn, vd, DIM) + theta;
+            double lp = label ? -log(sigm(sp)) : -log(sigm(-sp));
+            double lm = label ? -log(sigm(sm)) : -log(sigm(-sm));
+            double fd = (lp - lm) / (2 * e);
+            double an = -(k == 0 ? -h[0] : h[k]);
+            double ae = fabs(fd - an);
+            if (ae > max_abs) max_abs = ae;
+            double re = ae / (fabs(fd) + 1e-8);
+            if (fabs(fd) > 1e-3 && re > max_rel) max_rel = re;
+        }
+        for (int k = 0; k < ROW; k++) ck_assert_float_eq(vcopy[k], v[k]); /* lr 0 leaves v */
+    }
+    fprintf(stderr, "char2vec gradient check: max abs err %.3g, max rel err %.3g\n", max_abs, max_rel);
+    ck_assert_double_lt(max_abs, 1e-6);
+    ck_assert_double_lt(max_rel, 1e-5);
+}
+END_TEST
+
+START_TEST(test_sigmoid_table)
+{
+    gyro_sgns_tables t;
+    gyro_sgns_tables_init(&t);
+    double worst = 0, worst_loss = 0;
+    for (double x = -10; x <= 10; x += 0.0137) {
+        double l1, l0;
+        double s = gyro_sgns_sigmoid(&t, x, 1, &l1);
+        gyro_sgns_sigmoid(&t, x, 0, &l0);
+        double e = fabs(s - sigm(x));
+        if (e > worst) worst = e;
+        double el = fabs(l1 - log1p(exp(-x))) + fabs(l0 - log1p(exp(x)));
+        if (el > worst_loss) worst_loss = el;
+    }
+    ck_assert_double_lt(worst, 2e-3);
+    ck_assert_double_lt(worst_loss, 1e-2);
+}
+END_TEST
+
+/* ---- training on a synthetic corpus ---------------------------------------------------------- */
+
+static char dir[64];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/gyro-c2v-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Two topics with disjoint characters: documents mix characters of one topic only. */
+static const char *topic[2][8] = {
+    {"山", "水", "江", "河", "湖", "海", "雨", "云"},
+    {"金", "银", "铜", "铁", "钱", "财", "贵", "富"},
+};
+
+static void write_corpus(const char *path, int docs)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    gyro_rng r;
+    gyro_rng_seed(&r, 11);
+    for (int d = 0; d < docs; d++) {
+        int t = (int)gyro_rng_below(&r, 2);
+        for (int i = 0; i < 12; i++) fputs(topic[t][gyro_rng_below(&r, 8)], f);
+        fputc('\n', f);
+    }
+    fclose(f);
+}
+
+static gyro_status train_model(gyro_c2v_model *m, gyro_corpus *c, int threads, int geometry,
+                               gyro_c2v_report *rep)
+{
+    char in[128], ids[128];
+    snprintf(in, sizeof in, "%s/corpus.txt", dir);
+    snprintf(ids, sizeof ids, "%s/corpus.ids", dir);
+    if (access(in, F_OK) != 0) write_corpus(in, 1500);
+    gyro_corpus_options co;
+    gyro_corpus_options_init(&co);
+    gyro_vocab v;
+    const char *inputs[] = {in};
+    ck_assert_int_eq(gyro_corpus_encode(inputs, 1, &co, ids, &v, NULL), GYRO_OK);
+    ck_assert_int_eq(gyro_corpus_open(ids, c), GYRO_OK);
+    gyro_c2v_options o;
+    gyro_c2v_options_init(&o);
+    o.dim = 10;
+    o.epochs = 5;
+    o.threads = threads;
+    o.sample = 0;
+    o.geometry = geometry;
+    ck_assert_int_eq(gyro_c2v_model_init(m, &o, &v, c->n_ids, c->n_tokens), GYRO_OK);
+    gyro_vocab_free(&v);
+    gyro_c2v_run run = {NULL, 0, NULL, 1};
+    return gyro_c2v_train(m, c, &run, rep);
+}
+
+static double mean_distance(const gyro_embedding_table *t, int same)
+{
+    double sum = 0;
+    int n = 0;
+    for (int a = 0; a < 8; a++)
+        for (int b = 0; b < 8; b++) {
+            int i = gyro_embedding_table_find(t, topic[0][a]);
+            int j = gyro_embedding_table_find(t, same ? topic[0][b] : topic[1][b]);
+            if (i == j) continue;
+            sum += gyro_embedding_distance(t, i, j);
+            n++;
+        }
+    return sum / n;
+}
+
+static void check_topics(int threads, int geometry)
+{
+    gyro_c2v_model m;
+    gyro_corpus c;
+    gyro_c2v_report rep;
+    ck_assert_int_eq(train_model(&m, &c, threads, geometry, &rep), GYRO_OK);
+    ck_assert_uint_eq(m.words_done, 5 * m.n_tokens);
+    ck_assert(isfinite(rep.loss));
+    gyro_embedding_table *t;
+    ck_assert_int_eq(gyro_c2v_model_table(&m, "test", &t), GYRO_OK);
+    double within = mean_distance(t, 1), across = mean_distance(t, 0);
+    ck_assert_msg(within < 0.8 * across, "within-topic %.3f vs across %.3f", within, across);
+    if (geometry == GYRO_C2V_HYPERBOLIC) {
+        ck_assert_double_lt(rep.manifold_error, 1e-5);
+        ck_assert_double_lt(gyro_embedding_table_manifold_error(t, NULL), 1e-5);
+    }
+    gyro_embedding_table_free(t);
+    gyro_corpus_close(&c);
+    gyro_c2v_model_free(&m);
+}
+
+START_TEST(test_topics_hyperbolic_1_thread) { check_topics(1, GYRO_C2V_HYPERBOLIC); }
+END_TEST
+START_TEST(test_topics_hyperbolic_2_threads) { check_topics(2, GYRO_C2V_HYPERBOLIC); }
+END_TEST
+START_TEST(test_topics_euclidean) { check_topics(1, GYRO_C2V_EUCLIDEAN); }
+END_TEST
+
+START_TEST(test_reproducible_single_thread)
+{
+    gyro_c2v_model a, b;
+    gyro_corpus ca, cb;
+    ck_assert_int_eq(train_model(&a, &ca, 1, GYRO_C2V_HYPERBOLIC, NULL), GYRO_OK);
+    ck_assert_int_eq(train_model(&b, &cb, 1, GYRO_C2V_HYPERBOLIC, NULL), GYRO_OK);
+    ck_assert_int_eq(memcmp(a.in, b.in, (size_t)a.vocab.n * a.row * sizeof(float)), 0);
+    gyro_corpus_close(&ca);
+    gyro_corpus_close(&cb);
+    gyro_c2v_model_free(&a);
+    gyro_c2v_model_free(&b);
+}
+END_TEST
+
+START_TEST(test_stop_flag_interrupts)
+{
+    char in[128], ids[128], ck[128];
+    snprintf(in, sizeof in, "%s/corpus.txt", dir);
+    snprintf(ids, sizeof ids, "%s/corpus.ids", dir);
+    snprintf(ck, sizeof ck, "%s/m.ckpt", dir);
+    write_corpus(in, 1500);
+    gyro_corpus_options co;
+    gyro_corpus_options_init(&co);
+    gyro_vocab v;
+    const char *inputs[] = {in};
+    ck_assert_int_eq(gyro_corpus_encode(inputs, 1, &co, ids, &v, NULL), GYRO_OK);
+    gyro_corpus c;
+    ck_assert_int_eq(gyro_corpus_open(ids, &c), GYRO_OK);
+    gyro_c2v_options o;
+    gyro_c2v_options_init(&o);
+    o.dim = 10;
+    o.epochs = 50;
+    gyro_c2v_model m;
+    ck_assert_int_eq(gyro_c2v_model_init(&m, &o, &v, c.n_ids, c.n_tokens), GYRO_OK);
+    gyro_vocab_free(&v);
+    volatile sig_atomic_t stop = 1; /* already requested: the run stops at once, saving state */
+    gyro_c2v_run run = {ck, 0, &stop, 1};
+    ck_assert_int_eq(gyro_c2v_train(&m, &c, &run, NULL), GYRO_ERR_INTERRUPTED);
+    gyro_c2v_model r;
+    ck_assert_int_eq(gyro_c2v_checkpoint_load(ck, &r), GYRO_OK);
+    ck_assert_uint_eq(r.words_done, m.words_done);
+    ck_assert_uint_lt(r.words_done, (uint64_t)o.epochs * m.n_tokens);
+    /* resume to the end from the checkpoint */
+    gyro_c2v_run run2 = {ck, 0, NULL, 1};
+    ck_assert_int_eq(gyro_c2v_train(&r, &c, &run2, NULL), GYRO_OK);
+    ck_assert_uint_eq(r.words_done, (uint64_t)o.epochs * r.n_tokens);
+    gyro_c2v_model_free(&r);
+    gyro_c2v_model_free(&m);
+    gyro_corpus_close(&c);
+}
+END_TEST
+
+START_TEST(test_checkpoint_round_trip_and_damage)
+{
+    gyro_c2v_model m;
+    gyro_corpus c;
+    ck_assert_int_eq(train_model(&m, &c, 2, GYRO_C2V_HYPERBOLIC, NULL), GYRO_OK);
+    char ck[128];
+    snprintf(ck, sizeof ck, "%s/m.ckpt", dir);
+    ck_assert_int_eq(gyro_c2v_checkpoint_save(&m, ck), GYRO_OK);
+    gyro_c2v_model r;
+    ck_assert_int_eq(gyro_c2v_checkpoint_load(ck, &r), GYRO_OK);
+    ck_assert_int_eq(r.vocab.n, m.vocab.n);
+    ck_assert_int_eq(r.opt.threads, 2);
+    ck_assert_uint_eq(r.words_done, m.words_done);
+    ck_assert_uint_eq(gyro_vocab_fingerprint(&r.vocab), gyro_vocab_fingerprint(&m.vocab));
+    for (int i = 0; i < m.vocab.n; i++) {
+        ck_assert_int_eq(memcmp(r.in + (size_t)i * r.row, m.in + (size_t)i * m.row, m.width * sizeof(float)), 0);
+        ck_assert_int_eq(memcmp(r.out + (size_t)i * r.row, m.out + (size_t)i * m.row, m.width * sizeof(float)), 0);
+    }
+    ck_assert_int_eq(memcmp(r.ts, m.ts, 2 * sizeof *m.ts), 0);
+    gyro_c2v_model_free(&r);
+
+    /* truncated at several lengths, one flipped byte, a foreign file: all refused */
+    FILE *f = fopen(ck, "rb");
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fclose(f);
+    long cuts[] = {0, 5, 16, 100, len / 2, len - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
+        ck_assert_int_eq(gyro_c2v_checkpoint_save(&m, ck), GYRO_OK);
+        ck_assert_int_eq(truncate(ck, cuts[i]), 0);
+        ck_assert_int_eq(gyro_c2v_checkpoint_load(ck, &r), GYRO_ERR_FORMAT);
+        gyro_c2v_model_free(&r);
+    }
+    ck_assert_int_eq(gyro_c2v_checkpoint_save(&m, ck), GYRO_OK);
+    f = fopen(ck, "r+b");
+    fseek(f, len / 3, SEEK_SET);
+    int ch = fgetc(f);
+    fseek(f, len / 3, SEEK_SET);
+    fputc(ch ^ 0x40, f);
+    fclose(f);
+    ck_assert_int_eq(gyro_c2v_checkpoint_load(ck, &r), GYRO_ERR_FORMAT);
+    gyro_c2v_model_free(&r);
+    char ids[128];
+    snprintf(ids, sizeof ids, "%s/corpus.ids", dir);
+    ck_assert_int_eq(gyro_c2v_checkpoint_load(ids, &r), GYRO_ERR_FORMAT);
+    gyro_c2v_model_free(&r);
+    ck_assert_int_eq(gyro_c2v_checkpoint_load("/nonexistent/ckpt", &r), GYRO_ERR_IO);
+    gyro_c2v_model_free(&r);
+    gyro_corpus_close(&c);
+    gyro_c2v_model_free(&m);
+}
+END_TEST
+
+START_TEST(test_bad_inputs)
+{
+    gyro_c2v_options o;
+    gyro_c2v_options_init(&o);
+    o.dim = 0;
+    ck_assert_int_eq(gyro_c2v_options_check(&o), GYRO_ERR_USAGE);
+    gyro_c2v_options_init(&o);
+    o.threads = 0;
+    ck_assert_int_eq(gyro_c2v_options_check(&o), GYRO_ERR_USAGE);
+    /* a corpus of one token is too short for a window */
+    gyro_c2v_options_init(&o);
+    gyro_vocab v;
+    ck_assert_int_eq(gyro_vocab_init(&v), GYRO_OK);
+    ck_assert_int_eq(gyro_vocab_add(&v, "水", 3, 1, NULL), GYRO_OK);
+    gyro_c2v_model m;
+    ck_assert_int_eq(gyro_c2v_model_init(&m, &o, &v, 2, 1), GYRO_ERR_DATA);
+    gyro_c2v_model_free(&m);
+    gyro_vocab_free(&v);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("char2vec");
+    TCase *k = tcase_create("kernels");
+    tcase_add_test(k, test_kernel_matches_reference_small_steps);
+    tcase_add_test(k, test_kernel_matches_reference_clipped);
+    tcase_add_test(k, test_kernel_matches_reference_unclipped_large);
+    tcase_add_test(k, test_gradient_direction_fd);
+    tcase_add_test(k, test_sigmoid_table);
+    tcase_add_test(k, test_bad_inputs);
+    suite_add_tcase(s, k);
+    TCase *t = tcase_create("training");
+    tcase_add_checked_fixture(t, setup, teardown);
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, test_topics_hyperbolic_1_thread);
+    tcase_add_test(t, test_topics_hyperbolic_2_threads);
+    tcase_add_test(t, test_topics_euclidean);
+    tcase_add_test(t, test_reproducible_single_thread);
+    tcase_add_test(t, test_stop_flag_interrupts);
+    tcase_add_test(t, test_checkpoint_round_trip_and_damage);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,291 @@
+/* check_embedding_table.c — Check suite for embeddings/table, convert and neighbors: file round
+ * trip over several records, refusal of truncated, foreign and inconsistent files, conversion
+ * hyperboloid ↔ Poincaré (distances preserved, rows inside the ball), text exports, k nearest. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "embeddings/convert.h"
+#include "embeddings/neighbors.h"
+#include "embeddings/table.h"
+#include "models/core/rng.h"
+#include "models/hyp/lorentz.h"
+#include "pipeline/stream.h"
+
+static char dir[64];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/gyro-table-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A hyperboloid table of n rows at random distances up to ~3 from the origin. */
+static gyro_embedding_table *random_table(int n, int dim, uint64_t seed)
+{
+    gyro_embedding_table *t;
+    ck_assert_int_eq(gyro_embedding_table_new(GYRO__V1__EMBEDDING_MODEL__HYPERBOLOID, 1.0, dim, n, &t), GYRO_OK);
+    gyro_rng r;
+    gyro_rng_seed(&r, seed);
+    char tok[32];
+    for (int i = 0; i < n; i++) {
+        float *x = t->vectors + (size_t)i * t->stride;
+        double rad = 3.0 * gyro_rng_uniform(&r);
+        for (int k = 1; k <= dim; k++) x[k] = (float)(gyro_rng_normal(&r) * rad / sqrt(dim));
+        gyro_lorentz_reproject_f32(x, dim);
+        snprintf(tok, sizeof tok, "字%d", i);
+        ck_assert_int_eq(gyro_embedding_table_set_token(t, i, tok, (uint64_t)(n - i)), GYRO_OK);
+    }
+    return t;
+}
+
+static void path(char *out, const char *name) { snprintf(out, 128, "%s/%s", dir, name); }
+
+START_TEST(test_round_trip_chunks)
+{
+    gyro_embedding_table *t = random_table(GYRO_TABLE_CHUNK * 2 + 17, 7, 1);
+    t->trained_by = strdup("unit test");
+    char p[128];
+    path(p, "t.hyp");
+    ck_assert_int_eq(gyro_embedding_table_save(t, p), GYRO_OK);
+    gyro_embedding_table *u;
+    ck_assert_int_eq(gyro_embedding_table_load(p, &u), GYRO_OK);
+    ck_assert_int_eq(u->n, t->n);
+    ck_assert_int_eq(u->dim, 7);
+    ck_assert_int_eq(u->stride, 8);
+    ck_assert_int_eq(u->model, GYRO__V1__EMBEDDING_MODEL__HYPERBOLOID);
+    ck_assert_str_eq(u->trained_by, "unit test");
+    ck_assert_int_eq(memcmp(u->vectors, t->vectors, (size_t)t->n * t->stride * sizeof(float)), 0);
+    for (int i = 0; i < t->n; i += 101) {
+        ck_assert_str_eq(u->tokens[i], t->tokens[i]);
+        ck_assert_uint_eq(u->counts[i], t->counts[i]);
+        ck_assert_int_eq(gyro_embedding_table_find(u, t->tokens[i]), i);
+    }
+    ck_assert_int_eq(gyro_embedding_table_find(u, "nope"), -1);
+    ck_assert_double_lt(gyro_embedding_table_manifold_error(u, NULL), 1e-5);
+    /* the file is a gyro stream of three EmbeddingTable records */
+    gyro_stream_reader *r;
+    ck_assert_int_eq(gyro_stream_reader_open_path(p, NULL, &r), GYRO_OK);
+    ck_assert_str_eq(gyro_stream_reader_message_type(r), "gyro.v1.EmbeddingTable");
+    int recs = 0;
+    const uint8_t *d;
+    size_t len;
+    while (gyro_stream_next_raw(r, &d, &len) == GYRO_OK && d) recs++;
+    gyro_stream_reader_free(r);
+    ck_assert_int_eq(recs, 3);
+    gyro_embedding_table_free(t);
+    gyro_embedding_table_free(u);
+}
+END_TEST
+
+START_TEST(test_truncated_and_foreign_files)
+{
+    gyro_embedding_table *t = random_table(50, 5, 2), *u = NULL;
+    char p[128];
+    path(p, "t.hyp");
+    ck_assert_int_eq(gyro_embedding_table_save(t, p), GYRO_OK);
+    FILE *f = fopen(p, "rb");
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fclose(f);
+    for (long cut = 0; cut < len; cut += len / 23 + 1) {
+        ck_assert_int_eq(gyro_embedding_table_save(t, p), GYRO_OK);
+        ck_assert_int_eq(truncate(p, cut), 0);
+        gyro_status s = gyro_embedding_table_load(p, &u);
+        ck_assert_msg(s == GYRO_ERR_FORMAT, "cut at %ld: status %d (%s)", cut, s, gyro_error_message());
+    }
+    /* a plain text file and a stream of another type */
+    f = fopen(p, "w");
+    fputs("水 0.1 0.2\n", f);
+    fclose(f);
+    ck_assert_int_eq(gyro_embedding_table_load(p, &u), GYRO_ERR_FORMAT);
+    gyro_stream_writer *w;
+    ck_assert_int_eq(gyro_stream_writer_open_path(p, &gyro__v1__document__descriptor, "test", &w), GYRO_OK);
+    Gyro__V1__Document doc;
+    gyro__v1__document__init(&doc);
+    doc.text = "水";
+    ck_assert_int_eq(gyro_stream_write(w, &doc.base), GYRO_OK);
+    ck_assert_int_eq(gyro_stream_writer_close(w), GYRO_OK);
+    ck_assert_int_eq(gyro_embedding_table_load(p, &u), GYRO_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "Document"));
+    ck_assert_int_eq(gyro_embedding_table_load("/nonexistent/t.hyp", &u), GYRO_ERR_IO);
+    gyro_embedding_table_free(t);
+}
+END_TEST
+
+/* Hand-made records: a vector of the wrong length, a NaN, a duplicate token, mixed dims. */
+static gyro_status load_records(const char *p, int dim2, int n_vec, float bad, const char *tok2)
+{
+    gyro_stream_writer *w;
+    ck_assert_int_eq(gyro_stream_writer_open_path(p, &gyro__v1__embedding_table__descriptor, "t", &w), GYRO_OK);
+    float v[4] = {1, 0, 0, bad};
+    Gyro__V1__EmbeddingEntry e1, e2, *pe1[] = {&e1}, *pe2[] = {&e2};
+    gyro__v1__embedding_entry__init(&e1);
+    gyro__v1__embedding_entry__init(&e2);
+    e1.token = "一";
+    e1.n_vector = 3;
+    e1.vector = v;
+    e2.token = (char *)tok2;
+    e2.n_vector = (size_t)n_vec;
+    e2.vector = v + 1;
+    Gyro__V1__EmbeddingTable a, b;
+    gyro__v1__embedding_table__init(&a);
+    gyro__v1__embedding_table__init(&b);
+    a.model = b.model = GYRO__V1__EMBEDDING_MODEL__POINCARE;
+    a.curvature = b.curvature = 1.0;
+    a.dim = 3;
+    b.dim = (uint32_t)dim2;
+    a.n_entries = b.n_entries = 1;
+    a.entries = pe1;
+    b.entries = pe2;
+    ck_assert_int_eq(gyro_stream_write(w, &a.base), GYRO_OK);
+    ck_assert_int_eq(gyro_stream_write(w, &b.base), GYRO_OK);
+    ck_assert_int_eq(gyro_stream_writer_close(w), GYRO_OK);
+    gyro_embedding_table *t = NULL;
+    gyro_status s = gyro_embedding_table_load(p, &t);
+    gyro_embedding_table_free(t);
+    return s;
+}
+
+START_TEST(test_inconsistent_records)
+{
+    char p[128];
+    path(p, "bad.tab");
+    ck_assert_int_eq(load_records(p, 3, 3, 0.5f, "二"), GYRO_OK);
+    ck_assert_int_eq(load_records(p, 4, 3, 0.5f, "二"), GYRO_ERR_FORMAT);  /* dim differs */
+    ck_assert_int_eq(load_records(p, 3, 2, 0.5f, "二"), GYRO_ERR_FORMAT);  /* short vector */
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "coordinates"));
+    ck_assert_int_eq(load_records(p, 3, 3, NAN, "二"), GYRO_ERR_FORMAT);   /* NaN */
+    ck_assert_int_eq(load_records(p, 3, 3, 0.5f, "一"), GYRO_ERR_FORMAT);  /* duplicate */
+    ck_assert_int_eq(load_records(p, 3, 3, 0.5f, ""), GYRO_ERR_FORMAT);    /* empty token */
+}
+END_TEST
+
+START_TEST(test_convert_round_trip_preserves_distances)
+{
+    gyro_embedding_table *h = random_table(60, 6, 3), *p, *back;
+    int clamped;
+    ck_assert_int_eq(gyro_embedding_convert(h, GYRO__V1__EMBEDDING_MODEL__POINCARE, &p, &clamped), GYRO_OK);
+    ck_assert_int_eq(p->stride, 6);
+    ck_assert_int_eq(clamped, 0); /* distance ≤ 3 from the origin is well inside the float ball */
+    for (int i = 0; i < p->n; i++) {
+        double nn = 0;
+        for (int k = 0; k < 6; k++) nn += (double)p->vectors[i * 6 + k] * p->vectors[i * 6 + k];
+        ck_assert_double_lt(sqrt(nn), 1.0 - 4e-3 + 1e-7);
+    }
+    for (int i = 0; i < 20; i++)
+        for (int j = i + 1; j < 20; j++) {
+            double dh = gyro_embedding_distance(h, i, j), dp = gyro_embedding_distance(p, i, j);
+            ck_assert_double_eq_tol(dp, dh, 2e-3 * (1 + dh));
+        }
+    ck_assert_int_eq(gyro_embedding_convert(p, GYRO__V1__EMBEDDING_MODEL__HYPERBOLOID, &back, NULL), GYRO_OK);
+    ck_assert_double_lt(gyro_embedding_table_manifold_error(back, NULL), 1e-5);
+    for (int i = 0; i < h->n * h->stride; i++)
+        ck_assert_double_eq_tol(back->vectors[i], h->vectors[i], 1e-4 * (1 + fabs(h->vectors[i])));
+    /* a point far out is projected into the ball */
+    float *far = h->vectors;
+    for (int k = 1; k <= 6; k++) far[k] = 3000.0f;
+    gyro_lorentz_reproject_f32(far, 6);
+    gyro_embedding_table *p2;
+    ck_assert_int_eq(gyro_embedding_convert(h, GYRO__V1__EMBEDDING_MODEL__POINCARE, &p2, &clamped), GYRO_OK);
+    ck_assert_int_eq(clamped, 1);
+    gyro_embedding_table *e;
+    ck_assert_int_eq(gyro_embedding_table_new(GYRO__V1__EMBEDDING_MODEL__EUCLIDEAN, 1.0, 6, 0, &e), GYRO_OK);
+    gyro_embedding_table *x = NULL;
+    ck_assert_int_eq(gyro_embedding_convert(e, GYRO__V1__EMBEDDING_MODEL__POINCARE, &x, NULL), GYRO_ERR_USAGE);
+    gyro_embedding_table_free(e);
+    gyro_embedding_table_free(p2);
+    gyro_embedding_table_free(h);
+    gyro_embedding_table_free(p);
+    gyro_embedding_table_free(back);
+}
+END_TEST
+
+START_TEST(test_exports)
+{
+    gyro_embedding_table *t;
+    ck_assert_int_eq(gyro_embedding_table_new(GYRO__V1__EMBEDDING_MODEL__POINCARE, 1.0, 2, 2, &t), GYRO_OK);
+    ck_assert_int_eq(gyro_embedding_table_set_token(t, 0, "水", 5), GYRO_OK);
+    ck_assert_int_eq(gyro_embedding_table_set_token(t, 1, "a b", 3), GYRO_OK);
+    float v[4] = {0.5f, -0.25f, 0.1f, 0.2f};
+    memcpy(t->vectors, v, sizeof v);
+    char p[128], q[128], buf[256];
+    path(p, "t.vec");
+    ck_assert_int_eq(gyro_embedding_export_vec(t, p), GYRO_OK);
+    FILE *f = fopen(p, "r");
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    ck_assert_str_eq(buf, "2 2\n水 0.5 -0.25\na\xe2\x90\xa3" "b 0.100000001 0.200000003\n");
+    path(p, "v.tsv");
+    path(q, "m.tsv");
+    ck_assert_int_eq(gyro_embedding_export_tsv(t, p, q), GYRO_OK);
+    f = fopen(p, "r");
+    n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    ck_assert_str_eq(buf, "0.5\t-0.25\n0.100000001\t0.200000003\n");
+    f = fopen(q, "r");
+    n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    ck_assert_str_eq(buf, "水\na\xe2\x90\xa3" "b\n");
+    gyro_embedding_table_free(t);
+}
+END_TEST
+
+START_TEST(test_neighbors_order)
+{
+    gyro_embedding_table *t = random_table(200, 4, 9);
+    gyro_neighbor nb[10];
+    int n;
+    ck_assert_int_eq(gyro_embedding_neighbors(t, 17, 10, nb, &n), GYRO_OK);
+    ck_assert_int_eq(n, 10);
+    /* nearest first, and nothing outside the list is nearer than the 10th */
+    for (int i = 1; i < n; i++) ck_assert_double_le(nb[i - 1].distance, nb[i].distance);
+    int nearer = 0;
+    for (int i = 0; i < t->n; i++)
+        if (i != 17 && gyro_embedding_distance(t, 17, i) < nb[9].distance) nearer++;
+    ck_assert_int_eq(nearer, 9);
+    for (int i = 0; i < n; i++) ck_assert_int_ne(nb[i].row, 17);
+    ck_assert_int_eq(gyro_embedding_neighbors(t, 200, 10, nb, &n), GYRO_ERR_USAGE);
+    gyro_neighbor all[300];
+    ck_assert_int_eq(gyro_embedding_neighbors(t, 0, 300, all, &n), GYRO_OK);
+    ck_assert_int_eq(n, 199);
+    gyro_embedding_table_free(t);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("embedding_table");
+    TCase *tc = tcase_create("table");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_round_trip_chunks);
+    tcase_add_test(tc, test_truncated_and_foreign_files);
+    tcase_add_test(tc, test_inconsistent_records);
+    tcase_add_test(tc, test_convert_round_trip_preserves_distances);
+    tcase_add_test(tc, test_exports);
+    tcase_add_test(tc, test_neighbors_order);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
