@@ -5,11 +5,13 @@
  * The error of a tensor is max_i |got_i − exp_i| / max_i |exp_i| (an all-zero expected tensor
  * must come out below 1e-12 absolute in float64, 1e-6 in float32). Tolerances:
  *   float64: 1e-9 for every case.
- *   float32: 1e-4 for ordinary cases; cases tagged near_boundary or f32_sensitive get the
- *            looser bound F32_LOOSE_TOL below (the float32 inputs themselves move a point at
- *            √c|x| = 0.99999 by ~1e-7, i.e. 1% of its distance to the boundary, and the float32
- *            projection margin ε = 4e-3 moves RSGD outputs that end near the boundary).
- *            Outputs and gradients of those cases are still compared, never skipped.
+ *   float32: 1e-4 for ordinary cases; 1e-2 for cases tagged f32_sensitive; 5e-2 for cases
+ *            tagged near_boundary. Why: rounding the inputs to float32 moves a point at
+ *            √c|x| = 0.99999 by ~1e-7, i.e. 1% of its distance to the boundary; the float32
+ *            projection margin ε = 4e-3 moves RSGD outputs that end near the boundary (~4e-3);
+ *            and a Riemannian gradient Jg + <x,g>x at x₀ ≈ 100 cancels ~4 digits of float32
+ *            (up to 2.4e-2 measured on generated hard sets). Outputs and gradients of those
+ *            cases are still compared, never skipped.
  * An op in the file that the library lacks FAILS its case. Every op named in the file's
  * header must have at least one case (a truncated file fails too).
  *
@@ -35,7 +37,8 @@
 
 #define F64_TOL 1e-9
 #define F32_TOL 1e-4
-#define F32_LOOSE_TOL 1e-2
+#define F32_SENSITIVE_TOL 1e-2 /* f32_sensitive, not near_boundary */
+#define F32_BOUNDARY_TOL 5e-2  /* near_boundary */
 #define ZERO_ABS_F64 1e-12
 #define ZERO_ABS_F32 1e-6
 
@@ -332,8 +335,11 @@ static double hg_run_case(const hg_case *k, int f32, double *worst, char *msg, s
         hg_ctx_free(&cx);
         return INFINITY;
     }
-    int loose = f32 && (hg_has_tag(k, "near_boundary") || hg_has_tag(k, "f32_sensitive"));
-    double tol = f32 ? (loose ? F32_LOOSE_TOL : F32_TOL) : F64_TOL;
+    double tol = F64_TOL;
+    if (f32)
+        tol = hg_has_tag(k, "near_boundary")   ? F32_BOUNDARY_TOL
+              : hg_has_tag(k, "f32_sensitive") ? F32_SENSITIVE_TOL
+                                               : F32_TOL;
     double zabs = f32 ? ZERO_ABS_F32 : ZERO_ABS_F64;
     double ratio = 0.0;
     for (int kind = 0; kind < 2; kind++) {
@@ -357,7 +363,7 @@ static double hg_run_case(const hg_case *k, int f32, double *worst, char *msg, s
             if (err > *worst) *worst = err;
             if (err / tol > ratio) {
                 ratio = err / tol;
-                snprintf(msg, msz, "%s %d (line %d, %s, tags %s): %s %s error %.3g > tol %.1g%s",
+                snprintf(msg, msz, "%.47s %d (line %d, %s, tags %.100s): %s %.47s error %.3g > tol %.1g%s",
                          k->op, k->id, k->line, f32 ? "f32" : "f64", k->tags,
                          kind ? "grad" : "out", exp[e].name, err, tol,
                          b < 0 ? " (not produced)" : "");
