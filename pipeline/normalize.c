@@ -10,9 +10,10 @@
  * after that a call allocates nothing. A normalizer is not thread-safe: the gRPC server and the
  * trainers create one per thread (the ICU objects are per-normalizer as well).
  *
- * T2S cost: only runs of characters that occur on the left side of a Traditional-Simplified
- * rule go through utrans (see t2s_trigger_init for why that is exact), in pieces of at most
- * T2S_PIECE UTF-16 units, so the cost stays linear in the line length (a 10 MB line).
+ * T2S cost: utrans runs only from characters that start a phrase rule to the end of their run
+ * of rule characters; single-character rules are memoized (see the comment above
+ * t2s_trigger_init for why that is exact); pieces are at most T2S_PIECE UTF-16 units, so the
+ * cost stays linear in the line length (a 10 MB line).
  *
  * Segmentation cost: between two code points that both have Grapheme_Cluster_Break=Other and are
  * not Extended_Pictographic (printable ASCII, CJK ideographs, common CJK punctuation) there is
@@ -36,6 +37,14 @@
 #include "pipeline/utf8.h"
 
 #define T2S_PIECE 4096
+#define T2S_MEMO 4096
+
+/* One memoized single-character T2S result. */
+typedef struct t2s_memo_entry {
+    int32_t key;      /* code point, -1 when empty */
+    uint8_t n;        /* code points in out */
+    int32_t out[3];
+} t2s_memo_entry;
 
 struct gyro_normalizer {
     gyro_normalize_options opt;
@@ -50,6 +59,7 @@ struct gyro_normalizer {
     char *text;      size_t text_cap;    /* normalized UTF-8 */
     char *cbuf;      size_t cbuf_cap;    /* clusters, each NUL-terminated */
     char **chars;    size_t chars_cap;   /* pointers into cbuf */
+    t2s_memo_entry memo[T2S_MEMO];       /* single-character T2S results, direct-mapped */
 };
 
 static void t2s_trigger_init(void);
@@ -114,6 +124,7 @@ gyro_status gyro_normalizer_new(const gyro_normalize_options *opt, gyro_normaliz
     gyro_normalizer *n = calloc(1, sizeof *n);
     if (!n) return gyro_error_set(GYRO_ERR_NOMEM, "normalize: out of memory");
     n->opt = o;
+    for (int i = 0; i < T2S_MEMO; i++) n->memo[i].key = -1;
     UErrorCode st = U_ZERO_ERROR;
     if (o.t2s) {
         UChar id[32];
@@ -317,17 +328,26 @@ static gyro_status t2s_piece(gyro_normalizer *n, const int32_t *c, size_t len, s
     }
 }
 
-/* The code points that occur on the left side of a Traditional-Simplified rule ("triggers").
- * ICU's rule set is a plain list "X > Y;" (X one character or a phrase; no contexts, sets or
- * variables), tried in order at each position, so a character that is no trigger is passed
- * through unchanged and no rule can match across it: transliterating each maximal run of
- * triggers separately gives exactly the result of transliterating the whole text, and text
- * without triggers (most Simplified text) costs one bitmap lookup per character. The rules are
- * read once per process with utrans_toRules; if they are ever not of that plain form, every Han
- * character counts as a trigger (correct, only slower). */
+/* T2S without calling utrans on every character. ICU's Traditional-Simplified rule set is a
+ * plain ordered list "X > Y;" (X one character or a phrase; no contexts, sets, variables or
+ * cursor marks). ICU tries, at each position, the rules whose X starts with the character there,
+ * in order, and moves on past the match. Hence, exactly:
+ *   - a character that occurs in no X ("trigger" bitmap) is copied unchanged, and no rule can
+ *     match across it;
+ *   - at a trigger that starts no multi-character X ("phrase" bitmap) only its single-character
+ *     rule can apply: its result depends on that character alone and is memoized per
+ *     normalizer;
+ *   - from a character that starts a phrase, the rest of the run of triggers goes through
+ *     utrans as one piece (a piece ends where the run does, at the latest after T2S_PIECE/2
+ *     code points).
+ * The rules are read once per process with utrans_toRules; if they are ever not of that plain
+ * form, every Han character counts as a phrase start, i.e. all Han runs go through utrans
+ * (correct, only slower). tests/check_normalize.c compares the result with utrans over whole
+ * lines of real Traditional text. */
 #define T2S_TRIGGER_LIMIT 0x40000
-static uint8_t t2s_trigger[T2S_TRIGGER_LIMIT / 8];
-static int t2s_trigger_plain;   /* 1: the bitmap is exact */
+static uint8_t t2s_trigger[T2S_TRIGGER_LIMIT / 8];   /* bit per code point in some X */
+static uint8_t t2s_phrase[T2S_TRIGGER_LIMIT / 8];    /* bit per first code point of a phrase X */
+static int t2s_trigger_plain;   /* 1: the bitmaps are exact */
 
 static void t2s_trigger_init(void)
 {
@@ -350,13 +370,15 @@ static void t2s_trigger_init(void)
     for (int32_t i = 0; i < n && plain;) {
         /* one rule: LHS (code points >= U+2E80) " > " RHS ";" "\n" */
         int lhs = 0;
+        UChar32 first = 0;
         while (i < n && rules[i] != ' ') {
             UChar32 c;
             U16_NEXT(rules, i, n, c);
             if (c < 0x2e80 || c >= T2S_TRIGGER_LIMIT) plain = 0;
             else t2s_trigger[c >> 3] |= (uint8_t)(1u << (c & 7));
-            lhs++;
+            if (lhs++ == 0) first = c;
         }
+        if (lhs > 1 && plain) t2s_phrase[first >> 3] |= (uint8_t)(1u << (first & 7));
         if (!lhs || i + 3 > n || rules[i] != ' ' || rules[i + 1] != '>' || rules[i + 2] != ' ') {
             plain = 0;
             break;
@@ -380,8 +402,35 @@ static int is_trigger(int32_t c)
     return c >= 0 && c < T2S_TRIGGER_LIMIT && (t2s_trigger[c >> 3] >> (c & 7)) & 1;
 }
 
-/* Step 4: Traditional → Simplified over c[0..len): runs of triggers go through utrans (in pieces
- * of at most T2S_PIECE/2 code points), other characters are copied. Result in n->t2s. */
+static int is_phrase_start(int32_t c)
+{
+    if (!t2s_trigger_plain) return is_han(c);
+    return c >= 0 && c < T2S_TRIGGER_LIMIT && (t2s_phrase[c >> 3] >> (c & 7)) & 1;
+}
+
+/* Append the single-character transliteration of trigger `c` to n->t2s at *o, from the memo. */
+static gyro_status t2s_single(gyro_normalizer *n, int32_t c, size_t *o)
+{
+    t2s_memo_entry *e = &n->memo[(uint32_t)c % T2S_MEMO];
+    if (e->key != c) {
+        size_t start = *o;
+        gyro_status s = t2s_piece(n, &c, 1, o);
+        if (s) return s;
+        size_t k = *o - start;
+        if (k > sizeof e->out / sizeof e->out[0]) return GYRO_OK;   /* too long to memoize */
+        e->key = c;
+        e->n = (uint8_t)k;
+        memcpy(e->out, n->t2s + start, k * sizeof(int32_t));
+        return GYRO_OK;
+    }
+    gyro_status s = grow(&n->t2s, &n->t2s_cap, *o + e->n + 1, sizeof(int32_t));
+    if (s) return s;
+    memcpy(n->t2s + *o, e->out, e->n * sizeof(int32_t));
+    *o += e->n;
+    return GYRO_OK;
+}
+
+/* Step 4: Traditional → Simplified over c[0..len) as described above. Result in n->t2s. */
 static gyro_status t2s(gyro_normalizer *n, const int32_t *c, size_t len, size_t *out_len)
 {
     gyro_status s;
@@ -391,6 +440,11 @@ static gyro_status t2s(gyro_normalizer *n, const int32_t *c, size_t len, size_t 
         if (!is_trigger(c[i])) {
             if (o + 1 > n->t2s_cap && (s = grow(&n->t2s, &n->t2s_cap, o + 1, sizeof(int32_t)))) return s;
             n->t2s[o++] = c[i++];
+            continue;
+        }
+        if (!is_phrase_start(c[i])) {
+            if ((s = t2s_single(n, c[i], &o))) return s;
+            i++;
             continue;
         }
         size_t end = i + 1;
