@@ -10,6 +10,7 @@
 
 #include "embeddings/convert.h"
 #include "embeddings/neighbors.h"
+#include "embeddings/similarity.h"
 #include "embeddings/table.h"
 #include "models/core/rng.h"
 #include "models/hyp/lorentz.h"
@@ -266,6 +267,49 @@ START_TEST(test_neighbors_order)
 }
 END_TEST
 
+START_TEST(test_spearman)
+{
+    double a[5] = {1, 2, 3, 4, 5}, b[5] = {10, 20, 30, 40, 50}, c[5] = {5, 4, 3, 2, 1};
+    ck_assert_double_eq_tol(gyro_spearman(a, b, 5), 1.0, 1e-12);
+    ck_assert_double_eq_tol(gyro_spearman(a, c, 5), -1.0, 1e-12);
+    /* ties: ranks of {1,1,2} are {1.5,1.5,3}; against {1,2,3}: rho = 0.866 */
+    double t[3] = {1, 1, 2}, u[3] = {1, 2, 3};
+    ck_assert_double_eq_tol(gyro_spearman(t, u, 3), sqrt(3.0) / 2.0, 1e-12);
+    ck_assert(isnan(gyro_spearman(a, b, 1)));
+    double k[3] = {2, 2, 2};
+    ck_assert(isnan(gyro_spearman(k, u, 3)));
+}
+END_TEST
+
+START_TEST(test_similarity_file)
+{
+    /* 水 and 河 close together, 火 far: the pair (水, 河) must rank above (水, 火) */
+    gyro_embedding_table *t;
+    ck_assert_int_eq(gyro_embedding_table_new(GYRO__V1__EMBEDDING_MODEL__POINCARE, 1.0, 2, 3, &t), GYRO_OK);
+    const char *tok[3] = {"水", "河", "火"};
+    float v[6] = {0.5f, 0.0f, 0.45f, 0.1f, -0.6f, 0.0f};
+    memcpy(t->vectors, v, sizeof v);
+    for (int i = 0; i < 3; i++) ck_assert_int_eq(gyro_embedding_table_set_token(t, i, tok[i], 1), GYRO_OK);
+    char p[128];
+    path(p, "sim.txt");
+    FILE *f = fopen(p, "w");
+    fputs("\xef\xbb\xbf水\t河\t9.0\r\n# comment\n\n水 火 1.0 1 1 1\n河水 火 2.0\n水 冰 5\n", f);
+    fclose(f);
+    gyro_similarity_result r;
+    ck_assert_int_eq(gyro_similarity_eval(t, p, &r, NULL), GYRO_OK);
+    ck_assert_int_eq(r.pairs, 4);
+    ck_assert_int_eq(r.covered, 3); /* 冰 is missing */
+    ck_assert_double_eq_tol(r.rho, 1.0, 1e-12);
+    f = fopen(p, "w");
+    fputs("水 河 9\n水 河\n", f);
+    fclose(f);
+    ck_assert_int_eq(gyro_similarity_eval(t, p, &r, NULL), GYRO_ERR_DATA);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), ":2:"));
+    ck_assert_int_eq(gyro_similarity_eval(t, "/nonexistent", &r, NULL), GYRO_ERR_IO);
+    gyro_embedding_table_free(t);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("embedding_table");
@@ -277,6 +321,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_convert_round_trip_preserves_distances);
     tcase_add_test(tc, test_exports);
     tcase_add_test(tc, test_neighbors_order);
+    tcase_add_test(tc, test_spearman);
+    tcase_add_test(tc, test_similarity_file);
     suite_add_tcase(s, tc);
     return s;
 }
