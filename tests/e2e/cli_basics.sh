@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# cli_basics.sh — the conventions every `gyro` command keeps, checked generically over the
+# commands `gyro --help` lists (so commands added later are covered): `--help` prints a usage on
+# stdout and exits 0, an unknown option exits 2 with a message on stderr; plus the dispatcher's
+# own exit codes, the exit codes of normalize and dump (0, 1, 2, 65), and that `gyro dump
+# --types` knows every message of proto/*.proto.
+set -uo pipefail
+: "${GYRO:?}" "${TMPDIR:?}"
+root=$(pwd)
+cd "$TMPDIR"
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+expect_rc() { # expect_rc CODE command...
+  local code=$1; shift
+  timeout 20 "$@" < /dev/null > out.txt 2> err.txt; local rc=$?
+  [ "$rc" = "$code" ] || bad "$* -> exit $rc (want $code); stderr: $(head -c 300 err.txt)"
+}
+
+# ---- the dispatcher -------------------------------------------------------------------------
+expect_rc 0 "$GYRO" --help
+grep -q '^usage: gyro <command>' out.txt || bad "gyro --help prints no usage line"
+cp out.txt help.txt
+expect_rc 2 "$GYRO"
+expect_rc 2 "$GYRO" no-such-command
+grep -q "unknown command" err.txt || bad "unknown command: no message"
+expect_rc 0 "$GYRO" version
+grep -q '^gyro [0-9]' out.txt || bad "gyro version prints no version"
+
+# ---- every listed command ---------------------------------------------------------------------
+cmds=$(awk '/^Commands:/{on=1; next} on && /^  [a-z]/{print $1} on && /^$/{on=0}' help.txt)
+[ -n "$cmds" ] || bad "gyro --help lists no commands"
+n=0
+for c in $cmds; do
+  [ "$c" = version ] && continue
+  n=$((n+1))
+  expect_rc 0 "$GYRO" "$c" --help
+  grep -qi 'usage' out.txt || bad "gyro $c --help: no usage on stdout"
+  [ -s err.txt ] && bad "gyro $c --help wrote to stderr: $(head -c 200 err.txt)"
+  expect_rc 2 "$GYRO" "$c" --no-such-option-xyz
+  [ -s err.txt ] || bad "gyro $c --no-such-option-xyz: no message on stderr"
+done
+echo "checked $n commands: $(echo $cmds | tr '\n' ' ')"
+echo "$cmds" | grep -qx normalize || bad "normalize is not listed"
+echo "$cmds" | grep -qx dump || bad "dump is not listed"
+
+# ---- exit codes of normalize and dump -----------------------------------------------------------
+printf 'ok\n' > ok.txt
+printf 'bad \xff byte\n' > bad.txt
+expect_rc 0 "$GYRO" normalize -q -o ok.pb ok.txt
+expect_rc 0 "$GYRO" dump ok.pb
+expect_rc 65 "$GYRO" normalize --invalid=fail -o x.pb bad.txt
+grep -q 'bad.txt:1: invalid UTF-8 byte 0xFF at byte 4' err.txt || bad "fail policy message: $(cat err.txt)"
+[ -e x.pb ] && bad "a failed normalize left its output file"
+expect_rc 2 "$GYRO" normalize --invalid=maybe ok.txt
+expect_rc 2 "$GYRO" normalize --max-line=abc ok.txt
+expect_rc 2 "$GYRO" normalize --output
+expect_rc 1 "$GYRO" normalize -o x.pb missing.txt
+grep -q 'missing.txt' err.txt || bad "missing input not named: $(cat err.txt)"
+expect_rc 1 "$GYRO" normalize -o /nonexistent-dir/x.pb ok.txt
+expect_rc 1 "$GYRO" dump missing.pb
+expect_rc 65 "$GYRO" dump ok.txt
+expect_rc 65 "$GYRO" dump bad.txt
+head -c 20 ok.pb > trunc.pb
+expect_rc 65 "$GYRO" dump trunc.pb
+grep -q 'record 0 at byte 0: truncated' err.txt || bad "truncated header message: $(cat err.txt)"
+expect_rc 2 "$GYRO" dump --type gyro.v1.NoSuchThing ok.pb
+expect_rc 2 "$GYRO" dump --limit -3 ok.pb
+
+# ---- dump knows every message of the .proto files ------------------------------------------------
+"$GYRO" dump --types > types.txt || bad "dump --types failed"
+for f in "$root"/proto/*.proto; do
+  pkg=$(awk '/^package /{gsub(/;/,"",$2); print $2}' "$f")
+  for m in $(awk '/^message /{print $2}' "$f"); do
+    grep -qx "$pkg.$m" types.txt || bad "gyro dump --types lacks $pkg.$m (add it to pipeline/stream_types.c)"
+  done
+done
+exit $fail
