@@ -22,6 +22,7 @@ typedef struct TF(tf_layer_ptrs) {
     R *o;      /* (N, A)   head outputs (tangent)                               */
     R *od;     /* (N, A)   after dropout (aliases o without dropout)            */
     R *rr;     /* (N, H, C) M_i o_i (hyperbolic merge cache)                    */
+    R *rb;     /* (N, 2H, C) exp0(rr) and partial gyro-sums (forward block only) */
     R *a;      /* (N, C)   gyro-added heads (ball)                              */
     R *la;     /* (N, C)   log0(a)             (tangent residual)               */
     R *ts1;    /* (N, C)   u + la              (tangent residual)               */
@@ -89,6 +90,7 @@ struct TF(gyro_tf_acts) {
     R *mask_o;                /* (L, Nmax, A) (training only) */
     R *mask_f;                /* (L, Nmax, F) */
     R *mask_p;                /* (Bmax, C) */
+    R *merge_cache;           /* (L, Nmax, 2H·C) hyperbolic merge cache (NULL otherwise) */
     R *scratch;               /* (scratch_values) per-row backward scratch */
     size_t scratch_values;
 };
@@ -267,6 +269,7 @@ void TF(gyro_tf_acts_free)(ACTS *a)
     free(a->mask_o);
     free(a->mask_f);
     free(a->mask_p);
+    free(a->merge_cache);
     free(a->scratch);
     free(a);
 }
@@ -301,7 +304,10 @@ gyro_status TF(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int
         wide = C;
     a->scratch_values = (size_t)((2 * H + 6) * C + 4 * wide + (long)max_len * max_len);
     a->scratch = calloc(a->scratch_values, sizeof(R));
-    int ok = a->memory && a->tokens && a->lengths && a->pidx && a->scratch;
+    if (cfg->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC)
+        a->merge_cache = calloc((size_t)(cfg->n_layers * N * 2 * H * C) + 1, sizeof(R));
+    int ok = a->memory && a->tokens && a->lengths && a->pidx && a->scratch &&
+             (cfg->geometry != GYRO_TF_GEOMETRY_HYPERBOLIC || a->merge_cache);
     if (ok && a->training) {
         a->dmemory = calloc(a->block_values, sizeof(R));
         a->mask_o = calloc((size_t)(cfg->n_layers * N * A) + 1, sizeof(R));
@@ -353,6 +359,7 @@ static void TF(tf_layer_ptrs_get)(TF(tf_layer_ptrs) *p, const ACTS *a, const TF(
         p->xout = p->res2;
     p->mask_o = fwd && a->mask_o ? a->mask_o + (long)l * N * A : NULL;
     p->mask_f = fwd && a->mask_f ? a->mask_f + (long)l * N * cfg->ffn_dim : NULL;
+    p->rb = fwd && a->merge_cache ? a->merge_cache + (long)l * N * 2 * H * C : NULL;
 }
 
 /* The output of layer l (with aliases): what layer l+1 reads as its input. */
@@ -432,7 +439,7 @@ gyro_status TF(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
         L_(gyro_attention_forward)(p.o, p.att, p.qkvt, lengths, B, T, H, D);
         if (a->dropout_on)
             L_(gyro_dropout_forward)(p.od, p.mask_o, p.o, rng, pdrop, (long)Nr * A);
-        L_(gyro_merge_forward)(p.a, p.rr, a->scratch, p.od, wo, geo, c, Nr, H, D, C);
+        L_(gyro_merge_forward)(p.a, p.rr, p.rb, p.od, wo, geo, c, Nr, H, D, C);
 
         /* residual and LayerNorm after attention */
         if (cfg->residual == GYRO_TF_RESIDUAL_MOBIUS) {
@@ -541,7 +548,7 @@ void TF(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const R 
                           geo, c, B, K, C);
     const R *pd = a->dropout_on ? fa->pdrop : fa->pooled;
     R *dpd = a->dropout_on ? da->pdrop : da->pooled;
-    L_(gyro_geo_exp0_backward)(dpd, C, scr, da->pball, C, pd, C, geo, c, B, C);
+    L_(gyro_geo_exp0_backward)(dpd, C, scr, da->pball, C, fa->pball, C, pd, C, geo, c, B, C);
     if (a->dropout_on)
         L_(gyro_dropout_backward)(da->pooled, da->pdrop, a->mask_p, (long)B * C);
     L_(gyro_pool_backward)(da->lfin, da->pooled, a->pidx, B, T, C);
@@ -563,16 +570,19 @@ void TF(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const R 
 
         /* LayerNorm and residual after the feed-forward block */
         if (cfg->layernorm) {
-            L_(gyro_geo_exp0_backward)(q.lnv2, C, scr, q.xout, C, p.lnv2, C, geo, c, Nr, C);
+            L_(gyro_geo_exp0_backward)(q.lnv2, C, scr, q.xout, C, p.xout, C, p.lnv2, C, geo, c,
+                                       Nr, C);
             L_(gyro_layernorm_backward)(q.lnu2, g->ln2g + (long)l * C, g->ln2b + (long)l * C,
                                         q.lnv2, p.lnu2, p.lnm2, p.lnr2, w->ln2g + (long)l * C,
                                         Nr, C);
             L_(gyro_geo_log0_backward)(q.res2, C, q.lnu2, C, p.res2, C, geo, c, Nr, C);
         }
         if (cfg->residual == GYRO_TF_RESIDUAL_MOBIUS) {
-            L_(gyro_geo_add_backward)(q.x1, q.f, scr, q.res2, p.x1, p.f, C, geo, c, Nr, C);
+            L_(gyro_geo_add_backward)(q.x1, q.f, scr, q.res2, p.res2, p.x1, p.f, C, geo, c, Nr,
+                                      C);
         } else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT) {
-            L_(gyro_geo_exp0_backward)(q.ts2, C, scr, q.res2, C, p.ts2, C, geo, c, Nr, C);
+            L_(gyro_geo_exp0_backward)(q.ts2, C, scr, q.res2, C, p.res2, C, p.ts2, C, geo, c, Nr,
+                                       C);
             for (long i = 0; i < (long)Nr * C; i++) {
                 q.u2[i] += q.ts2[i];
                 q.lf[i] += q.ts2[i];
@@ -581,31 +591,34 @@ void TF(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const R 
         }
 
         /* feed-forward */
-        L_(gyro_geo_add_backward)(q.e3, gb2, scr, q.f, p.e3, b2, 0, geo, c, Nr, C);
-        L_(gyro_geo_exp0_backward)(q.y3, C, scr, q.e3, C, p.y3, C, geo, c, Nr, C);
+        L_(gyro_geo_add_backward)(q.e3, gb2, scr, q.f, p.f, p.e3, b2, 0, geo, c, Nr, C);
+        L_(gyro_geo_exp0_backward)(q.y3, C, scr, q.e3, C, p.e3, C, p.y3, C, geo, c, Nr, C);
         L_(gyro_linear_backward)(q.gd, F, gw2, F, q.y3, C, p.gd, F, w2, F, Nr, F, C);
         if (a->dropout_on)
             L_(gyro_dropout_backward)(q.g1, q.gd, p.mask_f, (long)Nr * F);
         if (cfg->ffn_activation == GYRO_TF_ACTIVATION_RELU)
             L_(gyro_relu_backward)(q.g0, q.g1, p.g0, (long)Nr * F);
         L_(gyro_geo_log0_backward)(q.h, F, q.g0, F, p.h, F, geo, c, Nr, F);
-        L_(gyro_geo_add_backward)(q.e2, gb1, scr, q.h, p.e2, b1, 0, geo, c, Nr, F);
-        L_(gyro_geo_exp0_backward)(q.y2, F, scr, q.e2, F, p.y2, F, geo, c, Nr, F);
+        L_(gyro_geo_add_backward)(q.e2, gb1, scr, q.h, p.h, p.e2, b1, 0, geo, c, Nr, F);
+        L_(gyro_geo_exp0_backward)(q.y2, F, scr, q.e2, F, p.e2, F, p.y2, F, geo, c, Nr, F);
         L_(gyro_linear_backward)(q.u2, C, gw1, C, q.y2, F, p.u2, C, w1, C, Nr, C, F);
         L_(gyro_geo_log0_backward)(q.x1, C, q.u2, C, p.x1, C, geo, c, Nr, C);
 
         /* LayerNorm and residual after attention */
         if (cfg->layernorm) {
-            L_(gyro_geo_exp0_backward)(q.lnv1, C, scr, q.x1, C, p.lnv1, C, geo, c, Nr, C);
+            L_(gyro_geo_exp0_backward)(q.lnv1, C, scr, q.x1, C, p.x1, C, p.lnv1, C, geo, c, Nr,
+                                       C);
             L_(gyro_layernorm_backward)(q.lnu1, g->ln1g + (long)l * C, g->ln1b + (long)l * C,
                                         q.lnv1, p.lnu1, p.lnm1, p.lnr1, w->ln1g + (long)l * C,
                                         Nr, C);
             L_(gyro_geo_log0_backward)(q.res1, C, q.lnu1, C, p.res1, C, geo, c, Nr, C);
         }
         if (cfg->residual == GYRO_TF_RESIDUAL_MOBIUS) {
-            L_(gyro_geo_add_backward)(q.xin, q.a, scr, q.res1, p.xin, p.a, C, geo, c, Nr, C);
+            L_(gyro_geo_add_backward)(q.xin, q.a, scr, q.res1, p.res1, p.xin, p.a, C, geo, c, Nr,
+                                      C);
         } else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT) {
-            L_(gyro_geo_exp0_backward)(q.ts1, C, scr, q.res1, C, p.ts1, C, geo, c, Nr, C);
+            L_(gyro_geo_exp0_backward)(q.ts1, C, scr, q.res1, C, p.res1, C, p.ts1, C, geo, c, Nr,
+                                       C);
             for (long i = 0; i < (long)Nr * C; i++) {
                 q.u[i] += q.ts1[i];
                 q.la[i] += q.ts1[i];
@@ -614,18 +627,19 @@ void TF(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const R 
         }
 
         /* attention */
-        L_(gyro_merge_backward)(q.od, gwo, q.rr, scr, q.a, p.od, p.rr, wo, geo, c, Nr, H, D, C);
+        L_(gyro_merge_backward)(q.od, gwo, q.rr, scr, q.a, p.od, p.rr, p.rb, wo, geo, c, Nr, H,
+                                D, C);
         if (a->dropout_on)
             L_(gyro_dropout_backward)(q.o, q.od, p.mask_o, (long)Nr * A);
         L_(gyro_attention_backward)(q.qkvt, scr, q.o, p.qkvt, p.att, lengths, B, T, H, D);
         L_(gyro_geo_log0_backward)(q.qkvz, D, q.qkvt, D, p.qkvz, D, geo, c, Nr * 3 * H, D);
-        L_(gyro_geo_exp0_backward)(q.qkvy, 3 * A, scr, q.qkvz, 3 * A, p.qkvy, 3 * A, geo, c, Nr,
-                                   3 * A);
+        L_(gyro_geo_exp0_backward)(q.qkvy, 3 * A, scr, q.qkvz, 3 * A, p.qkvz, 3 * A, p.qkvy,
+                                   3 * A, geo, c, Nr, 3 * A);
         L_(gyro_linear_backward)(q.u, C, gwqkv, C, q.qkvy, 3 * A, p.u, C, wqkv, C, Nr, C, 3 * A);
         L_(gyro_geo_log0_backward)(q.xin, C, q.u, C, p.xin, C, geo, c, Nr, C);
     }
-    L_(gyro_embed_backward)(g->wte, scr, da->x0, a->tokens, lengths, w->wte, m->pos, geo, c, B, T,
-                            C);
+    L_(gyro_embed_backward)(g->wte, scr, da->x0, fa->x0, a->tokens, lengths, w->wte, m->pos, geo,
+                            c, B, T, C);
 }
 
 /* ---- loss --------------------------------------------------------------------------------- */

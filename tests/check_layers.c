@@ -121,23 +121,24 @@ static double *rnd_ball(gyro_rng *r, int rows, int n)
 
 /* ---- geometry maps ------------------------------------------------------------------------ */
 
-typedef struct geo_ctx { int geo; int rows, n; double c; double scratch[64]; } geo_ctx;
+typedef struct geo_ctx { int geo; int rows, n; double c; int use_out; double scratch[64]; } geo_ctx;
 
 static void exp0_f(fd_case *k) { geo_ctx *x = k->ctx; gyro_geo_exp0_f64(k->out, x->n, k->in[0], x->n, x->geo, x->c, x->rows, x->n); }
-static void exp0_b(fd_case *k, double **g, const double *d) { geo_ctx *x = k->ctx; gyro_geo_exp0_backward_f64(g[0], x->n, x->scratch, d, x->n, k->in[0], x->n, x->geo, x->c, x->rows, x->n); }
+static void exp0_b(fd_case *k, double **g, const double *d) { geo_ctx *x = k->ctx; gyro_geo_exp0_backward_f64(g[0], x->n, x->scratch, d, x->n, x->use_out ? k->out : NULL, x->n, k->in[0], x->n, x->geo, x->c, x->rows, x->n); }
 static void log0_f(fd_case *k) { geo_ctx *x = k->ctx; gyro_geo_log0_f64(k->out, x->n, k->in[0], x->n, x->geo, x->c, x->rows, x->n); }
 static void log0_b(fd_case *k, double **g, const double *d) { geo_ctx *x = k->ctx; gyro_geo_log0_backward_f64(g[0], x->n, d, x->n, k->in[0], x->n, x->geo, x->c, x->rows, x->n); }
 static void add_f(fd_case *k) { geo_ctx *x = k->ctx; gyro_geo_add_f64(k->out, k->in[0], k->in[1], x->n, x->geo, x->c, x->rows, x->n); }
-static void add_b(fd_case *k, double **g, const double *d) { geo_ctx *x = k->ctx; gyro_geo_add_backward_f64(g[0], g[1], x->scratch, d, k->in[0], k->in[1], x->n, x->geo, x->c, x->rows, x->n); }
+static void add_b(fd_case *k, double **g, const double *d) { geo_ctx *x = k->ctx; gyro_geo_add_backward_f64(g[0], g[1], x->scratch, d, x->use_out ? k->out : NULL, k->in[0], k->in[1], x->n, x->geo, x->c, x->rows, x->n); }
 static void addb_f(fd_case *k) { geo_ctx *x = k->ctx; gyro_geo_add_f64(k->out, k->in[0], k->in[1], 0, x->geo, x->c, x->rows, x->n); }
-static void addb_b(fd_case *k, double **g, const double *d) { geo_ctx *x = k->ctx; gyro_geo_add_backward_f64(g[0], g[1], x->scratch, d, k->in[0], k->in[1], 0, x->geo, x->c, x->rows, x->n); }
+static void addb_b(fd_case *k, double **g, const double *d) { geo_ctx *x = k->ctx; gyro_geo_add_backward_f64(g[0], g[1], x->scratch, d, x->use_out ? k->out : NULL, k->in[0], k->in[1], 0, x->geo, x->c, x->rows, x->n); }
 
 START_TEST(test_fd_geo)
 {
-    for (int geo = 0; geo < 2; geo++) {
+    for (int variant = 0; variant < 4; variant++) {
+        const int geo = variant & 1, use_out = variant >> 1; /* with/without the output */
         gyro_rng r;
         gyro_rng_seed(&r, 100 + geo);
-        geo_ctx x = {.geo = geo, .rows = 4, .n = 5, .c = 0.8};
+        geo_ctx x = {.geo = geo, .rows = 4, .n = 5, .c = 0.8, .use_out = use_out};
         double out[20];
         double *v = rnd(&r, 20, 0.8), *y = rnd_ball(&r, 4, 5), *z = rnd_ball(&r, 4, 5);
         double *bias = rnd_ball(&r, 1, 5);
@@ -145,16 +146,16 @@ START_TEST(test_fd_geo)
         v[5] = 9.0;
         char name[64];
         fd_case k1 = {.n_in = 1, .in = {v}, .in_n = {20}, .out = out, .out_n = 20, .fwd = exp0_f, .bwd = exp0_b, .ctx = &x};
-        snprintf(name, sizeof name, "geo_exp0 (%s)", geo ? "ball" : "flat"); k1.name = name;
+        snprintf(name, sizeof name, "geo_exp0 (%s%s)", geo ? "ball" : "flat", use_out ? ", out" : ""); k1.name = name;
         ck_assert_double_lt(fd_check(&k1, 1), FD_TOL);
         fd_case k2 = {.n_in = 1, .in = {y}, .in_n = {20}, .out = out, .out_n = 20, .fwd = log0_f, .bwd = log0_b, .ctx = &x};
         snprintf(name, sizeof name, "geo_log0 (%s)", geo ? "ball" : "flat"); k2.name = name;
         ck_assert_double_lt(fd_check(&k2, 2), FD_TOL);
         fd_case k3 = {.n_in = 2, .in = {y, z}, .in_n = {20, 20}, .out = out, .out_n = 20, .fwd = add_f, .bwd = add_b, .ctx = &x};
-        snprintf(name, sizeof name, "geo_add (%s)", geo ? "ball" : "flat"); k3.name = name;
+        snprintf(name, sizeof name, "geo_add (%s%s)", geo ? "ball" : "flat", use_out ? ", out" : ""); k3.name = name;
         ck_assert_double_lt(fd_check(&k3, 3), FD_TOL);
         fd_case k4 = {.n_in = 2, .in = {y, bias}, .in_n = {20, 5}, .out = out, .out_n = 20, .fwd = addb_f, .bwd = addb_b, .ctx = &x};
-        snprintf(name, sizeof name, "geo_add broadcast (%s)", geo ? "ball" : "flat"); k4.name = name;
+        snprintf(name, sizeof name, "geo_add bcast (%s%s)", geo ? "ball" : "flat", use_out ? ", out" : ""); k4.name = name;
         ck_assert_double_lt(fd_check(&k4, 4), FD_TOL);
         free(v); free(y); free(z); free(bias);
     }
@@ -166,7 +167,7 @@ END_TEST
 typedef struct emb_ctx { int geo, B, T, C; double c; int32_t tok[12]; int len[3]; double *pos; double scratch[32]; } emb_ctx;
 
 static void emb_f(fd_case *k) { emb_ctx *x = k->ctx; gyro_embed_forward_f64(k->out, x->tok, x->len, k->in[0], x->pos, x->geo, x->c, x->B, x->T, x->C); }
-static void emb_b(fd_case *k, double **g, const double *d) { emb_ctx *x = k->ctx; gyro_embed_backward_f64(g[0], x->scratch, d, x->tok, x->len, k->in[0], x->pos, x->geo, x->c, x->B, x->T, x->C); }
+static void emb_b(fd_case *k, double **g, const double *d) { emb_ctx *x = k->ctx; gyro_embed_backward_f64(g[0], x->scratch, d, k->out, x->tok, x->len, k->in[0], x->pos, x->geo, x->c, x->B, x->T, x->C); }
 
 START_TEST(test_fd_embed)
 {
@@ -239,9 +240,9 @@ END_TEST
 
 /* ---- head merge --------------------------------------------------------------------------- */
 
-typedef struct merge_ctx { int geo, N, H, D, C; double c; double *RR, *dRR; double scratch[256]; } merge_ctx;
-static void merge_f(fd_case *k) { merge_ctx *x = k->ctx; gyro_merge_forward_f64(k->out, x->RR, x->scratch, k->in[0], k->in[1], x->geo, x->c, x->N, x->H, x->D, x->C); }
-static void merge_b(fd_case *k, double **g, const double *d) { merge_ctx *x = k->ctx; gyro_merge_backward_f64(g[0], g[1], x->dRR, x->scratch, d, k->in[0], x->RR, k->in[1], x->geo, x->c, x->N, x->H, x->D, x->C); }
+typedef struct merge_ctx { int geo, N, H, D, C; double c; double *RR, *RB, *dRR; double scratch[256]; } merge_ctx;
+static void merge_f(fd_case *k) { merge_ctx *x = k->ctx; gyro_merge_forward_f64(k->out, x->RR, x->RB, k->in[0], k->in[1], x->geo, x->c, x->N, x->H, x->D, x->C); }
+static void merge_b(fd_case *k, double **g, const double *d) { merge_ctx *x = k->ctx; gyro_merge_backward_f64(g[0], g[1], x->dRR, x->scratch, d, k->in[0], x->RR, x->RB, k->in[1], x->geo, x->c, x->N, x->H, x->D, x->C); }
 
 START_TEST(test_fd_merge)
 {
@@ -251,10 +252,11 @@ START_TEST(test_fd_merge)
         merge_ctx x = {.geo = geo, .N = 4, .H = 3, .D = 2, .C = 5, .c = 1.3};
         x.RR = calloc(4 * 3 * 5, sizeof(double));
         x.dRR = calloc(4 * 3 * 5, sizeof(double));
+        x.RB = calloc(4 * 2 * 3 * 5, sizeof(double));
         double *O = rnd(&r, 4 * 6, 0.8), *W = rnd(&r, 5 * 6, 0.6), out[20];
         fd_case k = {.name = geo ? "merge (ball, gyro-added)" : "merge (flat)", .n_in = 2, .in = {O, W}, .in_n = {24, 30}, .out = out, .out_n = 20, .fwd = merge_f, .bwd = merge_b, .ctx = &x};
         ck_assert_double_lt(fd_check(&k, 8), FD_TOL);
-        free(O); free(W); free(x.RR); free(x.dRR);
+        free(O); free(W); free(x.RR); free(x.dRR); free(x.RB);
     }
 }
 END_TEST
@@ -363,10 +365,10 @@ START_TEST(test_f32_matches_f64)
     float Of[36], Wf[24];
     for (int i = 0; i < N * A; i++) Of[i] = (float)O[i];
     for (int i = 0; i < C * A; i++) Wf[i] = (float)W[i];
-    double Y[24], RR[72], sc[64];
-    float Yf[24], RRf[72], scf[64];
-    gyro_merge_forward_f64(Y, RR, sc, O, W, GYRO_GEO_HYPERBOLIC, 1.0, N, H, D, C);
-    gyro_merge_forward_f32(Yf, RRf, scf, Of, Wf, GYRO_GEO_HYPERBOLIC, 1.0f, N, H, D, C);
+    double Y[24], RR[48], RB[96];
+    float Yf[24], RRf[48], RBf[96];
+    gyro_merge_forward_f64(Y, RR, RB, O, W, GYRO_GEO_HYPERBOLIC, 1.0, N, H, D, C);
+    gyro_merge_forward_f32(Yf, RRf, RBf, Of, Wf, GYRO_GEO_HYPERBOLIC, 1.0f, N, H, D, C);
     double worst = 0;
     for (int i = 0; i < N * C; i++) worst = fmax(worst, fabs(Y[i] - Yf[i]));
     ck_assert_double_lt(worst, 1e-5);

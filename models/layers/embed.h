@@ -20,10 +20,11 @@
      * valid for t < len[b] (the caller checks). */                                            \
     void S(gyro_embed_forward)(R *X, const int32_t *tok, const int *len, const R *wte,         \
                                const R *pos, int geo, R c, int B, int T, int C);               \
-    /* dwte (V, C) += the embedding rows' share of dX (B, T, C). scratch: (2C). */              \
-    void S(gyro_embed_backward)(R *dwte, R *scratch, const R *dX, const int32_t *tok,          \
-                                const int *len, const R *wte, const R *pos, int geo, R c,      \
-                                int B, int T, int C);
+    /* dwte (V, C) += the embedding rows' share of dX (B, T, C); X is the forward output.     \
+     * scratch: (2C). */                                                                       \
+    void S(gyro_embed_backward)(R *dwte, R *scratch, const R *dX, const R *X,                  \
+                                const int32_t *tok, const int *len, const R *wte,              \
+                                const R *pos, int geo, R c, int B, int T, int C);
 
 GYRO_EMBED_API(float, GYRO_F32)
 GYRO_EMBED_API(double, GYRO_F64)

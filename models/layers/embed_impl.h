@@ -30,14 +30,15 @@ void S(gyro_embed_forward)(R *X, const int32_t *tok, const int *len, const R *wt
     }
 }
 
-void S(gyro_embed_backward)(R *dwte, R *scratch, const R *dX, const int32_t *tok, const int *len,
-                            const R *wte, const R *pos, int geo, R c, int B, int T, int C)
+void S(gyro_embed_backward)(R *dwte, R *scratch, const R *dX, const R *X, const int32_t *tok,
+                            const int *len, const R *wte, const R *pos, int geo, R c, int B, int T, int C)
 {
     for (int b = 0; b < B; b++) {
         for (int t = 0; t < len[b] && t < T; t++) {
             long row = (long)tok[(long)b * T + t] * C;
-            S(gyro_geo_add_backward)(dwte + row, NULL, scratch, dX + ((long)b * T + t) * C,
-                                     wte + row, pos + (long)t * C, C, geo, c, 1, C);
+            const long xr = ((long)b * T + t) * C;
+            S(gyro_geo_add_backward)(dwte + row, NULL, scratch, dX + xr, X + xr, wte + row,
+                                     pos + (long)t * C, C, geo, c, 1, C);
         }
     }
 }

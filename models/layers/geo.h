@@ -12,8 +12,10 @@
  *
  * proj is the ball projection of models/hyp (norm ≤ (1−ε)/√c): exp_0 of a long tangent vector
  * and a Möbius sum can round onto the boundary in float32, where the next Möbius addition or
- * artanh would blow up. The backward of a projected map recomputes the unprojected value in a
- * caller-provided scratch row (2·n values), so nothing is allocated.
+ * artanh would blow up. The backward needs the Jacobian of proj at the unprojected value: when
+ * the stored forward output lies clearly inside the projection radius, proj was the identity
+ * and the backward goes straight to the hyp op's VJP; otherwise (or without the output) it
+ * recomputes the unprojected value in a caller-provided scratch row (2·n values).
  *
  * Each kernel exists in float32 and float64 (_f32 / _f64, one generic source geo_impl.h).
  * Rows are addressed with leading dimensions (ld*) so a head's slice of a wider row can be
@@ -34,9 +36,11 @@ typedef enum gyro_geo {
 #define GYRO_GEO_API(R, S)                                                                     \
     /* Y[r] = exp0(V[r]) for rows r < rows of n values. Y may alias V (same ld). */            \
     void S(gyro_geo_exp0)(R *Y, int ldy, const R *V, int ldv, int geo, R c, int rows, int n);  \
-    /* dV[r] += (∂exp0/∂v)ᵀ dY[r]. scratch: (2n). */                                            \
+    /* dV[r] += (∂exp0/∂v)ᵀ dY[r]. Y: the forward output (or NULL), used to skip recomputing  \
+     * exp0 where the projection was inactive. scratch: (2n). */                               \
     void S(gyro_geo_exp0_backward)(R *dV, int lddv, R *scratch, const R *dY, int lddy,         \
-                                   const R *V, int ldv, int geo, R c, int rows, int n);        \
+                                   const R *Y, int ldy, const R *V, int ldv, int geo, R c,     \
+                                   int rows, int n);                                           \
     /* V[r] = log0(Y[r]). V may alias Y (same ld). */                                          \
     void S(gyro_geo_log0)(R *V, int ldv, const R *Y, int ldy, int geo, R c, int rows, int n);  \
     /* dY[r] += (∂log0/∂y)ᵀ dV[r]. */                                                           \
@@ -46,9 +50,10 @@ typedef enum gyro_geo {
      * Z may alias X. */                                                                       \
     void S(gyro_geo_add)(R *Z, const R *X, const R *Y, int ldy, int geo, R c, int rows, int n);\
     /* dX[r] += ∂/∂x, dY[r·ldy] += ∂/∂y (with ldy = 0 the rows' gradients are summed).         \
-     * dX or dY may be NULL. scratch: (2n). */                                                 \
-    void S(gyro_geo_add_backward)(R *dX, R *dY, R *scratch, const R *dZ, const R *X,           \
-                                  const R *Y, int ldy, int geo, R c, int rows, int n);
+     * dX or dY may be NULL. Z: the forward output (or NULL), as for exp0. scratch: (2n). */    \
+    void S(gyro_geo_add_backward)(R *dX, R *dY, R *scratch, const R *dZ, const R *Z,           \
+                                  const R *X, const R *Y, int ldy, int geo, R c, int rows,     \
+                                  int n);
 
 GYRO_GEO_API(float, GYRO_F32)
 GYRO_GEO_API(double, GYRO_F64)

@@ -15,8 +15,20 @@ void S(gyro_geo_exp0)(R *Y, int ldy, const R *V, int ldv, int geo, R c, int rows
     }
 }
 
-void S(gyro_geo_exp0_backward)(R *dV, int lddv, R *scratch, const R *dY, int lddy, const R *V,
-                               int ldv, int geo, R c, int rows, int n)
+/* 1 when the forward output y (n) lies clearly inside the projection radius (1 − ε)/√c, so
+ * the projection was the identity. A projected point sits on the radius up to rounding; the
+ * 1e-5 margin keeps those (and points that were barely inside) on the recomputing path. */
+static int S(geo_inside)(const R *y, R c, int n)
+{
+    double s = 0.0;
+    for (int i = 0; i < n; i++)
+        s += (double)y[i] * y[i];
+    const double rmax = (1.0 - BALL_EPS) * (1.0 - 1e-5);
+    return (double)c * s < rmax * rmax;
+}
+
+void S(gyro_geo_exp0_backward)(R *dV, int lddv, R *scratch, const R *dY, int lddy, const R *Y,
+                               int ldy, const R *V, int ldv, int geo, R c, int rows, int n)
 {
     R *e = scratch, *de = scratch + n;
     for (int r = 0; r < rows; r++) {
@@ -24,6 +36,10 @@ void S(gyro_geo_exp0_backward)(R *dV, int lddv, R *scratch, const R *dY, int ldd
         const R *dy = dY + (long)r * lddy;
         const R *v = V + (long)r * ldv;
         if (geo == GYRO_GEO_HYPERBOLIC) {
+            if (Y && S(geo_inside)(Y + (long)r * ldy, c, n)) {
+                HYP(expmap0_backward)(dv, dy, v, c, n);
+                continue;
+            }
             HYP(expmap0)(e, v, c, n);
             memset(de, 0, (size_t)n * sizeof(R));
             HYP(project_backward)(de, dy, e, c, n);
@@ -78,8 +94,8 @@ void S(gyro_geo_add)(R *Z, const R *X, const R *Y, int ldy, int geo, R c, int ro
     }
 }
 
-void S(gyro_geo_add_backward)(R *dX, R *dY, R *scratch, const R *dZ, const R *X, const R *Y,
-                              int ldy, int geo, R c, int rows, int n)
+void S(gyro_geo_add_backward)(R *dX, R *dY, R *scratch, const R *dZ, const R *Z, const R *X,
+                              const R *Y, int ldy, int geo, R c, int rows, int n)
 {
     R *z = scratch, *dz = scratch + n;
     for (int r = 0; r < rows; r++) {
@@ -89,6 +105,10 @@ void S(gyro_geo_add_backward)(R *dX, R *dY, R *scratch, const R *dZ, const R *X,
         R *dx = dX ? dX + (long)r * n : NULL;
         R *dy = dY ? dY + (long)r * ldy : NULL;
         if (geo == GYRO_GEO_HYPERBOLIC) {
+            if (Z && S(geo_inside)(Z + (long)r * n, c, n)) {
+                HYP(mobius_add_backward)(dx, dy, dzr, x, y, c, n);
+                continue;
+            }
             HYP(mobius_add)(z, x, y, c, n);
             memset(dz, 0, (size_t)n * sizeof(R));
             HYP(project_backward)(dz, dzr, z, c, n);

@@ -12,7 +12,7 @@
  * computes RR_i = O_i M_iᵀ with one cblas product per head and maps it with exp0 (projected).
  * The only difference to the literal composition is that exp_0(o_i) is not projected first
  * (a clip of |o_i| at artanh(1−ε) ≈ 3.1 in float32), which the gradient would not see anyway.
- * The backward recomputes the partial sums of a row in scratch instead of storing them.
+ * The forward caches the mapped heads and the partial sums for the backward.
  */
 #ifndef GYRO_LAYERS_MERGE_H
 #define GYRO_LAYERS_MERGE_H
@@ -20,15 +20,16 @@
 #include "models/layers/geo.h"
 
 #define GYRO_MERGE_API(R, S)                                                                   \
-    /* Y (N, C) from O (N, A) and W (C, A). RR (N, H, C) caches M_i o_i (hyperbolic only; may  \
-     * be NULL in the Euclidean geometry). scratch: (2C). */                                   \
-    void S(gyro_merge_forward)(R *Y, R *RR, R *scratch, const R *O, const R *W, int geo, R c,  \
+    /* Y (N, C) from O (N, A) and W (C, A). Hyperbolic caches: RR (N, H, C) = M_i o_i and     \
+     * RB (N, 2H, C) = per row [exp0(RR_1) … exp0(RR_H) | partial sums s_1 … s_H]; both NULL  \
+     * in the Euclidean geometry. */                                                           \
+    void S(gyro_merge_forward)(R *Y, R *RR, R *RB, const R *O, const R *W, int geo, R c,       \
                                int N, int H, int D, int C);                                    \
     /* dO (N, A) += and dW (C, A) += from dY (N, C). dRR (N, H, C) is overwritten (hyperbolic  \
-     * only; NULL otherwise). scratch: ((2H + 6)·C). */                                         \
+     * only; NULL otherwise). scratch: (5C). */                                                 \
     void S(gyro_merge_backward)(R *dO, R *dW, R *dRR, R *scratch, const R *dY, const R *O,     \
-                                const R *RR, const R *W, int geo, R c, int N, int H, int D,    \
-                                int C);
+                                const R *RR, const R *RB, const R *W, int geo, R c, int N,     \
+                                int H, int D, int C);
 
 GYRO_MERGE_API(float, GYRO_F32)
 GYRO_MERGE_API(double, GYRO_F64)
