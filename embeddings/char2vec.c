@@ -96,9 +96,10 @@ gyro_status gyro_c2v_model_init(gyro_c2v_model *m, const gyro_c2v_options *opt, 
     m->vocab = *vocab;
     memset(vocab, 0, sizeof *vocab);
     if (m->vocab.n < 1) return gyro_error_set(GYRO_ERR_DATA, "the vocabulary is empty");
-    if (n_tokens < 2)
-        return gyro_error_set(GYRO_ERR_DATA, "the corpus has %llu character%s after --min-count: "
-                              "too short for a window", (unsigned long long)n_tokens, n_tokens == 1 ? "" : "s");
+    if (n_tokens < 2 || n_tokens <= (uint64_t)opt->window)
+        return gyro_error_set(GYRO_ERR_DATA, "the corpus has %llu character%s after --min-count, "
+                              "shorter than the window (%d) + 1: nothing to learn from",
+                              (unsigned long long)n_tokens, n_tokens == 1 ? "" : "s", opt->window);
     m->n_ids = n_ids;
     m->n_tokens = n_tokens;
     if ((s = gyro_c2v_model_alloc(m))) return s;

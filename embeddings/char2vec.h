@@ -90,8 +90,8 @@ typedef struct gyro_c2v_model {
 
 /* Create a model for `vocab` (moved in: *vocab is zeroed) and an encoded corpus of `n_ids` ids
  * holding `n_tokens` tokens, with tables initialised near the origin from opt->seed.
- * Errors: GYRO_ERR_USAGE (options), GYRO_ERR_DATA (empty vocabulary, or a corpus shorter than
- * two tokens), GYRO_ERR_NOMEM. The model is safe to free after an error. */
+ * Errors: GYRO_ERR_USAGE (options), GYRO_ERR_DATA (empty vocabulary, or a corpus of at most
+ * `window` tokens), GYRO_ERR_NOMEM. The model is safe to free after an error. */
 gyro_status gyro_c2v_model_init(gyro_c2v_model *m, const gyro_c2v_options *opt, gyro_vocab *vocab,
                                 uint64_t n_ids, uint64_t n_tokens);
 

@@ -123,6 +123,7 @@ typedef struct encoder {
     gyro_vocab *vocab;
     FILE *scratch;
     gyro_corpus_stats *st;
+    FILE *text_out;     /* gyro_corpus_write_tokens: tokens go here instead */
 } encoder;
 
 static int is_space_cluster(const char *s)
@@ -132,8 +133,25 @@ static int is_space_cluster(const char *s)
     return 1;
 }
 
+static gyro_status write_tokens(encoder *e, char *const *chars, size_t n)
+{
+    size_t written = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *c = chars[i];
+        if (!c || !*c || is_space_cluster(c) || strlen(c) > GYRO_VOCAB_MAX_TOKEN) continue;
+        if (written++) putc_unlocked(' ', e->text_out);
+        fputs(c, e->text_out);
+    }
+    e->st->chars += written;
+    e->st->kept += written;
+    if (written) putc_unlocked('\n', e->text_out);
+    if (ferror(e->text_out)) return gyro_error_set(GYRO_ERR_IO, "write error: %s", strerror(errno));
+    return GYRO_OK;
+}
+
 static gyro_status encode_doc(encoder *e, char *const *chars, size_t n)
 {
+    if (e->text_out) return write_tokens(e, chars, n);
     size_t written = 0;
     for (size_t i = 0; i < n; i++) {
         const char *c = chars[i];
@@ -338,7 +356,7 @@ gyro_status gyro_corpus_encode(const char *const *inputs, int n_inputs,
         gyro_normalizer_free(norm);
         return gyro_error_set(GYRO_ERR_IO, "cannot create a scratch file: %s", strerror(errno));
     }
-    encoder e = {vocab, scratch, stats};
+    encoder e = {vocab, scratch, stats, NULL};
     for (int i = 0; i < n_inputs && !s; i++) {
         input in;
         if ((s = input_open(&in, inputs[i], opt->format))) { input_close(&in); break; }
@@ -365,6 +383,29 @@ gyro_status gyro_corpus_encode(const char *const *inputs, int n_inputs,
     if (!s) s = write_final(scratch, remap, vocab, ids_path, stats);
     free(remap);
     fclose(scratch);
+    return s;
+}
+
+gyro_status gyro_corpus_write_tokens(const char *const *inputs, int n_inputs,
+                                     const gyro_corpus_options *opt, FILE *out,
+                                     gyro_corpus_stats *stats)
+{
+    gyro_corpus_stats local;
+    if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
+    if (n_inputs < 1) return gyro_error_set(GYRO_ERR_USAGE, "no input");
+    gyro_normalizer *norm = NULL;
+    gyro_status s = gyro_normalizer_new(&opt->norm, &norm);
+    if (s) return s;
+    encoder e = {NULL, NULL, stats, out};
+    for (int i = 0; i < n_inputs && !s; i++) {
+        input in;
+        if ((s = input_open(&in, inputs[i], opt->format))) { input_close(&in); break; }
+        s = in.is_stream ? read_stream(&e, &in, norm) : read_text(&e, &in, norm);
+        input_close(&in);
+    }
+    gyro_normalizer_free(norm);
+    if (!s && fflush(out) != 0) s = gyro_error_set(GYRO_ERR_IO, "write error: %s", strerror(errno));
     return s;
 }
 

@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "embeddings/vocab.h"
 #include "models/core/status.h"
@@ -65,6 +66,14 @@ typedef struct gyro_corpus_stats {
 gyro_status gyro_corpus_encode(const char *const *inputs, int n_inputs,
                                const gyro_corpus_options *opt, const char *ids_path,
                                gyro_vocab *vocab, gyro_corpus_stats *stats);
+
+/* Write the token stream training sees, as text: the tokens of each document separated by one
+ * space, one document per line (no min_count filtering), to `out`. For feeding the same
+ * characters to other tools (word2vec, fastText) in comparisons. Errors as gyro_corpus_encode
+ * (GYRO_ERR_IO on a write error). stats->chars = stats->kept = tokens written. */
+gyro_status gyro_corpus_write_tokens(const char *const *inputs, int n_inputs,
+                                     const gyro_corpus_options *opt, FILE *out,
+                                     gyro_corpus_stats *stats);
 
 /* An open encoded corpus (read-only; pread is thread-safe, so workers share one). */
 typedef struct gyro_corpus {

@@ -161,7 +161,7 @@ gyro_status gyro_embedding_table_load(const char *path, gyro_embedding_table **o
 {
     gyro_stream_reader *r;
     gyro_status s = gyro_stream_reader_open_path(path, NULL, &r);
-    if (s == GYRO_ERR_LIMIT) /* a foreign file read as a huge length prefix */
+    if (s == GYRO_ERR_LIMIT || s == GYRO_ERR_FORMAT) /* no gyro header: a foreign or truncated file */
         return gyro_error_set(GYRO_ERR_FORMAT, "not a gyro embedding table: %s", gyro_error_message());
     if (s) return s;
     const char *type = gyro_stream_reader_message_type(r);

@@ -31,6 +31,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
         "usage: gyro char2vec train [options] -o OUTPUT [FILE...]\n"
+        "       gyro char2vec tokens [FILE...]   (the token stream as text, see --help there)\n"
         "\n"
         "Learn an embedding of every character of the corpus on the hyperboloid (skip-gram with\n"
         "negative sampling, Riemannian SGD). FILEs are UTF-8 text (normalized on the fly, one\n"
@@ -118,6 +119,7 @@ static int train(int argc, char **argv)
     const char *output = NULL, *ckpt_arg = NULL;
     double ckpt_every = 60;
     int resume = 0, keep_ckpt = 0, quiet = 0;
+    int set_model = 0; /* model options given explicitly (they must agree with a checkpoint) */
     long v;
     double d;
     int c;
@@ -132,23 +134,28 @@ static int train(int argc, char **argv)
         case OPT_RESUME: resume = 1; break;
         case OPT_KEEP_CKPT: keep_ckpt = 1; break;
         case OPT_GEOMETRY:
+            set_model = 1;
             if (!strcmp(optarg, "hyperbolic") || !strcmp(optarg, "hyperboloid")) opt.geometry = GYRO_C2V_HYPERBOLIC;
             else if (!strcmp(optarg, "euclidean")) opt.geometry = GYRO_C2V_EUCLIDEAN;
             else return gyro_cli_usage_error(cmd, "--geometry must be hyperbolic or euclidean, got '%s'", optarg);
             break;
         case OPT_DIM:
+            set_model = 1;
             if (!gyro_cli_parse_long(cmd, "--dim", optarg, 1, GYRO_C2V_MAX_DIM, &v)) return 2;
             opt.dim = (int)v;
             break;
         case OPT_WINDOW:
+            set_model = 1;
             if (!gyro_cli_parse_long(cmd, "--window", optarg, 1, 100, &v)) return 2;
             opt.window = (int)v;
             break;
         case OPT_NEG:
+            set_model = 1;
             if (!gyro_cli_parse_long(cmd, "--negatives", optarg, 0, 100, &v)) return 2;
             opt.negatives = (int)v;
             break;
         case OPT_EPOCHS:
+            set_model = 1;
             if (!gyro_cli_parse_long(cmd, "--epochs", optarg, 1, 100000, &v)) return 2;
             opt.epochs = (int)v;
             break;
@@ -188,6 +195,7 @@ static int train(int argc, char **argv)
             break;
         case OPT_KEEP_TRAD: copt.norm.t2s = 0; break;
         case OPT_THREADS:
+            set_model = 1;
             if (!gyro_cli_parse_long(cmd, "--threads", optarg, 1, GYRO_C2V_MAX_THREADS, &v)) return 2;
             opt.threads = (int)v;
             break;
@@ -221,6 +229,18 @@ static int train(int argc, char **argv)
         if (optind < argc && !quiet)
             fprintf(stderr, "gyro %s: --resume: the inputs are not read again (the encoded corpus %s is used)\n", cmd, ids);
         s = gyro_c2v_checkpoint_load(ckpt, &m);
+        if (!s && set_model &&
+            (m.opt.geometry != opt.geometry || m.opt.dim != opt.dim || m.opt.window != opt.window ||
+             m.opt.negatives != opt.negatives || m.opt.epochs != opt.epochs || m.opt.threads != opt.threads)) {
+            gyro_c2v_model_free(&m);
+            free(ckpt);
+            free(ids);
+            return gyro_cli_usage_error(cmd, "--resume: the model options differ from the checkpoint's "
+                                        "(%s, dim %d, window %d, %d negatives, %d epochs, %d threads); "
+                                        "leave them out to continue",
+                                        m.opt.geometry == GYRO_C2V_HYPERBOLIC ? "hyperbolic" : "euclidean",
+                                        m.opt.dim, m.opt.window, m.opt.negatives, m.opt.epochs, m.opt.threads);
+        }
         if (!s) s = gyro_corpus_open(ids, &corpus);
         if (!s && !quiet)
             fprintf(stderr, "Resuming %s at %.1f%% (%d characters, dim %d, %d thread%s)\n", ckpt,
@@ -282,6 +302,44 @@ static int train(int argc, char **argv)
     return 0;
 }
 
+/* `gyro char2vec tokens`: the token stream as text, for other tools in comparisons. */
+static int tokens(int argc, char **argv)
+{
+    const char *cmd = "char2vec tokens";
+    static const struct option longopts[] = {
+        {"format", required_argument, 0, OPT_FORMAT},
+        {"keep-traditional", no_argument, 0, OPT_KEEP_TRAD},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    gyro_corpus_options copt;
+    gyro_corpus_options_init(&copt);
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_FORMAT:
+            if (!strcmp(optarg, "auto")) copt.format = GYRO_CORPUS_AUTO;
+            else if (!strcmp(optarg, "text")) copt.format = GYRO_CORPUS_TEXT;
+            else if (!strcmp(optarg, "stream")) copt.format = GYRO_CORPUS_STREAM;
+            else return gyro_cli_usage_error(cmd, "--format must be auto, text or stream, got '%s'", optarg);
+            break;
+        case OPT_KEEP_TRAD: copt.norm.t2s = 0; break;
+        case 'h':
+            printf("usage: gyro char2vec tokens [--format F] [--keep-traditional] [FILE...]\n\n"
+                   "Print the characters training sees, space-separated, one document per line, so\n"
+                   "other tools (word2vec, fastText) can train on the same token stream.\n");
+            return 0;
+        default: return gyro_cli_usage_error(cmd, "unknown option");
+        }
+    }
+    const char *stdin_only[] = {"-"};
+    const char *const *inputs = optind < argc ? (const char *const *)argv + optind : stdin_only;
+    int n_inputs = optind < argc ? argc - optind : 1;
+    gyro_status s = gyro_corpus_write_tokens(inputs, n_inputs, &copt, stdout, NULL);
+    return s ? gyro_cli_fail(cmd, s) : 0;
+}
+
 int gyro_cmd_char2vec(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -293,5 +351,6 @@ int gyro_cmd_char2vec(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "train")) return train(argc - 1, argv + 1);
-    return gyro_cli_usage_error("char2vec", "unknown subcommand '%s' (expected: train)", argv[1]);
+    if (!strcmp(argv[1], "tokens")) return tokens(argc - 1, argv + 1);
+    return gyro_cli_usage_error("char2vec", "unknown subcommand '%s' (expected: train, tokens)", argv[1]);
 }

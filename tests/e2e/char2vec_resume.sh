@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# char2vec_resume.sh — kill -9 during training, then --resume to the end; Ctrl-C (SIGINT) writes
+# a checkpoint and exits 130, --resume finishes; options that contradict the checkpoint are
+# refused.
+set -euo pipefail
+: "${GYRO:?}" "${SHARED:?}"
+T=$SHARED/corpora/text/fortunes-zh/tang300
+[ -r "$T" ] || { echo "no $T"; exit 77; }
+cd "$TMPDIR"
+fail() { echo "FAIL: $*"; exit 1; }
+# enough work for a few seconds: 15 epochs of ~90k characters at dim 50
+ARGS=(--dim 50 --epochs 15 --min-count 2 --sample 0 --checkpoint-every 1)
+
+# --- kill -9 -------------------------------------------------------------------------------
+"$GYRO" char2vec train "${ARGS[@]}" -o k.hyp "$T" 2> log1 &
+pid=$!
+for _ in $(seq 1 100); do
+  grep -q "Progress:" log1 2> /dev/null && [ -e k.hyp.ckpt ] && break
+  sleep 0.1
+done
+sleep 1.5
+kill -9 $pid
+wait $pid 2> /dev/null || true
+[ -e k.hyp.ckpt ] && [ -e k.hyp.ckpt.ids ] || fail "no checkpoint after kill -9"
+[ ! -e k.hyp ] || fail "output written although training did not finish"
+# contradicting options are refused, the checkpoint is untouched
+if "$GYRO" char2vec train --resume --dim 7 -o k.hyp 2> err; then fail "dim mismatch accepted"; else rc=$?; fi
+[ $rc = 2 ] || fail "dim mismatch exit $rc"
+grep -q "differ from the checkpoint" err || fail "dim mismatch message"
+"$GYRO" char2vec train --resume -o k.hyp 2> log2 || { cat log2; fail "resume after kill -9"; }
+grep -q "Resuming" log2 || fail "no resume message"
+start=$(sed -n 's/^Resuming .* at \([0-9.]*\)%.*/\1/p' log2)
+awk -v s="$start" 'BEGIN{exit !(s > 0 && s < 100)}' || fail "resumed at $start%"
+[ -s k.hyp ] && [ ! -e k.hyp.ckpt ] || fail "resume output"
+"$GYRO" neighbors -t k.hyp -k 3 山 > /dev/null
+
+# --- Ctrl-C -----------------------------------------------------------------------------------
+"$GYRO" char2vec train "${ARGS[@]}" --checkpoint-every 0 -o c.hyp "$T" 2> log3 &
+pid=$!
+for _ in $(seq 1 100); do grep -q "Progress:" log3 2> /dev/null && break; sleep 0.1; done
+sleep 0.5
+kill -INT $pid
+if wait $pid; then rc=0; else rc=$?; fi
+[ $rc = 130 ] || { cat log3; fail "SIGINT exit status $rc"; }
+grep -q "checkpoint written" log3 || fail "no checkpoint message"
+[ ! -e c.hyp ] && [ -e c.hyp.ckpt ] || fail "SIGINT files"
+"$GYRO" char2vec train -q --resume -o c.hyp
+[ -s c.hyp ] || fail "no output after resuming"
+echo ok
