@@ -463,26 +463,45 @@ static int is_space(int32_t c)
            c == 0x205f || c == 0x3000;
 }
 
-/* Step 5: drop controls, fold whitespace, encode to n->text. */
+static int is_line_break(int32_t c)
+{
+    return (c >= 0x0a && c <= 0x0d) || c == 0x85 || c == 0x2028 || c == 0x2029;
+}
+
+/* Scripts written without spaces between words: Han, kana, CJK punctuation, full-width forms. */
+static int is_cjk(int32_t c)
+{
+    return is_han(c) || (c >= 0x3000 && c <= 0x30ff) || (c >= 0xff00 && c <= 0xffef) ||
+           (c >= 0x2e80 && c <= 0x2fdf) || (c >= 0x31c0 && c <= 0x31ff);
+}
+
+/* Step 5: drop controls, fold whitespace, encode to n->text. A whitespace run holding a line
+ * break between two CJK characters is dropped instead of becoming a space: Chinese text wraps
+ * lines without spaces (a paragraph "很难避免\n的人" is "很难避免的人"). */
 static gyro_status clean_encode(gyro_normalizer *n, const int32_t *c, size_t len, size_t *out_len)
 {
     gyro_status s;
     if ((s = grow(&n->text, &n->text_cap, 4 * len + 1, 1))) return s;
     size_t o = 0;
-    int pending = 0;
+    int pending = 0, pending_break = 0;
+    int32_t prev = 0;
     for (size_t i = 0; i < len; i++) {
         int32_t x = c[i];
         if (n->opt.fold_whitespace && is_space(x)) {
-            pending = o > 0;
+            if (o > 0) {
+                pending = 1;
+                pending_break |= is_line_break(x);
+            }
             continue;
         }
         if (n->opt.strip_controls && (x < 0x20 || (x >= 0x7f && x <= 0x9f) || x == 0xfeff))
             continue;
         if (pending) {
-            n->text[o++] = ' ';
-            pending = 0;
+            if (!(pending_break && is_cjk(prev) && is_cjk(x))) n->text[o++] = ' ';
+            pending = pending_break = 0;
         }
         o += gyro_utf8_encode(n->text + o, x);
+        prev = x;
     }
     n->text[o] = '\0';
     *out_len = o;

@@ -11,6 +11,8 @@
  *      (學生 → 学生, 微波爐 → 微波炉), on by default, applied only to lines holding Han;
  *   5. control characters (Cc) and stray U+FEFF removed, whitespace (Unicode White_Space, incl.
  *      tab, CR, LF, U+3000) folded to one ASCII space, leading/trailing whitespace trimmed;
+ *      whitespace holding a line break between two CJK characters is removed altogether
+ *      (wrapped Chinese text has no spaces);
  *   6. segmentation into extended grapheme clusters with ICU's break iterator (UBRK_CHARACTER):
  *      an emoji with a variation selector, a ZWJ sequence or a letter with a combining mark is
  *      one unit.

@@ -113,6 +113,11 @@ START_TEST(test_ansi_controls_whitespace)
     expect("  a \t b\xE3\x80\x80" "c\r  ", "a b c");
     expect("a\xEF\xBB\xBF" "b", "ab");               /* stray BOM / ZWNBSP */
     expect("a\xE2\x80\xA8" "b", "a b");             /* LINE SEPARATOR is whitespace */
+    expect("很难避免\n的人", "很难避免的人");       /* wrapped Chinese joins without a space */
+    expect("很难避免 \r\n 的人。\n下一行", "很难避免的人。下一行");
+    expect("在 Debian 中", "在 Debian 中");          /* typed spaces stay */
+    expect("abc\ndef", "abc def");
+    expect("中\nabc", "中 abc");
     /* a NUL byte is a control character */
     char *t = norm(NULL, "a\0b", 3, NULL);
     ck_assert_str_eq(t, "ab");

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# run-default.sh — the `make run` job on the embedded default corpus.
+#
+#   corpora/run-default.sh path/to/gyro
+#
+# The default corpus is the Chinese text of Debian's fortunes-zh package (quotes, 唐诗三百首,
+# 宋词一百首), installed by `make deps` under /usr/share/games/fortunes. Entries are separated
+# by lines holding only "%"; they carry ANSI colour escapes, which the normalize stage removes.
+#
+# The job runs in numbered steps, each a shell function below; work files go to run/ beside the
+# gyro binary (e.g. build/run/). Later stages (char2vec training, classification) are added as
+# further steps after the last one, reading the files the earlier steps leave.
+set -euo pipefail
+
+GYRO=${1:?usage: corpora/run-default.sh path/to/gyro}
+GYRO=$(cd "$(dirname "$GYRO")" && pwd)/$(basename "$GYRO")
+FORTUNES=${FORTUNES:-/usr/share/games/fortunes}
+WORK=${GYRO_RUN_DIR:-$(dirname "$GYRO")/run}
+mkdir -p "$WORK"
+
+step() { printf '\n== step %s: %s\n' "$1" "$2"; }
+
+# Step 1 — collect the entries of fortunes-zh as paragraphs (one blank line between entries;
+# blank lines inside an entry are dropped so an entry stays one document).
+collect_fortunes() {
+  step 1 "collect the Chinese text of fortunes-zh ($FORTUNES)"
+  local f found=0
+  : > "$WORK/fortunes-zh.txt"
+  for f in chinese tang300 song100; do
+    if [ -r "$FORTUNES/$f" ]; then
+      awk '/^%[[:space:]]*$/ { print ""; next } /^[[:space:]]*$/ { next } { print }' \
+        "$FORTUNES/$f" >> "$WORK/fortunes-zh.txt"
+      printf '\n' >> "$WORK/fortunes-zh.txt"
+      found=$((found + 1))
+    fi
+  done
+  if [ $found = 0 ]; then
+    echo "run-default: fortunes-zh is not installed ($FORTUNES); run 'make deps'" >&2
+    exit 1
+  fi
+  echo "$found files, $(wc -c < "$WORK/fortunes-zh.txt") bytes -> $WORK/fortunes-zh.txt"
+}
+
+# Step 2 — normalize: NFKC, Traditional->Simplified, ANSI escapes and controls removed,
+# whitespace folded, grapheme clusters; one Document per entry.
+normalize_fortunes() {
+  step 2 "gyro normalize --paragraphs"
+  "$GYRO" normalize --paragraphs -o "$WORK/fortunes-zh.pb" "$WORK/fortunes-zh.txt"
+  echo "-> $WORK/fortunes-zh.pb"
+}
+
+# Step 3 — show a sample: a few normalized entries as text, and one Document as JSON.
+show_sample() {
+  step 3 "a sample of the normalized text"
+  "$GYRO" dump "$WORK/fortunes-zh.pb" \
+    | /usr/bin/python3 -c '
+import json, sys
+docs = [json.loads(line) for line in sys.stdin]
+picks = [docs[i] for i in (0, len(docs) // 3, len(docs) // 2, len(docs) - 1)] if docs else []
+for d in picks:
+    print("  [%s:%s] %s" % (d["source"].split("/")[-1], d["line"], d["text"][:120]))
+' 2> /dev/null || "$GYRO" normalize --paragraphs --text -q "$WORK/fortunes-zh.txt" | head -n 4
+  printf '\none record of the stream (gyro dump -n 1):\n'
+  "$GYRO" dump -n 1 "$WORK/fortunes-zh.pb" | cut -c1-400
+}
+
+collect_fortunes
+normalize_fortunes
+show_sample
