@@ -3,7 +3,8 @@
  * File layout (all integers little-endian):
  *     "GYROCLF\0"  u32 format version  u32 flags (0)  u64 payload length  payload  u32 CRC-32
  * payload:
- *     section "norm"   u32 count, then (str key, f64 value) pairs: t2s, nfkc, case_fold
+ *     section "norm"   u32 count, then (str key, f64 value) pairs: t2s, nfkc, case_fold,
+ *                      token_unit (0 characters, 1 ICU words)
  *     section "config" u32 count, then (str key, f64 value) pairs: the transformer configuration
  *     section "vocab"  u32 n, then n strings (ids 1..n; id 0 is UNK)
  *     section "labels" u32 n, then n strings (class ids 0..n−1; the hierarchy and atoms are
@@ -27,6 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unicode/ubrk.h>
+#include <unicode/utext.h>
+
 #include "models/core/atomic_file.h"
 
 #define MAGIC_LEN 8
@@ -36,6 +40,7 @@
 struct gyro_classifier {
     gyro_tf_model *tf;
     gyro_normalize_options norm;
+    int token_unit;               /* gyro_token_unit */
     int n_tokens;                 /* ids 1..n_tokens */
     char **tokens;                /* (n_tokens + 1), tokens[0] = NULL (UNK) */
     int32_t *slots;               /* (cap) token id or 0 = empty */
@@ -46,7 +51,7 @@ struct gyro_classifier {
 };
 
 struct gyro_classifier_scratch {
-    gyro_normalizer *norm;
+    gyro_tokenizer *tok;
     gyro_tf_acts *acts;
     int32_t *ids;                 /* (max_len) */
     float *probs;                 /* (K) */
@@ -128,10 +133,13 @@ static const field config_fields[] = {
     FI(mla_latent_dim), FI(moe_experts), FI(moe_shared), FI(moe_top_k),
 };
 #define N_CONFIG_FIELDS (sizeof config_fields / sizeof config_fields[0])
+/* The "norm" section describes how text becomes tokens: normalization options, then the unit. */
+typedef struct text_options { gyro_normalize_options norm; int token_unit; } text_options;
 static const field norm_fields[] = {
-    {"t2s", offsetof(gyro_normalize_options, t2s), 0},
-    {"nfkc", offsetof(gyro_normalize_options, nfkc), 0},
-    {"case_fold", offsetof(gyro_normalize_options, case_fold), 0},
+    {"t2s", offsetof(text_options, norm) + offsetof(gyro_normalize_options, t2s), 0},
+    {"nfkc", offsetof(text_options, norm) + offsetof(gyro_normalize_options, nfkc), 0},
+    {"case_fold", offsetof(text_options, norm) + offsetof(gyro_normalize_options, case_fold), 0},
+    {"token_unit", offsetof(text_options, token_unit), 0},
 };
 #define N_NORM_FIELDS (sizeof norm_fields / sizeof norm_fields[0])
 
@@ -179,7 +187,8 @@ static void write_fields(wbuf *b, const char *section, const field *f, size_t nf
 
 static void build_payload(const gyro_classifier *m, wbuf *b)
 {
-    write_fields(b, "norm", norm_fields, N_NORM_FIELDS, &m->norm);
+    text_options to = {m->norm, m->token_unit};
+    write_fields(b, "norm", norm_fields, N_NORM_FIELDS, &to);
     write_fields(b, "config", config_fields, N_CONFIG_FIELDS, &m->tf->cfg);
     w_str(b, "vocab");
     w_u32(b, (uint32_t)m->n_tokens);
@@ -334,9 +343,15 @@ static gyro_status read_fields(rbuf *r, const char *path, const char *section, c
 
 static gyro_status parse_payload(gyro_classifier *m, rbuf *r, const char *path)
 {
-    gyro_normalize_options_init(&m->norm);
-    gyro_status st = read_fields(r, path, "norm", norm_fields, N_NORM_FIELDS, &m->norm);
+    text_options to = {.token_unit = GYRO_TOKEN_CHARS};
+    gyro_normalize_options_init(&to.norm);
+    gyro_status st = read_fields(r, path, "norm", norm_fields, N_NORM_FIELDS, &to);
     if (st) return st;
+    if (to.token_unit != GYRO_TOKEN_CHARS && to.token_unit != GYRO_TOKEN_WORDS)
+        return gyro_error_set(GYRO_ERR_VERSION, "%s: token unit %d is unknown to this gyro (upgrade gyro)",
+                              path, to.token_unit);
+    m->norm = to.norm;
+    m->token_unit = to.token_unit;
     gyro_tf_config cfg = gyro_tf_config_default(GYRO_TF_GEOMETRY_EUCLIDEAN);
     if ((st = read_fields(r, path, "config", config_fields, N_CONFIG_FIELDS, &cfg))) return st;
     if (gyro_tf_config_validate(&cfg) != GYRO_OK)
@@ -531,17 +546,124 @@ const char *gyro_classifier_token(const gyro_classifier *m, int id)
     return (id >= 1 && id <= m->n_tokens) ? m->tokens[id] : NULL;
 }
 
-static int is_space_cluster(const char *s) { return s[0] == ' ' && s[1] == '\0'; }
+void gyro_classifier_set_token_unit(gyro_classifier *m, gyro_token_unit unit) { m->token_unit = (int)unit; }
+gyro_token_unit gyro_classifier_token_unit(const gyro_classifier *m) { return (gyro_token_unit)m->token_unit; }
+
+static int is_blank(const char *s)
+{
+    for (; *s; s++)
+        if (*s != ' ') return 0;
+    return 1;
+}
 
 int gyro_classifier_encode(const gyro_classifier *m, char *const *chars, size_t n, int32_t *ids,
                            int max)
 {
     int k = 0;
     for (size_t i = 0; i < n && k < max; i++) {
-        if (is_space_cluster(chars[i])) continue;
+        if (is_blank(chars[i])) continue;
         ids[k++] = gyro_classifier_token_id(m, chars[i]);
     }
     return k;
+}
+
+/* ---- tokenizer ------------------------------------------------------------------------------- */
+
+/* Words: ICU's word break iterator (dictionary-based for Han) over the normalized UTF-8 text
+ * through a UText, so boundaries are byte offsets. Normalized text has no whitespace other
+ * than single ASCII spaces, so dropping all-space segments removes every separator. */
+struct gyro_tokenizer {
+    gyro_normalizer *norm;
+    int unit;
+    UBreakIterator *brk;          /* words only */
+    char *buf;                    /* word bytes, NUL-separated */
+    size_t buf_cap;
+    char **tok;                   /* (tok_cap) */
+    size_t tok_cap;
+};
+
+gyro_status gyro_tokenizer_new(const gyro_normalize_options *norm, gyro_token_unit unit,
+                               gyro_tokenizer **out)
+{
+    if (out) *out = NULL;
+    if (!out || (unit != GYRO_TOKEN_CHARS && unit != GYRO_TOKEN_WORDS))
+        return gyro_error_set(GYRO_ERR_USAGE, "tokenizer: bad argument");
+    gyro_tokenizer *t = calloc(1, sizeof *t);
+    if (!t) return gyro_error_set(GYRO_ERR_NOMEM, "tokenizer");
+    t->unit = (int)unit;
+    gyro_status st = gyro_normalizer_new(norm, &t->norm);
+    if (!st && unit == GYRO_TOKEN_WORDS) {
+        UErrorCode e = U_ZERO_ERROR;
+        t->brk = ubrk_open(UBRK_WORD, "zh", NULL, 0, &e);
+        if (U_FAILURE(e)) st = gyro_error_set(GYRO_ERR_UNAVAILABLE, "ICU word break iterator: %s", u_errorName(e));
+    }
+    if (st) { gyro_tokenizer_free(t); return st; }
+    *out = t;
+    return GYRO_OK;
+}
+
+void gyro_tokenizer_free(gyro_tokenizer *t)
+{
+    if (!t) return;
+    gyro_normalizer_free(t->norm);
+    if (t->brk) ubrk_close(t->brk);
+    free(t->buf);
+    free(t->tok);
+    free(t);
+}
+
+gyro_status gyro_tokenizer_run(gyro_tokenizer *t, const char *text, size_t len,
+                               char *const **tokens, size_t *n_tokens, const char **normalized)
+{
+    gyro_normalized r;
+    gyro_status st = gyro_normalize_text(t->norm, text, len, &r);
+    if (st) return st;
+    *normalized = r.text;
+    if (t->unit == GYRO_TOKEN_CHARS) {
+        *tokens = r.chars;
+        *n_tokens = r.n_chars;
+        return GYRO_OK;
+    }
+    /* at most one word per byte, and the bytes plus one NUL per word */
+    if (r.text_len + 1 > t->tok_cap) {
+        size_t cap = 2 * (r.text_len + 1);
+        char **p = realloc(t->tok, cap * sizeof *p);
+        if (!p) return gyro_error_set(GYRO_ERR_NOMEM, "tokenizer");
+        t->tok = p;
+        t->tok_cap = cap;
+    }
+    if (2 * r.text_len + 1 > t->buf_cap) {
+        size_t cap = 2 * (2 * r.text_len + 1);
+        char *p = realloc(t->buf, cap);
+        if (!p) return gyro_error_set(GYRO_ERR_NOMEM, "tokenizer");
+        t->buf = p;
+        t->buf_cap = cap;
+    }
+    UErrorCode e = U_ZERO_ERROR;
+    UText *ut = utext_openUTF8(NULL, r.text, (int64_t)r.text_len, &e);
+    if (!U_FAILURE(e)) ubrk_setUText(t->brk, ut, &e);
+    if (U_FAILURE(e)) {
+        utext_close(ut);
+        return gyro_error_set(GYRO_ERR_INTERNAL, "ICU word break: %s", u_errorName(e));
+    }
+    size_t n = 0, off = 0;
+    int32_t prev = ubrk_first(t->brk);
+    for (int32_t b = ubrk_next(t->brk); b != UBRK_DONE; prev = b, b = ubrk_next(t->brk)) {
+        size_t l = (size_t)(b - prev);
+        if (b <= prev || (size_t)b > r.text_len) continue;
+        memcpy(t->buf + off, r.text + prev, l);
+        t->buf[off + l] = '\0';
+        if (is_blank(t->buf + off)) continue;
+        t->tok[n++] = t->buf + off;
+        off += l + 1;
+    }
+    utext_close(ut);
+    static const UChar empty[1] = {0};
+    e = U_ZERO_ERROR;
+    ubrk_setText(t->brk, empty, 0, &e); /* drop the reference to the closed UText */
+    *tokens = t->tok;
+    *n_tokens = n;
+    return GYRO_OK;
 }
 
 /* ---- prediction ------------------------------------------------------------------------------ */
@@ -553,7 +675,7 @@ gyro_status gyro_classifier_scratch_new(const gyro_classifier *m, gyro_classifie
     gyro_classifier_scratch *s = calloc(1, sizeof *s);
     if (!s) return gyro_error_set(GYRO_ERR_NOMEM, "classifier scratch");
     int K = m->tf->cfg.n_classes, T = m->tf->cfg.max_len;
-    gyro_status st = gyro_normalizer_new(&m->norm, &s->norm);
+    gyro_status st = gyro_tokenizer_new(&m->norm, (gyro_token_unit)m->token_unit, &s->tok);
     if (st == GYRO_OK) st = gyro_tf_acts_new(m->tf, 1, T, 0, &s->acts);
     if (st == GYRO_OK) {
         s->ids = malloc((size_t)T * sizeof *s->ids);
@@ -571,7 +693,7 @@ gyro_status gyro_classifier_scratch_new(const gyro_classifier *m, gyro_classifie
 void gyro_classifier_scratch_free(gyro_classifier_scratch *s)
 {
     if (!s) return;
-    gyro_normalizer_free(s->norm);
+    gyro_tokenizer_free(s->tok);
     gyro_tf_acts_free(s->acts);
     free(s->ids);
     free(s->probs);
@@ -591,19 +713,22 @@ gyro_status gyro_classifier_predict(const gyro_classifier *m, gyro_classifier_sc
     if (n_out) *n_out = 0;
     if (!m || !s || !text || !out || !n_out || k < 1)
         return gyro_error_set(GYRO_ERR_USAGE, "classify: %s", k < 1 ? "k must be at least 1" : "NULL argument");
-    gyro_normalized nz;
-    gyro_status st = gyro_normalize_text(s->norm, text, strlen(text), &nz);
+    char *const *toks;
+    size_t n_toks;
+    const char *norm_text;
+    gyro_status st = gyro_tokenizer_run(s->tok, text, strlen(text), &toks, &n_toks, &norm_text);
     if (st) return st;
-    if (nz.text_len + 1 > s->text_cap) {
-        size_t cap = 2 * (nz.text_len + 1);
+    size_t text_len = strlen(norm_text);
+    if (text_len + 1 > s->text_cap) {
+        size_t cap = 2 * (text_len + 1);
         char *p = realloc(s->text, cap);
         if (!p) return gyro_error_set(GYRO_ERR_NOMEM, "classify");
         s->text = p;
         s->text_cap = cap;
     }
-    memcpy(s->text, nz.text, nz.text_len + 1);
+    memcpy(s->text, norm_text, text_len + 1);
     const gyro_tf_model *tf = m->tf;
-    int T = gyro_classifier_encode(m, nz.chars, nz.n_chars, s->ids, tf->cfg.max_len);
+    int T = gyro_classifier_encode(m, toks, n_toks, s->ids, tf->cfg.max_len);
     if (T == 0) return gyro_error_set(GYRO_ERR_DATA, "empty text after normalization");
     st = gyro_tf_forward(tf, s->acts, s->ids, &T, 1, T, NULL);
     if (st) return st;

@@ -74,6 +74,31 @@ gyro_status gyro_classifier_predict(const gyro_classifier *m, gyro_classifier_sc
  * valid until the next predict); "" before the first. */
 const char *gyro_classifier_scratch_normalized(const gyro_classifier_scratch *s);
 
+/* ---- tokenization ------------------------------------------------------------------------- */
+
+/* Token units of a model: characters (grapheme clusters of the normalizer, the seed's model) or
+ * words from ICU's dictionary-based Chinese word break iterator (the word-model baseline). */
+typedef enum gyro_token_unit {
+    GYRO_TOKEN_CHARS = 0,
+    GYRO_TOKEN_WORDS = 1
+} gyro_token_unit;
+
+/* Normalizer plus optional word breaker; one per thread. Whitespace-only tokens are dropped. */
+typedef struct gyro_tokenizer gyro_tokenizer;
+
+/* Create a tokenizer (`norm` copied; NULL = defaults). Errors: those of gyro_normalizer_new,
+ * GYRO_ERR_UNAVAILABLE if ICU's word break iterator cannot be opened, GYRO_ERR_NOMEM. */
+gyro_status gyro_tokenizer_new(const gyro_normalize_options *norm, gyro_token_unit unit,
+                               gyro_tokenizer **out);
+
+/* Free a tokenizer. NULL is a no-op. */
+void gyro_tokenizer_free(gyro_tokenizer *t);
+
+/* Normalize and cut `len` bytes of text. *tokens (n_tokens entries) and *normalized are owned by
+ * the tokenizer and valid until its next call. Errors: those of gyro_normalize_text. */
+gyro_status gyro_tokenizer_run(gyro_tokenizer *t, const char *text, size_t len,
+                               char *const **tokens, size_t *n_tokens, const char **normalized);
+
 /* ---- building and saving (training) --------------------------------------------------------- */
 
 /* Token id of characters outside the vocabulary (row 0 of the embedding table). */
@@ -88,6 +113,10 @@ const char *gyro_classifier_scratch_normalized(const gyro_classifier_scratch *s)
 gyro_status gyro_classifier_create(const gyro_tf_config *cfg, uint64_t seed,
                                    const gyro_normalize_options *norm, const char *const *vocab,
                                    int n_vocab, gyro_label_set *labels, gyro_classifier **out);
+
+/* Set the token unit of a model being built (default GYRO_TOKEN_CHARS); saved in the file. */
+void gyro_classifier_set_token_unit(gyro_classifier *m, gyro_token_unit unit);
+gyro_token_unit gyro_classifier_token_unit(const gyro_classifier *m);
 
 /* Write the model file atomically (format in the file comment). GYRO_ERR_IO on failure. */
 gyro_status gyro_classifier_save(const gyro_classifier *m, const char *path);
@@ -109,8 +138,8 @@ const char *gyro_classifier_token(const gyro_classifier *m, int id);
 /* Id of a token, or GYRO_CLASSIFIER_UNK. */
 int gyro_classifier_token_id(const gyro_classifier *m, const char *token);
 
-/* Map the grapheme clusters chars[0..n) to ids (whitespace clusters dropped, unknown ones →
- * UNK), at most `max` of them; returns the number written. */
+/* Map the tokens chars[0..n) to ids (whitespace-only tokens dropped, unknown ones → UNK), at
+ * most `max` of them; returns the number written. */
 int gyro_classifier_encode(const gyro_classifier *m, char *const *chars, size_t n, int32_t *ids,
                            int max);
 

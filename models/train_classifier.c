@@ -167,7 +167,7 @@ static void prepared_free(prepared *p)
 
 /* Tokenize the examples idx[0..n) of `set` (all when idx is NULL). Unknown labels are skipped
  * and counted; an empty text becomes the single token UNK. */
-static gyro_status prepare(const gyro_classifier *m, gyro_normalizer *nz, const gyro_example_set *set,
+static gyro_status prepare(const gyro_classifier *m, gyro_tokenizer *nz, const gyro_example_set *set,
                            const int *idx, int n, prepared *p, int *unknown)
 {
     memset(p, 0, sizeof *p);
@@ -184,8 +184,10 @@ static gyro_status prepare(const gyro_classifier *m, gyro_normalizer *nz, const 
         int e = idx ? idx[i] : i;
         int lab = gyro_label_set_find(ls, set->label[e]);
         if (lab < 0) { if (unknown) (*unknown)++; continue; }
-        gyro_normalized r;
-        gyro_status st = gyro_normalize_text(nz, set->text[e], strlen(set->text[e]), &r);
+        char *const *toks;
+        size_t n_toks;
+        const char *norm;
+        gyro_status st = gyro_tokenizer_run(nz, set->text[e], strlen(set->text[e]), &toks, &n_toks, &norm);
         if (st) { prepared_free(p); return gyro_error_prefix(st, "record %llu", (unsigned long long)set->line[e]); }
         if (used + (size_t)T > cap) {
             while (used + (size_t)T > cap) cap *= 2;
@@ -193,7 +195,7 @@ static gyro_status prepare(const gyro_classifier *m, gyro_normalizer *nz, const 
             if (!t) { prepared_free(p); return gyro_error_set(GYRO_ERR_NOMEM, "examples"); }
             p->tok = t;
         }
-        int len = gyro_classifier_encode(m, r.chars, r.n_chars, p->tok + used, T);
+        int len = gyro_classifier_encode(m, toks, n_toks, p->tok + used, T);
         if (len == 0) p->tok[used] = GYRO_CLASSIFIER_UNK, len = 1;
         p->start[p->n] = used;
         p->len[p->n] = len;
@@ -257,21 +259,21 @@ gyro_status gyro_classifier_evaluate(const gyro_classifier *m, const gyro_exampl
     const gyro_tf_model *tf = gyro_classifier_tf_const(m);
     enum { MAXB = 64 };
     int T = tf->cfg.max_len, K = tf->cfg.n_classes;
-    gyro_normalizer *nz = NULL;
+    gyro_tokenizer *nz = NULL;
     gyro_tf_acts *acts = NULL;
     prepared p = {0};
     int32_t *tokens = malloc((size_t)MAXB * T * sizeof *tokens);
     int *lengths = malloc(MAXB * sizeof *lengths), *labels = malloc(MAXB * sizeof *labels);
     float *probs = malloc((size_t)MAXB * K * sizeof *probs);
     gyro_status st = (!tokens || !lengths || !labels || !probs) ? gyro_error_set(GYRO_ERR_NOMEM, "evaluate") : GYRO_OK;
-    if (!st) st = gyro_normalizer_new(gyro_classifier_normalize_options(m), &nz);
+    if (!st) st = gyro_tokenizer_new(gyro_classifier_normalize_options(m), gyro_classifier_token_unit(m), &nz);
     if (!st) st = gyro_tf_acts_new(tf, MAXB, T, 0, &acts);
     if (!st) st = prepare(m, nz, set, NULL, set->n, &p, unknown);
     double acc;
     if (!st) st = eval_prepared(tf, acts, MAXB, &p, tokens, lengths, labels, probs, metrics, &acc);
     prepared_free(&p);
     gyro_tf_acts_free(acts);
-    gyro_normalizer_free(nz);
+    gyro_tokenizer_free(nz);
     free(tokens);
     free(lengths);
     free(labels);
@@ -299,7 +301,7 @@ void gyro_train_options_init(gyro_train_options *o, gyro_tf_geometry geometry)
 
 /* Build vocabulary and labels, and create the model. */
 static gyro_status build_model(const gyro_train_options *opt, const gyro_example_set *train,
-                               gyro_normalizer *nz, gyro_classifier **out, int *table_rows)
+                               gyro_tokenizer *nz, gyro_classifier **out, int *table_rows)
 {
     count_map cm = {0};
     gyro_label_set *ls = NULL;
@@ -327,11 +329,13 @@ static gyro_status build_model(const gyro_train_options *opt, const gyro_example
     }
     /* characters of the training texts */
     for (int i = 0; !st && i < train->n; i++) {
-        gyro_normalized r;
-        st = gyro_normalize_text(nz, train->text[i], strlen(train->text[i]), &r);
+        char *const *toks;
+        size_t n_toks;
+        const char *norm;
+        st = gyro_tokenizer_run(nz, train->text[i], strlen(train->text[i]), &toks, &n_toks, &norm);
         if (st) { st = gyro_error_prefix(st, "training record %llu", (unsigned long long)train->line[i]); break; }
-        for (size_t c = 0; !st && c < r.n_chars; c++)
-            if (strcmp(r.chars[c], " ") != 0) st = count_map_add(&cm, r.chars[c]);
+        for (size_t c = 0; !st && c < n_toks; c++)
+            if (strcmp(toks[c], " ") != 0) st = count_map_add(&cm, toks[c]);
     }
     const gyro_embedding_table *tab = opt->table;
     int nt = tab ? tab->n : 0;
@@ -350,6 +354,7 @@ static gyro_status build_model(const gyro_train_options *opt, const gyro_example
         gyro_tf_config cfg = opt->model;
         st = gyro_classifier_create(&cfg, opt->seed, &opt->norm, (const char *const *)vocab, nv, ls, out);
         ls = NULL; /* owned by the model (or freed) now */
+        if (!st) gyro_classifier_set_token_unit(*out, opt->token_unit);
     }
     if (!st && tab) {
         /* copy the table's vectors into rows 1..nt as Poincaré points (hyperboloid rows are
@@ -394,7 +399,7 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
                                   tab->curvature, (double)opt->model.curvature);
     }
 
-    gyro_normalizer *nz = NULL;
+    gyro_tokenizer *nz = NULL;
     gyro_classifier *m = NULL;
     gyro_tf_acts *acts = NULL;
     prepared ptrain = {0}, pdev = {0};
@@ -402,7 +407,7 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
     int *idx = NULL, *order = NULL, *lengths = NULL, *labels = NULL;
     int32_t *tokens = NULL;
     float *dlogits = NULL, *probs = NULL, *best = NULL;
-    gyro_status st = gyro_normalizer_new(&opt->norm, &nz);
+    gyro_status st = gyro_tokenizer_new(&opt->norm, opt->token_unit, &nz);
     if (!st) st = build_model(opt, train, nz, &m, &R.table_rows);
     if (st) goto done;
     gyro_tf_model *tf = gyro_classifier_tf(m);
@@ -550,7 +555,7 @@ done:
     gyro_tf_acts_free(acts);
     prepared_free(&ptrain);
     prepared_free(&pdev);
-    gyro_normalizer_free(nz);
+    gyro_tokenizer_free(nz);
     free(idx);
     free(order);
     free(tokens);

@@ -49,6 +49,7 @@ typedef struct gyro_train_options {
     gyro_optim_config optim;
     gyro_sgdr sgdr;                /* t0 in epochs; t0 = 0: constant learning rate */
     gyro_normalize_options norm;
+    gyro_token_unit token_unit;    /* characters (default) or ICU words */
     int epochs;                    /* maximum epochs (default 20) */
     int batch_size;                /* default 32 */
     int patience;                  /* epochs without dev improvement before stopping (default 5; 0 = never) */

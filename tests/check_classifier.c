@@ -338,6 +338,60 @@ START_TEST(test_train_frozen_table_and_errors)
 }
 END_TEST
 
+START_TEST(test_word_tokenizer)
+{
+    gyro_tokenizer *t;
+    ck_assert_int_eq(gyro_tokenizer_new(NULL, GYRO_TOKEN_WORDS, &t), GYRO_OK);
+    char *const *tok;
+    size_t n;
+    const char *norm;
+    ck_assert_int_eq(gyro_tokenizer_run(t, "我想听周杰伦的歌 ok", strlen("我想听周杰伦的歌 ok"), &tok, &n, &norm), GYRO_OK);
+    ck_assert_str_eq(norm, "我想听周杰伦的歌 ok");
+    /* ICU's dictionary gives multi-character words; no token is whitespace; the bytes add up */
+    size_t bytes = 0;
+    int multi = 0;
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_ptr_null(strchr(tok[i], ' '));
+        bytes += strlen(tok[i]);
+        multi |= strlen(tok[i]) > 3;
+    }
+    ck_assert(multi);
+    ck_assert_uint_eq(bytes, strlen(norm) - 1);
+    ck_assert_str_eq(tok[n - 1], "ok");
+    ck_assert_int_eq(gyro_tokenizer_run(t, "", 0, &tok, &n, &norm), GYRO_OK);
+    ck_assert_uint_eq(n, 0);
+    gyro_tokenizer_free(t);
+
+    /* a word model trains, saves its unit and predicts after reloading */
+    gyro_example_set train = {0};
+    toy_data(&train, 200, 9);
+    gyro_train_options o;
+    train_options(&o, GYRO_TF_GEOMETRY_EUCLIDEAN);
+    o.token_unit = GYRO_TOKEN_WORDS;
+    o.epochs = 8;
+    gyro_classifier *m, *r;
+    gyro_train_result res;
+    ck_assert_int_eq(gyro_train_classifier(&o, &train, NULL, &m, &res), GYRO_OK);
+    ck_assert_msg(res.best_dev_accuracy >= 0.9, "dev accuracy %.3f", res.best_dev_accuracy);
+    ck_assert_int_ge(gyro_classifier_token_id(m, "天气"), 1);
+    char path[128];
+    snprintf(path, sizeof path, "%s/w.clf", tmpdir);
+    ck_assert_int_eq(gyro_classifier_save(m, path), GYRO_OK);
+    ck_assert_int_eq(gyro_classifier_load(path, &r), GYRO_OK);
+    ck_assert_int_eq(gyro_classifier_token_unit(r), GYRO_TOKEN_WORDS);
+    gyro_classifier_scratch *s;
+    ck_assert_int_eq(gyro_classifier_scratch_new(r, &s), GYRO_OK);
+    gyro_intent top[1];
+    int k;
+    ck_assert_int_eq(gyro_classifier_predict(r, s, "暂停一下", 1, top, &k), GYRO_OK);
+    ck_assert_str_eq(top[0].label, "music.pause");
+    gyro_classifier_scratch_free(s);
+    gyro_classifier_free(r);
+    gyro_classifier_free(m);
+    gyro_example_set_free(&train);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("classifier");
@@ -349,6 +403,7 @@ int main(void)
     tcase_add_test(tc, test_train_hyperbolic);
     tcase_add_test(tc, test_train_euclidean);
     tcase_add_test(tc, test_train_frozen_table_and_errors);
+    tcase_add_test(tc, test_word_tokenizer);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);
