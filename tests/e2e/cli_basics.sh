@@ -2,8 +2,9 @@
 # cli_basics.sh — the conventions every `gyro` command keeps, checked generically over the
 # commands `gyro --help` lists (so commands added later are covered): `--help` prints a usage on
 # stdout and exits 0, an unknown option exits 2 with a message on stderr; plus the dispatcher's
-# own exit codes, the exit codes of normalize and dump (0, 1, 2, 65), and that `gyro dump
-# --types` knows every message of proto/*.proto.
+# own exit codes, the exit codes of normalize and dump (0, 1, 2, 65), that the man page
+# doc/gyro.1 has a section for every command, and that `gyro dump --types` knows every message
+# of proto/*.proto.
 set -uo pipefail
 : "${GYRO:?}" "${TMPDIR:?}"
 root=$(pwd)
@@ -38,6 +39,7 @@ for c in $cmds; do
   [ -s err.txt ] && bad "gyro $c --help wrote to stderr: $(head -c 200 err.txt)"
   expect_rc 2 "$GYRO" "$c" --no-such-option-xyz
   [ -s err.txt ] || bad "gyro $c --no-such-option-xyz: no message on stderr"
+  grep -q "^\.SS \"gyro $c[ \"]" "$root/doc/gyro.1" || bad "doc/gyro.1 has no section for gyro $c"
 done
 echo "checked $n commands: $(echo $cmds | tr '\n' ' ')"
 echo "$cmds" | grep -qx normalize || bad "normalize is not listed"
