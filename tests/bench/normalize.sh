@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # normalize.sh — throughput of `gyro normalize` in MB/s of input on the real text corpora.
 #
-#   tests/bench/normalize.sh [path/to/gyro] [runs]      (defaults: build/gyro, 5 runs)
+#   tests/bench/normalize.sh [path/to/gyro] [runs]      (defaults: $GYRO or build/gyro, 5 runs)
 #
 # Inputs: every file under ../shared/corpora/text (chinese-poetry JSON — 全唐诗 is Traditional —,
 # review CSVs, MSRA news, Tatoeba, fortunes-zh), about 74 MB, read as one run of the stage
@@ -10,7 +10,7 @@
 # quiet machine; it is niced.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-GYRO=${1:-$root/build/gyro}
+GYRO=${1:-${GYRO:-$root/build/gyro}}
 RUNS=${2:-5}
 TEXT=${SHARED:-$root/../shared}/corpora/text
 [ -d "$TEXT" ] || { echo "no corpus at $TEXT" >&2; exit 1; }
