@@ -60,7 +60,8 @@ void gyro_lorentz_egrad2rgrad_backward_f64(double *dx, double *dg, const double 
 /* ============================================================================================ */
 /* Exponential map (Nickel & Kiela 2018, eq. 9):
  *   exp_x(v) = cosh(|v|_L) x + sinh(|v|_L) v/|v|_L,  |v|_L = √max(⟨v,v⟩_L, 0);  exp_x(0) = x.
- * The cosh/sinh argument is clamped (GYRO_HYP_COSH_MAX_*). y, x, v: (n+1). */
+ * The cosh/sinh argument is clamped to GYRO_HYP_COSH_MAX_* − log(max(1, x₀)) so the result stays
+ * representable in the storage precision. y, x, v: (n+1). */
 void gyro_lorentz_expmap_f32(float *y, const float *x, const float *v, int n);
 void gyro_lorentz_expmap_f64(double *y, const double *x, const double *v, int n);
 void gyro_lorentz_expmap_backward_f32(float *dx, float *dv, const float *dy, const float *x,

@@ -31,6 +31,15 @@ static inline void S(acc_J)(T *restrict d, double k, const T *y, int n)
     S(hyp_acc1)(d + 1, k, y + 1, n);
 }
 
+/* The cosh/sinh clamp for a step from x: COSH_MAX − log(max(1, |x₀|)), so that cosh(t)·x stays
+ * representable even far from the origin (at least 1). */
+static inline double S(cosh_max)(const T *x)
+{
+    double a = fabs((double)x[0]);
+    double m = COSH_MAX - (a > 1.0 ? log(a) : 0.0);
+    return m < 1.0 ? 1.0 : m;
+}
+
 /* x := origin (1, 0, …, 0). */
 static inline void S(origin)(T *x, int n)
 {
@@ -102,25 +111,25 @@ void L(egrad2rgrad_backward)(T *dx, T *dg, const T *drgrad, const T *x, const T 
 
 void L(expmap)(T *y, const T *x, const T *v, int n)
 {
-    double q = S(linner)(v, v, n);
+    double q = S(linner)(v, v, n), cm = S(cosh_max)(x);
     double nv = q > 0.0 ? sqrt(q) : 0.0;
-    double ch = cosh(nv > COSH_MAX ? COSH_MAX : nv);
-    double sh = gyro_hyp_sinhc(nv, COSH_MAX, NULL);
+    double ch = cosh(nv > cm ? cm : nv);
+    double sh = gyro_hyp_sinhc(nv, cm, NULL);
     S(hyp_axpby)(y, ch, x, sh, v, n + 1);
 }
 
 void L(expmap_backward)(T *dx, T *dv, const T *dy, const T *x, const T *v, int n)
 {
-    double q = S(linner)(v, v, n);
+    double q = S(linner)(v, v, n), cm = S(cosh_max)(x);
     double nv = q > 0.0 ? sqrt(q) : 0.0, dft;
-    double ch = cosh(nv > COSH_MAX ? COSH_MAX : nv);
-    double sh = gyro_hyp_sinhc(nv, COSH_MAX, &dft);
+    double ch = cosh(nv > cm ? cm : nv);
+    double sh = gyro_hyp_sinhc(nv, cm, &dft);
     if (dx) S(hyp_acc1)(dx, ch, dy, n + 1);
     if (dv) {
         S(hyp_acc1)(dv, sh, dy, n + 1);
         if (q > 0.0) { /* ∂|v|_L/∂v = J v/|v|_L; cosh' /|v| = sinhc (0 past the clamp) */
             double Gx = S(hyp_dot)(dy, x, n + 1), Gv = S(hyp_dot)(dy, v, n + 1);
-            double kx = nv > COSH_MAX ? 0.0 : sh;
+            double kx = nv > cm ? 0.0 : sh;
             S(acc_J)(dv, kx * Gx + dft * Gv, v, n);
         }
     }
@@ -219,6 +228,7 @@ typedef struct S(rsgd_state) {
     int clipped;
     double kr;           /* s = kr rg */
     double ns;           /* |s|_L after clipping */
+    double cm;           /* cosh/sinh clamp at x */
     double ch, sh, dft;  /* cosh(ns), sinh(ns)/ns, (sinhc)'(ns)/ns */
 } S(rsgd_state);
 
@@ -242,8 +252,9 @@ static void S(rsgd_prepare)(S(rsgd_state) *st, const T *x, const T *g, double lr
     st->clipped = max_step > 0.0 && st->ns_raw > max_step;
     if (st->clipped) st->kr *= max_step / st->ns_raw;
     st->ns = st->clipped ? max_step : st->ns_raw;
-    st->ch = cosh(st->ns > COSH_MAX ? COSH_MAX : st->ns);
-    st->sh = gyro_hyp_sinhc(st->ns, COSH_MAX, &st->dft);
+    st->cm = S(cosh_max)(x);
+    st->ch = cosh(st->ns > st->cm ? st->cm : st->ns);
+    st->sh = gyro_hyp_sinhc(st->ns, st->cm, &st->dft);
 }
 
 void L(rsgd_step)(T *x_new, const T *x, const T *egrad, T lr, T max_step, int n)
@@ -287,7 +298,7 @@ void L(rsgd_step_backward)(T *dx, T *degrad, const T *dx_new, const T *x, const 
     }
     /* expmap VJP: dx_a = ch dy; ds = sh dy + kJ J s, kJ = sh<dy,x> + dft<dy,s> (if |s|_L > 0) */
     double kJ = 0.0;
-    if (st.ns > 0.0) kJ = (st.ns > COSH_MAX ? 0.0 : st.sh) * dyx + st.dft * dys;
+    if (st.ns > 0.0) kJ = (st.ns > st.cm ? 0.0 : st.sh) * dyx + st.dft * dys;
     /* <ds, s_raw> for the clipping VJP, s_raw = −lr rg; (J s)_i = sgn_i kr rg_i */
     double ds_sraw = 0.0;
     if (st.clipped) {

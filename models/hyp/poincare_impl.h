@@ -14,11 +14,12 @@
 
 #include "models/hyp/hyp_vec_impl.h"
 
-/* 1 − c|x|², floored at GYRO_HYP_MIN_NORM (= 2/λ_x). */
+/* 1 − c|x|² (= 2/λ_x), floored at 1 − ARTANH_MAX², its value at the artanh clamp: a point on or
+ * beyond the boundary is treated as lying at the clamp radius, so λ stays finite (≤ ~1e7). */
 static inline double S(omc)(double c, double xx)
 {
-    double m = 1.0 - c * xx;
-    return m < GYRO_HYP_MIN_NORM ? GYRO_HYP_MIN_NORM : m;
+    double m = 1.0 - c * xx, lo = (1.0 - ARTANH_MAX) * (1.0 + ARTANH_MAX);
+    return m < lo ? lo : m;
 }
 
 /* d += k0 g + k1 a + k2 b + k3 u. */
