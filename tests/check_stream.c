@@ -1,13 +1,17 @@
 /* check_stream.c — Check suite for pipeline/stream: round trip through a file and a memory
  * FILE*, truncation at every byte, oversized and malformed length prefixes, garbage, unpack
  * failures, headers (missing, foreign, newer version, headerless with a given type), the wrong
- * record type, writer limits and the type table. */
+ * record type, writer limits, the type table, random mutations of a valid stream, and
+ * pipeline/json_out (the JSON of `gyro dump`). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <math.h>
+
+#include "pipeline/json_out.h"
 #include "pipeline/stream.h"
 #include "proto/gyro.pb-c.h"
 
@@ -41,6 +45,8 @@ static uint8_t *make_stream(int n, size_t *size)
     return (uint8_t *)buf;
 }
 
+static int check_ids = 1;   /* read_all checks the ids written by make_stream */
+
 /* Read every Document from `data`; returns the status of the first failure (or GYRO_OK) and the
  * number of documents read in *count. */
 static gyro_status read_all(const uint8_t *data, size_t size, const gyro_stream_reader_options *opt,
@@ -64,7 +70,7 @@ static gyro_status read_all(const uint8_t *data, size_t size, const gyro_stream_
         s = gyro_stream_next(r, &gyro__v1__document__descriptor, &m);
         if (s || !m) break;
         Gyro__V1__Document *d = (Gyro__V1__Document *)m;
-        ck_assert_uint_eq(d->id, (uint64_t)*count + 1);
+        if (check_ids) ck_assert_uint_eq(d->id, (uint64_t)*count + 1);
         ck_assert_uint_eq(gyro_stream_reader_record(r), (uint64_t)*count + 1);
         (*count)++;
         protobuf_c_message_free_unpacked(m, NULL);
@@ -344,6 +350,95 @@ START_TEST(test_type_table_and_varint)
 }
 END_TEST
 
+
+START_TEST(test_mutations_never_crash)
+{
+    /* flip, drop and insert bytes of a valid stream: the reader returns OK or a located error */
+    size_t size;
+    uint8_t *data = make_stream(6, &size);
+    uint8_t *buf = malloc(size + 1);
+    unsigned seed = 99;
+    check_ids = 0;
+    for (int round = 0; round < 3000; round++) {
+        memcpy(buf, data, size);
+        size_t len = size;
+        for (int k = 0; k < 1 + round % 4; k++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = (seed >> 8) % len;
+            buf[at] ^= (uint8_t)(1u << ((seed >> 4) % 8));
+        }
+        if (round % 3 == 0) len -= (seed >> 12) % len;
+        int count;
+        gyro_status st = read_all(buf, len, NULL, &count);
+        if (st != GYRO_OK) {
+            const char *m = gyro_error_message();
+            ck_assert_msg(strstr(m, "mem: record ") && strstr(m, " at byte "), "round %d: %s", round, m);
+        }
+    }
+    check_ids = 1;
+    free(buf);
+    free(data);
+}
+END_TEST
+
+START_TEST(test_json_out)
+{
+    Gyro__V1__EmbeddingTable t = GYRO__V1__EMBEDDING_TABLE__INIT;
+    Gyro__V1__EmbeddingEntry e = GYRO__V1__EMBEDDING_ENTRY__INIT;
+    Gyro__V1__EmbeddingEntry *entries[] = {&e};
+    float v[] = {1.5f, 0.1f, NAN, -INFINITY, 0.0f};
+    t.model = GYRO__V1__EMBEDDING_MODEL__POINCARE;
+    t.curvature = 0.5;
+    t.dim = 5;
+    t.n_entries = 1;
+    t.entries = entries;
+    e.token = "\"学\"\\\n\x01\xff\xe2\x80\xa8";
+    e.count = 18446744073709551615ull;
+    e.n_vector = 5;
+    e.vector = v;
+    char *json;
+    size_t len;
+    ck_assert_int_eq(gyro_json_message_to_string(&t.base, NULL, &json, &len), GYRO_OK);
+    ck_assert_str_eq(json, "{\"model\":\"POINCARE\",\"curvature\":0.5,\"dim\":5,\"entries\":[{\"token\":"
+                           "\"\\\"学\\\"\\\\\\n\\u0001\\ufffd\\u2028\",\"count\":\"18446744073709551615\","
+                           "\"vector\":[1.5,0.1,\"NaN\",\"-Infinity\",0]}]}");
+    ck_assert_uint_eq(len, strlen(json));
+    free(json);
+
+    /* defaults left out, or written with emit_defaults */
+    Gyro__V1__Document d = GYRO__V1__DOCUMENT__INIT;
+    ck_assert_int_eq(gyro_json_message_to_string(&d.base, NULL, &json, NULL), GYRO_OK);
+    ck_assert_str_eq(json, "{}");
+    free(json);
+    gyro_json_out_options o = {.emit_defaults = 1};
+    ck_assert_int_eq(gyro_json_message_to_string(&d.base, &o, &json, NULL), GYRO_OK);
+    ck_assert_str_eq(json, "{\"id\":\"0\",\"source\":\"\",\"line\":\"0\",\"original\":\"\",\"text\":\"\","
+                           "\"chars\":[],\"repairs\":0}");
+    free(json);
+
+    /* nested messages and bools */
+    Gyro__V1__NormalizeRequest nr = GYRO__V1__NORMALIZE_REQUEST__INIT;
+    nr.case_fold = 1;
+    ck_assert_int_eq(gyro_json_message_to_string(&nr.base, NULL, &json, NULL), GYRO_OK);
+    ck_assert_str_eq(json, "{\"case_fold\":true}");
+    free(json);
+    Gyro__V1__ClassifyResponse cr = GYRO__V1__CLASSIFY_RESPONSE__INIT;
+    Gyro__V1__Intent in = GYRO__V1__INTENT__INIT;
+    Gyro__V1__Intent *ins[] = {&in};
+    char *atoms[] = {"a", "b"};
+    in.label = "a+b";
+    in.probability = 0.25f;
+    in.n_atoms = 2;
+    in.atoms = atoms;
+    cr.n_intents = 1;
+    cr.intents = ins;
+    ck_assert_int_eq(gyro_json_message_to_string(&cr.base, NULL, &json, NULL), GYRO_OK);
+    ck_assert_str_eq(json, "{\"intents\":[{\"label\":\"a+b\",\"probability\":0.25,\"atoms\":[\"a\",\"b\"]}]}");
+    free(json);
+    ck_assert_int_eq(gyro_json_message_to_string(NULL, NULL, &json, NULL), GYRO_ERR_USAGE);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("stream");
@@ -357,6 +452,8 @@ int main(void)
     tcase_add_test(tc, test_headerless);
     tcase_add_test(tc, test_writer_limits_and_types);
     tcase_add_test(tc, test_type_table_and_varint);
+    tcase_add_test(tc, test_mutations_never_crash);
+    tcase_add_test(tc, test_json_out);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
