@@ -1,0 +1,141 @@
+/* policy.h — the policy network π_θ(a|s) of gyro's reinforcement learning: a one-block
+ * transformer with multi-head latent attention and a mixture-of-experts feed-forward over the
+ * observation, Euclidean ("Vanilla-T") or on the Poincaré ball ("Hyper-T"), from one
+ * configuration and one code path.
+ *
+ * Seed rl-hyperbolic-transformer-grpo, "Hyperbolic transformer as a policy" (eq. 39–40) with the
+ * hyperbolic MLA (eq. 28–36) and MoE (eq. 37–38) blocks. An observation of T = obs_dim numbers
+ * becomes a sequence of T tokens (each number is one token, its position its feature index):
+ *   u_t   = s_t W_e[t] + b_e[t]                        state embedding (seed: e_s = W_s s + b_s)
+ *   x0    = exp_0(u)                                   (Euclidean: x0 = u)
+ *   x1    = x0 ⊕ MLA(x0)                               (Euclidean: x0 + MLA(x0))
+ *   x2    = x1 ⊕ MoE(x1)                               (Euclidean: x1 + MoE(x1))
+ *   h     = (1/T) Σ_t log_0(x2_t)                      (Euclidean: mean_t x2_t)
+ *   z     = W_h h + b_h;  log π(·|s) = log_softmax(z)  (eq. 39, 40)
+ * MLA and MoE are models/mla.h and models/moe.h (hyperbolic: tangent space at the origin, exp_0
+ * back); the residuals are Möbius additions (seed: "HL = z̃ ⊕ HMultiHeadAtten(z̃)"). The model
+ * deliberately has no LayerNorm (one block; see README).
+ *
+ * Memory: one parameter block (layout below), one gradient block, activations and scratch sized
+ * for a maximum batch; forward/backward never allocate. The float64 twin of the raw kernels
+ * exists for the finite-difference test of the whole network.
+ */
+#ifndef GYRO_RL_POLICY_H
+#define GYRO_RL_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "models/core/status.h"
+#include "models/mla.h"
+#include "models/moe.h"
+
+typedef struct gyro_rl_policy_config {
+    int hyperbolic;       /* 1: Hyper-T (Poincaré ball), 0: Vanilla-T */
+    double curvature;     /* c > 0 of the ball */
+    int obs_dim;          /* T: tokens per observation */
+    int n_actions;        /* |A| */
+    int d_model;          /* width d */
+    gyro_mla_config mla;  /* d_model, hyperbolic and curvature are overwritten from above */
+    gyro_moe_config moe;  /* likewise */
+} gyro_rl_policy_config;
+
+/* The seed's backbone (Table 1): width 32, one block, MLA latent 32 (4 heads of 8, RoPE 4, query
+ * latent 32), MoE with 1 shared + 4 routed experts of hidden width 32, top-1 routing, c = 1. */
+gyro_rl_policy_config gyro_rl_policy_config_default(int hyperbolic, int obs_dim, int n_actions);
+
+/* Validate (and propagate d_model/hyperbolic/curvature into the blocks). GYRO_ERR_USAGE. */
+gyro_status gyro_rl_policy_config_check(gyro_rl_policy_config *cfg);
+
+typedef struct gyro_rl_policy_layout {
+    gyro_mla_layout mla;
+    gyro_moe_layout moe;
+    /* parameters */
+    size_t w_emb;    /* (T, d) */
+    size_t b_emb;    /* (T, d) */
+    size_t mla_p;    /* MLA block (mla.n_params) */
+    size_t moe_p;    /* MoE block (moe.n_params) */
+    size_t w_head;   /* (A, d) */
+    size_t b_head;   /* (A) */
+    size_t n_params;
+    /* activations for B observations, N = B·T tokens */
+    size_t u, x0, mla_a, a, x1, moe_a, m, x2, lx2; /* (N, d) each, except mla_a/moe_a: blocks */
+    size_t pool;     /* (B, d) */
+    size_t logits;   /* (B, A) */
+    size_t logp;     /* (B, A) */
+    size_t n_acts;
+    size_t n_route;  /* ints for the MoE routes */
+    /* scratch: gradients of u, x0, a, x1, m, x2 (N, d each), pool (B, d), then the MLA and MoE
+     * scratch blocks */
+    size_t n_scratch;
+} gyro_rl_policy_layout;
+
+/* Layout for batches of up to B observations; cfg must have passed the check. */
+void gyro_rl_policy_layout_init(gyro_rl_policy_layout *lay, const gyro_rl_policy_config *cfg, int B);
+
+/* Raw kernels (float32 and float64). params: n_params; acts: n_acts; route: n_route;
+ * obs: (B, T). After forward, acts + lay.logp holds log π (B, A).
+ * backward: given dlogits (B, A), ACCUMULATES into dparams, including the MoE balance-loss
+ * gradient with factor balance_alpha; scratch (n_scratch) is overwritten. */
+void gyro_rl_policy_forward_f32(float *acts, int *route, const float *obs, const float *params,
+                                const gyro_rl_policy_config *cfg, int B);
+void gyro_rl_policy_forward_f64(double *acts, int *route, const double *obs, const double *params,
+                                const gyro_rl_policy_config *cfg, int B);
+void gyro_rl_policy_backward_f32(float *dparams, float *scratch, const float *dlogits,
+                                 const float *acts, const int *route, const float *obs,
+                                 const float *params, const gyro_rl_policy_config *cfg, int B,
+                                 double balance_alpha);
+void gyro_rl_policy_backward_f64(double *dparams, double *scratch, const double *dlogits,
+                                 const double *acts, const int *route, const double *obs,
+                                 const double *params, const gyro_rl_policy_config *cfg, int B,
+                                 double balance_alpha);
+void gyro_rl_policy_init_params_f32(float *params, const gyro_rl_policy_config *cfg, gyro_rng *rng);
+void gyro_rl_policy_init_params_f64(double *params, const gyro_rl_policy_config *cfg, gyro_rng *rng);
+
+/* ---- the float32 policy object used for training and inference ---------------------------- */
+
+typedef struct gyro_rl_policy {
+    gyro_rl_policy_config cfg;
+    char env_name[32];           /* environment the policy was trained for ("" if none) */
+    int max_batch;               /* largest B of forward/backward */
+    gyro_rl_policy_layout lay;   /* for max_batch */
+    float *params;               /* (n_params) owned */
+    float *grads;                /* (n_params) owned */
+    float *acts;                 /* (n_acts) owned */
+    int *route;                  /* (n_route) owned */
+    float *scratch;              /* (n_scratch) owned */
+    int last_batch;              /* B of the last forward */
+    const float *last_logp;      /* (last_batch, A) log π of the last forward */
+} gyro_rl_policy;
+
+/* Create a policy with parameters initialised from seed, buffers for batches of up to
+ * max_batch observations. USAGE (bad config / max_batch < 1) or NOMEM; *out NULL on error. */
+gyro_status gyro_rl_policy_new(const gyro_rl_policy_config *cfg, uint64_t seed, int max_batch,
+                               gyro_rl_policy **out);
+
+/* Free a policy; NULL is a no-op. */
+void gyro_rl_policy_free(gyro_rl_policy *p);
+
+/* Forward over B ≤ max_batch observations (B, obs_dim) with parameters `params` (NULL: the
+ * policy's own; another block of n_params floats, e.g. a frozen reference, otherwise). Returns
+ * the log-probabilities (B, A), valid until the next forward. */
+const float *gyro_rl_policy_forward(gyro_rl_policy *p, const float *params, const float *obs, int B);
+
+/* Backward of the last forward (which must have used the policy's own parameters): ACCUMULATES
+ * into p->grads. */
+void gyro_rl_policy_backward(gyro_rl_policy *p, const float *dlogits, const float *obs, int B,
+                             double balance_alpha);
+
+/* Greedy action (argmax of log π) of row b of the last forward. */
+int gyro_rl_policy_argmax(const gyro_rl_policy *p, int b);
+
+/* Save to `path` atomically: magic "GYRORLP1", format version, configuration, environment name,
+ * parameters, FNV-1a checksum. GYRO_ERR_IO on failure (target unchanged). */
+gyro_status gyro_rl_policy_save(const gyro_rl_policy *p, const char *path);
+
+/* Load a policy saved by gyro_rl_policy_save with buffers for max_batch. GYRO_ERR_IO (cannot
+ * open), GYRO_ERR_FORMAT (not a policy file, truncated, bad configuration or checksum, with the
+ * path in the message), GYRO_ERR_VERSION (written by a newer gyro), GYRO_ERR_NOMEM. */
+gyro_status gyro_rl_policy_load(const char *path, int max_batch, gyro_rl_policy **out);
+
+#endif

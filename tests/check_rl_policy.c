@@ -1,0 +1,232 @@
+/* check_rl_policy.c — Check suite for models/rl/policy: the whole policy network (embedding,
+ * MLA, residual, MoE, residual, pooling, head, log-softmax) against central finite differences
+ * in float64 for both geometries, log π normalisation, float32 against float64, and the
+ * checkpoint file (round trip, corrupt, truncated, newer version, foreign file). */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "models/core/rng.h"
+#include "models/rl/policy.h"
+
+static gyro_rl_policy_config small_cfg(int hyperbolic)
+{
+    gyro_rl_policy_config c = gyro_rl_policy_config_default(hyperbolic, 3, 4);
+    c.d_model = 6;
+    c.mla.n_heads = 2;
+    c.mla.d_head = 3;
+    c.mla.d_rope = 2;
+    c.mla.d_kv_latent = 4;
+    c.mla.d_q_latent = 5;
+    c.moe.d_ffn = 4;
+    c.moe.n_shared = 1;
+    c.moe.n_routed = 3;
+    c.moe.top_k = 1;
+    ck_assert_int_eq(gyro_rl_policy_config_check(&c), GYRO_OK);
+    return c;
+}
+
+/* objective: Σ_b w_b · logp[b, a_b] + balance loss */
+static double objective(double *acts, int *route, const double *obs, const double *P,
+                        const gyro_rl_policy_config *cfg, int B, const int *act, double alpha)
+{
+    gyro_rl_policy_layout L;
+    gyro_rl_policy_layout_init(&L, cfg, B);
+    gyro_rl_policy_forward_f64(acts, route, obs, P, cfg, B);
+    double s = gyro_moe_balance_loss_f64(NULL, acts + L.moe_a, route, &cfg->moe,
+                                         B * cfg->obs_dim, alpha);
+    for (int b = 0; b < B; b++) s += (b + 1.0) * acts[L.logp + (size_t)b * cfg->n_actions + act[b]];
+    return s;
+}
+
+static void fd_check(int hyperbolic)
+{
+    gyro_rl_policy_config cfg = small_cfg(hyperbolic);
+    const int B = 3, A = cfg.n_actions, T = cfg.obs_dim;
+    const double alpha = 0.05;
+    gyro_rl_policy_layout L;
+    gyro_rl_policy_layout_init(&L, &cfg, B);
+    gyro_rng r;
+    gyro_rng_seed(&r, 41 + hyperbolic);
+    double *P = malloc(sizeof(double) * L.n_params), *dP = calloc(L.n_params, sizeof(double));
+    double *acts = malloc(sizeof(double) * L.n_acts), *scr = malloc(sizeof(double) * L.n_scratch);
+    int *route = malloc(sizeof(int) * L.n_route), *route0 = malloc(sizeof(int) * L.n_route);
+    double obs[9], dlogits[12];
+    int act[3] = {1, 3, 0};
+    gyro_rl_policy_init_params_f64(P, &cfg, &r);
+    for (size_t i = L.w_head; i < L.n_params; i++) P[i] = 0.5 * gyro_rng_normal(&r); /* live head */
+    for (int i = 0; i < B * T; i++) obs[i] = gyro_rng_normal(&r);
+
+    objective(acts, route0, obs, P, &cfg, B, act, alpha);
+    /* d/dlogits of Σ w_b logp[b, a_b] = w_b (onehot − π) */
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < A; j++)
+            dlogits[b * A + j] = (b + 1.0) * ((j == act[b]) - exp(acts[L.logp + (size_t)b * A + j]));
+    gyro_rl_policy_backward_f64(dP, scr, dlogits, acts, route0, obs, P, &cfg, B, alpha);
+
+    double max_abs = 0.0, max_rel = 0.0;
+    const double h = 1e-6;
+    int skipped = 0;
+    for (size_t k = 0; k < L.n_params; k++) {
+        double keep = P[k];
+        P[k] = keep + h;
+        double fp = objective(acts, route, obs, P, &cfg, B, act, alpha);
+        int same = !memcmp(route, route0, sizeof(int) * L.n_route);
+        P[k] = keep - h;
+        double fm = objective(acts, route, obs, P, &cfg, B, act, alpha);
+        same &= !memcmp(route, route0, sizeof(int) * L.n_route);
+        P[k] = keep;
+        if (!same) { skipped++; continue; }
+        double fd = (fp - fm) / (2 * h);
+        double e = fabs(fd - dP[k]), rel = e / fmax(1e-3, fabs(fd) + fabs(dP[k]));
+        if (e > max_abs) max_abs = e;
+        if (rel > max_rel) max_rel = rel;
+    }
+    printf("policy fd (hyperbolic=%d): %zu parameters (%d at a routing switch), max abs err %.3g, "
+           "max rel err %.3g\n", hyperbolic, L.n_params, skipped, max_abs, max_rel);
+    ck_assert_int_eq(skipped, 0);
+    ck_assert_msg(max_abs < 1e-7 && max_rel < 1e-5, "max abs %g rel %g", max_abs, max_rel);
+    /* log π is normalised */
+    for (int b = 0; b < B; b++) {
+        double s = 0;
+        for (int j = 0; j < A; j++) s += exp(acts[L.logp + (size_t)b * A + j]);
+        ck_assert_double_eq_tol(s, 1.0, 1e-12);
+    }
+    free(P); free(dP); free(acts); free(scr); free(route); free(route0);
+}
+
+START_TEST(test_fd_euclidean) { fd_check(0); }
+END_TEST
+START_TEST(test_fd_hyperbolic) { fd_check(1); }
+END_TEST
+
+START_TEST(test_object_matches_f64)
+{
+    for (int hyp = 0; hyp < 2; hyp++) {
+        gyro_rl_policy_config cfg = gyro_rl_policy_config_default(hyp, 4, 9);
+        gyro_rl_policy *p;
+        ck_assert_int_eq(gyro_rl_policy_new(&cfg, 5, 16, &p), GYRO_OK);
+        gyro_rl_policy_layout L;
+        gyro_rl_policy_layout_init(&L, &p->cfg, 5);
+        double *P = malloc(sizeof(double) * L.n_params), *acts = malloc(sizeof(double) * L.n_acts);
+        int *route = malloc(sizeof(int) * L.n_route);
+        for (size_t i = 0; i < L.n_params; i++) P[i] = p->params[i];
+        float obs[20];
+        double obsd[20];
+        gyro_rng r;
+        gyro_rng_seed(&r, 2);
+        for (int i = 0; i < 20; i++) obsd[i] = obs[i] = (float)gyro_rng_normal(&r);
+        const float *lp = gyro_rl_policy_forward(p, NULL, obs, 5);
+        gyro_rl_policy_forward_f64(acts, route, obsd, P, &p->cfg, 5);
+        for (int i = 0; i < 5 * 9; i++) ck_assert_double_eq_tol(lp[i], acts[L.logp + i], 1e-4);
+        int a0 = gyro_rl_policy_argmax(p, 0);
+        for (int j = 0; j < 9; j++) ck_assert(lp[a0] >= lp[j]);
+        free(P); free(acts); free(route);
+        gyro_rl_policy_free(p);
+    }
+}
+END_TEST
+
+START_TEST(test_checkpoint)
+{
+    char dir[] = "/tmp/gyro-policy-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[256], bad[256];
+    snprintf(path, sizeof path, "%s/p.bin", dir);
+    snprintf(bad, sizeof bad, "%s/bad.bin", dir);
+    gyro_rl_policy_config cfg = gyro_rl_policy_config_default(1, 3, 25);
+    gyro_rl_policy *p, *q;
+    ck_assert_int_eq(gyro_rl_policy_new(&cfg, 9, 4, &p), GYRO_OK);
+    snprintf(p->env_name, sizeof p->env_name, "vdp");
+    ck_assert_int_eq(gyro_rl_policy_save(p, path), GYRO_OK);
+    ck_assert_int_eq(gyro_rl_policy_load(path, 8, &q), GYRO_OK);
+    ck_assert_str_eq(q->env_name, "vdp");
+    ck_assert_int_eq(q->cfg.hyperbolic, 1);
+    ck_assert_int_eq(q->cfg.n_actions, 25);
+    ck_assert_int_eq(q->max_batch, 8);
+    ck_assert_mem_eq(q->params, p->params, sizeof(float) * p->lay.n_params);
+    gyro_rl_policy_free(q);
+
+    /* read the file, then write damaged variants */
+    FILE *f = fopen(path, "rb");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = malloc(n);
+    ck_assert_int_eq(fread(buf, 1, n, f), n);
+    fclose(f);
+    struct { long len; long flip; unsigned char val; gyro_status want; const char *what; } cases[] = {
+        {n, 200, 0, GYRO_ERR_FORMAT, "checksum"},   /* a parameter byte changed */
+        {n / 2, -1, 0, GYRO_ERR_FORMAT, "truncated"},
+        {10, -1, 0, GYRO_ERR_FORMAT, "bad magic"},
+        {n, 0, 'X', GYRO_ERR_FORMAT, "bad magic"},
+        {n, 8, 9, GYRO_ERR_VERSION, "newer"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsigned char keep = 0;
+        if (cases[i].flip >= 0) {
+            keep = buf[cases[i].flip];
+            buf[cases[i].flip] = cases[i].val ? cases[i].val : (unsigned char)(keep ^ 0x55);
+        }
+        f = fopen(bad, "wb");
+        fwrite(buf, 1, cases[i].len, f);
+        fclose(f);
+        if (cases[i].flip >= 0) buf[cases[i].flip] = keep;
+        gyro_status s = gyro_rl_policy_load(bad, 4, &q);
+        ck_assert_msg(s == cases[i].want, "case %zu: got %s (%s)", i, gyro_status_name(s),
+                      gyro_error_message());
+        ck_assert_ptr_null(q);
+        ck_assert_ptr_nonnull(strstr(gyro_error_message(), cases[i].what));
+    }
+    ck_assert_int_eq(gyro_rl_policy_load("/nonexistent/x", 4, &q), GYRO_ERR_IO);
+    free(buf);
+    gyro_rl_policy_free(p);
+    unlink(path);
+    unlink(bad);
+    rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_config_check)
+{
+    gyro_rl_policy_config c = gyro_rl_policy_config_default(1, 3, 4);
+    ck_assert_int_eq(gyro_rl_policy_config_check(&c), GYRO_OK);
+    ck_assert_int_eq(c.mla.d_model, 32);
+    ck_assert_int_eq(c.moe.hyperbolic, 1);
+    c.n_actions = 1;
+    ck_assert_int_eq(gyro_rl_policy_config_check(&c), GYRO_ERR_USAGE);
+    c = gyro_rl_policy_config_default(1, 3, 4);
+    c.moe.top_k = 9;
+    ck_assert_int_eq(gyro_rl_policy_config_check(&c), GYRO_ERR_USAGE);
+    gyro_rl_policy *p;
+    ck_assert_int_eq(gyro_rl_policy_new(&c, 1, 4, &p), GYRO_ERR_USAGE);
+    ck_assert_ptr_null(p);
+    c = gyro_rl_policy_config_default(0, 3, 4);
+    ck_assert_int_eq(gyro_rl_policy_new(&c, 1, 0, &p), GYRO_ERR_USAGE);
+}
+END_TEST
+
+Suite *rl_policy_suite(void)
+{
+    Suite *s = suite_create("rl_policy");
+    TCase *tc = tcase_create("policy");
+    tcase_add_test(tc, test_config_check);
+    tcase_add_test(tc, test_fd_euclidean);
+    tcase_add_test(tc, test_fd_hyperbolic);
+    tcase_add_test(tc, test_object_matches_f64);
+    tcase_add_test(tc, test_checkpoint);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(rl_policy_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
