@@ -648,6 +648,41 @@ START_TEST(test_one_normalizer_per_thread)
 }
 END_TEST
 
+
+START_TEST(test_random_input_never_fails)
+{
+    /* random code points of every plane and random bytes: GYRO_OK, valid UTF-8 out, clusters
+     * that concatenate back to the text */
+    gyro_normalizer *n;
+    ck_assert_int_eq(gyro_normalizer_new(NULL, &n), GYRO_OK);
+    char in[1024];
+    unsigned seed = 4242;
+    for (int round = 0; round < 2000; round++) {
+        size_t len = 0;
+        int bytes = round % 2;
+        while (len < 200) {
+            seed = seed * 1103515245u + 12345u;
+            if (bytes) {
+                in[len++] = (char)(seed >> 16);
+                continue;
+            }
+            int32_t cp = (int32_t)((seed >> 8) % 0x110000);
+            if ((seed & 3) == 0) cp = 0x3000 + (int32_t)((seed >> 8) % 0x7000);  /* CJK-heavy */
+            size_t w = gyro_utf8_encode(in + len, cp);
+            len += w;
+        }
+        gyro_normalized r;
+        ck_assert_int_eq(gyro_normalize_text(n, in, len, &r), GYRO_OK);
+        ck_assert_uint_eq(gyro_utf8_find_invalid((const uint8_t *)r.text, r.text_len), r.text_len);
+        ck_assert_uint_eq(strlen(r.text), r.text_len);
+        size_t total = 0;
+        for (size_t k = 0; k < r.n_chars; k++) total += strlen(r.chars[k]);
+        ck_assert_uint_eq(total, r.text_len);
+    }
+    gyro_normalizer_free(n);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("normalize");
@@ -667,6 +702,7 @@ int main(void)
     tcase_add_test(tc, test_stage_counts_and_errors);
     tcase_add_test(tc, test_stage_documents_in_stream);
     tcase_add_test(tc, test_one_normalizer_per_thread);
+    tcase_add_test(tc, test_random_input_never_fails);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
