@@ -7,9 +7,7 @@
  *
  * Classify is gyro_classifier_predict (the function `gyro classify` uses), wrapped as
  * ClassifyResponse{intents (label, probability, atoms), model_version, id, normalized_text}.
- * The classifier functions are referenced weakly so the service links into builds that do not
- * contain the classifier; there Classify answers UNAVAILABLE, as it does when no model is
- * loaded.
+ * Without --model, Classify and ClassifyStream answer UNAVAILABLE.
  */
 #include "pipeline/service.h"
 
@@ -19,16 +17,11 @@
 #include <time.h>
 
 #include "models/classifier.h"
+#include "pipeline/normalize.h"
+#include "pipeline/text_reader.h"
 #include "proto/gyro.pb-c.h"
 #include "proto/health.pb-c.h"
 
-#pragma weak gyro_classifier_load
-#pragma weak gyro_classifier_free
-#pragma weak gyro_classifier_version
-#pragma weak gyro_classifier_scratch_new
-#pragma weak gyro_classifier_scratch_free
-#pragma weak gyro_classifier_predict
-#pragma weak gyro_classifier_scratch_normalized
 
 /* A loaded classifier with the scratch buffers of the threads that used it. */
 typedef struct loaded_model {
@@ -47,6 +40,7 @@ typedef struct thread_state {
     size_t atom_buf_cap;
     char **atom_ptr;            /* (atom_ptr_cap) */
     size_t atom_ptr_cap;
+    gyro_normalizer *norm[4];   /* Normalize: by (keep_traditional, case_fold), created on use */
     char pad[64];               /* keep neighbouring threads off one cache line */
 } thread_state;
 
@@ -65,13 +59,6 @@ struct gyro_service {
     _Atomic(const gyro_rpc_server *) server;
 };
 
-static int classifier_linked(void)
-{
-    return gyro_classifier_load && gyro_classifier_free && gyro_classifier_version &&
-           gyro_classifier_scratch_new && gyro_classifier_scratch_free && gyro_classifier_predict &&
-           gyro_classifier_scratch_normalized;
-}
-
 static void model_free(loaded_model *lm, int n_threads)
 {
     if (!lm) return;
@@ -85,8 +72,6 @@ static void model_free(loaded_model *lm, int n_threads)
 static gyro_status model_load(const gyro_service *svc, loaded_model **out)
 {
     *out = NULL;
-    if (!classifier_linked())
-        return gyro_error_set(GYRO_ERR_UNAVAILABLE, "this gyro was built without the intent classifier");
     loaded_model *lm = calloc(1, sizeof *lm);
     if (!lm) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
     lm->scratch = calloc((size_t)svc->opt.n_threads, sizeof *lm->scratch);
@@ -188,6 +173,7 @@ void gyro_service_free(gyro_service *svc)
             free(s->iptr);
             free(s->atom_buf);
             free(s->atom_ptr);
+            for (int k = 0; k < 4; k++) gyro_normalizer_free(s->norm[k]);
         }
     free(svc->ts);
     free(svc->hazard);
@@ -273,9 +259,7 @@ static int h_classify(void *ctx, int t, const ProtobufCMessage *request, gyro_rp
     loaded_model *lm = pin(svc, t);
     if (!lm) {
         unpin(svc, t);
-        return gyro_rpc_reply_error(reply, GYRO_RPC_UNAVAILABLE,
-                                    classifier_linked() ? "no model loaded (start gyro serve with --model)"
-                                                        : "this gyro was built without the intent classifier");
+        return gyro_rpc_reply_error(reply, GYRO_RPC_UNAVAILABLE, "no model loaded (start gyro serve with --model)");
     }
     int code = GYRO_RPC_OK;
     thread_state *s = &svc->ts[t];
@@ -323,6 +307,51 @@ static int h_classify(void *ctx, int t, const ProtobufCMessage *request, gyro_rp
         code = gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
 out:
     unpin(svc, t);
+    return code;
+}
+
+/* Normalize: split the text into lines (or paragraphs) with the text reader `gyro normalize`
+ * uses, normalize each with the thread's normalizer for the requested options and stream one
+ * Document per line, empty lines included, so ids and lines match the input. */
+static int h_normalize(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
+{
+    gyro_service *svc = ctx;
+    const Gyro__V1__NormalizeRequest *rq = (const Gyro__V1__NormalizeRequest *)request;
+    thread_state *s = &svc->ts[t];
+    int which = (rq->keep_traditional ? 1 : 0) | (rq->case_fold ? 2 : 0);
+    if (!s->norm[which]) {
+        gyro_normalize_options o;
+        gyro_normalize_options_init(&o);
+        o.t2s = !rq->keep_traditional;
+        o.case_fold = rq->case_fold ? 1 : 0;
+        gyro_status st = gyro_normalizer_new(&o, &s->norm[which]);
+        if (st != GYRO_OK) return gyro_rpc_reply_error(reply, gyro_rpc_code_from_status(st), "%s", gyro_error_message());
+    }
+    size_t len = strlen(rq->text);
+    if (len == 0) return GYRO_RPC_OK; /* no documents */
+    FILE *fp = fmemopen(rq->text, len, "r");
+    if (!fp) return gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    const char *source = rq->source[0] ? rq->source : "-";
+    gyro_text_reader_options ro = {len + 1, rq->paragraphs ? 1 : 0};
+    gyro_text_reader *r = NULL;
+    gyro_status st = gyro_text_reader_open_file(fp, source, &ro, &r);
+    int code = GYRO_RPC_OK;
+    uint64_t id = 0;
+    while (st == GYRO_OK) {
+        gyro_text_document d;
+        if ((st = gyro_text_reader_next(r, &d)) != GYRO_OK || !d.data) break;
+        gyro_normalized nd;
+        if ((st = gyro_normalize_text(s->norm[which], d.data, d.len, &nd)) != GYRO_OK) {
+            gyro_error_prefix(st, "%s:%llu", source, (unsigned long long)d.line);
+            break;
+        }
+        Gyro__V1__Document doc = GYRO__V1__DOCUMENT__INIT;
+        gyro_normalized_to_document(&nd, source, d.line, ++id, &doc);
+        st = gyro_rpc_reply_send(reply, &doc.base);
+    }
+    if (st != GYRO_OK) code = gyro_rpc_reply_error(reply, gyro_rpc_code_from_status(st), "%s", gyro_error_message());
+    gyro_text_reader_free(r);
+    fclose(fp);
     return code;
 }
 
@@ -402,6 +431,8 @@ static const gyro_rpc_method service_methods[] = {
     {"/gyro.v1.Gyro/Classify", GYRO_RPC_UNARY, &gyro__v1__classify_request__descriptor, 1, h_classify},
     {"/gyro.v1.Gyro/ClassifyStream", GYRO_RPC_BIDI_STREAMING, &gyro__v1__classify_request__descriptor, 1,
      h_classify},
+    {"/gyro.v1.Gyro/Normalize", GYRO_RPC_SERVER_STREAMING, &gyro__v1__normalize_request__descriptor, 1,
+     h_normalize},
     {"/gyro.v1.Gyro/Stats", GYRO_RPC_UNARY, &gyro__v1__stats_request__descriptor, 0, h_stats},
     {"/grpc.health.v1.Health/Check", GYRO_RPC_UNARY, &grpc__health__v1__health_check_request__descriptor, 0,
      h_health},

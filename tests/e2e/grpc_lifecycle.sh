@@ -21,6 +21,7 @@ kill -TERM "$SPID"
 sleep 0.3
 suite drain "$ADDR"             # within the 1.5 s drain
 rc=0; wait "$SPID" || rc=$?
+SPID=""
 t1=$(date +%s.%N)
 check_log "$SLOG"
 [ $rc = 0 ] || { echo "FAIL exit $rc after SIGTERM"; cat "$SLOG"; exit 1; }

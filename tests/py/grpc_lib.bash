@@ -7,6 +7,9 @@
 PY=/usr/bin/python3
 GEN="$TMPDIR/gen"
 SUITE="tests/py/grpc_suite.py"
+SPID=""
+# never leave a server behind when a check fails (set -e exits the script)
+trap '[ -n "$SPID" ] && kill -KILL "$SPID" 2>/dev/null; true' EXIT
 
 grpc_setup() {
   [ -x "$PY" ] && "$PY" -c 'import grpc, grpc_tools' 2>/dev/null || { echo "python3-grpcio/grpc-tools not installed"; exit 77; }
@@ -39,6 +42,7 @@ stop_server() {
   local rc=0
   wait "$SPID" || rc=$?
   check_log "$SLOG"
+  SPID=""
   [ "$rc" = 0 ] || { echo "FAIL server exit status $rc after SIGTERM"; cat "$SLOG"; exit 1; }
   echo "ok   server exited 0 after SIGTERM"
 }
