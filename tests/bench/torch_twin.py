@@ -1,0 +1,214 @@
+#!/usr/bin/python3
+"""torch_twin.py — gyro's intent-classifier transformer written in PyTorch, for speed comparison.
+
+The same model as models/transformer.h, on the CPU, in both geometries:
+
+  x0     = E[tok] (+) exp0(PE)                           Euclidean: E[tok] + PE
+  layer  : qkv = W_qkv (x) x, per-head log0, softmax(q k^T / sqrt(D)) v
+           a   = (+)_i  M_i (x) exp0(o_i)                 Euclidean: W_O [o_1 .. o_H]
+           x   = residual / LayerNorm per the config      (hyperbolic default: none)
+           f   = M_2 (x) exp0(phi(log0(M_1 (x) x (+) b_1))) (+) b_2
+  pool   = exp0(max_t log0 x_t); logits = hyperbolic MLR (Ganea et al. 2018, eq. 25)
+
+(+) is Moebius addition, (x) the Moebius matrix-vector product exp0(M log0 x); curvature -c.
+Training step = forward + cross-entropy + backward + RMSProp on Euclidean tensors and
+Riemannian SGD (x <- proj(exp_x(-lr (1-c|x|^2)^2/4 grad))) on ball tensors, as gyro does.
+
+  torch_twin.py GEOMETRY DIM LAYERS HEADS FFN CLASSES VOCAB BATCH SEQ STEPS LAT_RUNS [DROPOUT]
+
+prints one line of key=value pairs like tests/bench/classify_speed.c.
+"""
+import math
+import sys
+import time
+
+import torch
+
+EPS = 4e-3  # ball projection margin in float32 (DESIGN.md)
+
+
+def artanh(x):
+    x = x.clamp(-1 + 1e-7, 1 - 1e-7)
+    return 0.5 * (torch.log1p(x) - torch.log1p(-x))
+
+
+def norm(x):
+    return x.norm(dim=-1, keepdim=True).clamp_min(1e-15)
+
+
+def exp0(v, c):
+    sc = math.sqrt(c)
+    n = norm(v)
+    return torch.tanh((sc * n).clamp(max=15)) * v / (sc * n)
+
+
+def log0(y, c):
+    sc = math.sqrt(c)
+    n = norm(y)
+    return artanh(sc * n) * y / (sc * n)
+
+
+def mobius_add(x, y, c):
+    xy = (x * y).sum(-1, keepdim=True)
+    x2 = (x * x).sum(-1, keepdim=True)
+    y2 = (y * y).sum(-1, keepdim=True)
+    num = (1 + 2 * c * xy + c * y2) * x + (1 - c * x2) * y
+    return num / (1 + 2 * c * xy + c * c * x2 * y2).clamp_min(1e-15)
+
+
+def project(x, c):
+    maxn = (1 - EPS) / math.sqrt(c)
+    n = norm(x)
+    return torch.where(n > maxn, x / n * maxn, x)
+
+
+class Twin(torch.nn.Module):
+    def __init__(self, hyp, C, L, H, F, K, V, T, dropout, c=1.0):
+        super().__init__()
+        self.hyp, self.C, self.L, self.H, self.F, self.K = hyp, C, L, H, F, K
+        self.D = (C + H - 1) // H
+        A = self.H * self.D
+        self.c, self.p = c, dropout
+        g = torch.Generator().manual_seed(1)
+
+        def xavier(*shape):
+            fan_out, fan_in = shape[-2], shape[-1]
+            bound = math.sqrt(6.0 / (fan_in + fan_out))
+            return torch.nn.Parameter((torch.rand(*shape, generator=g) * 2 - 1) * bound)
+
+        e = torch.randn(V, C, generator=g) * 0.1
+        self.wte = torch.nn.Parameter(exp0(e, c) if hyp else e)
+        self.qkvw = xavier(L, 3 * A, C)
+        self.attprojw = xavier(L, C, A)
+        self.fcw = xavier(L, F, C)
+        self.fcb = torch.nn.Parameter(torch.zeros(L, F))
+        self.fcprojw = xavier(L, C, F)
+        self.fcprojb = torch.nn.Parameter(torch.zeros(L, C))
+        self.mlr_a = xavier(K, C)
+        self.mlr_p = torch.nn.Parameter(torch.zeros(K, C))
+        if not hyp:  # the Euclidean twin: additive residual, LayerNorm, ReLU (gyro's default)
+            self.ln1 = torch.nn.ModuleList([torch.nn.LayerNorm(C) for _ in range(L)])
+            self.ln2 = torch.nn.ModuleList([torch.nn.LayerNorm(C) for _ in range(L)])
+        pos = torch.arange(T).unsqueeze(1)
+        i = torch.arange(C).unsqueeze(0)
+        angle = pos / torch.pow(10000.0, (2 * (i // 2)) / C)
+        pe = torch.where(i % 2 == 0, torch.sin(angle), torch.cos(angle))
+        self.register_buffer("pos", exp0(pe, c) if hyp else pe)
+
+    def ball_params(self):
+        return [self.wte, self.fcb, self.fcprojb, self.mlr_p] if self.hyp else []
+
+    def forward(self, tok, lengths):
+        B, T = tok.shape
+        C, H, D, c = self.C, self.H, self.D, self.c
+        A = H * D
+        hyp = self.hyp
+        x = self.wte[tok]
+        x = mobius_add(x, self.pos[:T].expand(B, T, C), c) if hyp else x + self.pos[:T]
+        mask = torch.arange(T).unsqueeze(0) >= lengths.unsqueeze(1)  # (B, T) padding
+        drop = torch.nn.functional.dropout
+        for l in range(self.L):
+            u = log0(x, c) if hyp else x
+            qkv = u @ self.qkvw[l].t()
+            if hyp:
+                qkv = log0(exp0(qkv, c).view(B, T, 3 * H, D), c)
+            qkv = qkv.view(B, T, 3, H, D).permute(2, 0, 3, 1, 4)
+            q, k, v = qkv[0], qkv[1], qkv[2]
+            att = (q @ k.transpose(-1, -2)) / math.sqrt(D)
+            att = att.masked_fill(mask[:, None, None, :], float("-inf")).softmax(-1)
+            o = (att @ v).transpose(1, 2)  # (B, T, H, D)
+            o = drop(o, self.p, self.training)
+            if hyp:
+                wo = self.attprojw[l].view(C, H, D)
+                heads = [exp0(o[:, :, i] @ wo[:, i].t(), c) for i in range(H)]  # M_i (x) exp0(o_i)
+                a = heads[0]
+                for h in heads[1:]:
+                    a = mobius_add(a, h, c)
+                x1 = a
+                u2 = log0(x1, c)
+                h1 = mobius_add(exp0(u2 @ self.fcw[l].t(), c), self.fcb[l].expand(B, T, -1), c)
+                g0 = drop(log0(h1, c), self.p, self.training)
+                x = mobius_add(exp0(g0 @ self.fcprojw[l].t(), c), self.fcprojb[l].expand(B, T, -1), c)
+            else:
+                a = o.reshape(B, T, A) @ self.attprojw[l].t()
+                x1 = self.ln1[l](x + a)
+                h1 = torch.relu(x1 @ self.fcw[l].t() + self.fcb[l])
+                h1 = drop(h1, self.p, self.training)
+                x = self.ln2[l](x1 + h1 @ self.fcprojw[l].t() + self.fcprojb[l])
+        t = log0(x, c) if hyp else x
+        pooled = t.masked_fill(mask[:, :, None], float("-inf")).max(1).values
+        pooled = drop(pooled, self.p, self.training)
+        if not hyp:
+            return ((pooled[:, None, :] - self.mlr_p[None]) * self.mlr_a[None]).sum(-1)
+        xb = exp0(pooled, c)
+        sc = math.sqrt(c)
+        mp = mobius_add(-self.mlr_p[None].expand(B, -1, -1), xb[:, None, :].expand(-1, self.K, -1), c)
+        an = norm(self.mlr_a).squeeze(-1)
+        lam = 2 / (1 - c * (self.mlr_p * self.mlr_p).sum(-1)).clamp_min(1e-15)
+        inner = (mp * self.mlr_a[None]).sum(-1)
+        den = ((1 - c * (mp * mp).sum(-1)) * an).clamp_min(1e-15)
+        return lam * an / sc * torch.asinh(2 * sc * inner / den)
+
+
+def main():
+    a = sys.argv[1:]
+    if len(a) < 11:
+        sys.exit(__doc__)
+    hyp = a[0] == "hyperbolic"
+    C, L, H, F, K, V, B, T, steps, runs = (int(x) for x in a[1:11])
+    dropout = float(a[11]) if len(a) > 11 else 0.0
+    torch.manual_seed(7)
+    m = Twin(hyp, C, L, H, F, K, V, T, dropout)
+    ball = {id(p) for p in m.ball_params()}
+    euclid = [p for p in m.parameters() if id(p) not in ball]
+    opt = torch.optim.RMSprop(euclid, lr=1e-3, alpha=0.9, eps=1e-7)
+    lengths = torch.full((B,), T, dtype=torch.long)
+    loss = torch.tensor(0.0)
+
+    def step():
+        nonlocal loss
+        tok = torch.randint(0, V, (B, T))
+        lab = torch.randint(0, K, (B,))
+        m.train()
+        loss = torch.nn.functional.cross_entropy(m(tok, lengths), lab)
+        opt.zero_grad(set_to_none=False)
+        for p in m.ball_params():
+            p.grad = None
+        loss.backward()
+        opt.step()
+        with torch.no_grad():  # Riemannian SGD on ball rows (no step clipping in this twin)
+            for p in m.ball_params():
+                rg = p.grad * ((1 - m.c * (p * p).sum(-1, keepdim=True)) ** 2 / 4)
+                v = -0.05 * rg
+                # exp_x(v) = x (+) tanh(sqrt(c) lam_x |v| / 2) v / (sqrt(c)|v|)
+                lam = 2 / (1 - m.c * (p * p).sum(-1, keepdim=True)).clamp_min(1e-15)
+                sc = math.sqrt(m.c)
+                n = norm(v)
+                p.copy_(project(mobius_add(p, torch.tanh((sc * lam * n / 2).clamp(max=15)) * v / (sc * n), m.c), m.c))
+
+    step()  # warm-up
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    train_s = time.perf_counter() - t0
+    m.eval()
+    lat = []
+    one = torch.full((1,), T, dtype=torch.long)
+    with torch.no_grad():
+        for r in range(runs + 10):
+            tok = torch.randint(0, V, (1, T))
+            s = time.perf_counter()
+            m(tok, one)
+            e = time.perf_counter() - s
+            if r >= 10:
+                lat.append(e)
+    lat.sort()
+    n_params = sum(p.numel() for p in m.parameters())
+    print("impl=torch geometry=%s params=%d steps_per_s=%.3f ms_per_step=%.2f latency_median_ms=%.4f "
+          "latency_p99_ms=%.4f loss=%.4f threads=%d" % (
+              a[0], n_params, steps / train_s, 1e3 * train_s / steps, 1e3 * lat[runs // 2],
+              1e3 * lat[int(0.99 * (runs - 1))], loss.item(), torch.get_num_threads()))
+
+
+if __name__ == "__main__":
+    main()
