@@ -10,6 +10,7 @@
 
 #include "embeddings/convert.h"
 #include "embeddings/neighbors.h"
+#include "embeddings/plot.h"
 #include "embeddings/similarity.h"
 #include "embeddings/table.h"
 #include "models/core/rng.h"
@@ -310,6 +311,48 @@ START_TEST(test_similarity_file)
 }
 END_TEST
 
+START_TEST(test_plot_layout)
+{
+    /* a 2-D Poincare table is drawn as trained */
+    gyro_embedding_table *t;
+    ck_assert_int_eq(gyro_embedding_table_new(GYRO__V1__EMBEDDING_MODEL__POINCARE, 1.0, 2, 2, &t), GYRO_OK);
+    float v[4] = {0.5f, -0.25f, -0.1f, 0.7f};
+    memcpy(t->vectors, v, sizeof v);
+    ck_assert_int_eq(gyro_embedding_table_set_token(t, 0, "<&>", 2), GYRO_OK);
+    ck_assert_int_eq(gyro_embedding_table_set_token(t, 1, "水", 1), GYRO_OK);
+    double xy[4];
+    int projected;
+    ck_assert_int_eq(gyro_plot_layout(t, xy, &projected), GYRO_OK);
+    ck_assert_int_eq(projected, 0);
+    for (int i = 0; i < 4; i++) ck_assert_double_eq_tol(xy[i], v[i], 1e-6);
+    char p[128], buf[4096];
+    path(p, "p.svg");
+    gyro_plot_options po;
+    gyro_plot_options_init(&po);
+    ck_assert_int_eq(gyro_plot_svg(t, &po, p), GYRO_OK);
+    FILE *f = fopen(p, "r");
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(buf, ">&lt;&amp;&gt;</text>")); /* labels are escaped */
+    ck_assert_ptr_nonnull(strstr(buf, "as trained"));
+    gyro_embedding_table_free(t);
+    /* a 6-D hyperboloid table is projected: points inside the disk, no farther out than before */
+    gyro_embedding_table *h = random_table(100, 6, 5);
+    double *q = malloc(200 * sizeof *q);
+    ck_assert_int_eq(gyro_plot_layout(h, q, &projected), GYRO_OK);
+    ck_assert_int_eq(projected, 1);
+    for (int i = 0; i < 100; i++) {
+        double r = hypot(q[2 * i], q[2 * i + 1]);
+        ck_assert_double_lt(r, 1.0);
+        /* distance to the origin: 2 artanh(r) in the disk, arcosh(x0) on the hyperboloid */
+        ck_assert_double_le(2 * atanh(r), acosh(h->vectors[(size_t)i * h->stride]) + 1e-6);
+    }
+    free(q);
+    gyro_embedding_table_free(h);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("embedding_table");
@@ -323,6 +366,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_neighbors_order);
     tcase_add_test(tc, test_spearman);
     tcase_add_test(tc, test_similarity_file);
+    tcase_add_test(tc, test_plot_layout);
     suite_add_tcase(s, tc);
     return s;
 }

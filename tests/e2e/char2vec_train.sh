@@ -52,6 +52,15 @@ S=$SHARED/corpora/similarity
 "$GYRO" similarity -t t.hyp "$S/wordsim297/297.txt" > sim
 awk -F'\t' '{ if ($3 < 10 || $4 != 297) exit 1 }' sim || { cat sim; fail "similarity coverage"; }
 
+# a picture in the Poincare disk
+"$GYRO" plot -t t.hyp -o t.svg --labels 20
+grep -q "</svg>" t.svg || fail "svg"
+[ "$(grep -c '</text>' t.svg)" = 21 ] || fail "20 labels and a caption"
+grep -q "projected" t.svg || fail "caption does not say the table was projected"
+"$GYRO" char2vec train -q --dim 2 --epochs 1 --min-count 3 -o d2.hyp "$T"
+"$GYRO" plot -t d2.hyp -o d2.svg
+grep -q "as trained" d2.svg || fail "2-D table not drawn as trained"
+
 # Euclidean twin
 "$GYRO" char2vec train -q --geometry euclidean --dim 20 --epochs 1 --min-count 3 -o e.vec.tab "$T"
 "$GYRO" neighbors -t e.vec.tab -k 3 山 > /dev/null

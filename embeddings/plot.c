@@ -1,0 +1,193 @@
+/* plot.c — SVG picture of a character table in the Poincaré disk (see plot.h). */
+#include "embeddings/plot.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/core/atomic_file.h"
+#include "models/core/rng.h"
+#include "models/hyp/convert.h"
+#include "models/hyp/poincare.h"
+
+void gyro_plot_options_init(gyro_plot_options *o)
+{
+    o->size = 800;
+    o->labels = 60;
+    o->points = 0;
+}
+
+/* Top principal axis of the rows of X (n, d) (centred), by power iteration, orthogonal to `prev`
+ * (may be NULL). axis: (d). */
+static void principal_axis(double *axis, const double *X, int n, int d, const double *prev, double *tmp)
+{
+    gyro_rng r;
+    gyro_rng_seed(&r, prev ? 2 : 1);
+    for (int k = 0; k < d; k++) axis[k] = gyro_rng_normal(&r);
+    for (int it = 0; it < 100; it++) {
+        if (prev) {
+            double p = 0;
+            for (int k = 0; k < d; k++) p += axis[k] * prev[k];
+            for (int k = 0; k < d; k++) axis[k] -= p * prev[k];
+        }
+        double nn = 0;
+        for (int k = 0; k < d; k++) nn += axis[k] * axis[k];
+        nn = sqrt(nn);
+        if (nn == 0) { axis[0] = 1; nn = 1; }
+        for (int k = 0; k < d; k++) axis[k] /= nn;
+        /* tmp = Xᵀ X axis */
+        for (int k = 0; k < d; k++) tmp[k] = 0;
+        for (int i = 0; i < n; i++) {
+            const double *x = X + (size_t)i * d;
+            double p = 0;
+            for (int k = 0; k < d; k++) p += x[k] * axis[k];
+            for (int k = 0; k < d; k++) tmp[k] += p * x[k];
+        }
+        memcpy(axis, tmp, (size_t)d * sizeof *axis);
+    }
+    if (prev) {
+        double p = 0;
+        for (int k = 0; k < d; k++) p += axis[k] * prev[k];
+        for (int k = 0; k < d; k++) axis[k] -= p * prev[k];
+    }
+    double nn = 0;
+    for (int k = 0; k < d; k++) nn += axis[k] * axis[k];
+    nn = sqrt(nn);
+    for (int k = 0; k < d; k++) axis[k] = nn > 0 ? axis[k] / nn : (k == (prev ? 1 : 0));
+}
+
+gyro_status gyro_plot_layout(const gyro_embedding_table *t, double *xy, int *projected)
+{
+    if (t->n < 1) return gyro_error_set(GYRO_ERR_USAGE, "the table is empty");
+    int d = t->dim, n = t->n, hyp = t->model != GYRO__V1__EMBEDDING_MODEL__EUCLIDEAN;
+    double *X = malloc((size_t)n * d * sizeof *X), *buf = malloc((size_t)(3 * d + 3) * sizeof *buf);
+    if (!X || !buf) {
+        free(X); free(buf);
+        return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    }
+    /* tangent vectors at the origin (hyperbolic) or the vectors themselves (Euclidean) */
+    for (int i = 0; i < n; i++) {
+        const float *x = t->vectors + (size_t)i * t->stride;
+        double *v = X + (size_t)i * d;
+        if (t->model == GYRO__V1__EMBEDDING_MODEL__HYPERBOLOID) {
+            for (int k = 0; k <= d; k++) buf[k] = x[k];
+            gyro_hyp_to_poincare_f64(buf + d + 1, buf, d);
+            gyro_poincare_logmap0_f64(v, buf + d + 1, 1.0, d);
+        } else if (hyp) {
+            for (int k = 0; k < d; k++) buf[k] = x[k];
+            gyro_poincare_logmap0_f64(v, buf, t->curvature, d);
+        } else {
+            for (int k = 0; k < d; k++) v[k] = x[k];
+        }
+    }
+    *projected = d != 2;
+    if (d == 2) {
+        for (int i = 0; i < n; i++) { xy[2 * i] = X[2 * i]; xy[2 * i + 1] = X[2 * i + 1]; }
+    } else {
+        /* PCA of the tangent vectors around the origin (hyperbolic) or their mean (Euclidean) */
+        double *mean = buf + 2 * d + 2;
+        (void)mean;
+        if (!hyp) {
+            double *mu = calloc((size_t)d, sizeof *mu);
+            if (!mu) { free(X); free(buf); return gyro_error_set(GYRO_ERR_NOMEM, "out of memory"); }
+            for (int i = 0; i < n; i++) for (int k = 0; k < d; k++) mu[k] += X[(size_t)i * d + k] / n;
+            for (int i = 0; i < n; i++) for (int k = 0; k < d; k++) X[(size_t)i * d + k] -= mu[k];
+            free(mu);
+        }
+        double *a1 = malloc((size_t)d * sizeof *a1), *a2 = malloc((size_t)d * sizeof *a2);
+        if (!a1 || !a2) {
+            free(a1); free(a2); free(X); free(buf);
+            return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+        }
+        principal_axis(a1, X, n, d, NULL, buf);
+        principal_axis(a2, X, n, d, a1, buf);
+        for (int i = 0; i < n; i++) {
+            const double *v = X + (size_t)i * d;
+            double p = 0, q = 0;
+            for (int k = 0; k < d; k++) { p += v[k] * a1[k]; q += v[k] * a2[k]; }
+            xy[2 * i] = p;
+            xy[2 * i + 1] = q;
+        }
+        free(a1);
+        free(a2);
+    }
+    if (hyp) { /* back into the 2-D disk of curvature −1 */
+        for (int i = 0; i < n; i++) {
+            double v[2] = {xy[2 * i], xy[2 * i + 1]}, y[2];
+            gyro_poincare_expmap0_f64(y, v, 1.0, 2);
+            gyro_poincare_project_f64(y, y, 1.0, 2);
+            xy[2 * i] = y[0];
+            xy[2 * i + 1] = y[1];
+        }
+    } else { /* scale into the unit square */
+        double m = 1e-300;
+        for (int i = 0; i < 2 * n; i++) if (fabs(xy[i]) > m) m = fabs(xy[i]);
+        for (int i = 0; i < 2 * n; i++) xy[i] /= m;
+    }
+    free(X);
+    free(buf);
+    return GYRO_OK;
+}
+
+static void xml_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default:
+            if ((unsigned char)*s >= 0x20) fputc(*s, f);
+        }
+    }
+}
+
+gyro_status gyro_plot_svg(const gyro_embedding_table *t, const gyro_plot_options *o, const char *path)
+{
+    double *xy = malloc((size_t)(t->n ? t->n : 1) * 2 * sizeof *xy);
+    if (!xy) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    int projected = 0;
+    gyro_status s = gyro_plot_layout(t, xy, &projected);
+    if (s) { free(xy); return s; }
+    gyro_atomic_file af;
+    if ((s = gyro_atomic_open(&af, path))) { free(xy); return s; }
+    FILE *f = af.fp;
+    int hyp = t->model != GYRO__V1__EMBEDDING_MODEL__EUCLIDEAN;
+    double S = o->size, c = S / 2, R = S / 2 - 20;
+    int npts = o->points > 0 && o->points < t->n ? o->points : t->n;
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n",
+            o->size, o->size + 40, o->size, o->size + 40);
+    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+    if (hyp)
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"#f7f7fb\" stroke=\"#333\" stroke-width=\"1.5\"/>\n", c, c, R);
+    else
+        fprintf(f, "<rect x=\"20\" y=\"20\" width=\"%.1f\" height=\"%.1f\" fill=\"#f7f7fb\" stroke=\"#333\"/>\n", 2 * R, 2 * R);
+    fprintf(f, "<g fill=\"#3b6ea5\" fill-opacity=\"0.45\">\n");
+    for (int i = npts - 1; i >= 0; i--)
+        fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"1.6\"/>\n", c + R * xy[2 * i], c - R * xy[2 * i + 1]);
+    fprintf(f, "</g>\n<g font-family=\"Noto Sans CJK SC, Source Han Sans SC, sans-serif\" font-size=\"%d\" "
+               "fill=\"#b22\" text-anchor=\"middle\">\n", o->size >= 600 ? 14 : 10);
+    int nl = o->labels < npts ? o->labels : npts;
+    for (int i = 0; i < nl; i++) {
+        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">", c + R * xy[2 * i], c - R * xy[2 * i + 1] - 3);
+        xml_text(f, t->tokens[i]);
+        fputs("</text>\n", f);
+    }
+    fprintf(f, "</g>\n<text x=\"10\" y=\"%d\" font-family=\"sans-serif\" font-size=\"12\" fill=\"#333\">", o->size + 28);
+    fprintf(f, "%d characters of a %s table (dim %d)%s; the %d most frequent labelled</text>\n</svg>\n",
+            npts, gyro_embedding_model_name(t->model), t->dim,
+            projected ? (hyp ? ", projected: log0, 2 principal axes, exp0 into the disk"
+                             : ", projected on its 2 principal axes")
+                      : (hyp ? ", drawn in the Poincare disk as trained" : ""),
+            nl);
+    free(xy);
+    if (ferror(f)) {
+        gyro_atomic_abort(&af);
+        return gyro_error_set(GYRO_ERR_IO, "%s: write error: %s", path, strerror(errno));
+    }
+    return gyro_atomic_commit(&af);
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# char2vec_speed.sh — gyro char2vec against word2vec.c's skip-gram on the same character stream.
+#
+#   tests/bench/char2vec_speed.sh [RUNS]        (default 3 runs; EPOCHS=1 by default)
+#
+# The corpus is all of ../shared/corpora/text turned into plain lines (char2vec_corpus.py), then
+# `gyro char2vec tokens` writes the characters gyro trains on, space-separated, so both tools
+# read the SAME token stream. Settings of the issue: dim 100, window 5, 5 negatives, sample 1e-4,
+# min-count 5, at 1 and 2 threads. word2vec.c (dav/word2vec: tmikolov's has a -threads 1 bug)
+# is built OUTSIDE the project in $WORK from a local mirror or a clone; set W2V=/path/to/word2vec
+# to use your own build. Nothing of it enters the project.
+#
+# Reported per tool and thread count (medians of RUNS): wall seconds, tokens/s/thread over the
+# whole run (tokens × epochs / (wall × threads), vocabulary building and I/O included), the
+# tool's own training rate (gyro: its summary line, training phase only, wall clock; word2vec:
+# its last "Words/thread/sec", process CPU time based, </s> line ends counted as words), and
+# peak RSS. Runs are niced; other load on the machine moves absolute figures, so compare ratios
+# taken in one run.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+GYRO=${GYRO:-$here/build/gyro}
+SHARED=${SHARED:-$here/../shared}
+WORK=${WORK:-/tmp/gyro-bench-char2vec}
+RUNS=${1:-3}
+EPOCHS=${EPOCHS:-1}
+PY=/usr/bin/python3
+mkdir -p "$WORK"
+[ -x "$GYRO" ] || { echo "build gyro first ($GYRO)"; exit 1; }
+
+# ---- word2vec.c, built beside the project -------------------------------------------------------
+if [ -z "${W2V:-}" ]; then
+  src=$WORK/word2vec.c
+  if [ ! -s "$src" ]; then
+    if [ -d /work/.mirror/dav+word2vec/repo ]; then
+      git --git-dir=/work/.mirror/dav+word2vec/repo show HEAD:src/word2vec.c > "$src"
+    else
+      git clone -q --depth 1 https://github.com/dav/word2vec "$WORK/w2v-src"
+      cp "$WORK/w2v-src/src/word2vec.c" "$src"
+    fi
+  fi
+  [ -x "$WORK/word2vec" ] || gcc -O3 -march=native -funroll-loops -Wno-unused-result -pthread \
+    "$src" -o "$WORK/word2vec" -lm
+  W2V=$WORK/word2vec
+fi
+
+# ---- the token stream -------------------------------------------------------------------------
+if [ ! -s "$WORK/tokens.txt" ]; then
+  "$PY" "$here/tests/bench/char2vec_corpus.py" "$SHARED/corpora/text" > "$WORK/corpus.txt"
+  "$GYRO" char2vec tokens "$WORK/corpus.txt" > "$WORK/tokens.txt"
+fi
+tokens=$(wc -w < "$WORK/tokens.txt")
+lines=$(wc -l < "$WORK/tokens.txt")
+echo "corpus: $tokens characters in $lines documents (all of shared/corpora/text); epochs $EPOCHS"
+
+median() { sort -g | awk '{a[NR]=$1} END{ if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }
+
+run_gyro() { # threads geometry
+  /usr/bin/time -f "%e %M" -o "$WORK/time" nice "$GYRO" char2vec train --geometry "$2" --dim 100 \
+    --window 5 --negatives 5 --sample 1e-4 --min-count 5 --epochs "$EPOCHS" --threads "$1" \
+    --checkpoint-every 0 -o "$WORK/gyro.tab" "$WORK/tokens.txt" 2> "$WORK/log" > /dev/null
+  read -r wall rss < "$WORK/time"
+  own=$(sed -n 's/.*s, \([0-9]*\) chars\/sec\/thread.*/\1/p' "$WORK/log" | tail -1)
+  kept=$(sed -n 's/.* \([0-9]*\) tokens to train on.*/\1/p' "$WORK/log")
+  echo "$wall $rss $own $kept"
+}
+
+run_w2v() { # threads
+  /usr/bin/time -f "%e %M" -o "$WORK/time" nice "$W2V" -train "$WORK/tokens.txt" -output "$WORK/w2v.bin" \
+    -cbow 0 -size 100 -window 5 -negative 5 -hs 0 -min-count 5 -iter "$EPOCHS" -sample 1e-4 -binary 1 \
+    -threads "$1" > "$WORK/log" 2>&1
+  read -r wall rss < "$WORK/time"
+  own=$(tr '\r' '\n' < "$WORK/log" | sed -n 's/.*Words\/thread\/sec: *\([0-9.]*\)k.*/\1/p' | tail -1)
+  own=$(awk -v k="${own:-0}" 'BEGIN{printf "%d", k*1000}')
+  kept=$(sed -n 's/^Words in train file: \([0-9]*\).*/\1/p' "$WORK/log")
+  echo "$wall $rss $own $kept"
+}
+
+declare -A WALL RSS OWN
+for r in $(seq 1 "$RUNS"); do
+  for t in 1 2; do
+    for tool in gyro gyro-euclidean word2vec; do
+      case $tool in
+        gyro) set -- $(run_gyro "$t" hyperbolic) ;;
+        gyro-euclidean) set -- $(run_gyro "$t" euclidean) ;;
+        word2vec) set -- $(run_w2v "$t") ;;
+      esac
+      WALL[$tool,$t]+="$1 "; RSS[$tool,$t]+="$2 "; OWN[$tool,$t]+="$3 "
+      echo "run $r: $tool threads $t: wall $1 s, peak RSS $(( $2 / 1024 )) MB, own rate $3, train tokens $4" >&2
+    done
+  done
+done
+
+printf '\n| tool | threads | wall s | tokens/s/thread (end to end) | own training rate | peak RSS MB |\n|---|---|---|---|---|---|\n'
+for tool in gyro gyro-euclidean word2vec; do
+  for t in 1 2; do
+    w=$(echo ${WALL[$tool,$t]} | tr ' ' '\n' | median)
+    o=$(echo ${OWN[$tool,$t]} | tr ' ' '\n' | median)
+    m=$(echo ${RSS[$tool,$t]} | tr ' ' '\n' | median)
+    e=$(awk -v n="$tokens" -v e="$EPOCHS" -v w="$w" -v t="$t" 'BEGIN{printf "%.0f", n*e/(w*t)}')
+    printf '| %s | %s | %.1f | %s | %s | %.0f |\n' "$tool" "$t" "$w" "$e" "$o" "$(awk -v m="$m" 'BEGIN{print m/1024}')"
+    eval "E_${tool//-/_}_$t=$e; O_${tool//-/_}_$t=$o"
+  done
+done
+echo
+for t in 1 2; do
+  eval "g=\$E_gyro_$t w=\$E_word2vec_$t go=\$O_gyro_$t wo=\$O_word2vec_$t"
+  awk -v g="$g" -v w="$w" -v go="$go" -v wo="$wo" -v t="$t" 'BEGIN{printf "threads %d: gyro/word2vec end to end %.2f, own training rates %.2f\n", t, g/w, go/wo}'
+done
+eval "g1=\$E_gyro_1 g2=\$E_gyro_2"
+awk -v a="$g1" -v b="$g2" 'BEGIN{printf "gyro scaling 1 -> 2 threads: %.2fx total throughput\n", 2*b/a}'
