@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# grpc_model.sh — `gyro serve --model` with a classifier trained here on a small labelled set:
+# Classify / ClassifyStream answers (top-k, order, ids, atoms, determinism, concurrency), the C
+# client, and SIGHUP reloads while four clients keep Classify busy: a good new model is swapped
+# in, a truncated, a garbage and a missing file are refused, and no call fails meanwhile.
+set -eu
+. tests/py/grpc_lib.bash
+grpc_setup
+"$GYRO" classify --help >/dev/null 2>&1 || { echo "gyro classify not built"; exit 77; }
+
+"$PY" tests/py/make_examples.py "$GEN" toy "$TMPDIR/toy.pb" "$TMPDIR/toy.txt"
+train() { "$GYRO" classify train --dim 16 --layers 1 --heads 2 --epochs 15 --seed "$1" --quiet -o "$2" "$TMPDIR/toy.pb"; }
+train 1 "$TMPDIR/a.model"
+train 2 "$TMPDIR/b.model"
+cp "$TMPDIR/a.model" "$TMPDIR/serve.model"
+
+start_server model --model "$TMPDIR/serve.model" --threads 2 --pool 2
+grep -q 'model ' "$SLOG"
+suite model "$ADDR" --n-labels 4 --texts-file "$TMPDIR/toy.txt"
+
+# the C client: one line per text, tab-separated label/probability pairs
+out=$("$GYRO" client --addr "$ADDR" classify --top-k 2 "导航到西湖" "播放晴天")
+[ "$(printf '%s\n' "$out" | wc -l)" = 2 ] || { echo "FAIL client classify lines: $out"; exit 1; }
+printf '%s\n' "$out" | awk -F'\t' 'NF != 4 || $2 < 0 || $2 > 1 { bad = 1 } END { exit bad }' \
+  || { echo "FAIL client classify format: $out"; exit 1; }
+n_in=$(wc -l < "$TMPDIR/toy.txt")
+printf '\n' >> "$TMPDIR/toy.txt"   # an empty line keeps its place
+"$GYRO" client --addr "$ADDR" classify --stream < "$TMPDIR/toy.txt" > "$TMPDIR/stream.out"
+[ "$(wc -l < "$TMPDIR/stream.out")" = $((n_in + 1)) ] || { echo "FAIL stream lines"; exit 1; }
+[ -z "$(tail -n 1 "$TMPDIR/stream.out")" ] || { echo "FAIL empty line not kept"; exit 1; }
+first=$(head -n 1 "$TMPDIR/toy.txt")
+[ "$("$GYRO" client --addr "$ADDR" classify "$first")" = "$(head -n 1 "$TMPDIR/stream.out")" ] \
+  || { echo "FAIL stream and unary differ"; exit 1; }
+echo "ok   C client classify and classify --stream"
+
+# SIGHUP under load
+v1=$(grep -o 'model [^ ]*$' "$SLOG" | head -n 1 | cut -d' ' -f2)
+suite reload-load "$ADDR" --texts-file "$TMPDIR/toy.txt" --seconds 4 > "$TMPDIR/load.out" 2>&1 &
+LOAD=$!
+sleep 0.7
+cp "$TMPDIR/b.model" "$TMPDIR/new.model" && mv "$TMPDIR/new.model" "$TMPDIR/serve.model"
+kill -HUP "$SPID"; sleep 0.7
+head -c 2000 "$TMPDIR/a.model" > "$TMPDIR/new.model" && mv "$TMPDIR/new.model" "$TMPDIR/serve.model"
+kill -HUP "$SPID"; sleep 0.7
+head -c 4096 /dev/urandom > "$TMPDIR/new.model" && mv "$TMPDIR/new.model" "$TMPDIR/serve.model"
+kill -HUP "$SPID"; sleep 0.7
+rm "$TMPDIR/serve.model"
+kill -HUP "$SPID"
+wait "$LOAD" || { echo "FAIL load during reloads:"; cat "$TMPDIR/load.out"; exit 1; }
+cat "$TMPDIR/load.out"
+[ "$(grep -c 'reloaded' "$SLOG")" = 1 ] || { echo "FAIL expected one good reload"; cat "$SLOG"; exit 1; }
+[ "$(grep -c 'reload refused' "$SLOG")" = 3 ] || { echo "FAIL expected three refused reloads"; cat "$SLOG"; exit 1; }
+v2=$(grep -o 'reloaded .*: model .*' "$SLOG" | sed 's/.*: model //')
+[ -n "$v2" ] && [ "$v2" != "$v1" ] || { echo "FAIL version did not change ($v1 -> $v2)"; exit 1; }
+"$GYRO" client --addr "$ADDR" stats | grep -q "^model_version	$v2\$" || { echo "FAIL serving $v2 after refusals"; exit 1; }
+grep -q "$v1" "$TMPDIR/load.out" && grep -q "$v2" "$TMPDIR/load.out" \
+  || { echo "FAIL the load did not see both models"; exit 1; }
+echo "ok   SIGHUP: good model swapped in ($v1 -> $v2), 3 bad files refused, no call failed"
+stop_server
