@@ -23,6 +23,7 @@ START_TEST(test_registry)
     int n = 0;
     for (const gyro_rl_env *const *e = gyro_rl_env_all(); *e; e++) {
         ck_assert((*e)->obs_dim > 0 && (*e)->n_actions > 1 && (*e)->max_steps > 0);
+        ck_assert((*e)->n_start >= 1 && (*e)->set_start && (*e)->start_help);
         n++;
     }
     ck_assert_int_eq(n, 3);
@@ -84,6 +85,14 @@ START_TEST(test_root_steps_and_reward)
         ck_assert(s.x >= 0.0 && s.x < 4.0);
     }
     ck_assert_double_eq(gyro_rl_root_alpha(-3), gyro_rl_root_alpha(0));
+    double v = 1.25;
+    ck_assert_int_eq(e->set_start(&s, &v), 0);
+    ck_assert_double_eq(s.x, 1.25);
+    ck_assert_int_eq(s.t, 0);
+    v = 50.0;
+    ck_assert_int_eq(e->set_start(&s, &v), -1);
+    v = NAN;
+    ck_assert_int_eq(e->set_start(&s, &v), -1);
     ck_assert_double_eq(gyro_rl_root_alpha(99), gyro_rl_root_alpha(GYRO_RL_ROOT_NACTIONS - 1));
 }
 END_TEST
@@ -220,6 +229,17 @@ START_TEST(test_unicycle)
         ck_assert(s.x[0] >= -3.0 && s.x[0] <= 0.0);
         ck_assert(s.x[1] >= -3.0 && s.x[1] <= 3.0);
     }
+    double st3[3] = {-1.0, 2.0, 0.5}, bad3[3] = {1.0, 0.0, 0.0};
+    ck_assert_int_eq(e->set_start(&s, st3), 0);
+    ck_assert_double_eq(s.x[1], 2.0);
+    ck_assert_double_eq(s.x[3], 0.0);
+    ck_assert_int_eq(e->set_start(&s, bad3), -1);
+    double v2[2] = {0.5, -0.5};
+    gyro_rl_vdp_state vs;
+    ck_assert_int_eq(gyro_rl_env_vdp.set_start(&vs, v2), 0);
+    ck_assert_double_eq(vs.x[1], -0.5);
+    v2[0] = INFINITY;
+    ck_assert_int_eq(gyro_rl_env_vdp.set_start(&vs, v2), -1);
     char buf[160];
     ck_assert_int_gt(e->format_action(8, buf, sizeof buf), 0);
     ck_assert_ptr_nonnull(strstr(buf, "u_theta = +1"));

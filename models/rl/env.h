@@ -28,6 +28,12 @@ typedef struct gyro_rl_env {
     size_t state_size;       /* bytes of one episode's state */
     /* Sample an initial state from the environment's start distribution. */
     void (*reset)(void *st, gyro_rng *rng);
+    /* Number of values set_start takes, and a short description of them ("x0"). */
+    int n_start;
+    const char *start_help;
+    /* Start from given values (n_start of them); returns 0, or −1 if they are outside the
+     * environment's start domain (the state is then unspecified). */
+    int (*set_start)(void *st, const double *v);
     /* The i-th of n fixed evaluation starts (deterministic; n ≥ 1, 0 ≤ i < n). */
     void (*reset_eval)(void *st, int i, int n);
     /* Write the observation (obs_dim floats) of the current state. */

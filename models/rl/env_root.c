@@ -45,6 +45,15 @@ static void root_reset_eval(void *st, int i, int n)
     s->t = 0;
 }
 
+static int root_set_start(void *st, const double *v)
+{
+    gyro_rl_root_state *s = st;
+    if (!(v[0] >= -GYRO_RL_ROOT_A && v[0] <= GYRO_RL_ROOT_A * GYRO_RL_ROOT_A - GYRO_RL_ROOT_A)) return -1;
+    s->x = v[0];
+    s->t = 0;
+    return 0;
+}
+
 static void root_observe(const void *st, float *obs)
 {
     const gyro_rl_root_state *s = st;
@@ -101,6 +110,9 @@ const gyro_rl_env gyro_rl_env_root = {
     .max_steps = GYRO_RL_ROOT_HORIZON,
     .state_size = sizeof(gyro_rl_root_state),
     .reset = root_reset,
+    .n_start = 1,
+    .start_help = "x0 in [-7, 42]",
+    .set_start = root_set_start,
     .reset_eval = root_reset_eval,
     .observe = root_observe,
     .step = root_step,

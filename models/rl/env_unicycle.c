@@ -60,6 +60,15 @@ static void uni_reset_eval(void *st, int i, int n)
     uni_set(st, -3.0 * f1, -3.0 + 6.0 * f2, M_PI * (2.0 * f3 - 1.0));
 }
 
+static int uni_set_start(void *st, const double *v)
+{
+    if (!(v[0] >= -3.0 && v[0] <= 0.0 && v[1] >= -3.0 && v[1] <= 3.0 && v[2] >= -M_PI &&
+          v[2] <= M_PI))
+        return -1;
+    uni_set(st, v[0], v[1], v[2]);
+    return 0;
+}
+
 static void uni_observe(const void *st, float *obs)
 {
     const gyro_rl_unicycle_state *s = st;
@@ -118,6 +127,9 @@ const gyro_rl_env gyro_rl_env_unicycle = {
     .max_steps = GYRO_RL_UNI_STEPS,
     .state_size = sizeof(gyro_rl_unicycle_state),
     .reset = uni_reset,
+    .n_start = 3,
+    .start_help = "x,y,theta in [-3,0] x [-3,3] x [-pi,pi] (v = 0)",
+    .set_start = uni_set_start,
     .reset_eval = uni_reset_eval,
     .observe = uni_observe,
     .step = uni_step,

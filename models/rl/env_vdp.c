@@ -48,6 +48,17 @@ static void vdp_reset_eval(void *st, int i, int n)
     vdp_reset(st, NULL);
 }
 
+static int vdp_set_start(void *st, const double *v)
+{
+    if (!(fabs(v[0]) <= 10.0 && fabs(v[1]) <= 10.0)) return -1;
+    gyro_rl_vdp_state *s = st;
+    s->x[0] = v[0];
+    s->x[1] = v[1];
+    s->x[2] = 0.0;
+    s->k = 0;
+    return 0;
+}
+
 static void vdp_observe(const void *st, float *obs)
 {
     const gyro_rl_vdp_state *s = st;
@@ -102,6 +113,9 @@ const gyro_rl_env gyro_rl_env_vdp = {
     .max_steps = GYRO_RL_VDP_STEPS,
     .state_size = sizeof(gyro_rl_vdp_state),
     .reset = vdp_reset,
+    .n_start = 2,
+    .start_help = "x1,x2 in [-10, 10] (the problem's start is 1,0)",
+    .set_start = vdp_set_start,
     .reset_eval = vdp_reset_eval,
     .observe = vdp_observe,
     .step = vdp_step,
