@@ -81,3 +81,16 @@ generate_music() {
   "$GYRO" generate music --data "$data" --seed 1 -n 6 --format tsv -q | sed 's/^/  /'
 }
 generate_music
+
+# Step 5 — char2vec: character embeddings on the hyperboloid from the normalized fortunes-zh
+# stream (a small model: dim 50, 5 epochs, 2 threads), their nearest neighbours, and the table
+# converted to the Poincare ball for the classifier. Leaves chars.hyp and chars.poi.
+train_char2vec() {
+  step 5 "gyro char2vec train on the normalized text, neighbours, conversion to the ball"
+  "$GYRO" char2vec train --dim 50 --epochs 5 --threads 2 --min-count 5 --checkpoint-every 0 \
+    -o "$WORK/chars.hyp" "$WORK/fortunes-zh.pb"
+  "$GYRO" neighbors -t "$WORK/chars.hyp" -k 6 水 火 爱 听 歌 |
+    awk -F'\t' '{ a[$1] = a[$1] sprintf(" %s(%.2f)", $3, $4) } END { n = split("水 火 爱 听 歌", q, " "); for (i = 1; i <= n; i++) print "  " q[i] ":" a[q[i]] }'
+  "$GYRO" convert --to poincare -o "$WORK/chars.poi" "$WORK/chars.hyp"
+}
+train_char2vec

@@ -2,6 +2,8 @@
 # char2vec_speed.sh — gyro char2vec against word2vec.c's skip-gram on the same character stream.
 #
 #   tests/bench/char2vec_speed.sh [RUNS]        (default 3 runs; EPOCHS=1 by default)
+#   env: GYRO (binary), W2V (word2vec binary), WORK (scratch dir), EPOCHS, LINES (use only the
+#        first LINES documents), TOOLS (default "gyro gyro-euclidean word2vec")
 #
 # The corpus is all of ../shared/corpora/text turned into plain lines (char2vec_corpus.py), then
 # `gyro char2vec tokens` writes the characters gyro trains on, space-separated, so both tools
@@ -11,7 +13,9 @@
 # to use your own build. Nothing of it enters the project.
 #
 # Reported per tool and thread count (medians of RUNS): wall seconds, tokens/s/thread over the
-# whole run (tokens × epochs / (wall × threads), vocabulary building and I/O included), the
+# whole run (tokens × epochs / (wall × threads), vocabulary building and I/O included), the same
+# per CPU-second (tokens × epochs / (user + system time): robust when other load shares the
+# machine, comparable to word2vec's own CPU-based figure), the
 # tool's own training rate (gyro: its summary line, training phase only, wall clock; word2vec:
 # its last "Words/thread/sec", process CPU time based, </s> line ends counted as words), and
 # peak RSS. Runs are niced; other load on the machine moves absolute figures, so compare ratios
@@ -23,6 +27,8 @@ SHARED=${SHARED:-$here/../shared}
 WORK=${WORK:-/tmp/gyro-bench-char2vec}
 RUNS=${1:-3}
 EPOCHS=${EPOCHS:-1}
+LINES=${LINES:-0}
+TOOLS=${TOOLS:-gyro gyro-euclidean word2vec}
 PY=/usr/bin/python3
 mkdir -p "$WORK"
 [ -x "$GYRO" ] || { echo "build gyro first ($GYRO)"; exit 1; }
@@ -44,10 +50,11 @@ if [ -z "${W2V:-}" ]; then
 fi
 
 # ---- the token stream -------------------------------------------------------------------------
-if [ ! -s "$WORK/tokens.txt" ]; then
+if [ ! -s "$WORK/tokens.all" ]; then
   "$PY" "$here/tests/bench/char2vec_corpus.py" "$SHARED/corpora/text" > "$WORK/corpus.txt"
-  "$GYRO" char2vec tokens "$WORK/corpus.txt" > "$WORK/tokens.txt"
+  "$GYRO" char2vec tokens "$WORK/corpus.txt" > "$WORK/tokens.all"
 fi
+if [ "$LINES" -gt 0 ]; then head -n "$LINES" "$WORK/tokens.all" > "$WORK/tokens.txt"; else cp "$WORK/tokens.all" "$WORK/tokens.txt"; fi
 tokens=$(wc -w < "$WORK/tokens.txt")
 lines=$(wc -l < "$WORK/tokens.txt")
 echo "corpus: $tokens characters in $lines documents (all of shared/corpora/text); epochs $EPOCHS"
@@ -55,56 +62,58 @@ echo "corpus: $tokens characters in $lines documents (all of shared/corpora/text
 median() { sort -g | awk '{a[NR]=$1} END{ if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }
 
 run_gyro() { # threads geometry
-  /usr/bin/time -f "%e %M" -o "$WORK/time" nice "$GYRO" char2vec train --geometry "$2" --dim 100 \
+  /usr/bin/time -f "%e %M %U %S" -o "$WORK/time" nice "$GYRO" char2vec train --geometry "$2" --dim 100 \
     --window 5 --negatives 5 --sample 1e-4 --min-count 5 --epochs "$EPOCHS" --threads "$1" \
     --checkpoint-every 0 -o "$WORK/gyro.tab" "$WORK/tokens.txt" 2> "$WORK/log" > /dev/null
-  read -r wall rss < "$WORK/time"
+  read -r wall rss usr sys < "$WORK/time"
   own=$(sed -n 's/.*s, \([0-9]*\) chars\/sec\/thread.*/\1/p' "$WORK/log" | tail -1)
   kept=$(sed -n 's/.* \([0-9]*\) tokens to train on.*/\1/p' "$WORK/log")
-  echo "$wall $rss $own $kept"
+  echo "$wall $rss $own $kept $(awk -v a="$usr" -v b="$sys" 'BEGIN{print a+b}')"
 }
 
 run_w2v() { # threads
-  /usr/bin/time -f "%e %M" -o "$WORK/time" nice "$W2V" -train "$WORK/tokens.txt" -output "$WORK/w2v.bin" \
+  /usr/bin/time -f "%e %M %U %S" -o "$WORK/time" nice "$W2V" -train "$WORK/tokens.txt" -output "$WORK/w2v.bin" \
     -cbow 0 -size 100 -window 5 -negative 5 -hs 0 -min-count 5 -iter "$EPOCHS" -sample 1e-4 -binary 1 \
     -threads "$1" > "$WORK/log" 2>&1
-  read -r wall rss < "$WORK/time"
+  read -r wall rss usr sys < "$WORK/time"
   own=$(tr '\r' '\n' < "$WORK/log" | sed -n 's/.*Words\/thread\/sec: *\([0-9.]*\)k.*/\1/p' | tail -1)
   own=$(awk -v k="${own:-0}" 'BEGIN{printf "%d", k*1000}')
   kept=$(sed -n 's/^Words in train file: \([0-9]*\).*/\1/p' "$WORK/log")
-  echo "$wall $rss $own $kept"
+  echo "$wall $rss $own $kept $(awk -v a="$usr" -v b="$sys" 'BEGIN{print a+b}')"
 }
 
-declare -A WALL RSS OWN
+declare -A WALL RSS OWN CPU
 for r in $(seq 1 "$RUNS"); do
   for t in 1 2; do
-    for tool in gyro gyro-euclidean word2vec; do
+    for tool in $TOOLS; do
       case $tool in
         gyro) set -- $(run_gyro "$t" hyperbolic) ;;
         gyro-euclidean) set -- $(run_gyro "$t" euclidean) ;;
         word2vec) set -- $(run_w2v "$t") ;;
       esac
-      WALL[$tool,$t]+="$1 "; RSS[$tool,$t]+="$2 "; OWN[$tool,$t]+="$3 "
-      echo "run $r: $tool threads $t: wall $1 s, peak RSS $(( $2 / 1024 )) MB, own rate $3, train tokens $4" >&2
+      WALL[$tool,$t]+="$1 "; RSS[$tool,$t]+="$2 "; OWN[$tool,$t]+="$3 "; CPU[$tool,$t]+="$5 "
+      echo "run $r: $tool threads $t: wall $1 s, cpu $5 s, peak RSS $(( $2 / 1024 )) MB, own rate $3, train tokens $4" >&2
     done
   done
 done
 
-printf '\n| tool | threads | wall s | tokens/s/thread (end to end) | own training rate | peak RSS MB |\n|---|---|---|---|---|---|\n'
-for tool in gyro gyro-euclidean word2vec; do
+printf '\n| tool | threads | wall s | tokens/s/thread (wall, end to end) | tokens per CPU-second | own training rate | peak RSS MB |\n|---|---|---|---|---|---|---|\n'
+for tool in $TOOLS; do
   for t in 1 2; do
     w=$(echo ${WALL[$tool,$t]} | tr ' ' '\n' | median)
     o=$(echo ${OWN[$tool,$t]} | tr ' ' '\n' | median)
     m=$(echo ${RSS[$tool,$t]} | tr ' ' '\n' | median)
+    cs=$(echo ${CPU[$tool,$t]} | tr ' ' '\n' | median)
     e=$(awk -v n="$tokens" -v e="$EPOCHS" -v w="$w" -v t="$t" 'BEGIN{printf "%.0f", n*e/(w*t)}')
-    printf '| %s | %s | %.1f | %s | %s | %.0f |\n' "$tool" "$t" "$w" "$e" "$o" "$(awk -v m="$m" 'BEGIN{print m/1024}')"
-    eval "E_${tool//-/_}_$t=$e; O_${tool//-/_}_$t=$o"
+    c=$(awk -v n="$tokens" -v e="$EPOCHS" -v w="$cs" 'BEGIN{printf "%.0f", n*e/w}')
+    printf '| %s | %s | %.1f | %s | %s | %s | %.0f |\n' "$tool" "$t" "$w" "$e" "$c" "$o" "$(awk -v m="$m" 'BEGIN{print m/1024}')"
+    eval "E_${tool//-/_}_$t=$e; O_${tool//-/_}_$t=$o; C_${tool//-/_}_$t=$c"
   done
 done
 echo
 for t in 1 2; do
-  eval "g=\$E_gyro_$t w=\$E_word2vec_$t go=\$O_gyro_$t wo=\$O_word2vec_$t"
-  awk -v g="$g" -v w="$w" -v go="$go" -v wo="$wo" -v t="$t" 'BEGIN{printf "threads %d: gyro/word2vec end to end %.2f, own training rates %.2f\n", t, g/w, go/wo}'
+  eval "g=\${E_gyro_$t:-0} w=\${E_word2vec_$t:-0} gc=\${C_gyro_$t:-0} wc=\${C_word2vec_$t:-0}"
+  awk -v g="$g" -v w="$w" -v gc="$gc" -v wc="$wc" -v t="$t" 'BEGIN{ if (w > 0 && wc > 0) printf "threads %d: gyro/word2vec tokens/s/thread %.2f (wall), %.2f (CPU)\n", t, g/w, gc/wc}'
 done
-eval "g1=\$E_gyro_1 g2=\$E_gyro_2"
-awk -v a="$g1" -v b="$g2" 'BEGIN{printf "gyro scaling 1 -> 2 threads: %.2fx total throughput\n", 2*b/a}'
+eval "g1=\${E_gyro_1:-0} g2=\${E_gyro_2:-0}"
+awk -v a="$g1" -v b="$g2" 'BEGIN{ if (a > 0) printf "gyro scaling 1 -> 2 threads: %.2fx total throughput (wall)\n", 2*b/a}'
