@@ -337,9 +337,10 @@ static gyro_status t2s_piece(gyro_normalizer *n, const int32_t *c, size_t len, s
  *   - at a trigger that starts no multi-character X ("phrase" bitmap) only its single-character
  *     rule can apply: its result depends on that character alone and is memoized per
  *     normalizer;
- *   - from a character that starts a phrase, the rest of the run of triggers goes through
- *     utrans as one piece (a piece ends where the run does, at the latest after T2S_PIECE/2
- *     code points).
+ *   - at a character that starts a phrase X, but where none of its phrases follows in the
+ *     text, again only the single-character rule can apply (memo);
+ *   - where a phrase does follow, the rest of the run of triggers goes through utrans as one
+ *     piece (a piece ends where the run does, at the latest after T2S_PIECE/2 code points).
  * The rules are read once per process with utrans_toRules; if they are ever not of that plain
  * form, every Han character counts as a phrase start, i.e. all Han runs go through utrans
  * (correct, only slower). tests/check_normalize.c compares the result with utrans over whole
@@ -347,7 +348,22 @@ static gyro_status t2s_piece(gyro_normalizer *n, const int32_t *c, size_t len, s
 #define T2S_TRIGGER_LIMIT 0x40000
 static uint8_t t2s_trigger[T2S_TRIGGER_LIMIT / 8];   /* bit per code point in some X */
 static uint8_t t2s_phrase[T2S_TRIGGER_LIMIT / 8];    /* bit per first code point of a phrase X */
-static int t2s_trigger_plain;   /* 1: the bitmaps are exact */
+static int t2s_trigger_plain;   /* 1: the bitmaps and the phrase table are exact */
+
+/* The phrase rules' left sides, sorted by first code point (built once, kept for the process). */
+typedef struct t2s_phrase_entry {
+    int32_t first;
+    uint32_t off, len;   /* code points in t2s_phrase_cps */
+} t2s_phrase_entry;
+static t2s_phrase_entry *t2s_phrases;
+static size_t t2s_n_phrases;
+static int32_t *t2s_phrase_cps;
+
+static int phrase_cmp(const void *a, const void *b)
+{
+    int32_t x = ((const t2s_phrase_entry *)a)->first, y = ((const t2s_phrase_entry *)b)->first;
+    return (x > y) - (x < y);
+}
 
 static void t2s_trigger_init(void)
 {
@@ -367,18 +383,30 @@ static void t2s_trigger_init(void)
         return;
     }
     int plain = n > 0;
+    /* at most n phrases of at most n code points in all */
+    t2s_phrases = malloc(((size_t)n + 1) * sizeof *t2s_phrases);
+    t2s_phrase_cps = malloc(((size_t)n + 1) * sizeof *t2s_phrase_cps);
+    if (!t2s_phrases || !t2s_phrase_cps) plain = 0;
+    size_t ncps = 0;
     for (int32_t i = 0; i < n && plain;) {
         /* one rule: LHS (code points >= U+2E80) " > " RHS ";" "\n" */
         int lhs = 0;
-        UChar32 first = 0;
+        size_t start = ncps;
         while (i < n && rules[i] != ' ') {
             UChar32 c;
             U16_NEXT(rules, i, n, c);
             if (c < 0x2e80 || c >= T2S_TRIGGER_LIMIT) plain = 0;
             else t2s_trigger[c >> 3] |= (uint8_t)(1u << (c & 7));
-            if (lhs++ == 0) first = c;
+            t2s_phrase_cps[ncps++] = c;
+            lhs++;
         }
-        if (lhs > 1 && plain) t2s_phrase[first >> 3] |= (uint8_t)(1u << (first & 7));
+        if (lhs > 1 && plain) {
+            int32_t first = t2s_phrase_cps[start];
+            t2s_phrase[first >> 3] |= (uint8_t)(1u << (first & 7));
+            t2s_phrases[t2s_n_phrases++] = (t2s_phrase_entry){first, (uint32_t)start, (uint32_t)lhs};
+        } else {
+            ncps = start;
+        }
         if (!lhs || i + 3 > n || rules[i] != ' ' || rules[i + 1] != '>' || rules[i + 2] != ' ') {
             plain = 0;
             break;
@@ -393,7 +421,26 @@ static void t2s_trigger_init(void)
         while (i < n && (rules[i] == '\n' || rules[i] == '\r')) i++;
     }
     free(rules);
+    if (plain) qsort(t2s_phrases, t2s_n_phrases, sizeof *t2s_phrases, phrase_cmp);
     t2s_trigger_plain = plain;
+}
+
+/* 1 if a phrase rule's left side starts at c[i] (c has len code points). */
+static int phrase_at(const int32_t *c, size_t i, size_t len)
+{
+    if (!t2s_trigger_plain) return 1;
+    size_t lo = 0, hi = t2s_n_phrases;
+    while (lo < hi) {   /* first entry with first >= c[i] */
+        size_t mid = (lo + hi) / 2;
+        if (t2s_phrases[mid].first < c[i]) lo = mid + 1;
+        else hi = mid;
+    }
+    for (size_t k = lo; k < t2s_n_phrases && t2s_phrases[k].first == c[i]; k++) {
+        const t2s_phrase_entry *e = &t2s_phrases[k];
+        if (e->len <= len - i && memcmp(c + i, t2s_phrase_cps + e->off, e->len * sizeof(int32_t)) == 0)
+            return 1;
+    }
+    return 0;
 }
 
 static int is_trigger(int32_t c)
@@ -442,7 +489,7 @@ static gyro_status t2s(gyro_normalizer *n, const int32_t *c, size_t len, size_t 
             n->t2s[o++] = c[i++];
             continue;
         }
-        if (!is_phrase_start(c[i])) {
+        if (!is_phrase_start(c[i]) || !phrase_at(c, i, len)) {
             if ((s = t2s_single(n, c[i], &o))) return s;
             i++;
             continue;

@@ -250,11 +250,13 @@ static char *utrans_whole(UTransliterator *t, const char *s, size_t len)
 
 START_TEST(test_t2s_runs_match_utrans)
 {
-    /* Real Traditional text: the Tang poems of chinese-poetry, if the shared corpora are here;
-     * otherwise a built-in sample with phrase rules. */
-    const char *path = "../shared/corpora/text/chinese-poetry/全唐诗/poet.tang.0.json";
-    FILE *fp = fopen(path, "rb");
-    const char *sample = "於是乾隆頭髮發展，後來裡面的麵條很乾，鬆了一口氣。甚麼？瞭解了。餘額不足。";
+    /* Real Traditional and mixed text (Tang poems, Tatoeba) if the shared corpora are here, and
+     * a built-in sample with phrase rules, each line compared with plain utrans over the line. */
+    const char *paths[] = {"../shared/corpora/text/chinese-poetry/全唐诗/poet.tang.0.json",
+                           "../shared/corpora/text/chinese-poetry/全唐诗/poet.tang.30000.json",
+                           "../shared/corpora/text/tatoeba/cmn.txt", NULL};
+    const char *sample = "於是乾隆頭髮發展，後來裡面的麵條很乾，鬆了一口氣。甚麼？瞭解了。餘額不足。"
+                         "生薑和于飛，在於乾淨，生活在於。";
     gyro_normalize_options o;
     gyro_normalize_options_init(&o);
     o.nfkc = 0;
@@ -270,27 +272,31 @@ START_TEST(test_t2s_runs_match_utrans)
     u_uastrcpy(id, "Traditional-Simplified");
     UTransliterator *t = utrans_openU(id, -1, UTRANS_FORWARD, NULL, 0, &pe, &st);
     ck_assert(U_SUCCESS(st));
-    char line[1 << 16];
+    static char line[1 << 16];
     int lines = 0, changed = 0;
-    for (;;) {
-        const char *s;
-        if (fp) {
-            if (!fgets(line, sizeof line, fp) || lines >= 4000) break;
-            s = line;
-        } else {
-            if (lines) break;
-            s = sample;
+    for (int f = -1; f < 0 || paths[f]; f++) {
+        FILE *fp = f >= 0 ? fopen(paths[f], "rb") : NULL;
+        if (f >= 0 && !fp) continue;
+        for (int k = 0; k < 8000; k++) {
+            const char *s;
+            if (f < 0) {
+                if (k) break;
+                s = sample;
+            } else {
+                if (!fgets(line, sizeof line, fp)) break;
+                s = line;
+            }
+            size_t len = strlen(s);
+            gyro_normalized r;
+            ck_assert_int_eq(gyro_normalize_text(n, s, len, &r), GYRO_OK);
+            char *want = utrans_whole(t, s, len);
+            ck_assert_msg(strcmp(r.text, want) == 0, "line %d differs:\n%s\n%s", lines + 1, r.text, want);
+            changed += strcmp(want, s) != 0;
+            free(want);
+            lines++;
         }
-        size_t len = strlen(s);
-        gyro_normalized r;
-        ck_assert_int_eq(gyro_normalize_text(n, s, len, &r), GYRO_OK);
-        char *want = utrans_whole(t, s, len);
-        ck_assert_msg(strcmp(r.text, want) == 0, "line %d differs:\n%s\n%s", lines + 1, r.text, want);
-        changed += strcmp(want, s) != 0;
-        free(want);
-        lines++;
+        if (fp) fclose(fp);
     }
-    if (fp) fclose(fp);
     ck_assert_int_gt(changed, 0);
     utrans_close(t);
     gyro_normalizer_free(n);
