@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# rl.sh — end-to-end: gyro rl finetune on the three environments (both geometries), atomic
+# checkpoints, reproducibility for a seed, gyro rl eval, gyro reason, and the error exits.
+set -euo pipefail
+: "${GYRO:?}"
+T=${TMPDIR:-/tmp}
+small=(--iterations 3 --states 4 --group 4 --epochs 2 --eval 4 --eval-every 1 -q)
+
+fail() { echo "FAIL: $*"; exit 1; }
+field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
+
+# 1. every environment trains end to end in both geometries and writes a loadable model
+for env in root vdp unicycle; do
+  for geo in hyperbolic euclidean; do
+    out=$("$GYRO" rl finetune --env $env --geometry $geo "${small[@]}" --seed 3 --out "$T/$env-$geo.bin")
+    [ "$(field "$out" env)" = $env ] || fail "summary env: $out"
+    [ "$(field "$out" geometry)" = $geo ] || fail "summary geometry: $out"
+    [ "$(field "$out" steps)" = 6 ] || fail "3 iterations x 2 epochs should be 6 steps: $out"
+    fm=$(field "$out" final_metric)
+    awk -v m="$fm" 'BEGIN{exit !(m == m+0 && m >= 0)}' || fail "final_metric not a number: $out"
+    [ -s "$T/$env-$geo.bin" ] || fail "no model file for $env/$geo"
+    ls "$T" | grep -q '\.tmp\.' && fail "temporary file left behind"
+    ev=$("$GYRO" rl eval --model "$T/$env-$geo.bin" --eval 4)
+    [ "$(field "$ev" env)" = $env ] || fail "eval: $ev"
+  done
+done
+
+# 2. reproducible: the same seed gives the same figures
+a=$("$GYRO" rl finetune --env root "${small[@]}" --seed 7 | sed 's/ seconds=.*expert_load/ expert_load/')
+b=$("$GYRO" rl finetune --env root "${small[@]}" --seed 7 | sed 's/ seconds=.*expert_load/ expert_load/')
+[ "$a" = "$b" ] || fail "not reproducible: '$a' vs '$b'"
+c=$("$GYRO" rl finetune --env root "${small[@]}" --seed 8 | sed 's/ seconds=.*expert_load/ expert_load/')
+[ "$a" != "$c" ] || fail "another seed gave identical figures"
+
+# 3. continue from a saved policy (--init) with it as the KL reference (--ref)
+"$GYRO" rl finetune --init "$T/root-hyperbolic.bin" --ref "$T/root-hyperbolic.bin" "${small[@]}" \
+  --out "$T/root-2.bin" | grep -q 'env=root geometry=hyperbolic' || fail "--init"
+
+# 4. gyro reason prints the steps and the result
+r=$("$GYRO" reason --model "$T/root-hyperbolic.bin" --start 3.5)
+grep -q '^step  1: x = 3.500000000000' <<<"$r" || fail "reason start: $r"
+[ "$(grep -c '^step' <<<"$r")" = 6 ] || fail "reason should print 6 steps: $r"
+grep -q '^result:  MAE = ' <<<"$r" || fail "reason result: $r"
+"$GYRO" reason --model "$T/vdp-euclidean.bin" | grep -q '^result:  J = ' || fail "reason vdp"
+"$GYRO" reason --model "$T/unicycle-hyperbolic.bin" --start=-1,2,0.5 --sample --seed 2 \
+  | grep -q 'x = -1.0000  y = +2.0000' || fail "reason unicycle start"
+
+# 5. errors: usage 2, bad model 65, missing file 1
+set +e
+"$GYRO" rl finetune --env nope -q >/dev/null 2>&1; [ $? = 2 ] || fail "unknown env should exit 2"
+"$GYRO" rl finetune --env root --group 1 -q >/dev/null 2>&1; [ $? = 2 ] || fail "group 1 should exit 2"
+"$GYRO" rl finetune --env root --bogus >/dev/null 2>&1; [ $? = 2 ] || fail "unknown option should exit 2"
+"$GYRO" rl finetune -q >/dev/null 2>&1; [ $? = 2 ] || fail "missing --env should exit 2"
+"$GYRO" rl frobnicate >/dev/null 2>&1; [ $? = 2 ] || fail "unknown subcommand should exit 2"
+"$GYRO" reason --model "$T/root-hyperbolic.bin" --start 99 >/dev/null 2>&1; [ $? = 2 ] || fail "bad start should exit 2"
+"$GYRO" reason --model "$T/root-hyperbolic.bin" --start 1,2 >/dev/null 2>&1; [ $? = 2 ] || fail "two starts for root should exit 2"
+head -c 100 "$T/root-hyperbolic.bin" > "$T/trunc.bin"
+"$GYRO" reason --model "$T/trunc.bin" >/dev/null 2>"$T/err"; [ $? = 65 ] || fail "truncated model should exit 65"
+grep -q 'truncated' "$T/err" || fail "truncated message: $(cat "$T/err")"
+echo "not a model" > "$T/junk.bin"
+"$GYRO" rl eval --model "$T/junk.bin" >/dev/null 2>&1; [ $? = 65 ] || fail "junk model should exit 65"
+"$GYRO" reason --model "$T/none.bin" >/dev/null 2>&1; [ $? = 1 ] || fail "missing model should exit 1"
+"$GYRO" rl finetune --env root "${small[@]}" --out /nonexistent/dir/m.bin >/dev/null 2>&1; [ $? = 1 ] || fail "unwritable output should exit 1"
+set -e
+"$GYRO" rl --help | grep -q 'finetune' || fail "rl --help"
+"$GYRO" reason --help | grep -q 'usage: gyro reason' || fail "reason --help"
+echo "rl e2e OK"
