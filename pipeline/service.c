@@ -5,6 +5,10 @@
  * model, so nothing on the request path takes a lock or allocates once the per-thread buffers
  * have grown to the largest top-k seen.
  *
+ * Embed and Neighbors serve one embedding table loaded at start (--embeddings; not reloaded):
+ * the table as trained plus, for a hyperbolic table of curvature 1, its conversion to the other
+ * hyperbolic model (gyro convert's function), so either model is a lookup.
+ *
  * Classify is gyro_classifier_predict (the function `gyro classify` uses), wrapped as
  * ClassifyResponse{intents (label, probability, atoms), model_version, id, normalized_text}.
  * Without --model, Classify and ClassifyStream answer UNAVAILABLE.
@@ -16,6 +20,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "embeddings/convert.h"
+#include "embeddings/neighbors.h"
+#include "embeddings/table.h"
 #include "models/classifier.h"
 #include "pipeline/normalize.h"
 #include "pipeline/text_reader.h"
@@ -55,6 +62,8 @@ struct gyro_service {
     _Atomic(loaded_model *) current;
     hazard_slot *hazard;        /* (n_threads) the model each thread is using, or NULL */
     thread_state *ts;           /* (n_threads) */
+    gyro_embedding_table *table;      /* --embeddings as loaded (immutable), or NULL */
+    gyro_embedding_table *table_alt;  /* the same rows in the other hyperbolic model, or NULL */
     _Atomic int serving;
     _Atomic(const gyro_rpc_server *) server;
 };
@@ -127,6 +136,19 @@ gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out
         }
         atomic_store(&svc->current, lm);
     }
+    if (opt->embeddings_path) {
+        gyro_status st = gyro_embedding_table_load(opt->embeddings_path, &svc->table);
+        if (st == GYRO_OK && svc->table->model != GYRO__V1__EMBEDDING_MODEL__EUCLIDEAN && svc->table->curvature == 1.0)
+            st = gyro_embedding_convert(svc->table,
+                                        svc->table->model == GYRO__V1__EMBEDDING_MODEL__POINCARE
+                                            ? GYRO__V1__EMBEDDING_MODEL__HYPERBOLOID
+                                            : GYRO__V1__EMBEDDING_MODEL__POINCARE,
+                                        &svc->table_alt, NULL);
+        if (st != GYRO_OK) {
+            gyro_service_free(svc);
+            return st;
+        }
+    }
     *out = svc;
     return GYRO_OK;
 }
@@ -165,6 +187,8 @@ void gyro_service_free(gyro_service *svc)
 {
     if (!svc) return;
     model_free(atomic_load(&svc->current), svc->opt.n_threads);
+    gyro_embedding_table_free(svc->table);
+    gyro_embedding_table_free(svc->table_alt);
     if (svc->ts)
         for (int t = 0; t < svc->opt.n_threads; t++) {
             thread_state *s = &svc->ts[t];
@@ -355,6 +379,126 @@ static int h_normalize(void *ctx, int t, const ProtobufCMessage *request, gyro_r
     return code;
 }
 
+/* Embed: look up the requested tokens (and the grapheme clusters of `text`, normalized with the
+ * default options, whitespace skipped) in the table of the requested model. Vectors point into
+ * the immutable table; nothing is copied. */
+static int h_embed(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
+{
+    gyro_service *svc = ctx;
+    const Gyro__V1__EmbedRequest *rq = (const Gyro__V1__EmbedRequest *)request;
+    if (!svc->table)
+        return gyro_rpc_reply_error(reply, GYRO_RPC_UNAVAILABLE, "no embedding table loaded (start gyro serve with --embeddings)");
+    const gyro_embedding_table *tab = NULL;
+    int want = rq->model;
+    if (want == GYRO__V1__EMBEDDING_MODEL__EMBEDDING_MODEL_UNSPECIFIED)
+        want = svc->table->model == GYRO__V1__EMBEDDING_MODEL__EUCLIDEAN ? GYRO__V1__EMBEDDING_MODEL__EUCLIDEAN
+                                                                         : GYRO__V1__EMBEDDING_MODEL__POINCARE;
+    if (svc->table->model == want) tab = svc->table;
+    else if (svc->table_alt && svc->table_alt->model == want) tab = svc->table_alt;
+    if (!tab)
+        return gyro_rpc_reply_error(reply, GYRO_RPC_FAILED_PRECONDITION, "the table is %s (curvature %g); it has no %s form",
+                                    gyro_embedding_model_name(svc->table->model), svc->table->curvature,
+                                    gyro_embedding_model_name(want));
+    thread_state *s = &svc->ts[t];
+    gyro_normalized nd = {0};
+    if (rq->text[0]) {
+        if (!s->norm[0]) {
+            gyro_status st = gyro_normalizer_new(NULL, &s->norm[0]);
+            if (st != GYRO_OK) return gyro_rpc_reply_error(reply, gyro_rpc_code_from_status(st), "%s", gyro_error_message());
+        }
+        gyro_status st = gyro_normalize_text(s->norm[0], rq->text, strlen(rq->text), &nd);
+        if (st != GYRO_OK) return gyro_rpc_reply_error(reply, gyro_rpc_code_from_status(st), "%s", gyro_error_message());
+    }
+    size_t n = rq->n_tokens + nd.n_chars;
+    Gyro__V1__EmbeddingEntry *e = calloc(n ? n : 1, sizeof *e);
+    Gyro__V1__EmbeddingEntry **ep = calloc(n ? n : 1, sizeof *ep);
+    char **missing = calloc(n ? n : 1, sizeof *missing);
+    int code = GYRO_RPC_OK;
+    if (!e || !ep || !missing) {
+        code = gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+        goto out;
+    }
+    size_t ne = 0, nm = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *tok = i < rq->n_tokens ? rq->tokens[i] : nd.chars[i - rq->n_tokens];
+        if (i >= rq->n_tokens) { /* whitespace clusters of the text separate, they are not tokens */
+            const char *p = tok;
+            while (*p == ' ') p++;
+            if (!*p) continue;
+        }
+        int row = gyro_embedding_table_find(tab, tok);
+        if (row < 0) {
+            missing[nm++] = tok;
+            continue;
+        }
+        gyro__v1__embedding_entry__init(&e[ne]);
+        e[ne].token = tab->tokens[row];
+        e[ne].count = tab->counts[row];
+        e[ne].n_vector = (size_t)tab->stride;
+        e[ne].vector = tab->vectors + (size_t)row * (size_t)tab->stride;
+        ep[ne] = &e[ne];
+        ne++;
+    }
+    Gyro__V1__EmbedResponse resp = GYRO__V1__EMBED_RESPONSE__INIT;
+    resp.model = tab->model;
+    resp.curvature = tab->curvature;
+    resp.dim = (uint32_t)tab->dim;
+    resp.n_entries = ne;
+    resp.entries = ep;
+    resp.n_missing = nm;
+    resp.missing = missing;
+    if (gyro_rpc_reply_send(reply, &resp.base) != GYRO_OK)
+        code = gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+out:
+    free(e);
+    free(ep);
+    free(missing);
+    return code;
+}
+
+/* Neighbors: the k nearest characters by the distance of the table's own model. */
+static int h_neighbors(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
+{
+    (void)t;
+    gyro_service *svc = ctx;
+    const Gyro__V1__NeighborsRequest *rq = (const Gyro__V1__NeighborsRequest *)request;
+    const gyro_embedding_table *tab = svc->table;
+    if (!tab)
+        return gyro_rpc_reply_error(reply, GYRO_RPC_UNAVAILABLE, "no embedding table loaded (start gyro serve with --embeddings)");
+    int row = rq->token[0] ? gyro_embedding_table_find(tab, rq->token) : -1;
+    if (row < 0) return gyro_rpc_reply_error(reply, GYRO_RPC_NOT_FOUND, "'%s' is not in the embedding table", rq->token);
+    int k = rq->k ? (rq->k > 1000 ? 1000 : (int)rq->k) : 10;
+    if (k > tab->n - 1) k = tab->n - 1;
+    if (k < 1) return gyro_rpc_reply_error(reply, GYRO_RPC_FAILED_PRECONDITION, "the table has a single row");
+    gyro_neighbor *nb = calloc((size_t)k, sizeof *nb);
+    Gyro__V1__Neighbor *m = calloc((size_t)k, sizeof *m);
+    Gyro__V1__Neighbor **mp = calloc((size_t)k, sizeof *mp);
+    int code = GYRO_RPC_OK, n = 0;
+    gyro_status st;
+    if (!nb || !m || !mp) {
+        code = gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    } else if ((st = gyro_embedding_neighbors(tab, row, k, nb, &n)) != GYRO_OK) {
+        code = gyro_rpc_reply_error(reply, gyro_rpc_code_from_status(st), "%s", gyro_error_message());
+    } else {
+        for (int i = 0; i < n; i++) {
+            gyro__v1__neighbor__init(&m[i]);
+            m[i].token = tab->tokens[nb[i].row];
+            m[i].distance = nb[i].distance;
+            mp[i] = &m[i];
+        }
+        Gyro__V1__NeighborsResponse resp = GYRO__V1__NEIGHBORS_RESPONSE__INIT;
+        resp.token = tab->tokens[row];
+        resp.n_neighbors = (size_t)n;
+        resp.neighbors = mp;
+        if (gyro_rpc_reply_send(reply, &resp.base) != GYRO_OK)
+            code = gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    }
+    free(nb);
+    free(m);
+    free(mp);
+    return code;
+}
+
 static int h_health(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
 {
     (void)t;
@@ -433,6 +577,8 @@ static const gyro_rpc_method service_methods[] = {
      h_classify},
     {"/gyro.v1.Gyro/Normalize", GYRO_RPC_SERVER_STREAMING, &gyro__v1__normalize_request__descriptor, 1,
      h_normalize},
+    {"/gyro.v1.Gyro/Embed", GYRO_RPC_UNARY, &gyro__v1__embed_request__descriptor, 0, h_embed},
+    {"/gyro.v1.Gyro/Neighbors", GYRO_RPC_UNARY, &gyro__v1__neighbors_request__descriptor, 1, h_neighbors},
     {"/gyro.v1.Gyro/Stats", GYRO_RPC_UNARY, &gyro__v1__stats_request__descriptor, 0, h_stats},
     {"/grpc.health.v1.Health/Check", GYRO_RPC_UNARY, &grpc__health__v1__health_check_request__descriptor, 0,
      h_health},

@@ -1,7 +1,8 @@
 /* service.h — the handlers of gyro's gRPC service, independent of the transport.
  *
  * A gyro_service owns what the handlers serve: the intent classifier (swappable at run time
- * with gyro_service_reload, e.g. on SIGHUP) and the serving flag of the health service. Its
+ * with gyro_service_reload, e.g. on SIGHUP), the embedding table (loaded once) and the serving
+ * flag of the health service. Its
  * method table (gyro.v1.Gyro and grpc.health.v1.Health/Check) plugs into pipeline/grpc_core.h;
  * the handlers call the same stage functions as the command-line tools. A method whose backend
  * is not loaded answers UNAVAILABLE with a message naming the missing option.
@@ -23,6 +24,7 @@ typedef struct gyro_service gyro_service;
 
 typedef struct gyro_service_options {
     const char *model_path;      /* intent classifier file; NULL: Classify answers UNAVAILABLE */
+    const char *embeddings_path; /* embedding table; NULL: Embed and Neighbors answer UNAVAILABLE */
     int n_threads;               /* handler threads (thread indices 0..n_threads-1) */
     int default_top_k;           /* top_k used when a request says 0 (e.g. 5) */
     int max_top_k;               /* larger top_k requests are clamped to it (e.g. 100) */

@@ -25,13 +25,16 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: gyro serve [options]\n"
             "\n"
-            "Serve gyro over gRPC: gyro.v1.Gyro (Classify, ClassifyStream, Stats) and\n"
+            "Serve gyro over gRPC: gyro.v1.Gyro (Classify, ClassifyStream, Normalize, Embed,\n"
+            "Neighbors, Stats) and "
             "grpc.health.v1.Health/Check.\n"
             "\n"
             "  --model FILE             intent classifier to serve (reloaded on SIGHUP)\n"
+            "  --embeddings FILE        embedding table for Embed and Neighbors (from gyro char2vec)\n"
             "  --addr HOST:PORT         listen address (default 127.0.0.1:50051; port 0 = any free port)\n"
             "  --threads N              completion-queue threads (default 2)\n"
-            "  --pool N                 inference threads for Classify (default 0 = on the queue threads)\n"
+            "  --pool N                 inference threads for Classify, Normalize, Neighbors\n"
+            "                           (default 0 = on the queue threads)\n"
             "  --tls-cert FILE          PEM certificate chain; enables TLS (needs --tls-key)\n"
             "  --tls-key FILE           PEM private key\n"
             "  --tls-client-ca FILE     PEM roots: require and verify client certificates (mutual TLS)\n"
@@ -101,10 +104,11 @@ static void sleep_ms(long ms)
 int gyro_cmd_serve(int argc, char **argv)
 {
     const char *cmd = "serve";
-    const char *model = NULL, *addr = "127.0.0.1:50051", *cert = NULL, *key = NULL, *ca = NULL, *port_file = NULL;
+    const char *model = NULL, *emb = NULL, *addr = "127.0.0.1:50051", *cert = NULL, *key = NULL, *ca = NULL, *port_file = NULL;
     long threads = 2, pool = 0, max_bytes = 4L << 20, drain_ms = 0, grace_ms = 5000;
     static const struct option longopts[] = {
         {"model", required_argument, NULL, 'm'},
+        {"embeddings", required_argument, NULL, 'e'},
         {"addr", required_argument, NULL, 'a'},
         {"threads", required_argument, NULL, 't'},
         {"pool", required_argument, NULL, 'P'},
@@ -124,6 +128,7 @@ int gyro_cmd_serve(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'm': model = optarg; break;
+        case 'e': emb = optarg; break;
         case 'a': addr = optarg; break;
         case 't': if (!gyro_cli_parse_long(cmd, "--threads", optarg, 1, 64, &threads)) return 2; break;
         case 'P': if (!gyro_cli_parse_long(cmd, "--pool", optarg, 0, 64, &pool)) return 2; break;
@@ -161,7 +166,7 @@ int gyro_cmd_serve(int argc, char **argv)
     if (key && (st = read_file(key, &key_pem)) != GYRO_OK) goto fail;
     if (ca && (st = read_file(ca, &ca_pem)) != GYRO_OK) goto fail;
 
-    gyro_service_options so = {model, (int)(threads + pool), 5, 100};
+    gyro_service_options so = {model, emb, (int)(threads + pool), 5, 100};
     if ((st = gyro_service_new(&so, &svc)) != GYRO_OK) goto fail;
     int n_methods;
     const gyro_rpc_method *methods = gyro_service_methods(&n_methods);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# grpc_model.sh — `gyro serve --model` with a classifier trained here on a small labelled set:
+# grpc_model.sh — `gyro serve --model --embeddings` with a classifier and a character table
+# trained here on a small labelled set: Embed (both hyperbolic models) and Neighbors;
 # Classify / ClassifyStream answers (top-k, order, ids, atoms, determinism, concurrency), the C
 # client, and SIGHUP reloads while four clients keep Classify busy: a good new model is swapped
 # in, a truncated, a garbage and a missing file are refused, and no call fails meanwhile.
@@ -13,9 +14,13 @@ train() { "$GYRO" classify train --dim 16 --layers 1 --heads 2 --epochs 15 --see
 train 1 "$TMPDIR/a.model"
 train 2 "$TMPDIR/b.model"
 cp "$TMPDIR/a.model" "$TMPDIR/serve.model"
+for k in 1 2 3 4 5 6 7 8; do cat "$TMPDIR/toy.txt"; done > "$TMPDIR/chars.txt"
+"$GYRO" char2vec train --dim 5 --epochs 1 --min-count 1 --sample 0 --checkpoint-every 0 -o "$TMPDIR/chars.tab" "$TMPDIR/chars.txt" 2>/dev/null
+rows=$(tr -d '\n' < "$TMPDIR/chars.txt" | "$PY" -c 'import sys; print(len(set(sys.stdin.read())))')
 
-start_server model --model "$TMPDIR/serve.model" --threads 2 --pool 2
+start_server model --model "$TMPDIR/serve.model" --embeddings "$TMPDIR/chars.tab" --threads 2 --pool 2
 grep -q 'model ' "$SLOG"
+suite embed "$ADDR" --dim 5 --rows "$rows"
 suite model "$ADDR" --n-labels 4 --texts-file "$TMPDIR/toy.txt"
 
 # the C client: one line per text, tab-separated label/probability pairs

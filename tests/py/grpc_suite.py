@@ -91,6 +91,12 @@ def functional(channel, args):
     c, d = code_of(lambda: list(stub.Normalize(many, timeout=0.15)))
     ok(c == SC.DEADLINE_EXCEEDED, "a long Normalize stream hits the client deadline (%s after %.2fs)" % (c, time.time() - t0))
 
+    # no embedding table: Embed and Neighbors are UNAVAILABLE
+    c, d = code_of(lambda: stub.Embed(gyro_pb2.EmbedRequest(tokens=["音"]), timeout=5))
+    ok(c == SC.UNAVAILABLE and "--embeddings" in d, "Embed without a table is UNAVAILABLE (%s)" % c)
+    c, d = code_of(lambda: stub.Neighbors(gyro_pb2.NeighborsRequest(token="音"), timeout=5))
+    ok(c == SC.UNAVAILABLE, "Neighbors without a table is UNAVAILABLE (%s)" % c)
+
     # malformed protobuf and invalid UTF-8, sent as raw bytes
     c, d = code_of(lambda: raw(channel, "/gyro.v1.Gyro/Classify")(b"\xff\xff\xff\xff\x0f", timeout=5))
     ok(c == SC.INVALID_ARGUMENT and "ClassifyRequest" in d, "garbage request is INVALID_ARGUMENT (%s: %s)" % (c, d))
@@ -217,6 +223,39 @@ def model(channel, args):
     ok(not errs, "400 concurrent Classify calls succeed (%d errors)" % len(errs))
 
 
+def embed(channel, args):
+    """Checks against a hyperboloid table of curvature 1 (--dim: its dimension)."""
+    import math
+    stub = gyro_pb2_grpc.GyroStub(channel)
+    M = gyro_pb2
+    r = stub.Embed(M.EmbedRequest(tokens=["播", "放", "\u2603"]), timeout=5)
+    ok(r.model == M.POINCARE and r.dim == args.dim, "Embed defaults to the Poincare ball (%s, dim %d)" % (r.model, r.dim))
+    ok([e.token for e in r.entries] == ["播", "放"] and list(r.missing) == ["\u2603"], "found and missing tokens")
+    ok(all(len(e.vector) == args.dim and sum(v * v for v in e.vector) < 1 for e in r.entries), "ball vectors inside the unit ball")
+    ok(all(e.count > 0 for e in r.entries), "counts are reported")
+    h = stub.Embed(M.EmbedRequest(tokens=["播"], model=M.HYPERBOLOID), timeout=5)
+    x = list(h.entries[0].vector)
+    ok(h.model == M.HYPERBOLOID and len(x) == args.dim + 1, "hyperboloid vectors have dim+1 coordinates")
+    lor = -x[0] * x[0] + sum(v * v for v in x[1:])
+    ok(abs(lor + 1) < 1e-3, "hyperboloid vector on the manifold (<x,x>_L = %.5f)" % lor)
+    p = [v / (1 + x[0]) for v in x[1:]]
+    ok(max(abs(a - b) for a, b in zip(p, r.entries[0].vector)) < 1e-4, "ball and hyperboloid forms agree")
+    t = stub.Embed(M.EmbedRequest(text="播放 音乐"), timeout=5)
+    ok(len(t.entries) + len(t.missing) == 4, "text is segmented into characters, spaces skipped (%d+%d)" % (len(t.entries), len(t.missing)))
+    c, d = code_of(lambda: stub.Embed(M.EmbedRequest(tokens=["播"], model=M.EUCLIDEAN), timeout=5))
+    ok(c == SC.FAILED_PRECONDITION, "EUCLIDEAN from a hyperbolic table is FAILED_PRECONDITION (%s)" % c)
+    n = stub.Neighbors(M.NeighborsRequest(token="播", k=3), timeout=5)
+    ok(n.token == "播" and len(n.neighbors) == 3, "Neighbors returns k neighbours")
+    ds = [x.distance for x in n.neighbors]
+    ok(ds == sorted(ds) and all(math.isfinite(v) and v > 0 for v in ds), "distances ascending and positive")
+    ok("播" not in [x.token for x in n.neighbors], "the query is not its own neighbour")
+    ok(len(stub.Neighbors(M.NeighborsRequest(token="播"), timeout=5).neighbors) == min(10, args.rows - 1), "k 0 means 10")
+    c, d = code_of(lambda: stub.Neighbors(M.NeighborsRequest(token="\u2603"), timeout=5))
+    ok(c == SC.NOT_FOUND, "an unknown character is NOT_FOUND (%s)" % c)
+    c, d = code_of(lambda: stub.Neighbors(M.NeighborsRequest(token=""), timeout=5))
+    ok(c == SC.NOT_FOUND, "an empty token is NOT_FOUND (%s)" % c)
+
+
 def drain(channel, args):
     """Called right after SIGTERM with --drain-ms: health NOT_SERVING, calls still answered."""
     health = health_pb2_grpc.HealthStub(channel)
@@ -294,6 +333,8 @@ def main():
     p.add_argument("--n-labels", type=int, default=0)
     p.add_argument("--texts-file")
     p.add_argument("--seconds", type=float, default=3)
+    p.add_argument("--dim", type=int, default=0)
+    p.add_argument("--rows", type=int, default=0)
     args = p.parse_args()
     args.texts = []
     if args.texts_file:
@@ -312,7 +353,7 @@ def main():
         ok(c == SC.UNAVAILABLE, "connection refused as expected (%s: %s)" % (c, (d or "")[:80]))
         return
     {"functional": functional, "model": model, "tls": tls, "drain": drain, "long-stream": long_stream,
-     "reload-load": reload_load}[args.check](channel, args)
+     "reload-load": reload_load, "embed": embed}[args.check](channel, args)
     channel.close()
 
 
