@@ -10,6 +10,7 @@
 #include "pipeline/labels.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -436,8 +437,15 @@ int gyro_label_set_find(const gyro_label_set *s, const char *label)
     int id = index_lookup(&s->class_index, (char *const *)s->classes, sizeof *s->classes, label,
                           NULL);
     if (id >= 0) return id;
+    /* an unparsable name is simply absent: keep the caller's error message as it was */
+    char saved[1024];
+    snprintf(saved, sizeof saved, "%s", gyro_error_message());
     gyro_label l;
-    if (gyro_label_parse(label, &l) != GYRO_OK) { gyro_error_clear(); return -1; }
+    if (gyro_label_parse(label, &l) != GYRO_OK) {
+        if (saved[0]) gyro_error_set(GYRO_ERR_DATA, "%s", saved);
+        else gyro_error_clear();
+        return -1;
+    }
     id = index_lookup(&s->class_index, (char *const *)s->classes, sizeof *s->classes, l.name,
                       NULL);
     gyro_label_free(&l);

@@ -80,7 +80,7 @@ void gyro_label_set_free(gyro_label_set *s);
 gyro_status gyro_label_set_add(gyro_label_set *s, const char *label, int *id);
 
 /* Class id of a label given by name (trimmed as in parsing, so " music.play " finds
- * "music.play"), or -1 when absent or unparsable. */
+ * "music.play"), or -1 when absent or unparsable. Never changes the thread's error message. */
 int gyro_label_set_find(const gyro_label_set *s, const char *label);
 
 /* Number of classes. */

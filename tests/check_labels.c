@@ -158,7 +158,11 @@ START_TEST(test_set_ids_atoms_parents)
     ck_assert_int_eq(gyro_label_set_find(s, "query_song + play_song"), 1);
     ck_assert_int_eq(gyro_label_set_find(s, "play_song+query_song"), -1); /* spelling matters */
     ck_assert_int_eq(gyro_label_set_find(s, "nope"), -1);
+    gyro_error_set(GYRO_ERR_IO, "earlier message");
     ck_assert_int_eq(gyro_label_set_find(s, "++"), -1);
+    ck_assert_str_eq(gyro_error_message(), "earlier message");
+    gyro_error_clear();
+    ck_assert_int_eq(gyro_label_set_find(s, "a..b"), -1);
     ck_assert_str_eq(gyro_error_message(), "");
     ck_assert_str_eq(gyro_label_set_name(s, 1), "query_song+play_song");
     ck_assert_ptr_null(gyro_label_set_name(s, 4));
