@@ -142,11 +142,9 @@ static double S(logmap_ratio)(double *a, double *e, double *q, const T *x, const
 {
     *e = S(lam1)(x, y, n);
     *a = 1.0 + *e;
-    double z0 = (double)y[0] - *a * (double)x[0], qq = -z0 * z0;
-    for (int i = 1; i <= n; i++) {
-        double zi = (double)y[i] - *a * (double)x[i];
-        qq += zi * zi;
-    }
+    double z0 = (double)y[0] - *a * (double)x[0], d[4];
+    S(hyp_comb_dots)(d, -*a, x + 1, 1.0, y + 1, NULL, n); /* spatial |z_s|² */
+    double qq = d[0] - z0 * z0;
     *q = qq;
     double A = gyro_hyp_arcosh1p(*e);
     if (qq > GYRO_HYP_MIN_NORM * GYRO_HYP_MIN_NORM) return A / sqrt(qq);
@@ -241,11 +239,9 @@ static void S(rsgd_prepare)(S(rsgd_state) *st, const T *x, const T *g, double lr
                             double max_step, int n)
 {
     st->xg = S(hyp_dot)(x, g, n + 1);
-    double r0 = S(rg_at)(x, g, st->xg, 0), rr = -r0 * r0;
-    for (int i = 1; i <= n; i++) {
-        double ri = S(rg_at)(x, g, st->xg, i);
-        rr += ri * ri;
-    }
+    double r0 = S(rg_at)(x, g, st->xg, 0), d[4];
+    S(hyp_comb_dots)(d, st->xg, x + 1, 1.0, g + 1, NULL, n); /* spatial |rg_s|² */
+    double rr = d[0] - r0 * r0;
     st->rr = rr;
     st->ns_raw = rr > 0.0 ? fabs(lr) * sqrt(rr) : 0.0;
     st->kr = -lr;
@@ -261,12 +257,11 @@ void L(rsgd_step)(T *x_new, const T *x, const T *egrad, T lr, T max_step, int n)
 {
     S(rsgd_state) st;
     S(rsgd_prepare)(&st, x, egrad, lr, max_step, n);
-    double k = st.sh * st.kr, ss = 0.0;
-    for (int i = 1; i <= n; i++) { /* spatial part of y; x_new may alias x */
-        double yi = st.ch * (double)x[i] + k * S(rg_at)(x, egrad, st.xg, i);
-        x_new[i] = (T)yi;
-        ss += yi * yi;
-    }
+    /* spatial y = ch x + k rg = (ch + k xg) x + k g (i ≥ 1); x_new may alias x. x₀ is then
+     * recomputed from the STORED spatial coordinates, so ⟨x,x⟩_L = −1 up to one rounding of x₀. */
+    double k = st.sh * st.kr;
+    S(hyp_axpby)(x_new + 1, st.ch + k * st.xg, x + 1, k, egrad + 1, n);
+    double ss = S(hyp_dot)(x_new + 1, x_new + 1, n);
     if (!isfinite(ss)) {
         S(origin)(x_new, n);
         return;

@@ -170,19 +170,12 @@ static void S(logmap_w)(double *wa, double *wb, double *ww, double *wx, double *
                         double c, double xx, double yy, double xy, const T *x, const T *y,
                         const T *g, int n)
 {
-    double a, b;
+    double a, b, d[4];
     gyro_hyp_madd_coef(c, xx, yy, -xy, &a, &b);
     *wa = -a;
     *wb = b;
-    double s_ww = 0.0, s_wx = 0.0, s_wy = 0.0, s_gw = 0.0;
-    for (int i = 0; i < n; i++) {
-        double w = -a * (double)x[i] + b * (double)y[i];
-        s_ww += w * w;
-        s_wx += w * (double)x[i];
-        s_wy += w * (double)y[i];
-        if (g) s_gw += w * (double)g[i];
-    }
-    *ww = s_ww; *wx = s_wx; *wy = s_wy; *gw = s_gw;
+    S(hyp_comb_dots)(d, -a, x, b, y, g, n);
+    *ww = d[0]; *wx = d[1]; *wy = d[2]; *gw = d[3];
 }
 
 void P(logmap)(T *v, const T *x, const T *y, T c, int n)
