@@ -329,54 +329,99 @@ gyro_status TF(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int
 }
 
 /* The pointers of layer l in block `blk` with the configuration's aliases. `fwd` selects the
- * activation block (masks attached) or the gradient block. */
+ * activation block (masks and merge cache attached) or the gradient block; xin is the layer's
+ * input. In the Euclidean geometry exp0 and log0 are the identity, so their outputs alias
+ * their inputs instead of being copies (the geo kernels skip a map whose output is its input,
+ * and its backward whose gradient buffers coincide). */
 static void TF(tf_layer_ptrs_get)(TF(tf_layer_ptrs) *p, const ACTS *a, const TF(tf_block) *blk,
-                                  const gyro_tf_config *cfg, int l, int fwd)
+                                  const gyro_tf_config *cfg, int l, int fwd, R *xin)
 {
     const long N = a->nmax, C = cfg->dim, F = cfg->ffn_dim, H = cfg->n_heads;
     const long A = H * cfg->head_dim;
     const long RRW = cfg->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC ? H * C : 0;
+    const int eu = cfg->geometry != GYRO_TF_GEOMETRY_HYPERBOLIC;
     (void)F;
 #define TF_LAYER_PTR(name, w) p->name = blk->name + (long)l * N * (w);
     TF_LAYER_FIELDS(TF_LAYER_PTR)
 #undef TF_LAYER_PTR
     p->att = blk->att + (long)l * a->max_batch * H * a->max_len * a->max_len;
-    p->xin = blk->x0; /* layer 0; tf_ptrs sets the previous layer's output for l > 0 */
-    if (!a->dropout_on) {
-        p->od = p->o;
+    p->xin = xin;
+    /* attention */
+    if (eu) {
+        p->u = p->xin;
+        p->qkvz = p->qkvy;
+        p->qkvt = p->qkvz;
     }
+    if (!a->dropout_on)
+        p->od = p->o;
+    /* residual and LayerNorm 1 */
+    if (eu)
+        p->la = p->a;
     if (cfg->residual == GYRO_TF_RESIDUAL_NONE)
         p->res1 = p->a;
-    if (!cfg->layernorm)
+    else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT && eu)
+        p->res1 = p->ts1;
+    if (!cfg->layernorm) {
         p->x1 = p->res1;
+    } else if (eu) {
+        p->lnu1 = p->res1;
+        p->x1 = p->lnv1;
+    }
+    /* feed-forward */
+    if (eu) {
+        p->u2 = p->x1;
+        p->e2 = p->y2;
+        p->g0 = p->h;
+    }
     if (cfg->ffn_activation == GYRO_TF_ACTIVATION_IDENTITY)
         p->g1 = p->g0;
     if (!a->dropout_on)
         p->gd = p->g1;
+    if (eu) {
+        p->e3 = p->y3;
+        p->lf = p->f;
+    }
+    /* residual and LayerNorm 2 */
     if (cfg->residual == GYRO_TF_RESIDUAL_NONE)
         p->res2 = p->f;
-    if (!cfg->layernorm)
+    else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT && eu)
+        p->res2 = p->ts2;
+    if (!cfg->layernorm) {
         p->xout = p->res2;
+    } else if (eu) {
+        p->lnu2 = p->res2;
+        p->xout = p->lnv2;
+    }
     p->mask_o = fwd && a->mask_o ? a->mask_o + (long)l * N * A : NULL;
     p->mask_f = fwd && a->mask_f ? a->mask_f + (long)l * N * cfg->ffn_dim : NULL;
     p->rb = fwd && a->merge_cache ? a->merge_cache + (long)l * N * 2 * H * C : NULL;
 }
 
-/* The output of layer l (with aliases): what layer l+1 reads as its input. */
+/* The output of layer l (with aliases): what layer l+1 reads as its input (it does not depend
+ * on the layer's own input). */
 static R *TF(tf_layer_out)(const ACTS *a, const TF(tf_block) *blk, const gyro_tf_config *cfg,
                            int l)
 {
     TF(tf_layer_ptrs) p;
-    TF(tf_layer_ptrs_get)(&p, a, blk, cfg, l, 0);
+    TF(tf_layer_ptrs_get)(&p, a, blk, cfg, l, 0, blk->x0);
     return p.xout;
 }
 
 static void TF(tf_ptrs)(TF(tf_layer_ptrs) *p, const ACTS *a, const TF(tf_block) *blk,
                         const gyro_tf_config *cfg, int l, int fwd)
 {
-    TF(tf_layer_ptrs_get)(p, a, blk, cfg, l, fwd);
-    if (l > 0)
-        p->xin = TF(tf_layer_out)(a, blk, cfg, l - 1);
+    R *xin = l > 0 ? TF(tf_layer_out)(a, blk, cfg, l - 1) : blk->x0;
+    TF(tf_layer_ptrs_get)(p, a, blk, cfg, l, fwd, xin);
+}
+
+/* The head's buffers with the same aliases: lf = log0(xl), pd = dropout(pooled), pb = exp0(pd). */
+static void TF(tf_head_ptrs)(R **lf, R **pd, R **pb, const ACTS *a, const TF(tf_block) *blk,
+                             const gyro_tf_config *cfg, R *xl)
+{
+    const int eu = cfg->geometry != GYRO_TF_GEOMETRY_HYPERBOLIC;
+    *lf = eu ? xl : blk->lfin;
+    *pd = a->dropout_on ? blk->pdrop : blk->pooled;
+    *pb = eu ? *pd : blk->pball;
 }
 
 /* ---- forward ------------------------------------------------------------------------------ */
@@ -489,16 +534,15 @@ gyro_status TF(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
     }
 
     /* max pooling in the tangent space, then hyperbolic MLR */
-    const R *xl = cfg->n_layers ? TF(tf_layer_out)(a, blk, cfg, cfg->n_layers - 1) : blk->x0;
-    L_(gyro_geo_log0)(blk->lfin, C, xl, C, geo, c, Nr, C);
-    L_(gyro_pool_forward)(blk->pooled, a->pidx, blk->lfin, lengths, B, T, C);
-    const R *pd = blk->pooled;
-    if (a->dropout_on) {
-        L_(gyro_dropout_forward)(blk->pdrop, a->mask_p, blk->pooled, rng, pdrop, (long)B * C);
-        pd = blk->pdrop;
-    }
-    L_(gyro_geo_exp0)(blk->pball, C, pd, C, geo, c, B, C);
-    L_(gyro_mlr_forward)(blk->logits, blk->pball, w->mlr_p, w->mlr_a, geo, c, B, K, C);
+    R *xl = cfg->n_layers ? TF(tf_layer_out)(a, blk, cfg, cfg->n_layers - 1) : blk->x0;
+    R *lf, *pd, *pb;
+    TF(tf_head_ptrs)(&lf, &pd, &pb, a, blk, cfg, xl);
+    L_(gyro_geo_log0)(lf, C, xl, C, geo, c, Nr, C);
+    L_(gyro_pool_forward)(blk->pooled, a->pidx, lf, lengths, B, T, C);
+    if (a->dropout_on)
+        L_(gyro_dropout_forward)(pd, a->mask_p, blk->pooled, rng, pdrop, (long)B * C);
+    L_(gyro_geo_exp0)(pb, C, pd, C, geo, c, B, C);
+    L_(gyro_mlr_forward)(blk->logits, pb, w->mlr_p, w->mlr_a, geo, c, B, K, C);
     return GYRO_OK;
 }
 
@@ -544,18 +588,19 @@ void TF(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const R 
     R *scr = a->scratch;
 
     /* head: MLR, exp0, dropout, pooling, log0 */
-    L_(gyro_mlr_backward)(da->pball, g->mlr_p, g->mlr_a, dlogits, fa->pball, w->mlr_p, w->mlr_a,
-                          geo, c, B, K, C);
-    const R *pd = a->dropout_on ? fa->pdrop : fa->pooled;
-    R *dpd = a->dropout_on ? da->pdrop : da->pooled;
-    L_(gyro_geo_exp0_backward)(dpd, C, scr, da->pball, C, fa->pball, C, pd, C, geo, c, B, C);
-    if (a->dropout_on)
-        L_(gyro_dropout_backward)(da->pooled, da->pdrop, a->mask_p, (long)B * C);
-    L_(gyro_pool_backward)(da->lfin, da->pooled, a->pidx, B, T, C);
     const int Lr = cfg->n_layers;
-    const R *xl = Lr ? TF(tf_layer_out)(a, fa, cfg, Lr - 1) : fa->x0;
+    R *xl = Lr ? TF(tf_layer_out)(a, fa, cfg, Lr - 1) : fa->x0;
     R *dxl = Lr ? TF(tf_layer_out)(a, da, cfg, Lr - 1) : da->x0;
-    L_(gyro_geo_log0_backward)(dxl, C, da->lfin, C, xl, C, geo, c, Nr, C);
+    R *lf, *pd, *pb, *dlf, *dpd, *dpb;
+    TF(tf_head_ptrs)(&lf, &pd, &pb, a, fa, cfg, xl);
+    TF(tf_head_ptrs)(&dlf, &dpd, &dpb, a, da, cfg, dxl);
+    L_(gyro_mlr_backward)(dpb, g->mlr_p, g->mlr_a, dlogits, pb, w->mlr_p, w->mlr_a, geo, c, B, K,
+                          C);
+    L_(gyro_geo_exp0_backward)(dpd, C, scr, dpb, C, pb, C, pd, C, geo, c, B, C);
+    if (a->dropout_on)
+        L_(gyro_dropout_backward)(da->pooled, dpd, a->mask_p, (long)B * C);
+    L_(gyro_pool_backward)(dlf, da->pooled, a->pidx, B, T, C);
+    L_(gyro_geo_log0_backward)(dxl, C, dlf, C, xl, C, geo, c, Nr, C);
 
     for (int l = Lr - 1; l >= 0; l--) {
         TF(tf_layer_ptrs) p, q; /* activations, their gradients */

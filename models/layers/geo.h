@@ -17,6 +17,10 @@
  * and the backward goes straight to the hyp op's VJP; otherwise (or without the output) it
  * recomputes the unprojected value in a caller-provided scratch row (2·n values).
  *
+ * In the Euclidean geometry exp0 and log0 are the identity: a caller may alias a map's output
+ * to its input (nothing is copied) and then passes the same gradient buffer for both sides of
+ * the backward, which adds nothing (the gradient is already in place).
+ *
  * Each kernel exists in float32 and float64 (_f32 / _f64, one generic source geo_impl.h).
  * Rows are addressed with leading dimensions (ld*) so a head's slice of a wider row can be
  * mapped in place. Backward kernels ACCUMULATE (+=) into their gradient outputs.

@@ -44,7 +44,7 @@ void S(gyro_geo_exp0_backward)(R *dV, int lddv, R *scratch, const R *dY, int ldd
             memset(de, 0, (size_t)n * sizeof(R));
             HYP(project_backward)(de, dy, e, c, n);
             HYP(expmap0_backward)(dv, de, v, c, n);
-        } else {
+        } else if (dv != dy) { /* dv == dy: the caller aliased the output to the input */
             for (int i = 0; i < n; i++)
                 dv[i] += dy[i];
         }
@@ -71,7 +71,7 @@ void S(gyro_geo_log0_backward)(R *dY, int lddy, const R *dV, int lddv, const R *
         const R *dv = dV + (long)r * lddv;
         if (geo == GYRO_GEO_HYPERBOLIC) {
             HYP(logmap0_backward)(dy, dv, Y + (long)r * ldy, c, n);
-        } else {
+        } else if (dy != dv) {
             for (int i = 0; i < n; i++)
                 dy[i] += dv[i];
         }
