@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "models/core/atomic_file.h"
+#include "models/core/blas.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/grpc_core.h"
 #include "pipeline/service.h"
@@ -150,6 +151,9 @@ int gyro_cmd_serve(int argc, char **argv)
     if ((cert == NULL) != (key == NULL)) return gyro_cli_usage_error(cmd, "--tls-cert and --tls-key go together");
     if (ca && !cert) return gyro_cli_usage_error(cmd, "--tls-client-ca needs --tls-cert and --tls-key");
 
+    /* The server's own threads run the inferences; OpenBLAS threads on top of them would
+     * oversubscribe the cores (and their spinning multiplies latency under load). */
+    gyro_blas_set_threads(1);
     signal(SIGPIPE, SIG_IGN);
     sigset_t sigs;
     sigemptyset(&sigs);
