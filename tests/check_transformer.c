@@ -342,6 +342,47 @@ START_TEST(test_carved_grad_block)
 }
 END_TEST
 
+/* Activations sized larger than the batch (and a second, smaller batch through the same
+ * activations) give the same logits and gradients as exactly sized ones; a model without
+ * layers (embedding, pooling, MLR) works too. */
+START_TEST(test_acts_larger_than_batch)
+{
+    for (int layers = 0; layers <= 2; layers += 2) {
+        gyro_tf_config c = tiny(GYRO_TF_GEOMETRY_HYPERBOLIC);
+        c.n_layers = layers;
+        c.layernorm = 1;
+        c.residual = GYRO_TF_RESIDUAL_TANGENT;
+        gyro_tf_model_f64 *m = NULL;
+        gyro_tf_acts_f64 *a = NULL, *big = NULL;
+        ck_assert_int_eq(gyro_tf_new_f64(&c, 8, 1, &m), GYRO_OK);
+        ck_assert_int_eq(gyro_tf_acts_new_f64(m, 3, 4, 1, &a), GYRO_OK);
+        ck_assert_int_eq(gyro_tf_acts_new_f64(m, 7, 5, 1, &big), GYRO_OK);
+        double *g1 = calloc(m->n_params, sizeof(double)), *g2 = calloc(m->n_params, sizeof(double));
+        gyro_tf_params_f64 p1, p2;
+        gyro_tf_carve_f64(&c, g1, &p1);
+        gyro_tf_carve_f64(&c, g2, &p2);
+        double dl[9];
+        ck_assert_int_eq(gyro_tf_forward_f64(m, a, TOK, LEN, 3, 4, NULL), GYRO_OK);
+        gyro_tf_softmax_xent_f64(dl, NULL, gyro_tf_logits_f64(a), LAB, 3, 3);
+        gyro_tf_backward_f64(m, a, &p1, dl);
+        const int32_t other[5 * 5] = {0};
+        const int olen[5] = {5, 5, 5, 5, 5};
+        ck_assert_int_eq(gyro_tf_forward_f64(m, big, other, olen, 5, 5, NULL), GYRO_OK);
+        ck_assert_int_eq(gyro_tf_forward_f64(m, big, TOK, LEN, 3, 4, NULL), GYRO_OK);
+        for (int i = 0; i < 9; i++)
+            ck_assert(fabs(gyro_tf_logits_f64(big)[i] - gyro_tf_logits_f64(a)[i]) < 1e-12);
+        gyro_tf_backward_f64(m, big, &p2, dl);
+        for (size_t i = 0; i < m->n_params; i++)
+            ck_assert(fabs(g1[i] - g2[i]) < 1e-12);
+        free(g1);
+        free(g2);
+        gyro_tf_acts_free_f64(a);
+        gyro_tf_acts_free_f64(big);
+        gyro_tf_free_f64(m);
+    }
+}
+END_TEST
+
 /* Learn a toy task: the class is the position class of the largest token. RMSProp-free plain
  * SGD (Euclidean tensors) and Riemannian SGD (ball tensors) must bring the loss far down. */
 static double train_toy(gyro_tf_geometry geo)
@@ -418,6 +459,7 @@ int main(void)
     tcase_add_test(tc, test_config_errors);
     tcase_add_test(tc, test_input_errors);
     tcase_add_test(tc, test_carved_grad_block);
+    tcase_add_test(tc, test_acts_larger_than_batch);
     tcase_add_test(tc, test_learns_toy_task);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
