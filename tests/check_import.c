@@ -73,7 +73,9 @@ static gyro_status run(gyro_import_format fmt, const char *path, int strict, got
 
 static void setup(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/gyro-import-XXXXXX");
+    /* the fuzz test rewrites a file 1,600 times: prefer a memory file system */
+    const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    snprintf(tmpdir, sizeof tmpdir, "%s/gyro-import-XXXXXX", base);
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 }
 
@@ -369,6 +371,98 @@ START_TEST(test_sink_error_stops)
 }
 END_TEST
 
+
+/* ---- fuzz ------------------------------------------------------------------------------------- */
+
+#include "models/core/rng.h"
+#include "pipeline/labels.h"
+#include "pipeline/utf8.h"
+
+/* every example that reaches the sink must satisfy the importer's promises (plain checks, not
+ * ck_assert: Check records every passing assertion, which would dominate this loop) */
+#define FUZZ_CHECK(cond) do { if (!(cond)) ck_abort_msg("fuzz: %s fails for '%s'", #cond, e->text); } while (0)
+static gyro_status checking_sink(void *ctx, const Gyro__V1__Example *e)
+{
+    int *n = ctx;
+    size_t len = strlen(e->text);
+    FUZZ_CHECK(len > 0);
+    FUZZ_CHECK(gyro_utf8_find_invalid((const uint8_t *)e->text, len) == len);
+    FUZZ_CHECK(e->text[0] != ' ' && e->text[len - 1] != ' ');
+    gyro_label l;
+    FUZZ_CHECK(gyro_label_parse(e->label, &l) == GYRO_OK);
+    FUZZ_CHECK(strcmp(l.name, e->label) == 0);
+    FUZZ_CHECK((size_t)l.n_atoms == e->n_labels);
+    for (int i = 0; i < l.n_atoms; i++) FUZZ_CHECK(strcmp(l.atoms[i], e->labels[i]) == 0);
+    gyro_label_free(&l);
+    FUZZ_CHECK(gyro_utf8_find_invalid((const uint8_t *)e->session, strlen(e->session)) ==
+               strlen(e->session));
+    (*n)++;
+    return GYRO_OK;
+}
+
+static void fuzz_format(gyro_import_format fmt, const char *name, const char *seed_text, int iters,
+                        int min_examples)
+{
+    static const char alphabet[] = "\t\n\r\"{}[],:+. \\\xff\xe4\xb8\xad\xef\xbb\xbf" "abc0";
+    size_t len = strlen(seed_text);
+    char *buf = malloc(len + 64);
+    gyro_rng r;
+    gyro_rng_seed(&r, 99 + (uint64_t)fmt);
+    int total = 0;
+    for (int it = 0; it < iters; it++) {
+        memcpy(buf, seed_text, len);
+        size_t n = len;
+        int edits = 1 + (int)gyro_rng_below(&r, 4);
+        for (int e = 0; e < edits && n > 0; e++) {
+            size_t pos = gyro_rng_below(&r, (uint32_t)n);
+            char c = gyro_rng_below(&r, 8) == 0 ? '\0' : alphabet[gyro_rng_below(&r, sizeof alphabet - 1)];
+            switch (gyro_rng_below(&r, 4)) {
+            case 0: buf[pos] = c; break;
+            case 1: n = pos; break;
+            case 2: memmove(buf + pos, buf + pos + 1, n - pos - 1); n--; break;
+            default:
+                if (n + 1 < len + 64) {
+                    memmove(buf + pos + 1, buf + pos, n - pos);
+                    buf[pos] = c;
+                    n++;
+                }
+            }
+        }
+        const char *path = write_file(name, buf, n);
+        for (int strict = 0; strict < 2; strict++) {
+            int got_n = 0;
+            gyro_import_options opt = {.strict = strict};
+            gyro_import_stats st = {0};
+            gyro_status s = gyro_import_file(fmt, path, &opt, checking_sink, &got_n, &st);
+            if (s != GYRO_OK && s != GYRO_ERR_DATA && s != GYRO_ERR_FORMAT && s != GYRO_ERR_LIMIT)
+                ck_abort_msg("%s iteration %d: status %d (%s)", name, it, s, gyro_error_message());
+            if (s != GYRO_OK && !strstr(gyro_error_message(), name))
+                ck_abort_msg("%s iteration %d: message without the file: %s", name, it,
+                             gyro_error_message());
+            if (st.examples != (uint64_t)got_n) ck_abort_msg("%s: examples miscounted", name);
+            total += got_n;
+        }
+    }
+    ck_assert_int_gt(total, min_examples);   /* mutants still hold good records */
+    free(buf);
+}
+
+START_TEST(test_fuzz_all_formats)
+{
+    fuzz_format(GYRO_IMPORT_TSV, "f.tsv",
+                "text\tlabel\n播放音乐\tmusic.play\n查询 并播放\tquery_song+play_song\ts1\n\n下一首\tmusic.next\n", 400, 400);
+    fuzz_format(GYRO_IMPORT_NLPCC, "f.txt",
+                "11\t播放周杰伦的歌\tmusic.play\t播放<singer>周杰伦</singer>的歌\r\n11\t下一首\tmusic.next\t下一首\r\n\r\n"
+                "22\t导航到北京\tnavigation.navigation\t导航到<destination>北京</destination>\n", 400, 400);
+    fuzz_format(GYRO_IMPORT_SMP, "f.json",
+                "[{\"text\": \"打开uc\", \"domain\": \"app\", \"intent\": \"LAUNCH\", \"slots\": {\"name\": \"uc\"}},\n"
+                " {\"text\": \"你好\", \"domain\": \"chat\", \"intent\": null},\n"
+                " {\"text\": \"\\u64ad\\u653e\", \"domain\": \"music\", \"intent\": \"PLAY\"}]\n", 400, 40);
+    fuzz_format(GYRO_IMPORT_CROSSWOZ, "f.json", crosswoz_json, 400, 40);
+    /* (one syntax error rejects a whole JSON file, so fewer JSON mutants keep records) */
+}
+END_TEST
+
 static Suite *import_suite(void)
 {
     Suite *s = suite_create("import");
@@ -382,6 +476,7 @@ static Suite *import_suite(void)
     tcase_add_test(tc, test_crosswoz_json);
     tcase_add_test(tc, test_crosswoz_zip);
     tcase_add_test(tc, test_sink_error_stops);
+    tcase_add_test(tc, test_fuzz_all_formats);
     suite_add_tcase(s, tc);
     return s;
 }
