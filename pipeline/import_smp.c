@@ -55,8 +55,9 @@ gyro_status gyro_import_smp(gyro_import_ctx *c)
             continue;
         }
         const char *d = domain->u.s.str;
-        const char *in = (intent && intent->type == GYRO_JSON_STRING) ? intent->u.s.str : "";
-        if (strlen(d) != domain->u.s.len || strlen(in) != (intent && *in ? intent->u.s.len : 0)) {
+        int has_intent = intent && intent->type == GYRO_JSON_STRING;
+        const char *in = has_intent ? intent->u.s.str : "";
+        if (strlen(d) != domain->u.s.len || strlen(in) != (has_intent ? intent->u.s.len : 0)) {
             st = gyro_import_bad(c, rec->line, "record %zu: NUL character in the label", i + 1);
             continue;
         }

@@ -215,6 +215,7 @@ START_TEST(test_smp)
                         "  {\"text\": \"x\", \"domain\": \"a.\", \"intent\": \"B\"},\n"
                         "  [1],\n"
                         "  {\"text\": \"a\\u0000b\", \"domain\": \"app\", \"intent\": \"LAUNCH\"},\n"
+                        "  {\"text\": \"x\", \"domain\": \"app\", \"intent\": \"\\u0000L\"},\n"
                         "  {\"text\": \"\\u64ad\\u653e\", \"domain\": \"music\", \"intent\": \"PLAY\"}\n"
                         "]\n";
     const char *path = write_file("2020train.json", data, sizeof data - 1);
@@ -222,7 +223,7 @@ START_TEST(test_smp)
     gyro_import_stats st;
     ck_assert_int_eq(run(GYRO_IMPORT_SMP, path, 0, &g, &st), GYRO_OK);
     ck_assert_int_eq(g.n, 4);
-    ck_assert_uint_eq(st.bad, 6);
+    ck_assert_uint_eq(st.bad, 7);
     ck_assert_str_eq(g.label[0], "app.LAUNCH");
     ck_assert_str_eq(g.session[0], "r1");
     ck_assert_uint_eq(g.line[0], 2);
@@ -230,8 +231,8 @@ START_TEST(test_smp)
     ck_assert_str_eq(g.label[2], "chat");
     ck_assert_str_eq(g.text[3], "播放");
     ck_assert_str_eq(g.label[3], "music.PLAY");
-    ck_assert_str_eq(g.session[3], "r10");
-    ck_assert_ptr_nonnull(strstr(g.last_warning, "2020train.json:10: NUL byte"));
+    ck_assert_str_eq(g.session[3], "r11");
+    ck_assert_ptr_nonnull(strstr(g.last_warning, "2020train.json:11: record 10: NUL character in the label"));
     ck_assert_int_eq(run(GYRO_IMPORT_SMP, path, 1, &g, &st), GYRO_ERR_DATA);
     ck_assert_ptr_nonnull(strstr(gyro_error_message(), "2020train.json:5: record 4: \"text\" is number"));
 
