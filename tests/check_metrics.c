@@ -46,8 +46,9 @@ START_TEST(test_absent_class_and_ce)
     gyro_class_stats s3 = gyro_metrics_class(&m, 3);
     ck_assert(isnan(s3.precision) && isnan(s3.recall));
     ck_assert_double_eq(s3.f1, 0.0);
-    ck_assert_int_eq(gyro_metrics_init(&m, 0), GYRO_ERR_USAGE);
     gyro_metrics_free(&m);
+    ck_assert_int_eq(gyro_metrics_init(&m, 0), GYRO_ERR_USAGE);
+    ck_assert_ptr_null(m.confusion);
 }
 END_TEST
 
