@@ -69,6 +69,8 @@ gyro_status gyro_import_emit(gyro_import_ctx *c, const char *text, size_t len, c
         return gyro_import_bad(c, line, "invalid UTF-8 in the text at byte %zu (0x%02X)", bad,
                                (unsigned char)text[b + bad]);
     if (!label) return gyro_import_bad(c, line, "missing label");
+    while (*label == ' ' || *label == '\t') label++;
+    if (strncmp(label, "\xEF\xBB\xBF", 3) == 0) label += 3;   /* a BOM before the label field */
     if (session && gyro_utf8_find_invalid((const uint8_t *)session, strlen(session)) <
                        strlen(session))
         return gyro_import_bad(c, line, "invalid UTF-8 in the session id");

@@ -23,10 +23,11 @@ static int is_space(unsigned char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
 }
 
-/* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if invalid. */
-static size_t utf8_len(const unsigned char *p, size_t n)
+/* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if invalid; *out = code point. */
+static size_t utf8_len(const unsigned char *p, size_t n, uint32_t *out)
 {
     unsigned char c = p[0];
+    *out = c;
     if (c < 0x80) return 1;
     size_t len;
     uint32_t cp;
@@ -42,7 +43,15 @@ static size_t utf8_len(const unsigned char *p, size_t n)
     if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return 0;
     if (cp >= 0xD800 && cp <= 0xDFFF) return 0;
     if (cp >= 0x80 && cp <= 0x9F) return 0; /* C1 controls */
+    *out = cp;
     return len;
+}
+
+/* Unicode spaces and invisible characters that must not hide inside a label. */
+static int is_invisible(uint32_t cp)
+{
+    return cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200F) || cp == 0x2028 ||
+           cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000 || cp == 0xFEFF;
 }
 
 /* Split and validate; atoms[] receives the trimmed atoms in written order. */
@@ -86,9 +95,13 @@ static gyro_status label_split(const char *text, span *atoms, int *n_atoms, int 
                 return gyro_error_set(GYRO_ERR_DATA,
                                       "whitespace or control character at byte %zu of a label",
                                       j);
-            size_t l = utf8_len(t + j, ae - j);
+            uint32_t cp;
+            size_t l = utf8_len(t + j, ae - j, &cp);
             if (l == 0)
                 return gyro_error_set(GYRO_ERR_DATA, "invalid UTF-8 at byte %zu of a label", j);
+            if (is_invisible(cp))
+                return gyro_error_set(GYRO_ERR_DATA, "space or invisible character U+%04X at byte "
+                                      "%zu of a label", (unsigned)cp, j);
             j += l;
         }
         if (lv == ae)

@@ -3,7 +3,8 @@
  * Grammar of a label (as written in the data sets and the seed's appendix D):
  *     label  := atom ( '+' atom )*          a composite joins atoms with '+'
  *     atom   := level ( '.' level )*        a dot separates levels of the hierarchy
- *     level  := one or more UTF-8 characters other than '+', '.', whitespace and controls
+ *     level  := one or more UTF-8 characters other than '+', '.', whitespace, controls and
+ *               invisible characters (U+00A0, U+2000..U+200F, U+3000, U+FEFF, ...)
  * Whitespace around a whole label and around each atom is ignored ("query_song + play_song" is
  * "query_song+play_song"); whitespace inside a level is an error. `music.play` is an atom of
  * depth 2 whose levels are ["music", "music.play"] (its parent is `music`);

@@ -105,7 +105,7 @@ START_TEST(test_tsv)
                         "播放音乐\tmusic.play\r\n"
                         "\r\n"
                         "  查询歌曲并播放 \tquery_song + play_song\n"
-                        "\xEF\xBB\xBF下一首\tmusic.next\ts7\n"
+                        "\xEF\xBB\xBF下一首\t\xEF\xBB\xBFmusic.next\ts7\n"
                         "no trailing newline\tOTHERS";
     const char *path = write_file("a.tsv", data, sizeof data - 1);
     got g;

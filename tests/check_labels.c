@@ -87,6 +87,9 @@ START_TEST(test_parse_errors)
     expect_error("\xff\xfe", GYRO_ERR_DATA);
     expect_error("a\xe4\xb8", GYRO_ERR_DATA);       /* truncated 3-byte sequence */
     expect_error("\xc0\xaf", GYRO_ERR_DATA);        /* overlong */
+    expect_error("music\xe3\x80\x80play", GYRO_ERR_DATA);  /* U+3000 ideographic space */
+    expect_error("\xef\xbb\xbfmusic", GYRO_ERR_DATA);       /* U+FEFF */
+    expect_error("a\xe2\x80\x8b", GYRO_ERR_DATA);           /* U+200B zero-width space */
     expect_error("\xed\xa0\x80", GYRO_ERR_DATA);    /* surrogate */
     ck_assert_ptr_nonnull(strstr(gyro_error_message(), "byte 0"));
 
