@@ -97,7 +97,13 @@ int gyro_cmd_generate(int argc, char **argv)
 
     gyro_music_gen *g;
     gyro_status st = gyro_music_gen_load(dir, &g);
-    if (st != GYRO_OK) return gyro_cli_fail("generate", st);
+    if (st != GYRO_OK) {
+        int rc = gyro_cli_fail("generate", st);
+        if (st == GYRO_ERR_IO)
+            fprintf(stderr, "gyro generate: the templates live in gyro's source tree under "
+                    "corpora/music; run from there or pass --data DIR\n");
+        return rc;
+    }
     if (list) {
         for (size_t i = 0; i < gyro_music_gen_n_intents(g); i++) printf("%s\n", gyro_music_gen_intent(g, i));
         gyro_music_gen_free(g);
