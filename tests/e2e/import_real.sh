@@ -62,6 +62,13 @@ awk -v d="$dev" 'BEGIN { exit !(d > 2100 && d < 2170) }' || fail "dev size $dev 
 st=$(grep -o 'train [0-9]* examples ([0-9]* sessions' "$T/split.log" | grep -o '([0-9]*' | tr -d '(')
 sd=$(grep -o 'dev [0-9]* examples ([0-9]* sessions' "$T/split.log" | grep -o '([0-9]*' | tr -d '(')
 expect "split sessions train+dev" "$((st + sd))" 4705
+# read back with gyro dump: no session on both sides, input order kept on each side
+sessions() { "$GYRO" dump "$1" | python3 -c 'import json, sys; print("\n".join(sorted({json.loads(l)["session"] for l in sys.stdin})))'; }
+expect "sessions in both train and dev" "$(comm -12 <(sessions "$T/n.train") <(sessions "$T/n.dev") | wc -l)" 0
+"$GYRO" dump "$T/n.dev" | python3 -c '
+import json, sys
+lines = [int(json.loads(l)["line"]) for l in sys.stdin]
+sys.exit(lines != sorted(lines))' || fail "dev records out of input order"
 # 5 folds of SMP: dev sizes add up to the whole set
 total=0
 for f in 0 1 2 3 4; do
@@ -79,6 +86,12 @@ expect "generated distinct intents" "$(cut -f2 "$T/music.tsv" | sort -u | wc -l)
 "$GYRO" import --format tsv "$T/music.tsv" -o "$T/music.ex" 2> "$T/music.log"
 expect "music re-import labels" "$(field "$T/music.log" labels)" 125
 "$GYRO" generate music --seed 9 -n 300 -o "$T/music.stream" 2> /dev/null
+# the stream and the TSV hold the same examples (the first 300 of the same seed)
+cmp -s <("$GYRO" dump "$T/music.stream" | python3 -c '
+import json, sys
+for l in sys.stdin:
+    e = json.loads(l); print("%s\t%s\t%s" % (e["text"], e["label"], e["session"]))') <(head -n 300 "$T/music.tsv") \
+  || fail "generate: stream and tsv differ"
 "$GYRO" split --seed 1 --dev 0.2 --train-out "$T/m.train" --dev-out "$T/m.dev" "$T/music.stream" 2> /dev/null
 
 # ---- exit codes ---------------------------------------------------------------------------------------
