@@ -2,6 +2,8 @@
  *
  *   gyro client [options] classify [--top-k K] TEXT...   one line per TEXT
  *   gyro client [options] classify --stream              one line per stdin line (ClassifyStream)
+ *   gyro client [options] normalize [TEXT...]             normalized text, one line per
+ *                                                        Document (stdin without TEXT)
  *   gyro client [options] health [SERVICE]               prints SERVING / NOT_SERVING
  *   gyro client [options] stats                          counts per status code and latency
  *
@@ -25,6 +27,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: gyro client [options] classify [--top-k K] TEXT...\n"
             "       gyro client [options] classify --stream [--top-k K] < lines\n"
+            "       gyro client [options] normalize [--keep-traditional] [--case-fold] [--paragraphs] [TEXT...]\n"
             "       gyro client [options] health [SERVICE]\n"
             "       gyro client [options] stats\n"
             "\n"
@@ -38,6 +41,7 @@ static void usage(FILE *out)
             "  --server-name NAME     expected name in the server certificate\n"
             "  --top-k K              intents per text (default: the server's, 5)\n"
             "  --stream               classify stdin lines over one ClassifyStream call\n"
+            "  --keep-traditional, --case-fold, --paragraphs   options of normalize\n"
             "  -h, --help             this help\n"
             "\n"
             "Exit status: 0 OK, 1 call failed, 2 usage, 65 the server rejected the input.\n");
@@ -143,17 +147,87 @@ static int classify_stream(gyro_rpc_client *c, long timeout_ms, unsigned top_k)
     return rc;
 }
 
+/* Normalize TEXTs (joined by newlines) or all of stdin in one call; print each Document's text. */
+static int normalize(gyro_rpc_client *c, long timeout_ms, int n, char **texts, int keep_trad, int case_fold,
+                     int paragraphs)
+{
+    size_t len = 0, cap = 1 << 16;
+    char *buf = malloc(cap);
+    if (!buf) return gyro_cli_fail("client", gyro_error_set(GYRO_ERR_NOMEM, "out of memory"));
+    for (int i = 0; i < n || (n == 0 && !feof(stdin)); i++) {
+        const char *t = NULL;
+        size_t tl = 0;
+        char chunk[1 << 16];
+        if (n) {
+            t = texts[i];
+            tl = strlen(t) + 1;
+        } else {
+            tl = fread(chunk, 1, sizeof chunk, stdin);
+            t = chunk;
+            if (tl == 0) break;
+        }
+        if (len + tl + 1 > cap) {
+            while (len + tl + 1 > cap) cap *= 2;
+            char *b = realloc(buf, cap);
+            if (!b) {
+                free(buf);
+                return gyro_cli_fail("client", gyro_error_set(GYRO_ERR_NOMEM, "out of memory"));
+            }
+            buf = b;
+        }
+        memcpy(buf + len, t, tl);
+        len += tl;
+        if (n) buf[len - 1] = '\n';
+    }
+    if (n && len) len--; /* no newline after the last TEXT */
+    buf[len] = 0;
+    if (strlen(buf) != len) {
+        free(buf);
+        fprintf(stderr, "gyro client: the input contains a NUL byte\n");
+        return 65;
+    }
+    Gyro__V1__NormalizeRequest rq = GYRO__V1__NORMALIZE_REQUEST__INIT;
+    rq.text = buf;
+    rq.keep_traditional = keep_trad;
+    rq.case_fold = case_fold;
+    rq.paragraphs = paragraphs;
+    gyro_rpc_stream *st;
+    if (gyro_rpc_stream_open(c, "/gyro.v1.Gyro/Normalize", timeout_ms, &st) != GYRO_OK) {
+        free(buf);
+        return gyro_cli_fail("client", GYRO_ERR_UNAVAILABLE);
+    }
+    gyro_rpc_stream_send(st, &rq.base);
+    gyro_rpc_stream_close_send(st);
+    free(buf);
+    ProtobufCMessage *m = NULL;
+    gyro_status rs;
+    while ((rs = gyro_rpc_stream_recv(st, &gyro__v1__document__descriptor, &m)) == GYRO_OK && m) {
+        printf("%s\n", ((Gyro__V1__Document *)m)->text);
+        protobuf_c_message_free_unpacked(m, NULL);
+        m = NULL;
+    }
+    int code;
+    char *details = NULL;
+    gyro_rpc_stream_finish(st, &code, &details);
+    int rc = report_status(code, details);
+    free(details);
+    if (rc == 0 && rs != GYRO_OK) rc = gyro_cli_fail("client", rs);
+    return rc;
+}
+
 int gyro_cmd_client(int argc, char **argv)
 {
     const char *cmd = "client";
     const char *addr = "127.0.0.1:50051", *ca = NULL, *cert = NULL, *key = NULL, *name = NULL;
     long timeout_ms = 10000, top_k = 0;
-    int stream = 0;
+    int stream = 0, keep_trad = 0, case_fold = 0, paragraphs = 0;
     static const struct option longopts[] = {
         {"addr", required_argument, NULL, 'a'},      {"timeout-ms", required_argument, NULL, 'T'},
         {"tls-ca", required_argument, NULL, 'A'},    {"tls-cert", required_argument, NULL, 'C'},
         {"tls-key", required_argument, NULL, 'K'},   {"server-name", required_argument, NULL, 'n'},
         {"top-k", required_argument, NULL, 'k'},     {"stream", no_argument, NULL, 's'},
+        {"keep-traditional", no_argument, NULL, 'R'}, {"case-fold", no_argument, NULL, 'F'},
+        {"paragraphs", no_argument, NULL, 'G'},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
     };
     optind = 1;
@@ -170,13 +244,16 @@ int gyro_cmd_client(int argc, char **argv)
         case 'n': name = optarg; break;
         case 'k': if (!gyro_cli_parse_long(cmd, "--top-k", optarg, 1, 100000, &top_k)) return 2; break;
         case 's': stream = 1; break;
+        case 'R': keep_trad = 1; break;
+        case 'F': case_fold = 1; break;
+        case 'G': paragraphs = 1; break;
         case 'h': usage(stdout); return 0;
         default: return gyro_cli_usage_error(cmd, "unknown option or missing argument '%s'", argv[optind - 1]);
         }
     }
     if (optind >= argc) return gyro_cli_usage_error(cmd, "missing subcommand (classify, health or stats)");
     const char *sub = argv[optind++];
-    if (strcmp(sub, "classify") && strcmp(sub, "health") && strcmp(sub, "stats"))
+    if (strcmp(sub, "classify") && strcmp(sub, "health") && strcmp(sub, "stats") && strcmp(sub, "normalize"))
         return gyro_cli_usage_error(cmd, "unknown subcommand '%s'", sub);
     if (!strcmp(sub, "classify") && !stream && optind >= argc)
         return gyro_cli_usage_error(cmd, "classify needs TEXT arguments or --stream");
@@ -205,7 +282,9 @@ int gyro_cmd_client(int argc, char **argv)
         rc = gyro_cli_fail(cmd, st);
         goto out;
     }
-    if (!strcmp(sub, "health")) {
+    if (!strcmp(sub, "normalize")) {
+        rc = normalize(cl, timeout_ms, argc - optind, argv + optind, keep_trad, case_fold, paragraphs);
+    } else if (!strcmp(sub, "health")) {
         Grpc__Health__V1__HealthCheckRequest rq = GRPC__HEALTH__V1__HEALTH_CHECK_REQUEST__INIT;
         rq.service = optind < argc ? argv[optind] : "";
         ProtobufCMessage *m;

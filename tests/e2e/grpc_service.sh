@@ -34,12 +34,15 @@ rc=0; "$GYRO" client --addr "$ADDR" classify "播放周杰伦的歌" 2>"$TMPDIR/
 [ $rc = 1 ] && grep -q UNAVAILABLE "$TMPDIR/err" || { echo "FAIL client classify without model: $rc"; exit 1; }
 rc=0; printf 'a\nb\n' | "$GYRO" client --addr "$ADDR" classify --stream 2>"$TMPDIR/err" >/dev/null || rc=$?
 [ $rc = 1 ] && grep -q UNAVAILABLE "$TMPDIR/err" || { echo "FAIL client classify --stream without model: $rc"; exit 1; }
+[ "$("$GYRO" client --addr "$ADDR" normalize '學生們 ＡＢＣ')" = "学生们 ABC" ] || { echo "FAIL client normalize"; exit 1; }
+[ "$(printf '體育\n\nx' | "$GYRO" client --addr "$ADDR" normalize --keep-traditional | tr '\n' '|')" = "體育||x|" ] \
+  || { echo "FAIL client normalize from stdin"; exit 1; }
 "$GYRO" client --addr "$ADDR" stats > "$TMPDIR/stats"
 grep -q $'count\t/grpc.health.v1.Health/Check\tOK' "$TMPDIR/stats" || { echo "FAIL stats"; cat "$TMPDIR/stats"; exit 1; }
 # nothing listening: UNAVAILABLE, exit 1, no hang
 rc=0; timeout 20 "$GYRO" client --addr 127.0.0.1:1 --timeout-ms 2000 health 2>/dev/null || rc=$?
 [ $rc = 1 ] || { echo "FAIL client against a closed port: exit $rc"; exit 1; }
-echo "ok   C client: health, classify, stream, stats, closed port"
+echo "ok   C client: health, classify, stream, normalize, stats, closed port"
 
 stop_server
 grep -q 'calls by method and status' "$SLOG" || { echo "FAIL no counters at shutdown"; cat "$SLOG"; exit 1; }
