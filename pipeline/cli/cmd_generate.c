@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "models/core/atomic_file.h"
 #include "pipeline/cli/cli.h"
@@ -95,6 +96,9 @@ int gyro_cmd_generate(int argc, char **argv)
     if (!tsv && strcmp(format, "stream") != 0)
         return gyro_cli_usage_error("generate", "--format must be stream or tsv, got '%s'", format);
 
+    if (!list && !tsv && strcmp(output, "-") == 0 && isatty(STDOUT_FILENO))
+        return gyro_cli_usage_error("generate", "standard output is a terminal: use --format tsv, "
+                                    "-o FILE, or pipe into 'gyro dump'");
     gyro_music_gen *g;
     gyro_status st = gyro_music_gen_load(dir, &g);
     if (st != GYRO_OK) {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pipeline/cli/cli.h"
 #include "pipeline/import.h"
@@ -104,6 +105,9 @@ int gyro_cmd_import(int argc, char **argv)
     if (gyro_import_format_parse(format, &fmt) != 0)
         return gyro_cli_usage_error("import", "unknown format '%s' (tsv, nlpcc, smp, crosswoz)", format);
     if (optind >= argc) return gyro_cli_usage_error("import", "no input file ('-' reads stdin)");
+    if (strcmp(output, "-") == 0 && isatty(STDOUT_FILENO))
+        return gyro_cli_usage_error("import", "standard output is a terminal: use -o FILE, or pipe "
+                                    "into 'gyro dump'");
 
     import_run run = {0};
     run.max_warnings = max_warnings;

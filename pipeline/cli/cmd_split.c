@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pipeline/cli/cli.h"
 #include "pipeline/split.h"
@@ -90,6 +91,9 @@ int gyro_cmd_split(int argc, char **argv)
         return gyro_cli_usage_error("split", "--train-out and --dev-out name the same file");
     if (strcmp(train_out, "-") == 0 && strcmp(dev_out, "-") == 0)
         return gyro_cli_usage_error("split", "only one of the outputs can be stdout");
+    if ((strcmp(train_out, "-") == 0 || strcmp(dev_out, "-") == 0) && isatty(STDOUT_FILENO))
+        return gyro_cli_usage_error("split", "standard output is a terminal: write to files, or "
+                                    "pipe into 'gyro dump'");
     const char *in = optind < argc ? argv[optind] : "-";
 
     gyro_stream_reader *r = NULL;
