@@ -2,6 +2,7 @@
  * the MoE kernels (formulas in moe.h, implementation in moe_impl.h). */
 #include "models/moe.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
@@ -13,9 +14,10 @@ gyro_status gyro_moe_config_check(const gyro_moe_config *cfg)
     if (cfg->d_model < 1 || cfg->d_ffn < 1)
         return gyro_error_set(GYRO_ERR_USAGE, "moe: d_model %d and d_ffn %d must be positive",
                               cfg->d_model, cfg->d_ffn);
-    if (cfg->n_shared < 0 || cfg->n_routed < 1)
-        return gyro_error_set(GYRO_ERR_USAGE, "moe: n_shared %d must be >= 0 and n_routed %d >= 1",
-                              cfg->n_shared, cfg->n_routed);
+    if (cfg->n_shared < 0 || cfg->n_routed < 1 || cfg->n_routed > GYRO_MOE_MAX_ROUTED)
+        return gyro_error_set(GYRO_ERR_USAGE,
+                              "moe: n_shared %d must be >= 0 and n_routed %d in 1..%d",
+                              cfg->n_shared, cfg->n_routed, GYRO_MOE_MAX_ROUTED);
     if (cfg->top_k < 1 || cfg->top_k > cfg->n_routed)
         return gyro_error_set(GYRO_ERR_USAGE, "moe: top_k %d must be in 1..n_routed (%d)",
                               cfg->top_k, cfg->n_routed);
@@ -43,9 +45,14 @@ void gyro_moe_layout_init(gyro_moe_layout *L, const gyro_moe_config *cfg, int N)
     L->y = o;     o += n * A * d;
     L->e = o;     o += cfg->hyperbolic ? n * A * d : 0;
     L->s = o;     o += cfg->hyperbolic ? n * A * d : 0;
+    L->gather = o; o += n * (2 * d + 2 * F);
     L->n_acts = o;
-    L->n_route = n * cfg->top_k;
-    L->n_scratch = n * d + 2 * A * d + 2 * d + F + Nr;
+    L->route_order = n * cfg->top_k;
+    L->route_offsets = 2 * n * cfg->top_k;
+    L->n_route = 2 * n * cfg->top_k + Nr + 1;
+    /* dz (N,d) | dY (N,A,d) | gathers z, dy, dz (N,d each) and pre, hid, dhid (N,F each) |
+     * per-token dS, dE (A,d each), v, dv (d each), ds (Nr) */
+    L->n_scratch = n * d + n * A * d + 3 * n * d + 3 * n * F + 2 * A * d + 2 * d + Nr;
 }
 
 void gyro_moe_count_load(long *counts, const int *route, const gyro_moe_config *cfg, int N)
@@ -57,15 +64,23 @@ void gyro_moe_count_load(long *counts, const int *route, const gyro_moe_config *
 #define REAL float
 #define SFX(name) name##_f32
 #define POINCARE(name) name##_f32
+#define GEMM cblas_sgemm
+#define TANH tanhf
 #include "models/moe_impl.h"
 #undef REAL
 #undef SFX
 #undef POINCARE
+#undef GEMM
+#undef TANH
 
 #define REAL double
 #define SFX(name) name##_f64
 #define POINCARE(name) name##_f64
+#define GEMM cblas_dgemm
+#define TANH tanh
 #include "models/moe_impl.h"
 #undef REAL
 #undef SFX
 #undef POINCARE
+#undef GEMM
+#undef TANH

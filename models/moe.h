@@ -22,7 +22,9 @@
  *
  * Memory: parameters, activations (floats), routes (ints) and backward scratch are caller-owned
  * flat arrays sized by gyro_moe_layout_init; kernels never allocate. float32 and float64 come
- * from one implementation (moe_impl.h).
+ * from one implementation (moe_impl.h). The experts' matrix products go through OpenBLAS: a
+ * shared expert multiplies all N tokens at once (strided into the (N, A, ·) activations), a
+ * routed expert the rows of the tokens routed to it, gathered into one block.
  */
 #ifndef GYRO_MOE_H
 #define GYRO_MOE_H
@@ -31,6 +33,8 @@
 
 #include "models/core/rng.h"
 #include "models/core/status.h"
+
+#define GYRO_MOE_MAX_ROUTED 256 /* routed experts per layer, at most */
 
 typedef struct gyro_moe_config {
     int d_model;      /* d */
@@ -57,8 +61,12 @@ typedef struct gyro_moe_layout {
     size_t y;     /* (N, A, d)  expert outputs FFN(z) */
     size_t e;     /* (N, A, d)  hyperbolic: E_j = exp_0(g_j y_j) */
     size_t s;     /* (N, A, d)  hyperbolic: partial Möbius sums S_j */
+    size_t gather;/* (N, 2d + 2F) rows of one expert gathered for its matrix products */
     size_t n_acts;
-    size_t n_route; /* ints: (N, K) routed expert indices, best first */
+    /* ints: route (N, K) routed expert indices, best first; then the (token·K + k) entries
+     * grouped by expert (N·K); then Nr + 1 group offsets */
+    size_t route_order, route_offsets;
+    size_t n_route;
     size_t n_scratch;
 } gyro_moe_layout;
 

@@ -102,7 +102,7 @@ START_TEST(test_routing_and_balance)
     gyro_moe_layout L;
     gyro_moe_layout_init(&L, &cfg, N);
     double *P = calloc(L.n_params, sizeof(double)), *acts = malloc(sizeof(double) * L.n_acts);
-    int route[6];
+    int *route = malloc(sizeof(int) * L.n_route);
     double in[18] = {0}, out[18];
     /* centroids: e_i = i · unit vector 0, so the affinity of token x is i · x0 */
     for (int i = 0; i < 4; i++) P[L.centroids + (size_t)i * d] = i;
@@ -137,7 +137,7 @@ START_TEST(test_routing_and_balance)
     ck_assert_double_eq_tol(bal, 0.5 * want, 1e-12);
     /* with all weights zero the Euclidean output is zero */
     for (int i = 0; i < N * d; i++) ck_assert_double_eq(out[i], 0.0);
-    free(P); free(acts);
+    free(P); free(acts); free(route);
 }
 END_TEST
 
@@ -154,7 +154,7 @@ START_TEST(test_f32_matches_f64)
         double *dP = calloc(L.n_params, sizeof(double)), *scr = malloc(sizeof(double) * L.n_scratch);
         float *Pf = malloc(sizeof(float) * L.n_params), *actsf = malloc(sizeof(float) * L.n_acts);
         float *dPf = calloc(L.n_params, sizeof(float)), *scrf = malloc(sizeof(float) * L.n_scratch);
-        int route[9], routef[9];
+        int *route = malloc(sizeof(int) * L.n_route), *routef = malloc(sizeof(int) * L.n_route);
         double in[54], out[54], w[54], din[54] = {0};
         float inf[54], outf[54], wf[54], dinf[54] = {0};
         gyro_moe_init_params_f64(P, &cfg, &r);
@@ -167,7 +167,7 @@ START_TEST(test_f32_matches_f64)
         }
         gyro_moe_forward_f64(out, acts, route, in, P, &cfg, N);
         gyro_moe_forward_f32(outf, actsf, routef, inf, Pf, &cfg, N);
-        ck_assert_mem_eq(route, routef, sizeof route);
+        ck_assert_mem_eq(route, routef, sizeof(int) * L.n_route);
         gyro_moe_backward_f64(din, dP, scr, w, acts, route, in, P, &cfg, N, 0.1);
         gyro_moe_backward_f32(dinf, dPf, scrf, wf, actsf, routef, inf, Pf, &cfg, N, 0.1);
         for (int i = 0; i < N * d; i++) {
@@ -182,6 +182,7 @@ START_TEST(test_f32_matches_f64)
                 ck_assert(n2 < 1.0);
             }
         free(P); free(acts); free(dP); free(scr); free(Pf); free(actsf); free(dPf); free(scrf);
+        free(route); free(routef);
     }
 }
 END_TEST
@@ -194,6 +195,9 @@ START_TEST(test_config_check)
     ck_assert_int_eq(gyro_moe_config_check(&c), GYRO_ERR_USAGE);
     c = cfg_of(1, 1, 1);
     c.curvature = -1;
+    ck_assert_int_eq(gyro_moe_config_check(&c), GYRO_ERR_USAGE);
+    c = cfg_of(0, 0, 1);
+    c.n_routed = GYRO_MOE_MAX_ROUTED + 1;
     ck_assert_int_eq(gyro_moe_config_check(&c), GYRO_ERR_USAGE);
     c = cfg_of(0, -1, 1);
     ck_assert_int_eq(gyro_moe_config_check(&c), GYRO_ERR_USAGE);
