@@ -94,3 +94,22 @@ train_char2vec() {
   "$GYRO" convert --to poincare -o "$WORK/chars.poi" "$WORK/chars.hyp"
 }
 train_char2vec
+
+# Step 6 — intent classification: the hyperbolic transformer (here small: 1 layer, 5 heads, the
+# char2vec table's dimension, Adam, 2 epochs — about two minutes) over the Poincare table from
+# step 5 (fine-tuned; characters outside it get learned vectors), trained on music.train with
+# the best epoch chosen on music.dev; then the dev report and a few utterances classified.
+classify_music() {
+  step 6 "gyro classify train on the music set, eval on its dev split, predict sample utterances"
+  local emb=()
+  [ -r "$WORK/chars.poi" ] && emb=(--embeddings "$WORK/chars.poi")
+  OPENBLAS_NUM_THREADS=1 "$GYRO" classify train "${emb[@]}" --dim 50 --layers 1 --heads 5 \
+    --optimizer adam --lr 0.003 --epochs 2 --seed 1 --dev "$WORK/music.dev" \
+    -o "$WORK/music.clf" "$WORK/music.train"
+  "$GYRO" classify eval -m "$WORK/music.clf" --svg "$WORK/music.confusion.svg" --confusion 8 \
+    "$WORK/music.dev" | sed -n '1,8p'
+  echo "  (full report: gyro classify eval -m $WORK/music.clf $WORK/music.dev; image: $WORK/music.confusion.svg)"
+  printf '我想听茉莉花\n这首加到收藏夹\n音量调到最小\n搜蓝调类型的歌曲然后单曲循环\n附近有什么好吃的\n' |
+    "$GYRO" classify predict -m "$WORK/music.clf" -k 2
+}
+classify_music

@@ -152,6 +152,7 @@ int gyro_metrics_level_accuracy(const gyro_metrics *m, const char *const *labels
                 uint64_t cnt = m->confusion[i * k + j];
                 if (!cnt) continue;
                 if (i == j) { ok += cnt; continue; }
+                if (l == depth) continue; /* the deepest level is exact match */
                 char b[1024];
                 if (bad_a == 0 && label_cut(labels[j], l, b, sizeof b) == 0 && strcmp(a, b) == 0)
                     ok += cnt;

@@ -8,7 +8,7 @@
  * "music.play"), a plus joins atoms of a composite ("a.x+b.y"). At level l each atom is cut to
  * its first l components, the cut atoms are de-duplicated and sorted, and a prediction counts as
  * correct when the cut true and predicted labels are equal. The deepest level is exact-match
- * accuracy.
+ * accuracy (two spellings of one atom set, "a+b" and "b+a+b", are different intents there).
  */
 #ifndef GYRO_MODELS_METRICS_H
 #define GYRO_MODELS_METRICS_H

@@ -226,6 +226,28 @@ static int gather(const prepared *p, const int *order, int from, int B, int32_t 
     return T;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sort each run of `chunk` consecutive entries of the (shuffled) order by example length, so a
+ * batch holds examples of similar lengths and pads little; ties keep the shuffled order. The
+ * caller then shuffles the order of the batches. keys: (n) scratch. */
+static void bucket_by_length(const prepared *p, int *order, uint64_t *keys, long chunk_l)
+{
+    int chunk = chunk_l > (1 << 20) ? (1 << 20) : (int)chunk_l; /* the index field has 20 bits */
+    for (int from = 0; from < p->n; from += chunk) {
+        int n = p->n - from < chunk ? p->n - from : chunk;
+        for (int i = 0; i < n; i++)
+            keys[i] = (uint64_t)p->len[order[from + i]] << 40 | (uint64_t)i << 20;
+        qsort(keys, (size_t)n, sizeof *keys, cmp_u64);
+        for (int i = 0; i < n; i++) keys[i] = (uint64_t)order[from + (int)((keys[i] >> 20) & 0xFFFFF)];
+        for (int i = 0; i < n; i++) order[from + i] = (int)keys[i];
+    }
+}
+
 /* Evaluate prepared data with acts of batch `maxb`; fills metrics (may be NULL) and returns
  * the accuracy (NaN when empty). */
 static gyro_status eval_prepared(const gyro_tf_model *tf, gyro_tf_acts *acts, int maxb, const prepared *p,
@@ -293,6 +315,7 @@ void gyro_train_options_init(gyro_train_options *o, gyro_tf_geometry geometry)
     gyro_normalize_options_init(&o->norm);
     o->epochs = 20;
     o->batch_size = 32;
+    o->bucket = 50;
     o->patience = 5;
     o->dev_fraction = 0.1;
     o->min_count = 1;
@@ -404,7 +427,8 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
     gyro_tf_acts *acts = NULL;
     prepared ptrain = {0}, pdev = {0};
     gyro_optim optim = {0};
-    int *idx = NULL, *order = NULL, *lengths = NULL, *labels = NULL;
+    int *idx = NULL, *order = NULL, *batch_order = NULL, *lengths = NULL, *labels = NULL;
+    uint64_t *keys = NULL;
     int32_t *tokens = NULL;
     float *dlogits = NULL, *probs = NULL, *best = NULL;
     gyro_status st = gyro_tokenizer_new(&opt->norm, opt->token_unit, &nz);
@@ -469,13 +493,15 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
     if ((st = gyro_optim_init(&optim, &opt->optim, ot, no))) goto done;
     if ((st = gyro_tf_acts_new(tf, B, T, 1, &acts))) goto done;
     order = malloc((size_t)ptrain.n * sizeof *order);
+    keys = malloc((size_t)ptrain.n * sizeof *keys);
+    batch_order = malloc((size_t)(ptrain.n / B + 1) * sizeof *batch_order);
     tokens = malloc((size_t)B * T * sizeof *tokens);
     lengths = malloc((size_t)B * sizeof *lengths);
     labels = malloc((size_t)B * sizeof *labels);
     dlogits = malloc((size_t)B * K * sizeof *dlogits);
     probs = malloc((size_t)B * K * sizeof *probs);
     best = malloc(tf->n_params * sizeof *best);
-    if (!order || !tokens || !lengths || !labels || !dlogits || !probs || !best) {
+    if (!order || !keys || !batch_order || !tokens || !lengths || !labels || !dlogits || !probs || !best) {
         st = gyro_error_set(GYRO_ERR_NOMEM, "train buffers");
         goto done;
     }
@@ -495,9 +521,16 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
             int j = (int)gyro_rng_below(&rng, (uint32_t)i + 1);
             int t = order[i]; order[i] = order[j]; order[j] = t;
         }
+        if (opt->bucket > 1) bucket_by_length(&ptrain, order, keys, (long)B * opt->bucket);
+        for (int i = 0; i < steps_per_epoch; i++) batch_order[i] = i;
+        for (int i = steps_per_epoch - 1; opt->bucket > 1 && i > 0; i--) {
+            int j = (int)gyro_rng_below(&rng, (uint32_t)i + 1);
+            int t = batch_order[i]; batch_order[i] = batch_order[j]; batch_order[j] = t;
+        }
         double loss_sum = 0, ts = gyro_now();
+        int seen = 0;
         for (int s = 0; s < steps_per_epoch; s++) {
-            int from = s * B, b = ptrain.n - from < B ? ptrain.n - from : B;
+            int from = batch_order[s] * B, b = ptrain.n - from < B ? ptrain.n - from : B;
             int Tb = gather(&ptrain, order, from, b, tokens, lengths, labels);
             if ((st = gyro_tf_forward(tf, acts, tokens, lengths, b, Tb, &drop))) goto done;
             double l = gyro_tf_softmax_xent(dlogits, NULL, gyro_tf_logits(acts), labels, b, K);
@@ -513,7 +546,8 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
             if ((st = gyro_optim_step(&optim, f))) goto done;
             R.steps++;
             loss_sum += l * b;
-            loss = loss_sum / (from + b);
+            seen += b;
+            loss = loss_sum / seen;
             double done_frac = R.steps / total_steps, el = gyro_now() - t0;
             gyro_progress_update(&prog, done_frac, el > 0 ? (double)R.steps * B / el : NAN, lr, loss, 0);
         }
@@ -558,6 +592,8 @@ done:
     gyro_tokenizer_free(nz);
     free(idx);
     free(order);
+    free(batch_order);
+    free(keys);
     free(tokens);
     free(lengths);
     free(labels);

@@ -52,6 +52,8 @@ typedef struct gyro_train_options {
     gyro_token_unit token_unit;    /* characters (default) or ICU words */
     int epochs;                    /* maximum epochs (default 20) */
     int batch_size;                /* default 32 */
+    int bucket;                    /* batches are cut from runs of bucket·batch_size examples
+                                      sorted by length (default 50; <= 1: plain shuffle) */
     int patience;                  /* epochs without dev improvement before stopping (default 5; 0 = never) */
     double dev_fraction;           /* held out of the training set when no dev set is given (0.1) */
     int min_count;                 /* training characters seen fewer times map to UNK (default 1) */

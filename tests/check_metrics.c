@@ -55,18 +55,19 @@ END_TEST
 START_TEST(test_levels)
 {
     const char *labels[] = {"music.play", "music.pause", "weather.query", "music.play+weather.query",
-                            "weather.query+music.pause", "other"};
+                            "weather.query+music.pause", "other", "music.pause+weather.query"};
     gyro_metrics m;
-    ck_assert_int_eq(gyro_metrics_init(&m, 6), GYRO_OK);
+    ck_assert_int_eq(gyro_metrics_init(&m, 7), GYRO_OK);
     gyro_metrics_add(&m, 0, 1, -1); /* level 1 right (music), level 2 wrong */
     gyro_metrics_add(&m, 0, 2, -1); /* both wrong */
     gyro_metrics_add(&m, 3, 4, -1); /* level 1: music+weather == music+weather; level 2 wrong */
     gyro_metrics_add(&m, 5, 5, -1); /* right */
+    gyro_metrics_add(&m, 4, 6, -1); /* same atom set, other spelling: right at level 1 only */
     double acc[GYRO_METRICS_MAX_LEVELS];
     int nl = gyro_metrics_level_accuracy(&m, labels, acc, GYRO_METRICS_MAX_LEVELS);
     ck_assert_int_eq(nl, 2);
-    ck_assert_double_eq_tol(acc[0], 3.0 / 4.0, 1e-12);
-    ck_assert_double_eq_tol(acc[1], 1.0 / 4.0, 1e-12);
+    ck_assert_double_eq_tol(acc[0], 4.0 / 5.0, 1e-12);
+    ck_assert_double_eq_tol(acc[1], 1.0 / 5.0, 1e-12);
     ck_assert_double_eq_tol(acc[1], gyro_metrics_accuracy(&m), 1e-12);
     gyro_metrics_free(&m);
 }

@@ -37,6 +37,7 @@ static void usage(FILE *f)
           "  --optimizer rmsprop|adam|sgd --lr X --ball-lr X --clip X\n"
           "  --epochs N (20) --batch N (32) --patience N (5) --restart-epochs T (10, 0 = none)\n"
           "  --restart-mult M (1) --dev FILE.pb  --dev-fraction F (0.1) --min-count N (1) --seed N (1)\n"
+          "  --bucket N (50)     batches come from runs of N batches sorted by length (0: plain shuffle)\n"
           "  --embeddings TABLE  char2vec table (its dimension sets --dim)  --freeze  keep its rows fixed\n"
           "  --checkpoint PATH   best model so far, written after every improving epoch\n"
           "  --keep-traditional --case-fold  normalization of the model   --quiet\n"
@@ -55,7 +56,7 @@ enum {
     O_GEOMETRY = 256, O_DIM, O_LAYERS, O_HEADS, O_HEAD_DIM, O_FFN, O_MAXLEN, O_DROPOUT, O_CURV,
     O_LN, O_RESIDUAL, O_RELU, O_OPTIMIZER, O_LR, O_BALL_LR, O_CLIP, O_EPOCHS, O_BATCH, O_PATIENCE,
     O_RESTART, O_RESTART_MULT, O_DEV, O_DEV_FRAC, O_MIN_COUNT, O_SEED, O_EMB, O_FREEZE, O_CKPT,
-    O_KEEP_TRAD, O_CASE_FOLD, O_WORDS, O_QUIET, O_SVG, O_CONFUSION, O_STREAM, O_HELP
+    O_KEEP_TRAD, O_CASE_FOLD, O_WORDS, O_BUCKET, O_QUIET, O_SVG, O_CONFUSION, O_STREAM, O_HELP
 };
 
 static int train_main(int argc, char **argv)
@@ -72,6 +73,7 @@ static int train_main(int argc, char **argv)
         {"dev-fraction", 1, 0, O_DEV_FRAC}, {"min-count", 1, 0, O_MIN_COUNT}, {"seed", 1, 0, O_SEED},
         {"embeddings", 1, 0, O_EMB}, {"freeze", 0, 0, O_FREEZE}, {"checkpoint", 1, 0, O_CKPT},
         {"keep-traditional", 0, 0, O_KEEP_TRAD}, {"case-fold", 0, 0, O_CASE_FOLD}, {"words", 0, 0, O_WORDS},
+        {"bucket", 1, 0, O_BUCKET},
         {"quiet", 0, 0, O_QUIET}, {"output", 1, 0, 'o'}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
     /* first pass: the geometry decides the defaults */
     gyro_tf_geometry geom = GYRO_TF_GEOMETRY_HYPERBOLIC;
@@ -147,6 +149,7 @@ static int train_main(int argc, char **argv)
         case O_KEEP_TRAD: o.norm.t2s = 0; break;
         case O_CASE_FOLD: o.norm.case_fold = 1; break;
         case O_WORDS: o.token_unit = GYRO_TOKEN_WORDS; break;
+        case O_BUCKET: if (!gyro_cli_parse_long(CMD, "--bucket", optarg, 0, 1L << 20, &L)) return 2; o.bucket = (int)L; break;
         case O_QUIET: o.quiet = 1; break;
         case 'o': out = optarg; break;
         case O_HELP: usage(stdout); return 0;
