@@ -29,11 +29,20 @@ static uint64_t fnv1a(const char *s)
     return h;
 }
 
-typedef struct order_item { uint64_t h; const char *key; size_t g; } order_item;
+typedef struct order_item {
+    uint64_t sh;          /* seeded hash of the stratum (0 when not stratified) */
+    const char *stratum;  /* "" when not stratified */
+    uint64_t h;           /* seeded hash of the group key */
+    const char *key;
+    size_t g;
+} order_item;
 
 static int cmp_item(const void *a, const void *b)
 {
     const order_item *x = a, *y = b;
+    if (x->sh != y->sh) return x->sh < y->sh ? -1 : 1;
+    int c = strcmp(x->stratum, y->stratum);
+    if (c) return c;
     if (x->h != y->h) return x->h < y->h ? -1 : 1;
     return strcmp(x->key, y->key);
 }
@@ -52,9 +61,10 @@ static size_t closest_cut(const uint64_t *cum, size_t lo, size_t n, double targe
 }
 
 gyro_status gyro_split_groups(const gyro_split_options *opt, const char *const *keys,
-                              const uint64_t *sizes, size_t n_groups, uint8_t *is_dev)
+                              const uint64_t *sizes, const char *const *strata, size_t n_groups,
+                              uint8_t *is_dev)
 {
-    if (!opt || (n_groups && (!keys || !sizes || !is_dev)))
+    if (!opt || (n_groups && (!keys || !sizes || !is_dev || (opt->stratify && !strata))))
         return gyro_error_set(GYRO_ERR_USAGE, "gyro_split_groups: NULL argument");
     if (opt->folds < 0 || opt->folds == 1)
         return gyro_error_set(GYRO_ERR_USAGE, "folds must be 0 (no k-fold) or at least 2, got %d",
@@ -79,11 +89,29 @@ gyro_status gyro_split_groups(const gyro_split_options *opt, const char *const *
         return gyro_error_set(GYRO_ERR_NOMEM, "out of memory splitting %zu sessions", n_groups);
     }
     for (size_t g = 0; g < n_groups; g++) {
+        items[g].stratum = opt->stratify ? strata[g] : "";
+        items[g].sh = opt->stratify ? splitmix64(~opt->seed ^ fnv1a(strata[g])) : 0;
         items[g].h = splitmix64(opt->seed ^ fnv1a(keys[g]));
         items[g].key = keys[g];
         items[g].g = g;
     }
     qsort(items, n_groups, sizeof *items, cmp_item);
+    if (opt->stratify) {   /* systematic dealing along the stratum-sorted order */
+        uint64_t r = splitmix64(opt->seed ^ 0x5374726174696679ull);   /* "Stratify" */
+        if (opt->folds) {
+            for (size_t p = 0; p < n_groups; p++)
+                is_dev[items[p].g] = (uint8_t)((p + r % (uint64_t)opt->folds) % (size_t)opt->folds ==
+                                               (size_t)opt->fold);
+        } else {
+            double u = (double)(r >> 11) * 0x1.0p-53, f = opt->dev_fraction;
+            for (size_t p = 0; p < n_groups; p++)
+                is_dev[items[p].g] = (uint8_t)(floor((double)(p + 1) * f + u) >
+                                               floor((double)p * f + u));
+        }
+        free(items);
+        free(cum);
+        return GYRO_OK;
+    }
     cum[0] = 0;
     for (size_t k = 0; k < n_groups; k++) cum[k + 1] = cum[k] + sizes[items[k].g];
     double total = (double)cum[n_groups];
@@ -119,7 +147,7 @@ gyro_status gyro_split_examples(const gyro_split_options *opt,
     if (st != GYRO_OK) return st;
     int32_t *gid = malloc((n ? n : 1) * sizeof *gid);
     uint64_t *sizes = NULL;
-    const char **keys = NULL;
+    const char **keys = NULL, **strata = NULL;
     uint8_t *gdev = NULL;
     char *key = NULL;
     size_t key_cap = 0;
@@ -144,11 +172,18 @@ gyro_status gyro_split_examples(const gyro_split_options *opt,
     size_t ng = gyro_strmap_count(groups);
     sizes = calloc(ng ? ng : 1, sizeof *sizes);
     keys = malloc((ng ? ng : 1) * sizeof *keys);
+    strata = calloc(ng ? ng : 1, sizeof *strata);
     gdev = malloc(ng ? ng : 1);
-    if (!sizes || !keys || !gdev) { st = gyro_error_set(GYRO_ERR_NOMEM, "out of memory splitting"); goto out; }
-    for (size_t i = 0; i < n; i++) sizes[gid[i]]++;
+    if (!sizes || !keys || !strata || !gdev) {
+        st = gyro_error_set(GYRO_ERR_NOMEM, "out of memory splitting");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sizes[gid[i]]++;
+        if (!strata[gid[i]]) strata[gid[i]] = examples[i]->label ? examples[i]->label : "";
+    }
     for (size_t g = 0; g < ng; g++) keys[g] = gyro_strmap_key(groups, (int32_t)g);
-    st = gyro_split_groups(opt, keys, sizes, ng, gdev);
+    st = gyro_split_groups(opt, keys, sizes, strata, ng, gdev);
     if (st != GYRO_OK) goto out;
     gyro_split_summary s = {.groups = ng, .examples = n};
     for (size_t g = 0; g < ng; g++) s.dev_groups += gdev[g];
@@ -162,6 +197,7 @@ out:
     free(gid);
     free(sizes);
     free(keys);
+    free(strata);
     free(gdev);
     gyro_strmap_free(groups);
     return st;

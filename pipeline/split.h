@@ -11,6 +11,12 @@
  *   - k-fold mode: the order is cut into K consecutive parts whose cumulative example counts are
  *     closest to k*N/K (k = 1..K-1); fold i is the dev set of run i, the rest its train set,
  *     so the K dev sets partition the data.
+ * Stratified (`stratify`): each session's stratum is the label of its first example; groups are
+ * ordered by (seeded hash of the stratum, then of the group) and dealt systematically along that
+ * order — k folds: group p goes to fold (p + r) mod K; fraction f: group p is dev when
+ * floor((p+1)f + u) > floor(pf + u) — with r and u drawn from the seed, so every label is spread
+ * over the folds (or between train and dev) in proportion. Stratified splits balance sessions,
+ * not examples: they suit data sets of one-utterance sessions such as SMP2020.
  * The same seed and data give the same split on every machine (integer hashing only).
  */
 #ifndef GYRO_PIPELINE_SPLIT_H
@@ -27,6 +33,7 @@ typedef struct gyro_split_options {
     double dev_fraction;   /* fraction mode (folds == 0): in [0, 1] */
     int folds;             /* 0: fraction mode; K >= 2: k-fold mode */
     int fold;              /* k-fold mode: the dev fold, 0 <= fold < folds */
+    int stratify;          /* 1: stratify by the label of each session's first example */
 } gyro_split_options;
 
 typedef struct gyro_split_summary {
@@ -34,15 +41,18 @@ typedef struct gyro_split_summary {
     size_t examples, dev_examples;   /* examples in all, in dev */
 } gyro_split_summary;
 
-/* Assign groups: keys[g] (NUL-terminated, distinct) with sizes[g] examples each (g < n_groups).
+/* Assign groups: keys[g] (NUL-terminated, distinct) with sizes[g] examples each (g < n_groups),
+ * and, when opt->stratify, strata[g] the name of group g's stratum (else strata may be NULL).
  * Writes is_dev[g] = 1 for dev, 0 for train. Errors: GYRO_ERR_USAGE for bad options (fraction
  * outside [0, 1] or not finite, folds == 1 or < 0, fold out of range, more folds than groups)
  * or NULL arrays with n_groups > 0, GYRO_ERR_NOMEM. */
 gyro_status gyro_split_groups(const gyro_split_options *opt, const char *const *keys,
-                              const uint64_t *sizes, size_t n_groups, uint8_t *is_dev);
+                              const uint64_t *sizes, const char *const *strata, size_t n_groups,
+                              uint8_t *is_dev);
 
-/* Split examples: groups them by session (see the file comment), assigns the groups, and writes
- * is_dev[i] for every example i < n. `summary` may be NULL. Errors as gyro_split_groups. */
+/* Split examples: groups them by session (see the file comment; with opt->stratify a session's
+ * stratum is the label of its first example), assigns the groups, and writes is_dev[i] for
+ * every example i < n. `summary` may be NULL. Errors as gyro_split_groups. */
 gyro_status gyro_split_examples(const gyro_split_options *opt,
                                 const Gyro__V1__Example *const *examples, size_t n,
                                 uint8_t *is_dev, gyro_split_summary *summary);

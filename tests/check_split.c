@@ -146,28 +146,94 @@ START_TEST(test_groups_and_bad_options)
     uint64_t sizes[] = {5, 0, 5};
     uint8_t dev[3];
     gyro_split_options o = {.seed = 1, .dev_fraction = 0.5};
-    ck_assert_int_eq(gyro_split_groups(&o, keys, sizes, 3, dev), GYRO_OK);
+    ck_assert_int_eq(gyro_split_groups(&o, keys, sizes, NULL, 3, dev), GYRO_OK);
     ck_assert_int_eq(dev[0] + dev[2], 1);   /* exactly one of the two non-empty sessions */
 
     o.dev_fraction = 1.5;
-    ck_assert_int_eq(gyro_split_groups(&o, keys, sizes, 3, dev), GYRO_ERR_USAGE);
+    ck_assert_int_eq(gyro_split_groups(&o, keys, sizes, NULL, 3, dev), GYRO_ERR_USAGE);
     o.dev_fraction = NAN;
-    ck_assert_int_eq(gyro_split_groups(&o, keys, sizes, 3, dev), GYRO_ERR_USAGE);
+    ck_assert_int_eq(gyro_split_groups(&o, keys, sizes, NULL, 3, dev), GYRO_ERR_USAGE);
     o.dev_fraction = 0.1;
     o.folds = 1;
-    ck_assert_int_eq(gyro_split_groups(&o, keys, sizes, 3, dev), GYRO_ERR_USAGE);
+    ck_assert_int_eq(gyro_split_groups(&o, keys, sizes, NULL, 3, dev), GYRO_ERR_USAGE);
     o.folds = 4;
     o.fold = 0;
-    ck_assert_int_eq(gyro_split_groups(&o, keys, sizes, 3, dev), GYRO_ERR_USAGE);  /* 4 folds, 3 sessions */
+    ck_assert_int_eq(gyro_split_groups(&o, keys, sizes, NULL, 3, dev), GYRO_ERR_USAGE);  /* 4 folds, 3 sessions */
     ck_assert_ptr_nonnull(strstr(gyro_error_message(), "4 folds"));
     o.folds = 3;
     o.fold = 3;
-    ck_assert_int_eq(gyro_split_groups(&o, keys, sizes, 3, dev), GYRO_ERR_USAGE);
+    ck_assert_int_eq(gyro_split_groups(&o, keys, sizes, NULL, 3, dev), GYRO_ERR_USAGE);
     o.fold = -1;
-    ck_assert_int_eq(gyro_split_groups(&o, keys, sizes, 3, dev), GYRO_ERR_USAGE);
-    ck_assert_int_eq(gyro_split_groups(NULL, keys, sizes, 3, dev), GYRO_ERR_USAGE);
+    ck_assert_int_eq(gyro_split_groups(&o, keys, sizes, NULL, 3, dev), GYRO_ERR_USAGE);
+    ck_assert_int_eq(gyro_split_groups(NULL, keys, sizes, NULL, 3, dev), GYRO_ERR_USAGE);
     o.fold = 0;
-    ck_assert_int_eq(gyro_split_groups(&o, NULL, sizes, 3, dev), GYRO_ERR_USAGE);
+    ck_assert_int_eq(gyro_split_groups(&o, NULL, sizes, NULL, 3, dev), GYRO_ERR_USAGE);
+}
+END_TEST
+
+/* SMP-like data: one-utterance sessions over labels of very different sizes */
+START_TEST(test_stratified)
+{
+    enum { NL = 12 };
+    static const int per_label[NL] = {10, 10, 11, 13, 20, 25, 40, 57, 80, 100, 150, 300};
+    size_t n = 0;
+    for (int l = 0; l < NL; l++) n += (size_t)per_label[l];
+    Gyro__V1__Example *ex = calloc(n, sizeof *ex);
+    Gyro__V1__Example **ptr = calloc(n, sizeof *ptr);
+    char (*sess)[16] = calloc(n, sizeof *sess);
+    char lab[NL][16];
+    int *label_of = calloc(n, sizeof *label_of);
+    size_t k = 0;
+    for (int l = 0; l < NL; l++) {
+        snprintf(lab[l], sizeof lab[l], "d%d.i%d", l % 3, l);
+        for (int j = 0; j < per_label[l]; j++, k++) {
+            gyro__v1__example__init(&ex[k]);
+            snprintf(sess[k], sizeof sess[k], "r%zu", k + 1);
+            ex[k].source = "smp:x";
+            ex[k].session = sess[k];
+            ex[k].label = lab[l];
+            ex[k].line = k + 1;
+            ptr[k] = &ex[k];
+            label_of[k] = l;
+        }
+    }
+    uint8_t *d = malloc(n), *d2 = malloc(n);
+    int *seen = calloc(n, sizeof *seen);
+    const int K = 5;
+    for (int f = 0; f < K; f++) {
+        gyro_split_options o = {.seed = 3, .folds = K, .fold = f, .stratify = 1};
+        gyro_split_summary s;
+        ck_assert_int_eq(gyro_split_examples(&o, (const Gyro__V1__Example *const *)ptr, n, d, &s), GYRO_OK);
+        ck_assert_int_eq(gyro_split_examples(&o, (const Gyro__V1__Example *const *)ptr, n, d2, NULL), GYRO_OK);
+        ck_assert_int_eq(memcmp(d, d2, n), 0);
+        /* every label: its fold share within one of per_label/K; fold sizes within one of n/K */
+        int in_dev[NL] = {0};
+        for (size_t i = 0; i < n; i++) {
+            in_dev[label_of[i]] += d[i];
+            seen[i] += d[i];
+        }
+        for (int l = 0; l < NL; l++)
+            ck_assert_msg(abs(in_dev[l] * K - per_label[l]) <= K, "fold %d label %d: %d of %d", f,
+                          l, in_dev[l], per_label[l]);
+        ck_assert_double_le(fabs((double)s.dev_examples - (double)n / K), 1.0);
+    }
+    for (size_t i = 0; i < n; i++) ck_assert_int_eq(seen[i], 1);
+    /* fraction mode: each label within one example of its share */
+    gyro_split_options o = {.seed = 3, .dev_fraction = 0.2, .stratify = 1};
+    gyro_split_summary s;
+    ck_assert_int_eq(gyro_split_examples(&o, (const Gyro__V1__Example *const *)ptr, n, d, &s), GYRO_OK);
+    int in_dev[NL] = {0};
+    for (size_t i = 0; i < n; i++) in_dev[label_of[i]] += d[i];
+    for (int l = 0; l < NL; l++)
+        ck_assert_double_le(fabs(in_dev[l] - 0.2 * per_label[l]), 1.0);
+    ck_assert_double_le(fabs((double)s.dev_examples - 0.2 * (double)n), 1.0);
+    free(d);
+    free(d2);
+    free(seen);
+    free(label_of);
+    free(sess);
+    free(ptr);
+    free(ex);
 }
 END_TEST
 
@@ -216,6 +282,7 @@ static Suite *split_suite(void)
     tcase_add_test(tc, test_fraction_extremes);
     tcase_add_test(tc, test_kfold_partition);
     tcase_add_test(tc, test_groups_and_bad_options);
+    tcase_add_test(tc, test_stratified);
     tcase_add_test(tc, test_strmap);
     suite_add_tcase(s, tc);
     return s;

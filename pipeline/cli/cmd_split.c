@@ -1,6 +1,7 @@
 /* cmd_split.c — `gyro split`: an Example stream in, a train stream and a dev stream out.
  *
- *   gyro split [--seed S] [--dev F | --folds K --fold I] --train-out TRAIN --dev-out DEV [IN]
+ *   gyro split [--seed S] [--dev F | --folds K --fold I] [--stratify] --train-out TRAIN
+ *              --dev-out DEV [IN]
  *
  * A thin wrapper over gyro_split_examples (pipeline/split.h): it reads the whole input (so it
  * works on stdin), splits by session, and writes both outputs atomically in input order.
@@ -27,6 +28,8 @@ static void usage(FILE *out)
             "  -d, --dev F            fraction of the examples in dev (default 0.1)\n"
             "  -k, --folds K          k-fold mode: cut the sessions into K folds ...\n"
             "  -i, --fold I           ... and put fold I (0-based) in dev\n"
+            "  -S, --stratify         spread every label evenly over the folds (or train/dev);\n"
+            "                         a session's label is that of its first example\n"
             "  -t, --train-out FILE   train stream\n"
             "  -v, --dev-out FILE     dev stream\n"
             "  -q, --quiet            no summary line\n"
@@ -41,6 +44,7 @@ int gyro_cmd_split(int argc, char **argv)
         {"seed", required_argument, 0, 's'},      {"dev", required_argument, 0, 'd'},
         {"folds", required_argument, 0, 'k'},     {"fold", required_argument, 0, 'i'},
         {"train-out", required_argument, 0, 't'}, {"dev-out", required_argument, 0, 'v'},
+        {"stratify", no_argument, 0, 'S'},
         {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     gyro_split_options so = {.seed = 1, .dev_fraction = 0.1, .folds = 0, .fold = -1};
@@ -49,7 +53,7 @@ int gyro_cmd_split(int argc, char **argv)
     long v;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "s:d:k:i:t:v:qh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "s:d:k:i:t:v:Sqh", opts, NULL)) != -1) {
         switch (c) {
         case 's': {
             char *end;
@@ -75,6 +79,7 @@ int gyro_cmd_split(int argc, char **argv)
             break;
         case 't': train_out = optarg; break;
         case 'v': dev_out = optarg; break;
+        case 'S': so.stratify = 1; break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return 0;
         default: return gyro_cli_usage_error("split", "unknown option or missing argument");
@@ -151,11 +156,11 @@ int gyro_cmd_split(int argc, char **argv)
     if (st != GYRO_OK) return gyro_cli_fail("split", st);
     if (!quiet) {
         if (so.folds)
-            fprintf(stderr, "gyro split: fold %d of %d, seed %llu: ", so.fold, so.folds,
-                    (unsigned long long)so.seed);
+            fprintf(stderr, "gyro split: fold %d of %d%s, seed %llu: ", so.fold, so.folds,
+                    so.stratify ? " (stratified)" : "", (unsigned long long)so.seed);
         else
-            fprintf(stderr, "gyro split: dev fraction %g, seed %llu: ", so.dev_fraction,
-                    (unsigned long long)so.seed);
+            fprintf(stderr, "gyro split: dev fraction %g%s, seed %llu: ", so.dev_fraction,
+                    so.stratify ? " (stratified)" : "", (unsigned long long)so.seed);
         fprintf(stderr, "%zu examples in %zu sessions -> train %zu examples (%zu sessions), dev %zu "
                 "examples (%zu sessions, %.1f%%)\n", sum.examples, sum.groups,
                 sum.examples - sum.dev_examples, sum.groups - sum.dev_groups, sum.dev_examples,

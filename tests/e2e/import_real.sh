@@ -76,6 +76,16 @@ for f in 0 1 2 3 4; do
   total=$((total + $(grep -o 'dev [0-9]* examples' "$T/fold.log" | cut -d' ' -f2)))
 done
 expect "smp 5-fold dev total" "$total" 5024
+# stratified folds: every one of the 91 labels in every dev fold, 2-3 of the 10-example labels
+for f in 0 4; do
+  "$GYRO" split -q --stratify --seed 1 --folds 5 --fold $f --train-out "$T/s.train" --dev-out "$T/s.dev" "$T/smp.ex"
+  read -r nl lo < <("$GYRO" dump "$T/s.dev" | python3 -c '
+import collections, json, sys
+c = collections.Counter(json.loads(l)["label"] for l in sys.stdin)
+print(len(c), min(c.values()))')
+  expect "smp stratified fold $f labels" "$nl" 91
+  [ "$lo" -ge 2 ] || fail "stratified fold $f: a label with only $lo examples"
+done
 
 # ---- generate music: 125 distinct intents, deterministic, readable by import --------------------
 "$GYRO" generate music --seed 9 -n 2000 --format tsv -o "$T/music.tsv" 2> /dev/null
