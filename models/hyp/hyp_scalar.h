@@ -96,6 +96,19 @@ static inline double gyro_hyp_neg_log_sigmoid(double t)
     return t > 0.0 ? log1p(exp(-t)) : -t + log1p(exp(t));
 }
 
+/* −log σ(t) and σ(−t) (= −d/dt of it) from one exp: with e = exp(−|t|),
+ * t ≥ 0: log1p(e) and e/(1+e);  t < 0: −t + log1p(e) and 1/(1+e). */
+static inline double gyro_hyp_nls_sig(double t, double *sig_neg)
+{
+    double e = exp(-fabs(t));
+    if (t >= 0.0) {
+        *sig_neg = e / (1.0 + e);
+        return log1p(e);
+    }
+    *sig_neg = 1.0 / (1.0 + e);
+    return -t + log1p(e);
+}
+
 /* σ(t) = 1/(1 + e^{−t}) without overflow. */
 static inline double gyro_hyp_sigmoid(double t)
 {

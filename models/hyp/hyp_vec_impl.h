@@ -95,6 +95,28 @@ static inline void S(hyp_dot3)(double *aa, double *bb, double *ab, const T *a, c
     *aa = x; *bb = y; *ab = z;
 }
 
+/* Five dot products over three vectors in one pass (the MLR's per-class products):
+ * out = {|p|², <p,x>, <p,a>, <x,a>, |a|²}. */
+static inline void S(hyp_dot5)(double out[5], const T *p, const T *x, const T *a, int n)
+{
+    int i = 0;
+    double r[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+#ifdef GYRO_HYP_VEC
+    gyro_hyp_v4d s0 = {0, 0, 0, 0}, s1 = s0, s2 = s0, s3 = s0, s4 = s0, zero = s0;
+    for (; i + 4 <= n; i += 4) {
+        gyro_hyp_v4d pv = S(hyp_ld4)(p + i), xv = S(hyp_ld4)(x + i), av = S(hyp_ld4)(a + i);
+        s0 += pv * pv; s1 += pv * xv; s2 += pv * av; s3 += xv * av; s4 += av * av;
+    }
+    r[0] = S(hyp_hsum)(s0, zero); r[1] = S(hyp_hsum)(s1, zero); r[2] = S(hyp_hsum)(s2, zero);
+    r[3] = S(hyp_hsum)(s3, zero); r[4] = S(hyp_hsum)(s4, zero);
+#endif
+    for (; i < n; i++) {
+        double pi = p[i], xi = x[i], ai = a[i];
+        r[0] += pi * pi; r[1] += pi * xi; r[2] += pi * ai; r[3] += xi * ai; r[4] += ai * ai;
+    }
+    for (int k = 0; k < 5; k++) out[k] = r[k];
+}
+
 /* For w = p x + q y (formed element-wise in double, so a small w keeps its relative accuracy):
  * out[0] = |w|², out[1] = <w,x>, out[2] = <w,y>, out[3] = <w,g> (0 if g is NULL). */
 static inline void S(hyp_comb_dots)(double out[4], double p, const T *x, double q, const T *y,

@@ -115,7 +115,8 @@ void gyro_lorentz_rsgd_step_backward_f64(double *dx, double *degrad, const doubl
  * which grows as the points get closer; Leimeister & Wilson 2018 style):
  *   L = −log σ(⟨u,v⟩_L + θ) − Σⱼ log σ(−(⟨u,nⱼ⟩_L + θ)),   neg: (k, n+1) rows nⱼ.
  * Returns L (computed with log1p/exp in a form that never overflows). Writes (=, not +=) the
- * Euclidean gradients egrad_u = ∂L/∂u (n+1), egrad_v (n+1), egrad_neg (k, n+1); each may be NULL.
+ * Euclidean gradients egrad_u = ∂L/∂u (n+1), egrad_v (n+1), egrad_neg (k, n+1); each may be NULL
+ * and none may alias an input.
  * Turn them into Riemannian ones with gyro_lorentz_egrad2rgrad_*. */
 float gyro_lorentz_skipgram_loss_f32(float *egrad_u, float *egrad_v, float *egrad_neg,
                                      const float *u, const float *v, const float *neg,

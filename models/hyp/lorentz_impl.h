@@ -334,9 +334,9 @@ T L(skipgram_loss)(T *egrad_u, T *egrad_v, T *egrad_neg, const T *u, const T *v,
                    T theta, int k, int n)
 {
     size_t d = (size_t)n + 1;
-    double tp = S(linner)(u, v, n) + theta;
-    double loss = gyro_hyp_neg_log_sigmoid(tp);
-    double gp = -gyro_hyp_sigmoid(-tp); /* dL/dt for the positive pair */
+    double tp = S(linner)(u, v, n) + theta, sp, sj;
+    double loss = gyro_hyp_nls_sig(tp, &sp);
+    double gp = -sp; /* dL/dt for the positive pair: −σ(−t) */
     if (egrad_u) {
         for (size_t i = 0; i < d; i++) egrad_u[i] = 0;
         S(acc_J)(egrad_u, gp, v, n);
@@ -348,8 +348,8 @@ T L(skipgram_loss)(T *egrad_u, T *egrad_v, T *egrad_neg, const T *u, const T *v,
     for (int j = 0; j < k; j++) {
         const T *nj = neg + (size_t)j * d;
         double tj = S(linner)(u, nj, n) + theta;
-        loss += gyro_hyp_neg_log_sigmoid(-tj);
-        double gj = gyro_hyp_sigmoid(tj);
+        loss += gyro_hyp_nls_sig(-tj, &sj); /* −log σ(−t), and σ(t) */
+        double gj = sj;
         if (egrad_u) S(acc_J)(egrad_u, gj, nj, n);
         if (egrad_neg) {
             T *e = egrad_neg + (size_t)j * d;
@@ -381,11 +381,10 @@ T L(skipgram_term)(T *du, T *dw, const T *u, const T *w, int label, T theta, T s
     double t = S(linner)(u, w, n) + theta;
     double loss, g;
     if (label) {
-        loss = gyro_hyp_neg_log_sigmoid(t);
-        g = -gyro_hyp_sigmoid(-t);
+        loss = gyro_hyp_nls_sig(t, &g);
+        g = -g;
     } else {
-        loss = gyro_hyp_neg_log_sigmoid(-t);
-        g = gyro_hyp_sigmoid(t);
+        loss = gyro_hyp_nls_sig(-t, &g);
     }
     g *= scale;
     if (du) S(acc_J)(du, g, w, n);

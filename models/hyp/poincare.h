@@ -207,8 +207,9 @@ void gyro_poincare_gyration_backward_f64(double *da, double *db, double *du, con
  * offsets P (K, n) (ball points p_k) and normals A (K, n) (tangent vectors a_k):
  *   z_k = (−p_k) ⊕ x;
  *   logit_k = λ_{p_k} |a_k| / √c · asinh( 2√c <z_k, a_k> / ((1 − c|z_k|²) |a_k|) ).
- * z_k is never stored (its dot products are formed from <p,x>, <x,a>, ...). a_k = 0 gives
- * logit 0 with the derivative of the smooth extension. logits: (K), x: (n). */
+ * z_k is never stored (its dot products are formed from <p,x>, <x,a>, ...). The logit is
+ * evaluated as 2λ_p<z,a>/(1 − c|z|²) · S(arg), S(t) = asinh(t)/t, which is finite for a_k → 0;
+ * a_k = 0 gives logit 0 and the gradient with S = 1. logits: (K), x: (n). */
 void gyro_poincare_hyp_mlr_f32(float *logits, const float *x, const float *P, const float *A,
                                float c, int K, int n);
 void gyro_poincare_hyp_mlr_f64(double *logits, const double *x, const double *P, const double *A,

@@ -405,9 +405,9 @@ typedef struct S(mlr_state) {
 static void S(mlr_class)(S(mlr_state) *st, const T *x, const T *p, const T *a, double xx,
                          double c, int n)
 {
-    double pp, aa, pa;
-    S(hyp_dot3)(&pp, &aa, &pa, p, a, n);
-    double px = S(hyp_dot)(p, x, n), xa = S(hyp_dot)(x, a, n);
+    double d5[5];
+    S(hyp_dot5)(d5, p, x, a, n);
+    double pp = d5[0], px = d5[1], pa = d5[2], xa = d5[3], aa = d5[4];
     double ma, mb;
     gyro_hyp_madd_coef(c, pp, xx, -px, &ma, &mb); /* z = ma (−p) + mb x */
     st->pp = pp; st->px = px; st->pa = pa; st->xa = xa; st->aa = aa;
