@@ -340,12 +340,16 @@ static void arm(worker *w, int method)
     if (e != GRPC_CALL_OK) ctx_free(c);
 }
 
-static int deadline_passed(const call_ctx *c)
+/* Whether the call's deadline is less than slack_ms away (or passed). */
+static int deadline_near(const call_ctx *c, long slack_ms)
 {
     gpr_timespec d = c->method < 0 ? c->details.deadline : c->deadline;
     if (gpr_time_cmp(d, gpr_inf_future(d.clock_type)) == 0) return 0;
-    return gpr_time_cmp(gpr_now(d.clock_type), d) > 0;
+    gpr_timespec now = gpr_time_add(gpr_now(d.clock_type), gpr_time_from_millis(slack_ms, GPR_TIMESPAN));
+    return gpr_time_cmp(now, d) > 0;
 }
+
+static int deadline_passed(const call_ctx *c) { return deadline_near(c, 0); }
 
 /* Start a batch or, if core refuses it, end the call. */
 static void start(call_ctx *c, grpc_op *ops, size_t n)
@@ -508,10 +512,12 @@ static void dispatch(call_ctx *c)
     else run_handler(c, c->w->index);
 }
 
-/* The code a client saw for a call that ended without our status. */
+/* The code a client saw for a call that ended without our status. The client's deadline timer
+ * usually fires (and resets the stream) a moment before the server's, so a call lost within
+ * 100 ms of its deadline counts as DEADLINE_EXCEEDED, not CANCELLED. */
 static int lost_code(const call_ctx *c)
 {
-    return deadline_passed(c) ? GYRO_RPC_DEADLINE_EXCEEDED : GYRO_RPC_CANCELLED;
+    return deadline_near(c, 100) ? GYRO_RPC_DEADLINE_EXCEEDED : GYRO_RPC_CANCELLED;
 }
 
 static void on_event(call_ctx *c, int success)

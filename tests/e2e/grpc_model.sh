@@ -40,9 +40,11 @@ echo "ok   C client classify and classify --stream"
 
 # SIGHUP under load
 v1=$(grep -o 'model [^ ]*$' "$SLOG" | head -n 1 | cut -d' ' -f2)
-suite reload-load "$ADDR" --texts-file "$TMPDIR/toy.txt" --seconds 4 > "$TMPDIR/load.out" 2>&1 &
+suite reload-load "$ADDR" --texts-file "$TMPDIR/toy.txt" --seconds 120 --ready-file "$TMPDIR/ready" \
+  --stop-file "$TMPDIR/stop" > "$TMPDIR/load.out" 2>&1 &
 LOAD=$!
-sleep 0.7
+for _ in $(seq 1 600); do [ -e "$TMPDIR/ready" ] && break; sleep 0.05; done
+[ -e "$TMPDIR/ready" ] || { echo "FAIL the load did not start"; cat "$TMPDIR/load.out"; exit 1; }
 cp "$TMPDIR/b.model" "$TMPDIR/new.model" && mv "$TMPDIR/new.model" "$TMPDIR/serve.model"
 kill -HUP "$SPID"; sleep 0.7
 head -c 2000 "$TMPDIR/a.model" > "$TMPDIR/new.model" && mv "$TMPDIR/new.model" "$TMPDIR/serve.model"
@@ -50,7 +52,8 @@ kill -HUP "$SPID"; sleep 0.7
 head -c 4096 /dev/urandom > "$TMPDIR/new.model" && mv "$TMPDIR/new.model" "$TMPDIR/serve.model"
 kill -HUP "$SPID"; sleep 0.7
 rm "$TMPDIR/serve.model"
-kill -HUP "$SPID"
+kill -HUP "$SPID"; sleep 0.5
+touch "$TMPDIR/stop"
 wait "$LOAD" || { echo "FAIL load during reloads:"; cat "$TMPDIR/load.out"; exit 1; }
 cat "$TMPDIR/load.out"
 [ "$(grep -c 'reloaded' "$SLOG")" = 1 ] || { echo "FAIL expected one good reload"; cat "$SLOG"; exit 1; }

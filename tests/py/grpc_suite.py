@@ -282,15 +282,21 @@ def long_stream(channel, args):
 
 
 def reload_load(channel, args):
-    """Keep Classify busy for args.seconds; every call must succeed (reloads happen meanwhile)."""
+    """Keep Classify busy until --stop-file exists (at most --seconds); every call must succeed
+    (reloads happen meanwhile). --ready-file is created once calls are being answered."""
     stub = gyro_pb2_grpc.GyroStub(channel)
     stop = time.time() + args.seconds
     errs, done, versions = [], [0], set()
     lock = threading.Lock()
 
+    def running():
+        if args.ready_file and done[0] > 0 and not os.path.exists(args.ready_file):
+            open(args.ready_file, "w").close()  # the load is under way: reloads may start
+        return time.time() < stop and not (args.stop_file and os.path.exists(args.stop_file))
+
     def worker():
         k = 0
-        while time.time() < stop:
+        while running():
             try:
                 r = stub.Classify(gyro_pb2.ClassifyRequest(text=args.texts[k % len(args.texts)]), timeout=10)
                 with lock:
@@ -334,6 +340,8 @@ def main():
     p.add_argument("--texts-file")
     p.add_argument("--seconds", type=float, default=3)
     p.add_argument("--dim", type=int, default=0)
+    p.add_argument("--ready-file")
+    p.add_argument("--stop-file")
     p.add_argument("--rows", type=int, default=0)
     args = p.parse_args()
     args.texts = []
