@@ -28,6 +28,7 @@
 #include "models/core/rng.h"
 #include "models/hyp/convert.h"
 #include "models/hyp/hyp_consts.h"
+#include "models/hyp/hyp_scalar.h"
 #include "models/hyp/lorentz.h"
 #include "models/hyp/poincare.h"
 
@@ -577,6 +578,90 @@ START_TEST(test_lorentz_extreme_inputs_finite)
 }
 END_TEST
 
+/* ---- the ratio helpers of hyp_consts.h ----------------------------------------------------------- */
+
+/* Each helper returns f(t) and f'(t)/t; check both against the direct formulas just above the
+ * Taylor threshold (where the direct formulas are still accurate) and continuity across it, and
+ * f' against a central difference. */
+typedef double (*ratio_fn)(double t, double *dft);
+static double r_tanhc(double t, double *d) { return gyro_hyp_tanhc(t, d); }
+static double r_artanhc(double t, double *d) { return gyro_hyp_artanhc(t, GYRO_HYP_ARTANH_MAX_F64, d); }
+static double r_sinhc(double t, double *d) { return gyro_hyp_sinhc(t, GYRO_HYP_COSH_MAX_F64, d); }
+static double r_asinhc(double t, double *d) { return gyro_hyp_asinhc(t, d); }
+
+START_TEST(test_ratio_helpers)
+{
+    ratio_fn fns[4] = {r_tanhc, r_artanhc, r_sinhc, r_asinhc};
+    const char *names[4] = {"tanhc", "artanhc", "sinhc", "asinhc"};
+    double (*direct[4])(double) = {tanh, atanh, sinh, asinh};
+    for (int k = 0; k < 4; k++) {
+        double th = GYRO_HYP_SERIES_T;
+        double lo, hi, dlo, dhi;
+        lo = fns[k](th * (1.0 - 1e-13), &dlo);
+        hi = fns[k](th * (1.0 + 1e-13), &dhi);
+        ck_assert_msg(fabs(lo - hi) < 1e-14, "%s value jumps at the threshold", names[k]);
+        ck_assert_msg(fabs(dlo - dhi) < 1e-9, "%s derivative jumps at the threshold: %.17g %.17g",
+                      names[k], dlo, dhi);
+        for (double t = 1e-6; t < 0.9; t *= 1.7) {
+            double d, f = fns[k](t, &d);
+            if (t > 0.05) /* the direct quotient is accurate here */
+                ck_assert_msg(fabs(f - direct[k](t) / t) < 1e-14, "%s(%g)", names[k], t);
+            if (t < 1e-3) continue; /* below, f varies less than its rounding over any h */
+            double h = 1e-3 * t, dp, dm;
+            double fp = fns[k](t + h, &dp), fm = fns[k](t - h, &dm);
+            double fd = (fp - fm) / (2.0 * h) / t;
+            ck_assert_msg(fabs(fd - d) < 1e-5 * (1.0 + fabs(d)), "%s'(%g)/t: %.10g vs fd %.10g",
+                          names[k], t, d, fd);
+        }
+        double d0, f0 = fns[k](0.0, &d0);
+        ck_assert(f0 == 1.0 && isfinite(d0));
+    }
+    /* arcosh(a)/√(a²−1) and its derivative, series against the direct formula */
+    for (double e = 1e-12; e < 3.0; e *= 1.9) {
+        double a = 1.0 + e, dg;
+        double g = gyro_hyp_arcoshc(a, &dg);
+        double s = sqrt(e * (2.0 + e));
+        double direct_g = log1p(e + s) / s;
+        ck_assert_msg(fabs(g - direct_g) < (e < 1e-6 ? 1e-9 : 1e-13), "arcoshc(1+%g)", e);
+        if (e > 1e-4) {
+            double h = 1e-7 * a, dp, dm;
+            double fd = (gyro_hyp_arcoshc(a + h, &dp) - gyro_hyp_arcoshc(a - h, &dm)) / (2 * h);
+            ck_assert_msg(fabs(fd - dg) < 1e-6, "arcoshc'(1+%g): %g vs %g", e, dg, fd);
+        }
+    }
+    ck_assert(gyro_hyp_arcoshc(1.0, NULL) == 1.0);
+    /* accurate arcosh near 1 and the shared sigmoid/softplus */
+    ck_assert(fabs(gyro_hyp_arcosh1p(1e-20) - sqrt(2e-20)) < 1e-25);
+    ck_assert(gyro_hyp_neg_log_sigmoid(-800.0) == 800.0 && gyro_hyp_neg_log_sigmoid(800.0) == 0.0);
+    double sn;
+    ck_assert(fabs(gyro_hyp_nls_sig(3.0, &sn) - log1p(exp(-3.0))) < 1e-15);
+    ck_assert(fabs(sn - 1.0 / (1.0 + exp(3.0))) < 1e-15);
+}
+END_TEST
+
+START_TEST(test_logmap_at_base_point)
+{
+    /* log_x(x) = 0 in both models, with finite gradients */
+    gyro_rng r;
+    gyro_rng_seed(&r, 13);
+    int n = 5;
+    double x[6], v[6], dx[6] = {0}, dy[6] = {0}, w[6] = {1, 2, 3, 4, 5, 6};
+    rnd_hyp(x, n, 1.0, &r);
+    gyro_lorentz_logmap_f64(v, x, x, n);
+    for (int i = 0; i <= n; i++) ck_assert(fabs(v[i]) < 1e-7);
+    gyro_lorentz_logmap_backward_f64(dx, dy, w, x, x, n);
+    ck_assert(all_finite_d(dx, n + 1) && all_finite_d(dy, n + 1));
+    ck_assert(gyro_lorentz_dist_f64(x, x, n) < 1e-7);
+    double b[5], bv[5], db1[5] = {0}, db2[5] = {0};
+    rnd_ball(b, n, 1.0, 0.9, &r);
+    gyro_poincare_logmap_f64(bv, b, b, 1.0, n);
+    for (int i = 0; i < n; i++) ck_assert(bv[i] == 0.0);
+    gyro_poincare_logmap_backward_f64(db1, db2, w, b, b, 1.0, n);
+    ck_assert(all_finite_d(db1, n) && all_finite_d(db2, n));
+    ck_assert(gyro_poincare_dist_f64(b, b, 1.0, n) == 0.0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("hyp_props");
@@ -599,6 +684,8 @@ int main(void)
     tcase_add_test(tr, test_ball_extreme_inputs_finite);
     tcase_add_test(tr, test_project_and_report);
     tcase_add_test(tr, test_lorentz_extreme_inputs_finite);
+    tcase_add_test(tr, test_ratio_helpers);
+    tcase_add_test(tr, test_logmap_at_base_point);
     suite_add_tcase(s, tr);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
