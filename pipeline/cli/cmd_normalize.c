@@ -120,6 +120,7 @@ int gyro_cmd_normalize(int argc, char **argv)
         default: return gyro_cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (text) nopt.segment = 0;   /* grapheme clusters are only needed for Documents */
     if (!text && strcmp(output, "-") == 0 && isatty(STDOUT_FILENO))
         return gyro_cli_usage_error(cmd, "standard output is a terminal: use --text, -o FILE, "
                                          "or pipe into 'gyro dump'");

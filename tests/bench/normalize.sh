@@ -6,8 +6,8 @@
 # Inputs: every file under ../shared/corpora/text (chinese-poetry JSON — 全唐诗 is Traditional —,
 # review CSVs, MSRA news, Tatoeba, fortunes-zh), about 74 MB, read as one run of the stage
 # writing a Document stream to /dev/null; then the Traditional and the Simplified parts alone,
-# and --text output. Each figure is the median of `runs` runs (MB = 10^6 bytes). Run it on a
-# quiet machine; it is niced.
+# and --text output. Each figure is the median of `runs` runs (MB = 10^6 bytes), by wall clock
+# and by CPU time of the process (user + sys). Run it on a quiet machine; it is niced.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 GYRO=${1:-${GYRO:-$root/build/gyro}}
@@ -21,21 +21,23 @@ mapfile -t simp < <(find "$TEXT/reviews" "$TEXT/news" -type f | sort)
 
 bytes_of() { cat "$@" | wc -c; }
 
-# median MB/s of RUNS runs of: gyro normalize $opts files... > /dev/null
+median() { sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+# median MB/s of RUNS runs of: gyro normalize $opts files... > /dev/null, by wall clock and by
+# CPU time (user + sys, less sensitive to other load on the machine)
 measure() {
   local label=$1 opts=$2; shift 2
   local bytes; bytes=$(bytes_of "$@")
-  local rates=() i t0 t1
+  local wall=() cpu=() i e u s
   for ((i = 0; i < RUNS; i++)); do
-    t0=$(date +%s.%N)
     # shellcheck disable=SC2086
-    nice "$GYRO" normalize -q $opts "$@" > /dev/null
-    t1=$(date +%s.%N)
-    rates+=("$(awk -v b="$bytes" -v s="$t0" -v e="$t1" 'BEGIN{printf "%.2f", b / 1e6 / (e - s)}')")
+    read -r e u s < <({ /usr/bin/time -f '%e %U %S' nice "$GYRO" normalize -q $opts "$@" > /dev/null; } 2>&1 | tail -n 1)
+    wall+=("$(awk -v b="$bytes" -v t="$e" 'BEGIN{printf "%.2f", b / 1e6 / t}')")
+    cpu+=("$(awk -v b="$bytes" -v u="$u" -v s="$s" 'BEGIN{printf "%.2f", b / 1e6 / (u + s)}')")
   done
-  local med; med=$(printf '%s\n' "${rates[@]}" | sort -n | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}')
-  printf '%-34s %7.1f MB in %2d files  median %6.2f MB/s  (runs: %s)\n' \
-    "$label" "$(awk -v b="$bytes" 'BEGIN{print b/1e6}')" "$#" "$med" "${rates[*]}"
+  printf '%-34s %6.1f MB %3d files  wall %6.2f MB/s  cpu %6.2f MB/s  (wall runs: %s)\n' \
+    "$label" "$(awk -v b="$bytes" 'BEGIN{print b/1e6}')" "$#" \
+    "$(printf '%s\n' "${wall[@]}" | median)" "$(printf '%s\n' "${cpu[@]}" | median)" "${wall[*]}"
 }
 
 echo "gyro normalize throughput, $RUNS runs each, $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ)"
