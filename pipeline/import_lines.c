@@ -86,7 +86,7 @@ gyro_status gyro_import_lines(gyro_import_ctx *c)
         }
         memcpy(buf, doc.data, doc.len);
         buf[doc.len] = '\0';
-        char *col[MAX_COLUMNS];
+        char *col[MAX_COLUMNS] = {0};
         int n = split_tabs(buf, col);
         char line_session[32];
         const char *text, *label, *session;

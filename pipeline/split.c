@@ -171,7 +171,7 @@ gyro_status gyro_split_examples(const gyro_split_options *opt,
     if (st != GYRO_OK) goto out;
     size_t ng = gyro_strmap_count(groups);
     sizes = calloc(ng ? ng : 1, sizeof *sizes);
-    keys = malloc((ng ? ng : 1) * sizeof *keys);
+    keys = calloc(ng ? ng : 1, sizeof *keys);
     strata = calloc(ng ? ng : 1, sizeof *strata);
     gdev = malloc(ng ? ng : 1);
     if (!sizes || !keys || !strata || !gdev) {
