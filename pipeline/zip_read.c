@@ -137,8 +137,12 @@ gyro_status gyro_zip_open(const char *path, gyro_zip **out)
     FILE *fp = fopen(path, "rb");
     if (!fp) return gyro_error_set(GYRO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     gyro_zip *z = calloc(1, sizeof *z);
+    if (!z || !(z->name = strdup(path))) {
+        free(z);
+        fclose(fp);
+        return gyro_error_set(GYRO_ERR_NOMEM, "out of memory opening %s", path);
+    }
     gyro_status st = GYRO_OK;
-    if (!z || !(z->name = strdup(path))) st = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
     size_t cap = 0;
     while (st == GYRO_OK) {
         if (z->len == cap) {
