@@ -548,33 +548,45 @@ gyro_status TF(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
 
 /* ---- backward ----------------------------------------------------------------------------- */
 
-/* Zero the used part (B·T rows) of every array of the gradient block. */
-static void TF(tf_zero_grads)(ACTS *a, const gyro_tf_config *cfg)
+/* Zero the live gradient buffers of one layer (B·T rows each; aliases zeroed once; buffers
+ * that never receive a gradient, such as the LayerNorm statistics, skipped). The layer's input
+ * gradient belongs to the layer below and is not touched. */
+static void TF(tf_zero_layer)(const TF(tf_layer_ptrs) *q, const gyro_tf_config *cfg, long Nr)
 {
-    const long N = a->nmax, Nr = (long)a->B * a->T, Bn = a->B;
-    const long C = cfg->dim, F = cfg->ffn_dim, H = cfg->n_heads, A = H * cfg->head_dim;
-    const long K = cfg->n_classes;
-    const long RRW = cfg->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC ? H * C : 0;
-    TF(tf_block) *d = &a->d;
-    (void)F;
-    memset(d->x0, 0, (size_t)(Nr * C) * sizeof(R));
-    memset(d->lfin, 0, (size_t)(Nr * C) * sizeof(R));
-    memset(d->pooled, 0, (size_t)(Bn * C) * sizeof(R));
-    memset(d->pdrop, 0, (size_t)(Bn * C) * sizeof(R));
-    memset(d->pball, 0, (size_t)(Bn * C) * sizeof(R));
-    memset(d->logits, 0, (size_t)(Bn * K) * sizeof(R));
-    for (long l = 0; l < cfg->n_layers; l++) {
-#define TF_ZERO(name, w) memset(d->name + l * N * (w), 0, (size_t)(Nr * (w)) * sizeof(R));
-        TF_LAYER_FIELDS(TF_ZERO)
-#undef TF_ZERO
+    const long C = cfg->dim, F = cfg->ffn_dim, A = (long)cfg->n_heads * cfg->head_dim;
+    R *ptr[40];
+    long width[40];
+    int n = 0;
+#define TF_LIVE(field, w)                                                                      \
+    do {                                                                                       \
+        int seen_ = 0;                                                                         \
+        for (int i_ = 0; i_ < n; i_++)                                                         \
+            seen_ |= ptr[i_] == q->field;                                                      \
+        if (!seen_) {                                                                          \
+            ptr[n] = q->field;                                                                 \
+            width[n++] = (w);                                                                  \
+        }                                                                                      \
+    } while (0)
+    TF_LIVE(u, C); TF_LIVE(qkvy, 3 * A); TF_LIVE(qkvz, 3 * A); TF_LIVE(qkvt, 3 * A);
+    TF_LIVE(o, A); TF_LIVE(od, A); TF_LIVE(a, C); TF_LIVE(res1, C); TF_LIVE(x1, C);
+    TF_LIVE(u2, C); TF_LIVE(y2, F); TF_LIVE(e2, F); TF_LIVE(h, F); TF_LIVE(g0, F);
+    TF_LIVE(g1, F); TF_LIVE(gd, F); TF_LIVE(y3, C); TF_LIVE(e3, C); TF_LIVE(f, C);
+    TF_LIVE(res2, C); TF_LIVE(xout, C);
+    if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT) {
+        TF_LIVE(la, C); TF_LIVE(ts1, C); TF_LIVE(lf, C); TF_LIVE(ts2, C);
     }
+    if (cfg->layernorm) {
+        TF_LIVE(lnu1, C); TF_LIVE(lnv1, C); TF_LIVE(lnu2, C); TF_LIVE(lnv2, C);
+    }
+#undef TF_LIVE
+    for (int i = 0; i < n; i++)
+        memset(ptr[i], 0, (size_t)(Nr * width[i]) * sizeof(R));
 }
 
 void TF(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const R *dlogits)
 {
     const gyro_tf_config *cfg = &m->cfg;
     assert(a->training && a->B > 0);
-    TF(tf_zero_grads)(a, cfg);
 
     const int geo = cfg->geometry;
     const R c = (R)cfg->curvature;
@@ -594,6 +606,18 @@ void TF(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const R 
     R *lf, *pd, *pb, *dlf, *dpd, *dpb;
     TF(tf_head_ptrs)(&lf, &pd, &pb, a, fa, cfg, xl);
     TF(tf_head_ptrs)(&dlf, &dpd, &dpb, a, da, cfg, dxl);
+    /* zero the gradients that accumulate: the head's, the embeddings', the top layer's (each
+     * lower layer is zeroed just before the layer above it starts writing into its output) */
+    memset(da->x0, 0, (size_t)Nr * C * sizeof(R));
+    memset(da->lfin, 0, (size_t)Nr * C * sizeof(R));
+    memset(da->pooled, 0, (size_t)B * C * sizeof(R));
+    memset(da->pdrop, 0, (size_t)B * C * sizeof(R));
+    memset(da->pball, 0, (size_t)B * C * sizeof(R));
+    if (Lr) {
+        TF(tf_layer_ptrs) top;
+        TF(tf_ptrs)(&top, a, da, cfg, Lr - 1, 0);
+        TF(tf_zero_layer)(&top, cfg, Nr);
+    }
     L_(gyro_mlr_backward)(dpb, g->mlr_p, g->mlr_a, dlogits, pb, w->mlr_p, w->mlr_a, geo, c, B, K,
                           C);
     L_(gyro_geo_exp0_backward)(dpd, C, scr, dpb, C, pb, C, pd, C, geo, c, B, C);
@@ -606,6 +630,11 @@ void TF(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const R 
         TF(tf_layer_ptrs) p, q; /* activations, their gradients */
         TF(tf_ptrs)(&p, a, fa, cfg, l, 1);
         TF(tf_ptrs)(&q, a, da, cfg, l, 0);
+        if (l > 0) {
+            TF(tf_layer_ptrs) below;
+            TF(tf_ptrs)(&below, a, da, cfg, l - 1, 0);
+            TF(tf_zero_layer)(&below, cfg, Nr);
+        }
         const R *wqkv = w->qkvw + (long)l * 3 * A * C, *wo = w->attprojw + (long)l * C * A;
         const R *w1 = w->fcw + (long)l * F * C, *b1 = w->fcb + (long)l * F;
         const R *w2 = w->fcprojw + (long)l * C * F, *b2 = w->fcprojb + (long)l * C;

@@ -22,7 +22,7 @@ void S(gyro_attention_forward)(R *O, R *P, const R *QKV, const int *len, int B, 
                         mx = row[j];
                 double sum = 0.0;
                 for (int j = 0; j < n; j++) {
-                    row[j] = (R)exp((double)(row[j] - mx));
+                    row[j] = EXPR(row[j] - mx);
                     sum += row[j];
                 }
                 R inv = (R)(1.0 / sum);
