@@ -30,7 +30,8 @@
 #define GYRO_HYP_ARTANH_MAX_F64 (1.0 - 1e-7)
 #define GYRO_HYP_ARTANH_MAX_F32 0.99999988079071044921875
 
-/* Floor of every norm that is divided by: x / max(|x|, GYRO_HYP_MIN_NORM). */
+/* Floor of every quantity that is divided by (a norm, a Möbius denominator, |⟨z,z⟩_L|); zero
+ * vectors themselves never reach a division: they go through the ratio helpers below. */
 #define GYRO_HYP_MIN_NORM 1e-15
 
 /* tanh argument clamp (tanh(15) = 1 - 1.9e-13: beyond it the ball point would be projected). */
@@ -41,7 +42,8 @@
 #define GYRO_HYP_COSH_MAX_F32 85.0
 #define GYRO_HYP_COSH_MAX_F64 700.0
 
-/* arcosh arguments are clamped to >= 1; the derivative 1/sqrt(a^2-1) uses a^2-1 >= this floor. */
+/* arcosh arguments are clamped to >= 1 (arcosh(1 + e) is formed from e = a - 1, hyp_scalar.h);
+ * the derivative 1/sqrt(a^2 - 1) uses a^2 - 1 >= this floor. */
 #define GYRO_HYP_ARCOSH_MIN_SQ 1e-15
 
 /* Hyperboloid RSGD: default clip of the Lorentz norm of the tangent step lr*|g|_L. */
@@ -66,25 +68,6 @@ static inline double gyro_hyp_tanh(double x)
     if (x > GYRO_HYP_TANH_MAX) x = GYRO_HYP_TANH_MAX;
     if (x < -GYRO_HYP_TANH_MAX) x = -GYRO_HYP_TANH_MAX;
     return tanh(x);
-}
-
-/* arcosh(x) with x clamped to >= 1. */
-static inline double gyro_hyp_arcosh(double x)
-{
-    return acosh(x < 1.0 ? 1.0 : x);
-}
-
-/* 1/sqrt(x^2 - 1), the derivative of arcosh, with x^2 - 1 floored at GYRO_HYP_ARCOSH_MIN_SQ. */
-static inline double gyro_hyp_arcosh_deriv(double x)
-{
-    double d = x * x - 1.0;
-    return 1.0 / sqrt(d < GYRO_HYP_ARCOSH_MIN_SQ ? GYRO_HYP_ARCOSH_MIN_SQ : d);
-}
-
-/* x / max(n, GYRO_HYP_MIN_NORM) as a scale factor: 1 / max(n, floor). */
-static inline double gyro_hyp_inv_norm(double n)
-{
-    return 1.0 / (n > GYRO_HYP_MIN_NORM ? n : GYRO_HYP_MIN_NORM);
 }
 
 /* f(t) = tanh(t)/t for t >= 0 (f(0) = 1); *dft = f'(t)/t (-> -2/3 at 0). dft may be NULL.
