@@ -37,11 +37,11 @@ void S(gyro_merge_backward)(R *dO, R *dW, R *dRR, R *scratch, const R *dY, const
     R *gp = g + C;                   /* (C) dL/ds_{i-1} */
     R *dr = gp + C;                  /* (C) dL/dr_i */
     R *tmp = dr + C;                 /* (2C) geo backward scratch */
-    memset(dRR, 0, (size_t)N * H * C * sizeof(R));
     for (int n = 0; n < N; n++) {
         const R *rr = RR + (long)n * H * C;
         const R *rb = RB + (long)n * 2 * H * C, *ps = rb + (long)H * C;
         R *drr = dRR + (long)n * H * C;
+        memset(drr, 0, (size_t)H * C * sizeof(R));
         memcpy(g, dY + (long)n * C, (size_t)C * sizeof(R));
         for (int i = H - 1; i >= 1; i--) {
             memset(gp, 0, (size_t)C * sizeof(R));
