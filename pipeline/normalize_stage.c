@@ -77,7 +77,11 @@ gyro_status gyro_normalize_stage_run(gyro_normalizer *n, gyro_text_reader *in,
             warn(o, "%s:%llu: skipped: invalid UTF-8", name, (unsigned long long)d.line);
             continue;
         }
-        if (r.repairs) stats->repaired++;
+        if (r.repairs) {
+            stats->repaired++;
+            warn(o, "%s:%llu: %u invalid UTF-8 sequence%s replaced by U+FFFD", name,
+                 (unsigned long long)d.line, r.repairs, r.repairs == 1 ? "" : "s");
+        }
         if (r.text_len == 0) {
             stats->empty++;
             if (!o || !o->keep_empty) continue;

@@ -9,8 +9,8 @@
  * fail with GYRO_ERR_DATA "file:line: invalid UTF-8 byte 0xFF at byte 7 of the line (byte 123 of
  * the file)"). A document longer than the reader's maximum, or whose record would exceed the
  * stream's record limit, is skipped and counted as too long. A document that is empty after
- * normalization is counted and not written unless keep_empty is set. Each skip is reported
- * through the optional warning callback with file and line.
+ * normalization is counted and not written unless keep_empty is set. Each skip and each repair
+ * is reported through the optional warning callback with file and line.
  */
 #ifndef GYRO_PIPELINE_NORMALIZE_STAGE_H
 #define GYRO_PIPELINE_NORMALIZE_STAGE_H
@@ -37,7 +37,7 @@ typedef struct gyro_normalize_stats {
 
 typedef struct gyro_normalize_stage_options {
     int keep_empty;                          /* also write empty documents */
-    /* Called with a one-line message for each skipped document; may be NULL. */
+    /* Called with a one-line message for each skipped or repaired document; may be NULL. */
     void (*warn)(void *ctx, const char *message);
     void *warn_ctx;
     gyro_progress *progress;                 /* may be NULL: no progress line */

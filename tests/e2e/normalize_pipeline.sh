@@ -18,6 +18,7 @@ has out.json '"text":"学生ABC�"'
 has out.json '"chars":["学","生","A","B","C","�"]'
 has out.json '"repairs":1'
 has sum.txt '1 lines read, 1 documents written, 1 repaired, 0 skipped'
+has sum.txt '-:1: 1 invalid UTF-8 sequence replaced by U+FFFD'
 printf '學生ＡＢＣ\xff\nok\n' | "$GYRO" normalize --invalid=skip 2> sum.txt | "$GYRO" dump > out.json || bad "skip pipeline failed"
 [ "$(wc -l < out.json)" = 1 ] || bad "skip: want 1 document, got $(cat out.json)"
 has out.json '"text":"ok"'
