@@ -57,7 +57,7 @@ fi
 if [ "$LINES" -gt 0 ]; then head -n "$LINES" "$WORK/tokens.all" > "$WORK/tokens.txt"; else cp "$WORK/tokens.all" "$WORK/tokens.txt"; fi
 tokens=$(wc -w < "$WORK/tokens.txt")
 lines=$(wc -l < "$WORK/tokens.txt")
-echo "corpus: $tokens characters in $lines documents (all of shared/corpora/text); epochs $EPOCHS"
+echo "corpus: $tokens characters in $lines documents of shared/corpora/text (LINES=$LINES, 0 = all); epochs $EPOCHS"
 
 median() { sort -g | awk '{a[NR]=$1} END{ if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }
 

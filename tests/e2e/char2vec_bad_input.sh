@@ -31,6 +31,12 @@ expect 2 "unknown subcommand" "$GYRO" char2vec fly
 [ ! -e o.hyp ] || fail "output written for bad input"
 ls | grep -qE '\.tmp\.|scratch' && fail "temporary files left behind"
 
+# a diverging run stops on the first non-finite value with a clear message and no output
+for i in $(seq 1 200); do echo 山水花鸟风月江河湖海; done > tiny.txt
+expect 1 "NaN" "$GYRO" char2vec train -q --lr 100 --max-step 0 --min-count 1 --dim 4 -o nan.hyp tiny.txt
+expect 1 "NaN" "$GYRO" char2vec train -q --geometry euclidean --lr 100 --epochs 50 --min-count 1 --dim 4 -o nan.hyp tiny.txt
+[ ! -e nan.hyp ] || fail "output written after NaN"
+
 # a stream of the wrong type as a corpus
 "$GYRO" char2vec train -q --dim 4 --epochs 1 --min-count 1 --window 2 -o good.hyp \
   <(for i in $(seq 1 50); do echo 山水花鸟风月; done) || fail "small training"
