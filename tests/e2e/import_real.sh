@@ -121,6 +121,10 @@ expect "import truncated JSON" "$(code "$GYRO" import --format smp "$T/trunc.jso
 expect "split without outputs" "$(code "$GYRO" split "$T/nlpcc.ex")" 2
 expect "split bad fraction" "$(code "$GYRO" split --dev 2 --train-out a --dev-out b "$T/nlpcc.ex")" 2
 expect "split corrupt stream" "$(code "$GYRO" split --train-out "$T/a" --dev-out "$T/b" "$T/bad.tsv")" 65
+printf '你好\n' | "$GYRO" normalize -q -o "$T/doc.pb"
+expect "split of a Document stream" "$(code "$GYRO" split --train-out "$T/a" --dev-out "$T/b" "$T/doc.pb")" 65
+expect "import into a missing directory" "$(code "$GYRO" import -f tsv "$T/bad.tsv" -o "$T/no/such/dir.ex")" 1
+expect "import of a directory" "$(code "$GYRO" import -f smp "$T" -o "$T/d.ex")" 1
 expect "generate unknown set" "$(code "$GYRO" generate poetry)" 2
 expect "generate missing data dir" "$(code "$GYRO" generate music --data "$T/none" -n 1)" 1
 echo "all import/split/generate checks passed"
