@@ -93,7 +93,9 @@ gyro_status gyro_import_lines(gyro_import_ctx *c)
         if (nlpcc) {
             if (n != 3 && n != 4) {
                 st = gyro_import_bad(c, doc.line, "expected 4 tab-separated columns (session, "
-                                     "utterance, label, tagged utterance), found %d", n);
+                                     "utterance, label, tagged utterance), found %s%d",
+                                     n > MAX_COLUMNS ? "more than " : "",
+                                     n > MAX_COLUMNS ? MAX_COLUMNS : n);
                 if (st != GYRO_OK) break;
                 continue;
             }
@@ -108,7 +110,9 @@ gyro_status gyro_import_lines(gyro_import_ctx *c)
         } else {
             if (n != 2 && n != 3) {
                 st = gyro_import_bad(c, doc.line, "expected 2 or 3 tab-separated columns (text, "
-                                     "label[, session]), found %d", n);
+                                     "label[, session]), found %s%d",
+                                     n > MAX_COLUMNS ? "more than " : "",
+                                     n > MAX_COLUMNS ? MAX_COLUMNS : n);
                 if (st != GYRO_OK) break;
                 continue;
             }

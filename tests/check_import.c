@@ -136,6 +136,7 @@ START_TEST(test_tsv_bad_records)
     static const struct { const char *line; const char *why; } bad[] = {
         {"only one column", "expected 2 or 3"},
         {"a\tb\tc\td", "expected 2 or 3"},
+        {"a\tb\tc\td\te\tf\tg\th\ti\tj", "found more than 8"},
         {"text\ta++b", "bad label"},
         {"text\t", "bad label: empty label"},
         {"text\tmusic play", "whitespace"},
