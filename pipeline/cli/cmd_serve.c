@@ -34,8 +34,9 @@ static void usage(FILE *out)
             "  --embeddings FILE        embedding table for Embed and Neighbors (from gyro char2vec)\n"
             "  --addr HOST:PORT         listen address (default 127.0.0.1:50051; port 0 = any free port)\n"
             "  --threads N              completion-queue threads (default 2)\n"
-            "  --pool N                 inference threads for Classify, Normalize, Neighbors\n"
-            "                           (default 0 = on the queue threads)\n"
+            "  --pool N                 inference threads for Classify, Normalize, Neighbors, so\n"
+            "                           health and Stats never wait behind a model (default 2;\n"
+            "                           0 = run them on the queue threads)\n"
             "  --tls-cert FILE          PEM certificate chain; enables TLS (needs --tls-key)\n"
             "  --tls-key FILE           PEM private key\n"
             "  --tls-client-ca FILE     PEM roots: require and verify client certificates (mutual TLS)\n"
@@ -106,7 +107,7 @@ int gyro_cmd_serve(int argc, char **argv)
 {
     const char *cmd = "serve";
     const char *model = NULL, *emb = NULL, *addr = "127.0.0.1:50051", *cert = NULL, *key = NULL, *ca = NULL, *port_file = NULL;
-    long threads = 2, pool = 0, max_bytes = 4L << 20, drain_ms = 0, grace_ms = 5000;
+    long threads = 2, pool = 2, max_bytes = 4L << 20, drain_ms = 0, grace_ms = 5000;
     static const struct option longopts[] = {
         {"model", required_argument, NULL, 'm'},
         {"embeddings", required_argument, NULL, 'e'},

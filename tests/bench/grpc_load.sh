@@ -2,7 +2,7 @@
 # grpc_load.sh — load test of `gyro serve` with h2load (Debian's nghttp2-client) on loopback.
 #
 #   tests/bench/grpc_load.sh [BUILD_DIR]
-#     env: RUNS (5)  N (20000 requests per run)  THREADS (2)  POOL (0)  MODEL (a classifier file;
+#     env: RUNS (5)  N (20000 requests per run)  THREADS (2)  POOL (2)  MODEL (a classifier file;
 #          default: train one with the seed's architecture for EPOCHS (1) on the first LIMIT
 #          (3000) utterances of NLPCC 2018: inference cost does not depend on how long it trained)
 #          TRAIN_OPTS (extra options of gyro classify train, e.g. a smaller model)
@@ -17,7 +17,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-build}
-RUNS=${RUNS:-5} N=${N:-20000} THREADS=${THREADS:-2} POOL=${POOL:-0} EPOCHS=${EPOCHS:-1} LIMIT=${LIMIT:-3000}
+RUNS=${RUNS:-5} N=${N:-20000} THREADS=${THREADS:-2} POOL=${POOL:-2} EPOCHS=${EPOCHS:-1} LIMIT=${LIMIT:-3000}
 TEXT=${TEXT:-播放周杰伦的稻香}
 cd "$root"
 command -v h2load >/dev/null || { echo "h2load not installed (apt-get install nghttp2-client)"; exit 1; }

@@ -23,7 +23,7 @@ rc=0; "$GYRO" serve --addr 127.0.0.1:0 --model "$TMPDIR/garbage.model" 2>/dev/nu
 echo "ok   usage errors and unloadable models"
 
 MAXB=65536
-start_server main --threads 2 --max-request-bytes $MAXB --grace-ms 2000
+start_server main --threads 2 --pool 0 --max-request-bytes $MAXB --grace-ms 2000   # handlers on the queue threads
 suite functional "$ADDR" --max-bytes $MAXB
 
 # the C client
