@@ -21,13 +21,15 @@ static void warn(const gyro_normalize_stage_options *o, const char *fmt, ...)
     o->warn(o->warn_ctx, msg);
 }
 
-static void progress(const gyro_normalize_stage_options *o, gyro_text_reader *in, double t0, int force)
+/* Report progress over all inputs: base + this reader's bytes of the total, at the average
+ * rate since progress_start. The caller prints the final line (gyro_progress_finish). */
+static void progress(const gyro_normalize_stage_options *o, gyro_text_reader *in)
 {
     if (!o || !o->progress || !o->progress_total) return;
     uint64_t done = o->progress_base + gyro_text_reader_bytes(in);
-    double dt = gyro_now() - t0;
-    double rate = dt > 0 ? (double)gyro_text_reader_bytes(in) / dt : 0.0;
-    gyro_progress_update(o->progress, (double)done / (double)o->progress_total, rate, NAN, NAN, force);
+    double dt = gyro_now() - o->progress_start;
+    double rate = dt > 0 ? (double)done / dt : NAN;
+    gyro_progress_update(o->progress, (double)done / (double)o->progress_total, rate, NAN, NAN, 0);
 }
 
 gyro_status gyro_normalize_stage_run(gyro_normalizer *n, gyro_text_reader *in,
@@ -40,12 +42,11 @@ gyro_status gyro_normalize_stage_run(gyro_normalizer *n, gyro_text_reader *in,
     const char *name = gyro_text_reader_name(in);
     uint64_t lines0 = gyro_text_reader_lines(in), bytes0 = gyro_text_reader_bytes(in);
     gyro_status s = GYRO_OK;
-    double t0 = gyro_now();
     uint64_t count = 0;
     for (;;) {
         gyro_text_document d;
         if ((s = gyro_text_reader_next(in, &d)) || !d.data) break;
-        if ((++count & 1023) == 0) progress(o, in, t0, 0);
+        if ((++count & 1023) == 0) progress(o, in);
         if (d.too_long) {
             stats->skipped++;
             stats->too_long++;
@@ -109,7 +110,6 @@ gyro_status gyro_normalize_stage_run(gyro_normalizer *n, gyro_text_reader *in,
     }
     stats->lines += gyro_text_reader_lines(in) - lines0;
     stats->bytes += gyro_text_reader_bytes(in) - bytes0;
-    progress(o, in, t0, 1);
     return s;
 }
 

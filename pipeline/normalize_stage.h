@@ -43,6 +43,7 @@ typedef struct gyro_normalize_stage_options {
     gyro_progress *progress;                 /* may be NULL: no progress line */
     uint64_t progress_base;                  /* bytes of earlier inputs (for the fraction) */
     uint64_t progress_total;                 /* bytes of all inputs; 0 = unknown */
+    double progress_start;                   /* gyro_now() when the run began (for the rate) */
 } gyro_normalize_stage_options;
 
 /* Normalize every document of `in`. Writes Documents to `w` when it is not NULL (Document.source

@@ -146,6 +146,7 @@ int gyro_cmd_normalize(int argc, char **argv)
     sopt.warn_ctx = &ws;
     sopt.progress = total >= (64u << 20) ? &prog : NULL; /* only for long runs */
     sopt.progress_total = total;
+    sopt.progress_start = gyro_now();
 
     gyro_normalizer *n = NULL;
     gyro_stream_writer *w = NULL;
@@ -170,7 +171,8 @@ int gyro_cmd_normalize(int argc, char **argv)
         sopt.progress_base += gyro_text_reader_bytes(r);
         gyro_text_reader_free(r);
     }
-    if (sopt.progress && !s) gyro_progress_finish(&prog, 1.0, NAN, NAN, NAN);
+    if (sopt.progress && !s)
+        gyro_progress_finish(&prog, 1.0, (double)total / (gyro_now() - sopt.progress_start), NAN, NAN);
     if (!s) {
         if (w) s = gyro_stream_writer_close(w);
         else if (af_open) s = gyro_atomic_commit(&af);
