@@ -118,6 +118,27 @@ def functional(channel, args):
     c, d = code_of(lambda: list(bidi(iter([b"\xff\xff"]), timeout=5)))
     ok(c == SC.INVALID_ARGUMENT, "garbage on ClassifyStream is INVALID_ARGUMENT (%s)" % c)
 
+    # random bytes on every method: each call ends with OK or INVALID_ARGUMENT, never a crash
+    import random
+    rnd = random.Random(11)
+    paths = {"/gyro.v1.Gyro/Classify": "uu", "/gyro.v1.Gyro/Embed": "uu", "/gyro.v1.Gyro/Neighbors": "uu",
+             "/gyro.v1.Gyro/Stats": "uu", "/grpc.health.v1.Health/Check": "uu", "/gyro.v1.Gyro/Normalize": "us",
+             "/gyro.v1.Gyro/ClassifyStream": "ss"}
+    seen = set()
+    for k in range(140):
+        path = list(paths)[k % len(paths)]
+        body = bytes(rnd.randrange(256) for _ in range(rnd.randrange(1, 40)))
+        if paths[path] == "uu":
+            c, d = code_of(lambda: raw(channel, path)(body, timeout=5))
+        elif paths[path] == "us":
+            c, d = code_of(lambda: list(channel.unary_stream(path)(body, timeout=5)))
+        else:
+            c, d = code_of(lambda: list(channel.stream_stream(path)(iter([body, body]), timeout=5)))
+        seen.add(c)
+        if c not in (SC.OK, SC.INVALID_ARGUMENT, SC.UNAVAILABLE, SC.NOT_FOUND):
+            ok(False, "random bytes on %s gave %s: %s" % (path, c, d))
+    ok(SC.INVALID_ARGUMENT in seen, "140 random requests over all methods answered (%s)" % sorted(x.name for x in seen))
+
     # unknown methods
     for path in ("/gyro.v1.Gyro/NoSuchMethod", "/gyro.v1.Gyro/Reason", "/other.Service/Call"):
         c, d = code_of(lambda: raw(channel, path)(b"", timeout=5))
