@@ -63,7 +63,7 @@ typedef struct gyro_normalizer gyro_normalizer;
 /* The result of one call. Every pointer is owned by the normalizer and stays valid until the
  * next gyro_normalize_text() on the same normalizer or its free. */
 typedef struct gyro_normalized {
-    const char *original;     /* the input after invalid-UTF-8 repair, NUL-terminated */
+    const char *original;     /* the input after invalid-UTF-8 repair, NUL-terminated ("" if skipped) */
     size_t original_len;      /* bytes */
     const char *text;         /* the normalized text, NUL-terminated, valid UTF-8 */
     size_t text_len;          /* bytes */
