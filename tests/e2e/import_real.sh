@@ -20,11 +20,19 @@ expect "nlpcc sessions" "$(field "$T/nlpcc.log" sessions)" 4705
 expect "nlpcc labels" "$(field "$T/nlpcc.log" labels)" 11
 expect "nlpcc bad" "$(field "$T/nlpcc.log" 'bad records')" 0
 
+# stdin gives the same stream as the file ('-'); only the source name differs
+"$GYRO" import -q --format nlpcc - -o "$T/nlpcc.stdin.ex" < "$I/nlpcc2018/corpus.train.txt"
+cmp -s <("$GYRO" dump "$T/nlpcc.ex" | sed 's/"source":"[^"]*"//') \
+       <("$GYRO" dump "$T/nlpcc.stdin.ex" | sed 's/"source":"[^"]*"//') || fail "nlpcc from stdin differs"
+echo "ok   nlpcc from stdin = from the file"
+
 # ---- SMP2020: 5,024 utterances, 91 labels ---------------------------------------------------------
 "$GYRO" import --format smp "$I/smp2020/2020train.json" -o "$T/smp.ex" 2> "$T/smp.log"
 cat "$T/smp.log"
 expect "smp examples" "$(field "$T/smp.log" examples)" 5024
 expect "smp labels" "$(field "$T/smp.log" labels)" 91
+"$GYRO" import --format smp - -o "$T/smp.stdin.ex" < "$I/smp2020/2020train.json" 2> "$T/smp2.log"
+expect "smp from stdin" "$(field "$T/smp2.log" examples)" 5024
 
 # ---- CrossWOZ (zip): 4,229 user turns, 16 without any act, 53% composite, 16 atoms ---------------
 "$GYRO" import --format crosswoz --max-warnings 0 "$I/crosswoz/val.json.zip" -o "$T/cw.ex" 2> "$T/cw.log"
