@@ -531,6 +531,13 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
         int seen = 0;
         for (int s = 0; s < steps_per_epoch; s++) {
             int from = batch_order[s] * B, b = ptrain.n - from < B ? ptrain.n - from : B;
+            if (opt->stop && *opt->stop) {
+                if (opt->checkpoint && R.best_epoch == 0) st = gyro_classifier_save(m, opt->checkpoint);
+                if (!st) st = gyro_error_set(GYRO_ERR_INTERRUPTED, "train: interrupted at epoch %d step %d%s%s",
+                                             epoch + 1, s + 1, opt->checkpoint ? "; the best model so far is in " : "",
+                                             opt->checkpoint ? opt->checkpoint : "");
+                goto done;
+            }
             int Tb = gather(&ptrain, order, from, b, tokens, lengths, labels);
             if ((st = gyro_tf_forward(tf, acts, tokens, lengths, b, Tb, &drop))) goto done;
             double l = gyro_tf_softmax_xent(dlogits, NULL, gyro_tf_logits(acts), labels, b, K);

@@ -62,6 +62,9 @@ typedef struct gyro_train_options {
     int freeze_table;              /* 1: table rows are not updated */
     const char *checkpoint;        /* optional path: best model so far, written atomically */
     int quiet;                     /* no progress line */
+    volatile int *stop;            /* optional: set non-zero (e.g. from a SIGINT handler) to stop
+                                      after the current step with GYRO_ERR_INTERRUPTED; the
+                                      checkpoint, when given, then holds the best model so far */
     FILE *log;                     /* per-epoch summary lines (NULL = none) */
 } gyro_train_options;
 
@@ -86,7 +89,7 @@ typedef struct gyro_train_result {
  * out; an empty dev set with dev_fraction 0 disables early stopping). On success *out owns the
  * model (best dev epoch). Errors: GYRO_ERR_USAGE (bad options, table dimension differs),
  * GYRO_ERR_DATA (no usable example, a bad label with its record number), GYRO_ERR_NAN,
- * GYRO_ERR_IO (checkpoint), GYRO_ERR_NOMEM. */
+ * GYRO_ERR_IO (checkpoint), GYRO_ERR_INTERRUPTED (opt->stop), GYRO_ERR_NOMEM. */
 gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_example_set *train,
                                   const gyro_example_set *dev, gyro_classifier **out,
                                   gyro_train_result *res);

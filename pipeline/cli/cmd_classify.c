@@ -12,6 +12,7 @@
 #define _GNU_SOURCE /* fopencookie: re-read the bytes peeked from a pipe */
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,8 @@ static void usage(FILE *f)
           "  --restart-mult M (1) --dev FILE.pb  --dev-fraction F (0.1) --min-count N (1) --seed N (1)\n"
           "  --bucket N (50)     batches come from runs of N batches sorted by length (0: plain shuffle)\n"
           "  --embeddings TABLE  char2vec table (its dimension sets --dim)  --freeze  keep its rows fixed\n"
-          "  --checkpoint PATH   best model so far, written after every improving epoch\n"
+          "  --checkpoint PATH   best model so far, written after every improving epoch (and on\n"
+          "                      SIGINT/SIGTERM, which stop training with exit status 130)\n"
           "  --keep-traditional --case-fold  normalization of the model   --quiet\n"
           "  --words             tokens are ICU dictionary words instead of characters\n"
           "eval: accuracy, macro-F1, cross-entropy, per-intent precision/recall, hierarchy levels,\n"
@@ -51,6 +53,14 @@ static void usage(FILE *f)
 static int fail(gyro_status s) { return gyro_cli_fail(CMD, s); }
 
 /* ---- train ------------------------------------------------------------------------------- */
+
+static volatile int train_stop; /* set by SIGINT/SIGTERM: training stops after the current step */
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    train_stop = 1;
+}
 
 enum {
     O_GEOMETRY = 256, O_DIM, O_LAYERS, O_HEADS, O_HEAD_DIM, O_FFN, O_MAXLEN, O_DROPOUT, O_CURV,
@@ -179,7 +189,15 @@ static int train_main(int argc, char **argv)
     if (!st && skipped && !o.quiet) fprintf(stderr, "gyro classify: skipped %llu examples with an empty text or label\n", (unsigned long long)skipped);
     gyro_classifier *m = NULL;
     gyro_train_result r;
+    struct sigaction sa = {0}, old_int, old_term;
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    o.stop = &train_stop;
     if (!st) st = gyro_train_classifier(&o, &train, dev_path ? &dev : NULL, &m, &r);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     if (!st) st = gyro_classifier_save(m, out);
     if (!st && !o.quiet) {
         fprintf(stderr, "gyro classify: %d training and %d dev examples, %d labels, vocabulary %d (%d from the table)\n",
