@@ -11,6 +11,8 @@
  *   - the distance is equal across the two models (to_hyperboloid is an isometry) and the
  *     conversions invert each other.
  *   - the skip-gram loss equals the sum of its terms (values and gradients).
+ *   - the float32 batched forms (and the forms the golden file has no case for: matvec finish,
+ *     projection inside RSGD, clipped Lorentz RSGD, skip-gram terms) agree with float64 to 2e-5.
  *   - 10⁶ RSGD steps on the hyperboloid in float32 keep |⟨x,x⟩_L + 1| < 1e-5; RSGD in the ball
  *     keeps every float32 point inside √c|x| ≤ 1 − ε.
  *   - extreme but finite inputs give finite outputs and gradients: ball points anywhere in the
@@ -665,6 +667,121 @@ START_TEST(test_logmap_at_base_point)
 }
 END_TEST
 
+/* ---- float32 batched forms agree with float64 ------------------------------------------------------ */
+
+static void to_f(float *f, const double *d, int n)
+{
+    for (int i = 0; i < n; i++) f[i] = (float)d[i];
+}
+
+/* max |f − d| / max(1e-30, max |d|) over n values */
+static double f_vs_d(const float *f, const double *d, int n)
+{
+    double e = 0.0, m = 1e-30;
+    for (int i = 0; i < n; i++) {
+        if (fabs((double)f[i] - d[i]) > e) e = fabs((double)f[i] - d[i]);
+        if (fabs(d[i]) > m) m = fabs(d[i]);
+    }
+    return e / m;
+}
+
+START_TEST(test_f32_batches_match_f64)
+{
+    enum { R = 3, N = 16, M = 12, K = 5 };
+    gyro_rng r;
+    gyro_rng_seed(&r, 14);
+    double X[R * N], Y[R * N], V[R * N], G[R * N], MX[R * M], P[K * N], A[K * N];
+    float Xf[R * N], Yf[R * N], Vf[R * N], Gf[R * N], MXf[R * M], Pf[K * N], Af[K * N];
+    double o[R * N], o2[R * N], o3[K * N], o4[K * N];
+    float of[R * N], of2[R * N], of3[K * N], of4[K * N];
+    const double tol = 2e-5;
+    for (int t = 0; t < 20; t++) {
+        double c = g_cs[t % 3];
+        for (int i = 0; i < R; i++) {
+            rnd_ball(X + i * N, N, c, 0.9, &r);
+            rnd_ball(Y + i * N, N, c, 0.9, &r);
+        }
+        rnd_vec(V, R * N, 0.5, &r);
+        rnd_vec(G, R * N, 1.0, &r);
+        rnd_vec(MX, R * M, 0.5, &r);
+        for (int k = 0; k < K; k++) rnd_ball(P + k * N, N, c, 0.8, &r);
+        rnd_vec(A, K * N, 0.7, &r);
+        to_f(Xf, X, R * N); to_f(Yf, Y, R * N); to_f(Vf, V, R * N); to_f(Gf, G, R * N);
+        to_f(MXf, MX, R * M); to_f(Pf, P, K * N); to_f(Af, A, K * N);
+#define CMP(what, fv, dv, len) ck_assert_msg(f_vs_d(fv, dv, len) < tol, "%s f32 vs f64: %g (c=%g)", what, f_vs_d(fv, dv, len), c)
+        gyro_poincare_mobius_add_batch_f64(o, X, Y, c, R, N);
+        gyro_poincare_mobius_add_batch_f32(of, Xf, Yf, (float)c, R, N);
+        CMP("mobius_add_batch", of, o, R * N);
+        memset(o, 0, sizeof o); memset(o2, 0, sizeof o2); memset(of, 0, sizeof of); memset(of2, 0, sizeof of2);
+        gyro_poincare_mobius_add_backward_batch_f64(o, o2, G, X, Y, c, R, N);
+        gyro_poincare_mobius_add_backward_batch_f32(of, of2, Gf, Xf, Yf, (float)c, R, N);
+        CMP("mobius_add_backward_batch dX", of, o, R * N);
+        CMP("mobius_add_backward_batch dY", of2, o2, R * N);
+        gyro_poincare_expmap0_batch_f64(o, V, c, R, N);
+        gyro_poincare_expmap0_batch_f32(of, Vf, (float)c, R, N);
+        CMP("expmap0_batch", of, o, R * N);
+        memset(o, 0, sizeof o); memset(of, 0, sizeof of);
+        gyro_poincare_expmap0_backward_batch_f64(o, G, V, c, R, N);
+        gyro_poincare_expmap0_backward_batch_f32(of, Gf, Vf, (float)c, R, N);
+        CMP("expmap0_backward_batch", of, o, R * N);
+        gyro_poincare_logmap0_batch_f64(o, X, c, R, N);
+        gyro_poincare_logmap0_batch_f32(of, Xf, (float)c, R, N);
+        CMP("logmap0_batch", of, o, R * N);
+        memset(o, 0, sizeof o); memset(of, 0, sizeof of);
+        gyro_poincare_logmap0_backward_batch_f64(o, G, X, c, R, N);
+        gyro_poincare_logmap0_backward_batch_f32(of, Gf, Xf, (float)c, R, N);
+        CMP("logmap0_backward_batch", of, o, R * N);
+        gyro_poincare_mobius_matvec_finish_batch_f64(o, MX, X, c, R, M, N);
+        gyro_poincare_mobius_matvec_finish_batch_f32(of, MXf, Xf, (float)c, R, M, N);
+        CMP("matvec_finish_batch", of, o, R * M);
+        memset(o, 0, sizeof o); memset(o2, 0, sizeof o2); memset(of, 0, sizeof of); memset(of2, 0, sizeof of2);
+        gyro_poincare_mobius_matvec_finish_backward_batch_f64(o, o2, G, MX, X, c, R, M, N);
+        gyro_poincare_mobius_matvec_finish_backward_batch_f32(of, of2, Gf, MXf, Xf, (float)c, R, M, N);
+        CMP("matvec_finish_backward_batch dMX", of, o, R * M);
+        CMP("matvec_finish_backward_batch dX", of2, o2, R * N);
+        gyro_poincare_hyp_mlr_batch_f64(o, X, P, A, c, R, K, N);
+        gyro_poincare_hyp_mlr_batch_f32(of, Xf, Pf, Af, (float)c, R, K, N);
+        CMP("hyp_mlr_batch", of, o, R * K);
+        memset(o, 0, sizeof o); memset(o3, 0, sizeof o3); memset(o4, 0, sizeof o4);
+        memset(of, 0, sizeof of); memset(of3, 0, sizeof of3); memset(of4, 0, sizeof of4);
+        gyro_poincare_hyp_mlr_backward_batch_f64(o, o3, o4, G, X, P, A, c, R, K, N);
+        gyro_poincare_hyp_mlr_backward_batch_f32(of, of3, of4, Gf, Xf, Pf, Af, (float)c, R, K, N);
+        CMP("hyp_mlr_backward_batch dX", of, o, R * N);
+        CMP("hyp_mlr_backward_batch dP", of3, o3, K * N);
+        CMP("hyp_mlr_backward_batch dA", of4, o4, K * N);
+        gyro_poincare_rsgd_step_batch_f64(o, X, G, c, 0.1, R, N);
+        gyro_poincare_rsgd_step_batch_f32(of, Xf, Gf, (float)c, 0.1f, R, N);
+        CMP("rsgd_step_batch", of, o, R * N);
+        /* the conversions: the ball with c = 1 only */
+        double H[R * (N + 1)];
+        float Hf[R * (N + 1)];
+        for (int i = 0; i < R; i++) rnd_ball(Y + i * N, N, 1.0, 0.9, &r);
+        to_f(Yf, Y, R * N);
+        gyro_hyp_to_hyperboloid_batch_f64(H, Y, R, N);
+        gyro_hyp_to_hyperboloid_batch_f32(Hf, Yf, R, N);
+        CMP("to_hyperboloid_batch", Hf, H, R * (N + 1));
+        gyro_hyp_to_poincare_batch_f64(o, H, R, N);
+        gyro_hyp_to_poincare_batch_f32(of, Hf, R, N);
+        CMP("to_poincare_batch", of, o, R * N);
+        /* hyperboloid: a clipped RSGD step and a skip-gram term */
+        double hx[N + 1], hg[N + 1], hd1[N + 1] = {0}, hd2[N + 1] = {0};
+        float hxf[N + 1], hgf[N + 1], hf1[N + 1] = {0}, hf2[N + 1] = {0};
+        rnd_hyp(hx, N, 0.8, &r);
+        rnd_vec(hg, N + 1, 5.0, &r);
+        to_f(hxf, hx, N + 1); to_f(hgf, hg, N + 1);
+        gyro_lorentz_rsgd_step_f64(o, hx, hg, 1.0, 0.5, N);
+        gyro_lorentz_rsgd_step_f32(of, hxf, hgf, 1.0f, 0.5f, N);
+        CMP("lorentz rsgd_step clipped", of, o, N + 1);
+        double l64 = gyro_lorentz_skipgram_term_f64(hd1, hd2, hx, H, t % 2, 2.0, 0.5, N);
+        float l32 = gyro_lorentz_skipgram_term_f32(hf1, hf2, hxf, Hf, t % 2, 2.0f, 0.5f, N);
+        ck_assert(fabs(l32 - l64) < tol * (1.0 + fabs(l64)));
+        CMP("skipgram_term du", hf1, hd1, N + 1);
+        CMP("skipgram_term dw", hf2, hd2, N + 1);
+#undef CMP
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("hyp_props");
@@ -676,6 +793,7 @@ int main(void)
     tcase_add_test(tc, test_lorentz_exp_log);
     tcase_add_test(tc, test_cross_model);
     tcase_add_test(tc, test_skipgram_terms);
+    tcase_add_test(tc, test_f32_batches_match_f64);
     suite_add_tcase(s, tc);
     TCase *to = tcase_create("optimizers");
     tcase_set_timeout(to, 120);
