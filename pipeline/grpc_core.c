@@ -174,6 +174,8 @@ struct gyro_rpc_reply {
     grpc_byte_buffer **msgs; /* (cap) packed responses */
     int n, cap;
     char details[512];
+    void *state;             /* a continuing handler's state (owned via state_free) */
+    void (*state_free)(void *);
 };
 
 enum { ST_REQUESTED, ST_BIDI_RECV, ST_SENDING, ST_FINAL };
@@ -282,6 +284,14 @@ gyro_status gyro_rpc_reply_send(gyro_rpc_reply *r, const ProtobufCMessage *m)
     return GYRO_OK;
 }
 
+void gyro_rpc_reply_set_state(gyro_rpc_reply *r, void *state, void (*state_free)(void *))
+{
+    r->state = state;
+    r->state_free = state_free;
+}
+
+void *gyro_rpc_reply_state(const gyro_rpc_reply *r) { return r->state; }
+
 int gyro_rpc_reply_error(gyro_rpc_reply *r, int code, const char *fmt, ...)
 {
     va_list ap;
@@ -317,6 +327,7 @@ static void ctx_free(call_ctx *c)
     if (c->has_status_details) grpc_slice_unref(c->status_details);
     reply_clear(&c->reply);
     free(c->reply.msgs);
+    if (c->reply.state && c->reply.state_free) c->reply.state_free(c->reply.state);
     if (c->active) atomic_fetch_sub(&srv->active, 1);
     free(c);
     atomic_fetch_sub(&srv->live, 1);
@@ -394,9 +405,17 @@ static void finish(call_ctx *c, int code)
 }
 
 /* Server streaming: send the next reply message, or the status after the last one. */
+static void redispatch(call_ctx *c);
+
 static void stream_next(call_ctx *c)
 {
     if (c->next_msg >= c->reply.n) {
+        if (c->code == GYRO_RPC_CONTINUE) { /* every message is on the wire: produce more */
+            reply_clear(&c->reply);
+            c->next_msg = 0;
+            redispatch(c);
+            return;
+        }
         finish(c, c->code);
         return;
     }
@@ -450,7 +469,10 @@ static void run_handler(call_ctx *c, int thread)
                                     "deadline exceeded before the request was handled");
     } else {
         code = m->handler(srv->ctx, thread, c->request, &c->reply);
-        if (code < 0 || code >= GYRO_RPC_CODE_COUNT) code = GYRO_RPC_UNKNOWN;
+        if (code == GYRO_RPC_CONTINUE && (m->kind != GYRO_RPC_SERVER_STREAMING || c->reply.n == 0))
+            code = gyro_rpc_reply_error(&c->reply, GYRO_RPC_INTERNAL, "handler of %s continued without responses", m->path);
+        else if (code != GYRO_RPC_CONTINUE && (code < 0 || code >= GYRO_RPC_CODE_COUNT))
+            code = GYRO_RPC_UNKNOWN;
         if (code == GYRO_RPC_OK && m->kind != GYRO_RPC_SERVER_STREAMING && c->reply.n != 1)
             code = gyro_rpc_reply_error(&c->reply, GYRO_RPC_INTERNAL,
                                         "handler of %s produced %d responses", m->path, c->reply.n);
@@ -508,7 +530,14 @@ static void dispatch(call_ctx *c)
         finish(c, gyro_rpc_reply_error(&c->reply, GYRO_RPC_INVALID_ARGUMENT, "%s", why));
         return;
     }
-    if (m->offload && srv->pool.n > 0) pool_push(&srv->pool, c);
+    redispatch(c);
+}
+
+/* Run the handler of an unpacked request here or on the pool. */
+static void redispatch(call_ctx *c)
+{
+    gyro_rpc_server *srv = c->w->srv;
+    if (srv->methods[c->method].offload && srv->pool.n > 0) pool_push(&srv->pool, c);
     else run_handler(c, c->w->index);
 }
 

@@ -84,9 +84,23 @@ gyro_status gyro_rpc_reply_send(gyro_rpc_reply *r, const ProtobufCMessage *m);
 int gyro_rpc_reply_error(gyro_rpc_reply *r, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Server streaming only: a handler returns this after sending a batch of responses to be
+ * called again (same request, same reply with its state) once that batch is on the wire. Long
+ * streams are produced batch by batch in bounded memory, with flow control from the client
+ * and the deadline checked before every batch. */
+#define GYRO_RPC_CONTINUE (-1)
+
+/* Keep `state` with the call for a continuing handler; state_free(state) runs when the call
+ * ends however it ends (finished, cancelled, deadline, shutdown). Set it to NULL when done. */
+void gyro_rpc_reply_set_state(gyro_rpc_reply *r, void *state, void (*state_free)(void *));
+
+/* The state set by the previous invocation of the handler on this call, or NULL. */
+void *gyro_rpc_reply_state(const gyro_rpc_reply *r);
+
 /* A handler: `request` is the unpacked, UTF-8-checked request (owned by the server, valid
- * during the call); returns a gyro_rpc_code. On a non-OK code any messages already sent are
- * discarded for unary calls and sent before the status for streaming calls. */
+ * during the call); returns a gyro_rpc_code (or GYRO_RPC_CONTINUE). On a non-OK code any
+ * messages already sent are discarded for unary calls and sent before the status for streaming
+ * calls. */
 typedef int (*gyro_rpc_handler)(void *ctx, int thread, const ProtobufCMessage *request,
                                 gyro_rpc_reply *reply);
 

@@ -336,7 +336,25 @@ out:
 
 /* Normalize: split the text into lines (or paragraphs) with the text reader `gyro normalize`
  * uses, normalize each with the thread's normalizer for the requested options and stream one
- * Document per line, empty lines included, so ids and lines match the input. */
+ * Document per line, empty lines included, so ids and lines match the input. Documents are
+ * produced NORMALIZE_BATCH at a time (GYRO_RPC_CONTINUE), so a request of many short lines
+ * never holds more than one batch in memory; the reader lives in the call's state. */
+#define NORMALIZE_BATCH 256
+
+typedef struct normalize_state {
+    FILE *fp;
+    gyro_text_reader *reader;
+    uint64_t id;
+} normalize_state;
+
+static void normalize_state_free(void *p)
+{
+    normalize_state *ns = p;
+    gyro_text_reader_free(ns->reader);
+    if (ns->fp) fclose(ns->fp);
+    free(ns);
+}
+
 static int h_normalize(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
 {
     gyro_service *svc = ctx;
@@ -351,32 +369,40 @@ static int h_normalize(void *ctx, int t, const ProtobufCMessage *request, gyro_r
         gyro_status st = gyro_normalizer_new(&o, &s->norm[which]);
         if (st != GYRO_OK) return gyro_rpc_reply_error(reply, gyro_rpc_code_from_status(st), "%s", gyro_error_message());
     }
-    size_t len = strlen(rq->text);
-    if (len == 0) return GYRO_RPC_OK; /* no documents */
-    FILE *fp = fmemopen(rq->text, len, "r");
-    if (!fp) return gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
     const char *source = rq->source[0] ? rq->source : "-";
-    gyro_text_reader_options ro = {len + 1, rq->paragraphs ? 1 : 0};
-    gyro_text_reader *r = NULL;
-    gyro_status st = gyro_text_reader_open_file(fp, source, &ro, &r);
-    int code = GYRO_RPC_OK;
-    uint64_t id = 0;
-    while (st == GYRO_OK) {
+    normalize_state *ns = gyro_rpc_reply_state(reply);
+    if (!ns) { /* first batch */
+        size_t len = strlen(rq->text);
+        if (len == 0) return GYRO_RPC_OK; /* no documents */
+        ns = calloc(1, sizeof *ns);
+        if (!ns) return gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+        gyro_rpc_reply_set_state(reply, ns, normalize_state_free);
+        ns->fp = fmemopen(rq->text, len, "r");
+        if (!ns->fp) return gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+        gyro_text_reader_options ro = {len + 1, rq->paragraphs ? 1 : 0};
+        gyro_status st = gyro_text_reader_open_file(ns->fp, source, &ro, &ns->reader);
+        if (st != GYRO_OK) return gyro_rpc_reply_error(reply, gyro_rpc_code_from_status(st), "%s", gyro_error_message());
+    }
+    gyro_status st = GYRO_OK;
+    for (int k = 0; k < NORMALIZE_BATCH; k++) {
         gyro_text_document d;
-        if ((st = gyro_text_reader_next(r, &d)) != GYRO_OK || !d.data) break;
+        if ((st = gyro_text_reader_next(ns->reader, &d)) != GYRO_OK) break;
+        if (!d.data) { /* end of the text */
+            normalize_state_free(ns);
+            gyro_rpc_reply_set_state(reply, NULL, NULL);
+            return GYRO_RPC_OK;
+        }
         gyro_normalized nd;
         if ((st = gyro_normalize_text(s->norm[which], d.data, d.len, &nd)) != GYRO_OK) {
             gyro_error_prefix(st, "%s:%llu", source, (unsigned long long)d.line);
             break;
         }
         Gyro__V1__Document doc = GYRO__V1__DOCUMENT__INIT;
-        gyro_normalized_to_document(&nd, source, d.line, ++id, &doc);
-        st = gyro_rpc_reply_send(reply, &doc.base);
+        gyro_normalized_to_document(&nd, source, d.line, ++ns->id, &doc);
+        if ((st = gyro_rpc_reply_send(reply, &doc.base)) != GYRO_OK) break;
     }
-    if (st != GYRO_OK) code = gyro_rpc_reply_error(reply, gyro_rpc_code_from_status(st), "%s", gyro_error_message());
-    gyro_text_reader_free(r);
-    fclose(fp);
-    return code;
+    if (st != GYRO_OK) return gyro_rpc_reply_error(reply, gyro_rpc_code_from_status(st), "%s", gyro_error_message());
+    return GYRO_RPC_CONTINUE;
 }
 
 /* Embed: look up the requested tokens (and the grapheme clusters of `text`, normalized with the

@@ -126,12 +126,34 @@ static int h_count(void *ctx, int thread, const ProtobufCMessage *request, gyro_
     return GYRO_RPC_OK;
 }
 
+/* Chunks: the same as Count, two responses per invocation (GYRO_RPC_CONTINUE). */
+static int h_chunks(void *ctx, int thread, const ProtobufCMessage *request, gyro_rpc_reply *reply)
+{
+    (void)ctx;
+    (void)thread;
+    const Grpc__Health__V1__HealthCheckRequest *rq = (const Grpc__Health__V1__HealthCheckRequest *)request;
+    size_t *sent = gyro_rpc_reply_state(reply);
+    if (!sent) {
+        sent = calloc(1, sizeof *sent);
+        gyro_rpc_reply_set_state(reply, sent, free);
+    }
+    for (int k = 0; k < 2 && *sent < strlen(rq->service); k++, (*sent)++) {
+        Grpc__Health__V1__HealthCheckResponse r = GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__INIT;
+        r.status = (int)*sent % 4;
+        gyro_rpc_reply_send(reply, &r.base);
+    }
+    return *sent < strlen(rq->service) ? GYRO_RPC_CONTINUE : GYRO_RPC_OK;
+}
+
 static const gyro_rpc_method methods[] = {
     {"/t.T/Check", GYRO_RPC_UNARY, &grpc__health__v1__health_check_request__descriptor, 0, h_check},
     {"/t.T/PoolCheck", GYRO_RPC_UNARY, &grpc__health__v1__health_check_request__descriptor, 1, h_check},
     {"/t.T/Count", GYRO_RPC_SERVER_STREAMING, &grpc__health__v1__health_check_request__descriptor, 0, h_count},
     {"/t.T/Bidi", GYRO_RPC_BIDI_STREAMING, &grpc__health__v1__health_check_request__descriptor, 1, h_check},
+    {"/t.T/Chunks", GYRO_RPC_SERVER_STREAMING, &grpc__health__v1__health_check_request__descriptor, 1, h_chunks},
+    {"/t.T/BadContinue", GYRO_RPC_UNARY, &grpc__health__v1__health_check_request__descriptor, 0, h_chunks},
 };
+#define N_METHODS 6
 
 static int calls[8];
 
@@ -139,7 +161,7 @@ static gyro_rpc_server *start(gyro_rpc_client **cl)
 {
     gyro_rpc_server_options o = {"127.0.0.1:0", 2, 1, 4, 1 << 16, NULL, NULL, NULL};
     gyro_rpc_server *s;
-    ck_assert_int_eq(gyro_rpc_server_start(&o, methods, 4, calls, &s), GYRO_OK);
+    ck_assert_int_eq(gyro_rpc_server_start(&o, methods, N_METHODS, calls, &s), GYRO_OK);
     ck_assert_int_gt(gyro_rpc_server_port(s), 0);
     char target[64];
     snprintf(target, sizeof target, "127.0.0.1:%d", gyro_rpc_server_port(s));
@@ -192,6 +214,15 @@ START_TEST(test_server_round_trip)
     ck_assert_int_eq(call(cl, "/t.T/Count", "", 5000, &n, &d), GYRO_RPC_OK);
     ck_assert_int_eq(n, 0);
     free(d);
+    ck_assert_int_eq(call(cl, "/t.T/Chunks", "abcdefg", 5000, &n, &d), GYRO_RPC_OK);
+    ck_assert_int_eq(n, 7);
+    free(d);
+    ck_assert_int_eq(call(cl, "/t.T/Chunks", "ab", 5000, &n, &d), GYRO_RPC_OK);
+    ck_assert_int_eq(n, 2);
+    free(d);
+    ck_assert_int_eq(call(cl, "/t.T/BadContinue", "abcd", 5000, &n, &d), GYRO_RPC_INTERNAL); /* unary may not continue */
+    ck_assert_int_eq(n, 0);
+    free(d);
     ck_assert_int_eq(call(cl, "/t.T/Nope", "", 5000, &n, &d), GYRO_RPC_UNIMPLEMENTED);
     ck_assert_ptr_nonnull(strstr(d, "/t.T/Nope"));
     free(d);
@@ -222,16 +253,18 @@ START_TEST(test_server_round_trip)
     usleep(400000); /* the slow call finishes on the server */
     gyro_rpc_stats stats;
     ck_assert_int_eq(gyro_rpc_server_stats(s, &stats), GYRO_OK);
-    ck_assert_int_eq(stats.n_methods, 4);
+    ck_assert_int_eq(stats.n_methods, N_METHODS);
     ck_assert_uint_eq(stats.counts[0 * GYRO_RPC_CODE_COUNT + GYRO_RPC_OK], 1);
     ck_assert_uint_eq(stats.counts[0 * GYRO_RPC_CODE_COUNT + GYRO_RPC_NOT_FOUND], 1);
     ck_assert_uint_eq(stats.counts[0 * GYRO_RPC_CODE_COUNT + GYRO_RPC_DEADLINE_EXCEEDED], 1);
     ck_assert_uint_eq(stats.counts[2 * GYRO_RPC_CODE_COUNT + GYRO_RPC_OK], 2);
     ck_assert_uint_eq(stats.counts[3 * GYRO_RPC_CODE_COUNT + GYRO_RPC_NOT_FOUND], 1);
-    ck_assert_uint_eq(stats.counts[4 * GYRO_RPC_CODE_COUNT + GYRO_RPC_UNIMPLEMENTED], 1);
+    ck_assert_uint_eq(stats.counts[4 * GYRO_RPC_CODE_COUNT + GYRO_RPC_OK], 2);
+    ck_assert_uint_eq(stats.counts[5 * GYRO_RPC_CODE_COUNT + GYRO_RPC_INTERNAL], 1);
+    ck_assert_uint_eq(stats.counts[N_METHODS * GYRO_RPC_CODE_COUNT + GYRO_RPC_UNIMPLEMENTED], 1);
     uint64_t lat = 0;
     for (int b = 0; b < GYRO_RPC_LATENCY_BUCKETS; b++) lat += stats.latency[b];
-    ck_assert_uint_eq(lat, 5); /* unary and unknown-method calls only */
+    ck_assert_uint_eq(lat, 6); /* unary and unknown-method calls only */
     gyro_rpc_stats_free(&stats);
 
     int cancelled = -1;
@@ -246,14 +279,14 @@ START_TEST(test_server_bad_options)
 {
     gyro_rpc_server *s = (gyro_rpc_server *)1;
     gyro_rpc_server_options o = {"127.0.0.1:0", 0, 0, 4, 1 << 16, NULL, NULL, NULL};
-    ck_assert_int_eq(gyro_rpc_server_start(&o, methods, 4, calls, &s), GYRO_ERR_USAGE);
+    ck_assert_int_eq(gyro_rpc_server_start(&o, methods, N_METHODS, calls, &s), GYRO_ERR_USAGE);
     ck_assert_ptr_null(s);
     o.threads = 1;
     o.tls_cert_pem = "x"; /* without a key */
-    ck_assert_int_eq(gyro_rpc_server_start(&o, methods, 4, calls, &s), GYRO_ERR_USAGE);
+    ck_assert_int_eq(gyro_rpc_server_start(&o, methods, N_METHODS, calls, &s), GYRO_ERR_USAGE);
     o.tls_cert_pem = NULL;
     o.addr = "256.1.1.1:1";
-    ck_assert_int_eq(gyro_rpc_server_start(&o, methods, 4, calls, &s), GYRO_ERR_IO);
+    ck_assert_int_eq(gyro_rpc_server_start(&o, methods, N_METHODS, calls, &s), GYRO_ERR_IO);
     ck_assert_ptr_null(s);
 }
 END_TEST

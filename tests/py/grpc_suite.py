@@ -84,6 +84,10 @@ def functional(channel, args):
     docs = list(stub.Normalize(gyro_pb2.NormalizeRequest(text="a\nb\n\n\nc", paragraphs=True), timeout=5))
     ok([d.line for d in docs] == [1, 5] and len(docs) == 2, "paragraph mode (%s)" % [d.line for d in docs])
     ok(list(stub.Normalize(gyro_pb2.NormalizeRequest(text=""), timeout=5)) == [], "an empty text gives no documents")
+    for n in (256, 257, 5000):  # produced in batches of 256
+        docs = list(stub.Normalize(gyro_pb2.NormalizeRequest(text="".join("行%d\n" % i for i in range(n))), timeout=20))
+        ok([d.id for d in docs] == list(range(1, n + 1)) and docs[-1].text == "行%d" % (n - 1),
+           "Normalize of %d lines streams %d Documents in order" % (n, len(docs)))
     c, d = code_of(lambda: list(channel.unary_stream("/gyro.v1.Gyro/Normalize")(b"\x0a\x01\x80", timeout=5)))
     ok(c == SC.INVALID_ARGUMENT, "Normalize of invalid UTF-8 is INVALID_ARGUMENT (%s)" % c)
     many = gyro_pb2.NormalizeRequest(text="字\n" * (args.max_bytes // 5))
