@@ -393,7 +393,11 @@ static gyro_status parse_payload(gyro_classifier *m, rbuf *r, const char *path)
         if (id != (int)i) return bad(path, "duplicate label ", buf);
     }
 
-    /* parameters */
+    /* parameters: the configuration must not ask for more values than the file holds */
+    if (cfg.dim > (1 << 16) || cfg.ffn_dim > (1 << 20) || cfg.n_layers > 1024 || cfg.n_heads > 4096 ||
+        cfg.head_dim > (1 << 16) || cfg.max_len > (1 << 20) ||
+        gyro_tf_param_count(&cfg) > (r->n - r->off) / sizeof(float))
+        return bad(path, "the configuration needs more parameters than the file holds", NULL);
     if ((st = gyro_tf_new(&cfg, 0, 0, &m->tf)))
         return gyro_error_prefix(st == GYRO_ERR_NOMEM ? st : GYRO_ERR_FORMAT, "%s", path);
     if ((st = read_section(r, path, "params"))) return st;

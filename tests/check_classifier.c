@@ -200,6 +200,78 @@ START_TEST(test_corrupt_files)
 }
 END_TEST
 
+static uint32_t crc32_ref(const unsigned char *p, size_t n)
+{
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    }
+    return ~c;
+}
+
+/* Rewrite the f64 value of configuration key `key` (or rename the key to `rename`) and fix the
+ * CRC, so only the semantic checks can catch the forgery. */
+static void forge(const char *path, const char *out, const char *key, double value, const char *rename)
+{
+    long n;
+    unsigned char *b = slurp(path, &n);
+    size_t kl = strlen(key);
+    unsigned char *hit = NULL;
+    for (long i = 24; i + 4 + (long)kl + 8 <= n - 4; i++)
+        if (b[i] == kl && b[i + 1] == 0 && b[i + 2] == 0 && b[i + 3] == 0 && memcmp(b + i + 4, key, kl) == 0) {
+            hit = b + i + 4;
+            break;
+        }
+    ck_assert_ptr_nonnull(hit);
+    if (rename) memcpy(hit, rename, kl);
+    else memcpy(hit + kl, &value, 8); /* little-endian machine */
+    uint32_t crc = crc32_ref(b + 24, (size_t)n - 28);
+    memcpy(b + n - 4, &crc, 4);
+    spit(out, b, n);
+    free(b);
+}
+
+START_TEST(test_forged_files)
+{
+    gyro_classifier *m = make_model(), *r;
+    char path[128], bad[128];
+    snprintf(path, sizeof path, "%s/m.clf", tmpdir);
+    snprintf(bad, sizeof bad, "%s/forged.clf", tmpdir);
+    ck_assert_int_eq(gyro_classifier_save(m, path), GYRO_OK);
+    forge(path, bad, "n_layers", 1.0, NULL); /* unchanged value: loads */
+    ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_OK);
+    gyro_classifier_free(r);
+    forge(path, bad, "n_layers", 1000.0, NULL);
+    ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_FORMAT);
+    forge(path, bad, "dim", 1e9, NULL);
+    ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_FORMAT);
+    forge(path, bad, "geometry", 7.0, NULL);
+    ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_FORMAT);
+    forge(path, bad, "n_heads", 0.5, NULL);
+    ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_FORMAT);
+    forge(path, bad, "vocab_size", 3.0, NULL);
+    ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_FORMAT);
+    forge(path, bad, "dropout", 0, "dropoux");
+    ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_VERSION);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "dropoux"));
+    forge(path, bad, "token_unit", 5.0, NULL);
+    ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_VERSION);
+    /* a NaN in the last parameter, checksum fixed */
+    long n;
+    unsigned char *b = slurp(path, &n);
+    float nan_value = NAN;
+    memcpy(b + n - 8, &nan_value, 4);
+    uint32_t crc = crc32_ref(b + 24, (size_t)n - 28);
+    memcpy(b + n - 4, &crc, 4);
+    spit(bad, b, n);
+    free(b);
+    ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "non-finite"));
+    gyro_classifier_free(m);
+}
+END_TEST
+
 /* Two easy intents told apart by their characters, plus a composite; texts vary in length. */
 static void toy_data(gyro_example_set *s, int n, uint64_t seed)
 {
@@ -400,6 +472,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_round_trip_and_predict);
     tcase_add_test(tc, test_corrupt_files);
+    tcase_add_test(tc, test_forged_files);
     tcase_add_test(tc, test_train_hyperbolic);
     tcase_add_test(tc, test_train_euclidean);
     tcase_add_test(tc, test_train_frozen_table_and_errors);
