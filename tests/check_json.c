@@ -260,6 +260,207 @@ START_TEST(test_mutation_fuzz)
 }
 END_TEST
 
+
+/* ---- property test: random documents written here, parsed back, compared ---------------------- */
+
+typedef struct gen { gyro_rng r; char *out; size_t n, cap; } gen;
+
+static void emit(gen *g, const char *s, size_t n)
+{
+    if (g->n + n + 1 > g->cap) {
+        g->cap = (g->n + n + 1) * 2;
+        g->out = realloc(g->out, g->cap);
+    }
+    memcpy(g->out + g->n, s, n);
+    g->n += n;
+    g->out[g->n] = '\0';
+}
+
+static void emits(gen *g, const char *s) { emit(g, s, strlen(s)); }
+
+static void ws(gen *g)
+{
+    static const char *const w[] = {"", "", " ", "\n", "\t", "\r\n  "};
+    emits(g, w[gyro_rng_below(&g->r, 6)]);
+}
+
+/* A random code point (ASCII, CJK, astral, specials) written raw or escaped; the decoded UTF-8
+ * is appended to *want. */
+static void gen_char(gen *g, char *want, size_t *wn, int no_nul)
+{
+    uint32_t cp;
+    switch (gyro_rng_below(&g->r, 6)) {
+    case 0: cp = 0x20 + gyro_rng_below(&g->r, 0x5F); break;              /* printable ASCII */
+    case 1: cp = gyro_rng_below(&g->r, 0x20); break;                      /* control: escaped */
+    case 2: cp = 0x4E00 + gyro_rng_below(&g->r, 0x5000); break;           /* CJK */
+    case 3: cp = 0x10000 + gyro_rng_below(&g->r, 0x10000); break;         /* astral */
+    case 4: cp = "\"\\/"[gyro_rng_below(&g->r, 3)]; break;
+    default: cp = 0x80 + gyro_rng_below(&g->r, 0x700); break;             /* 2-byte */
+    }
+    if (cp == 0 && no_nul) cp = 'z';
+    char u[8];
+    size_t un = 0;
+    if (cp < 0x80) u[un++] = (char)cp;
+    else if (cp < 0x800) { u[un++] = (char)(0xC0 | (cp >> 6)); u[un++] = (char)(0x80 | (cp & 0x3F)); }
+    else if (cp < 0x10000) {
+        u[un++] = (char)(0xE0 | (cp >> 12));
+        u[un++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        u[un++] = (char)(0x80 | (cp & 0x3F));
+    } else {
+        u[un++] = (char)(0xF0 | (cp >> 18));
+        u[un++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        u[un++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        u[un++] = (char)(0x80 | (cp & 0x3F));
+    }
+    memcpy(want + *wn, u, un);
+    *wn += un;
+    int must_escape = cp < 0x20 || cp == '"' || cp == '\\';
+    if (must_escape || gyro_rng_below(&g->r, 4) == 0) {
+        char e[16];
+        if (cp == '"') emits(g, "\\\"");
+        else if (cp == '\\') emits(g, "\\\\");
+        else if (cp == '/' && gyro_rng_below(&g->r, 2)) emits(g, "\\/");
+        else if (cp == '\n') emits(g, "\\n");
+        else if (cp == '\t') emits(g, "\\t");
+        else if (cp >= 0x10000) {
+            uint32_t v = cp - 0x10000;
+            snprintf(e, sizeof e, "\\u%04X\\u%04x", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
+            emits(g, e);
+        } else {
+            snprintf(e, sizeof e, gyro_rng_below(&g->r, 2) ? "\\u%04x" : "\\u%04X", cp);
+            emits(g, e);
+        }
+    } else {
+        emit(g, u, un);
+    }
+}
+
+#define MAXW 256
+typedef struct expect_node {
+    int type;               /* gyro_json_type */
+    double num;
+    char str[MAXW * 4];
+    size_t len;
+    int n;                  /* children */
+    struct expect_node *kid[8];
+    char key[8][MAXW * 4];
+} expect_node;
+
+static expect_node *gen_value(gen *g, int depth)
+{
+    expect_node *e = calloc(1, sizeof *e);
+    int kind = (int)gyro_rng_below(&g->r, depth > 4 ? 4 : 6);
+    ws(g);
+    switch (kind) {
+    case 0: {
+        static const char *const lit[] = {"null", "false", "true"};
+        int k = (int)gyro_rng_below(&g->r, 3);
+        e->type = GYRO_JSON_NULL + k;
+        emits(g, lit[k]);
+        break;
+    }
+    case 1: {
+        char b[64];
+        long long m = (long long)gyro_rng_below(&g->r, 2000000) - 1000000;
+        int ex = (int)gyro_rng_below(&g->r, 21) - 10;
+        if (gyro_rng_below(&g->r, 2)) snprintf(b, sizeof b, "%lld", m);
+        else snprintf(b, sizeof b, "%lld.%03de%d", m, (int)gyro_rng_below(&g->r, 1000), ex);
+        e->type = GYRO_JSON_NUMBER;
+        e->num = strtod(b, NULL);
+        emits(g, b);
+        break;
+    }
+    case 2:
+    case 3: {
+        e->type = GYRO_JSON_STRING;
+        emits(g, "\"");
+        int len = (int)gyro_rng_below(&g->r, 12);
+        for (int i = 0; i < len; i++) gen_char(g, e->str, &e->len, 0);
+        emits(g, "\"");
+        break;
+    }
+    case 4: {
+        e->type = GYRO_JSON_ARRAY;
+        emits(g, "[");
+        e->n = (int)gyro_rng_below(&g->r, 5);
+        for (int i = 0; i < e->n; i++) {
+            if (i) { ws(g); emits(g, ","); }
+            e->kid[i] = gen_value(g, depth + 1);
+        }
+        ws(g);
+        emits(g, "]");
+        break;
+    }
+    default: {
+        e->type = GYRO_JSON_OBJECT;
+        emits(g, "{");
+        e->n = (int)gyro_rng_below(&g->r, 5);
+        for (int i = 0; i < e->n; i++) {
+            if (i) emits(g, ",");
+            ws(g);
+            emits(g, "\"");
+            size_t kn = 0;
+            int len = 1 + (int)gyro_rng_below(&g->r, 5);
+            for (int k = 0; k < len; k++)   /* keys without U+0000 (keys are C strings) */
+                gen_char(g, e->key[i], &kn, 1);
+            e->key[i][kn] = '\0';
+            emits(g, "\"");
+            ws(g);
+            emits(g, ":");
+            e->kid[i] = gen_value(g, depth + 1);
+        }
+        ws(g);
+        emits(g, "}");
+        break;
+    }
+    }
+    return e;
+}
+
+static void free_expect(expect_node *e)
+{
+    for (int i = 0; i < e->n; i++) free_expect(e->kid[i]);
+    free(e);
+}
+
+static int same(const expect_node *e, const gyro_json *v)
+{
+    if (!v || (int)v->type != e->type) return 0;
+    switch (e->type) {
+    case GYRO_JSON_NUMBER: return v->u.number == e->num;
+    case GYRO_JSON_STRING: return v->u.s.len == e->len && memcmp(v->u.s.str, e->str, e->len) == 0;
+    case GYRO_JSON_ARRAY:
+    case GYRO_JSON_OBJECT:
+        if (gyro_json_size(v) != (size_t)e->n) return 0;
+        for (int i = 0; i < e->n; i++) {
+            if (!same(e->kid[i], gyro_json_at(v, (size_t)i))) return 0;
+            if (e->type == GYRO_JSON_OBJECT && strcmp(gyro_json_key_at(v, (size_t)i), e->key[i]) != 0)
+                return 0;
+        }
+        return 1;
+    default: return 1;
+    }
+}
+
+START_TEST(test_roundtrip_property)
+{
+    gen g = {0};
+    gyro_rng_seed(&g.r, 2024);
+    for (int it = 0; it < 3000; it++) {
+        g.n = 0;
+        expect_node *e = gen_value(&g, 0);
+        ws(&g);
+        gyro_json_doc *d;
+        gyro_status st = gyro_json_parse(g.out, g.n, "prop", &d);
+        if (st != GYRO_OK) ck_abort_msg("iteration %d: %s in %s", it, gyro_error_message(), g.out);
+        if (!same(e, gyro_json_root(d))) ck_abort_msg("iteration %d: tree differs for %s", it, g.out);
+        gyro_json_doc_free(d);
+        free_expect(e);
+    }
+    free(g.out);
+}
+END_TEST
+
 static Suite *json_suite(void)
 {
     Suite *s = suite_create("json");
@@ -272,6 +473,7 @@ static Suite *json_suite(void)
     tcase_add_test(tc, test_large_document);
     tcase_add_test(tc, test_file);
     tcase_add_test(tc, test_mutation_fuzz);
+    tcase_add_test(tc, test_roundtrip_property);
     suite_add_tcase(s, tc);
     return s;
 }
