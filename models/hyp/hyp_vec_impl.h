@@ -10,7 +10,8 @@
  * iteration), a FIXED summation order — (lanes of acc0 + acc1) pairwise, then the scalar tail —
  * so results are deterministic and identical between runs and machines with the same ISA;
  * element-wise a·x + b·y loops use full 32-byte vectors of T. Loads and stores go through
- * memcpy (no alignment assumed). Without the extensions the plain scalar loops are used.
+ * memcpy (no alignment assumed). Without AVX (32-byte registers) or without the extensions the
+ * plain scalar loops below each vector loop do all the work.
  */
 
 #include <string.h>
@@ -19,7 +20,7 @@
 #include <immintrin.h>
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__AVX__)
 #define GYRO_HYP_VEC 1
 #ifndef GYRO_HYP_V4D_DEFINED
 #define GYRO_HYP_V4D_DEFINED
@@ -29,15 +30,13 @@ typedef T S(hyp_v4t) __attribute__((vector_size(4 * sizeof(T)))); /* 4 lanes of 
 typedef T S(hyp_vnt) __attribute__((vector_size(32)));            /* 32 bytes of T */
 #define S_VN ((int)(32 / sizeof(T)))
 
-/* 4 elements of T at p, widened to double. With AVX the float case is one vcvtps2pd from
- * memory (GCC 12 lowers __builtin_convertvector of 4 floats to two half conversions and an
- * insert, measured 2x slower). */
+/* 4 elements of T at p, widened to double. The float case is one vcvtps2pd from memory
+ * (GCC 12 lowers __builtin_convertvector of 4 floats to two half conversions and an insert,
+ * measured 2x slower). */
 static inline gyro_hyp_v4d S(hyp_ld4)(const T *p)
 {
-#ifdef __AVX__
     if (sizeof(T) == sizeof(float))
         return (gyro_hyp_v4d)_mm256_cvtps_pd(_mm_loadu_ps((const float *)(const void *)p));
-#endif
     S(hyp_v4t) v;
     memcpy(&v, p, sizeof v);
     return __builtin_convertvector(v, gyro_hyp_v4d);
