@@ -263,6 +263,12 @@ gyro_status gyro_rl_train(gyro_rl_policy *p, const gyro_rl_train_config *cfg,
     const gyro_rl_env *env = cfg->env;
 
     for (int it = 0; it < cfg->iterations && s == GYRO_OK; it++) {
+        if (cfg->stop && *cfg->stop) {
+            s = gyro_error_set(GYRO_ERR_INTERRUPTED, "rl: interrupted after %d of %d iterations%s%s",
+                               it, cfg->iterations, cfg->checkpoint ? "; policy saved to " : "",
+                               cfg->checkpoint ? cfg->checkpoint : "");
+            break;
+        }
         int rows = rollout(&b, p, cfg, &rng, load);
         episodes += b.M;
         double rmean = 0.0;
@@ -349,7 +355,10 @@ gyro_status gyro_rl_train(gyro_rl_policy *p, const gyro_rl_train_config *cfg,
                              &res->final_metric, &res->final_reward);
         res->best_metric = res->final_metric;
     }
-    if (s == GYRO_OK && cfg->checkpoint) s = gyro_rl_policy_save(p, cfg->checkpoint);
+    if ((s == GYRO_OK || s == GYRO_ERR_INTERRUPTED) && cfg->checkpoint) {
+        gyro_status w = gyro_rl_policy_save(p, cfg->checkpoint);
+        if (w != GYRO_OK) s = w;
+    }
     for (int i = 0; i < res->n_experts; i++) res->expert_load[i] = load[i];
     gyro_optim_free(&opt);
     batch_free(&b);

@@ -18,6 +18,7 @@
 #ifndef GYRO_RL_GRPO_TRAIN_H
 #define GYRO_RL_GRPO_TRAIN_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "models/core/rng.h"
@@ -50,6 +51,9 @@ typedef struct gyro_rl_train_config {
     int checkpoint_every;
     const float *ref_params;/* frozen reference (n_params floats); NULL: the initial parameters */
     int quiet;              /* no progress line */
+    volatile sig_atomic_t *stop; /* when set to non-zero (e.g. by a SIGINT handler), training
+                               stops after the current iteration, writes the checkpoint and
+                               returns GYRO_ERR_INTERRUPTED; NULL: never */
 } gyro_rl_train_config;
 
 typedef struct gyro_rl_train_result {
@@ -73,7 +77,9 @@ gyro_rl_train_config gyro_rl_train_config_default(void);
 /* Train p in place. p->max_batch is the chunk size of every forward/backward. Errors:
  * GYRO_ERR_USAGE (bad configuration, policy shaped for another environment), GYRO_ERR_NOMEM,
  * GYRO_ERR_NAN (a non-finite loss or gradient: training stops, parameters of the last good step
- * are kept), GYRO_ERR_IO (checkpoint). res is filled as far as training got. */
+ * are kept), GYRO_ERR_IO (checkpoint), GYRO_ERR_INTERRUPTED (cfg->stop was raised; the
+ * checkpoint, if any, holds the policy of the last finished iteration). res is filled as far
+ * as training got. */
 gyro_status gyro_rl_train(gyro_rl_policy *p, const gyro_rl_train_config *cfg,
                           gyro_rl_train_result *res);
 

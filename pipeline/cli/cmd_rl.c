@@ -8,6 +8,7 @@
  * progress line goes to stderr.
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,8 +65,18 @@ static void usage(FILE *out)
             "  -q, --quiet              no progress line\n"
             "  -h, --help               this help\n"
             "\n"
-            "Output: one summary line of key=value pairs on stdout.\n"
-            "Exit status: 0 OK, 1 runtime error (I/O, NaN), 2 usage, 65 bad model file.\n");
+            "Output: one summary line of key=value pairs on stdout. SIGINT or SIGTERM stops\n"
+            "after the current iteration and saves the policy to --out (exit 130).\n"
+            "Exit status: 0 OK, 1 runtime error (I/O, NaN), 2 usage, 65 bad model file,\n"
+            "130 interrupted.\n");
+}
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
 }
 
 static int parse_geometry(const char *s, int *hyp)
@@ -212,8 +223,17 @@ static int finetune(int argc, char **argv)
         tc.ref_params = ref->params;
     }
     tc.checkpoint = out;
+    tc.stop = &stop_requested;
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
     gyro_rl_train_result r;
     s = gyro_rl_train(p, &tc, &r);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     if (s == GYRO_OK) {
         long total = 0;
         for (int i = 0; i < r.n_experts; i++) total += r.expert_load[i];

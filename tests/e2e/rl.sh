@@ -45,7 +45,18 @@ grep -q '^result:  MAE = ' <<<"$r" || fail "reason result: $r"
 "$GYRO" reason --model "$T/unicycle-hyperbolic.bin" --start=-1,2,0.5 --sample --seed 2 \
   | grep -q 'x = -1.0000  y = +2.0000' || fail "reason unicycle start"
 
-# 5. errors: usage 2, bad model 65, missing file 1
+# 5. SIGINT stops after the current iteration, saves the policy and exits 130
+"$GYRO" rl finetune --env vdp --iterations 100000 --states 2 --group 2 -q --out "$T/int.bin" 2>"$T/int.err" &
+pid=$!
+for _ in $(seq 1 100); do [ -s "$T/int.err" ] || [ -e "$T/int.bin" ] && break; sleep 0.1; done
+sleep 1
+kill -INT $pid
+set +e; wait $pid; rc=$?; set -e
+[ $rc = 130 ] || fail "SIGINT should exit 130, got $rc: $(cat "$T/int.err")"
+grep -q 'interrupted after' "$T/int.err" || fail "SIGINT message: $(cat "$T/int.err")"
+"$GYRO" rl eval --model "$T/int.bin" --eval 2 | grep -q 'env=vdp' || fail "policy saved on SIGINT"
+
+# 6. errors: usage 2, bad model 65, missing file 1
 set +e
 "$GYRO" rl finetune --env nope -q >/dev/null 2>&1; [ $? = 2 ] || fail "unknown env should exit 2"
 "$GYRO" rl finetune --env root --group 1 -q >/dev/null 2>&1; [ $? = 2 ] || fail "group 1 should exit 2"
