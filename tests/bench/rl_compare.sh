@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # rl_compare.sh — the seed's comparison (rl-hyperbolic-transformer-grpo, Tables 1, 3, 4):
 # Vanilla-T against Hyper-T, both one block of width 32 with MLA (KV latent 32) and an MoE FFN
-# (1 shared + 4 routed experts, top-1), trained by GRPO with Adam 3e-4, six seeds each, on
-# root finding, Van der Pol and the unicycle. For every run it records the gradient steps until
+# (1 shared + 4 routed experts, top-1), trained by GRPO with Adam, six seeds each, on root
+# finding, Van der Pol and the unicycle. For every run it records the gradient steps until
 # the evaluated metric first falls below the target (root: MAE < 1e-6), the final metric (MAE or
 # J), and the wall-clock and CPU time of the training loop; the two geometries of a seed run
 # back to back so they share the machine's load, and the ratios are taken within this one run.
@@ -11,8 +11,11 @@
 #
 # Environment knobs (defaults in brackets): SEEDS ["1 2 3 4 5 6"], ENVS ["root vdp unicycle"],
 # ITER_ROOT [150], ITER_CTRL [30] iterations; STATES [16], GROUP [8] (episodes per iteration =
-# STATES·GROUP; the seed used 1024), EPOCHS [2], LR [1e-3; the seed used 3e-4 over ~10k updates], EVAL [32], OUT [a temporary directory: raw
-# summary lines in $OUT/runs.txt]. Figures go to stdout as a Markdown table.
+# STATES·GROUP; the seed used 1024), EPOCHS [2], LR [1e-3; the seed used 3e-4 over ~10k
+# updates], EVAL [32] evaluation episodes (sampled actions, fixed seed), OUT [a temporary
+# directory: raw summary lines in $OUT/runs.txt]. Figures go to stdout as a Markdown table.
+# The evaluation runs after every iteration, so "steps to target" has the resolution of one
+# iteration (EPOCHS gradient steps).
 set -euo pipefail
 GYRO=${1:-${GYRO:-build/gyro}}
 SEEDS=${SEEDS:-"1 2 3 4 5 6"}
