@@ -73,8 +73,9 @@ typedef struct gyro_import_stats {
 
 /* Import the file at `path` ("-" = stdin for the line formats and JSON; a ZIP archive must be a
  * file) in format `fmt`, calling `sink` once per example in file order. Example.source is
- * "<format>:<file name without directories>", Example.line the 1-based line where the record
- * starts. `opt` may be NULL (non-strict, no warnings); `stats` may be NULL. Errors: GYRO_ERR_IO
+ * "<format>:<file name without directories>" (for a ZIP archive
+ * "<format>:<archive>:<member>"), Example.line the 1-based line where the record starts.
+ * `opt` may be NULL (non-strict, no warnings); `stats` may be NULL. Errors: GYRO_ERR_IO
  * (cannot read), GYRO_ERR_DATA/FORMAT (see the file comment), GYRO_ERR_NOMEM, or the sink's
  * status. Examples passed to the sink before an error stay passed. */
 gyro_status gyro_import_file(gyro_import_format fmt, const char *path,

@@ -6,7 +6,8 @@
  * intent: the label is the set of "act.domain" atoms, sorted and deduplicated, joined by '+'.
  * The data set is published zipped; a path ending in ".zip" (or a file starting with the ZIP
  * signature) is opened with zip_read and each member named "*.json" is imported in archive
- * order, so no unzip step is needed.
+ * order, so no unzip step is needed; the examples' source then names the member too
+ * ("crosswoz:val.json.zip:val.json"), so dialogues of different members never share a session.
  */
 #include "pipeline/import_internal.h"
 
@@ -162,14 +163,26 @@ gyro_status gyro_import_crosswoz(gyro_import_ctx *c)
             break;
         }
         snprintf(where, n, "%s:%s", archive, name);
+        char *source = malloc(strlen(c->source) + strlen(name) + 2);
+        if (!source) {
+            free(where);
+            free(data);
+            st = gyro_error_set(GYRO_ERR_NOMEM, "out of memory reading %s", archive);
+            break;
+        }
+        sprintf(source, "%s:%s", c->source, name);
         gyro_json_doc *doc;
         st = gyro_json_parse(data, len, where, &doc);
         if (st == GYRO_OK) {
-            c->path = where;   /* bad-record messages name the member */
+            char *archive_source = c->source;
+            c->path = where;     /* bad-record messages name the member, */
+            c->source = source;  /* and so do the examples: "crosswoz:val.json.zip:val.json" */
             st = import_doc(c, doc);
             c->path = archive;
+            c->source = archive_source;
             gyro_json_doc_free(doc);
         }
+        free(source);
         free(where);
         free(data);
     }

@@ -332,7 +332,7 @@ START_TEST(test_crosswoz_zip)
     gyro_import_stats st;
     ck_assert_int_eq(run(GYRO_IMPORT_CROSSWOZ, path, 0, &g, &st), GYRO_OK);
     check_crosswoz(&g, &st);
-    ck_assert_str_eq(g.source[0], "crosswoz:val.json.zip");
+    ck_assert_str_eq(g.source[0], "crosswoz:val.json.zip:val.json");
     ck_assert_ptr_nonnull(strstr(g.last_warning, "val.json.zip:val.json:10: dialogue 8: no \"messages\""));
     /* detected by signature without the .zip suffix */
     path = write_file("archive.bin", buf, n);

@@ -55,6 +55,37 @@ expect "crosswoz --strict exit" "$rc" 65
 grep -q 'val.json.zip:val.json:[0-9]*: dialogue [0-9]*: user turn with no dialogue act' "$T/cw2.log" || fail "strict message: $(cat "$T/cw2.log")"
 [ ! -e "$T/cw2.ex" ] || fail "output written despite the error"
 
+# ZIP archives written by another implementation (Python's zipfile): streamed with data
+# descriptors, stored with two members, and an unsupported method
+python3 - "$T" <<'PY'
+import io, json, sys, zipfile
+t = sys.argv[1]
+doc = {"1": {"messages": [
+           {"role": "usr", "content": "你好，找酒店", "dialog_act": [["Request", "酒店", "名称", ""], ["General", "greet", "none", "none"]]},
+           {"role": "sys", "content": "好的", "dialog_act": []}]},
+       "2": {"messages": [{"role": "usr", "content": "谢谢", "dialog_act": [["General", "thank", "none", "none"]]}]}}
+data = json.dumps(doc, ensure_ascii=False, indent=1).encode()
+class Pipe(io.RawIOBase):          # not seekable: zipfile writes data descriptors (flag bit 3)
+    def __init__(self): self.b = bytearray()
+    def writable(self): return True
+    def write(self, x): self.b += x; return len(x)
+p = Pipe()
+with zipfile.ZipFile(p, "w", compression=zipfile.ZIP_DEFLATED) as z:
+    with z.open("dir/val.json", "w") as f: f.write(data)
+    z.writestr("README.txt", "not json")
+open(t + "/streamed.zip", "wb").write(bytes(p.b))
+with zipfile.ZipFile(t + "/stored.zip", "w", compression=zipfile.ZIP_STORED) as z:
+    z.writestr("val.json", data); z.writestr("test.json", data)
+with zipfile.ZipFile(t + "/bzip2.zip", "w", compression=zipfile.ZIP_BZIP2) as z:
+    z.writestr("val.json", data)
+PY
+"$GYRO" import --format crosswoz "$T/streamed.zip" -o "$T/z1.ex" 2> "$T/z1.log"
+expect "python zip (streamed, deflate) examples" "$(field "$T/z1.log" examples)" 2
+expect "python zip (streamed, deflate) composites" "$(field "$T/z1.log" composite)" 1
+"$GYRO" import --format crosswoz "$T/stored.zip" -o "$T/z2.ex" 2> "$T/z2.log"
+expect "python zip (stored, 2 members) sessions" "$(field "$T/z2.log" sessions)" 4
+expect "python zip (bzip2) exit" "$(set +e; "$GYRO" import --format crosswoz "$T/bzip2.zip" -o "$T/z3.ex" 2> /dev/null; echo $?)" 65
+
 # ---- split: deterministic, by session, ~10% --------------------------------------------------------
 "$GYRO" split --seed 3 --dev 0.1 --train-out "$T/n.train" --dev-out "$T/n.dev" "$T/nlpcc.ex" 2> "$T/split.log"
 cat "$T/split.log"
