@@ -10,14 +10,17 @@
  * Conventions for every function below:
  *   - vectors are n floats, matrices are row-major; outputs first, then inputs, then scalars
  *     (c > 0, r, lr), then dimensions. Batched forms take (rows, n) row-major blocks.
- *   - no allocation, no I/O, never NULL arguments (shapes are the caller's contract).
+ *   - no allocation, no I/O, never NULL arguments unless a function says a gradient pointer
+ *     may be NULL (shapes are the caller's contract).
  *   - backward = vector-Jacobian product: given dL/d(out), it ADDS (+=) dL/d(inputs) into the
  *     gradient buffers (zero them first for a plain gradient).
  *   - removable singularities (zero vectors) take the limit value and the derivative of the
  *     smooth extension (Taylor branch, hyp_consts.h).
  *   - points whose norm would reach the boundary are clamped as DESIGN.md says: artanh
- *     arguments to 1 − 1e-7 (f64) / its float32 equivalent; tanh arguments to 15. Use
- *     gyro_poincare_project_* to bring a point back to √c|x| ≤ 1 − ε.
+ *     arguments to 1 − 1e-7 (f64) / its float32 equivalent; tanh arguments to 15; 1 − c|x|² is
+ *     floored at its value at that artanh clamp (λ_x ≤ ~1e7). Use gyro_poincare_project_* to
+ *     bring a point back to √c|x| ≤ 1 − ε. float64 outputs and gradients are finite for any
+ *     point of the closed ball; float32 ones for any point of the float32 ball (1 − ε = 0.996).
  *   - unless stated, an output may alias an input of the same shape (all dot products are
  *     taken before the output is written).
  */
