@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/core/rng.h"
 #include "pipeline/labels.h"
 
 START_TEST(test_parse_simple_and_hierarchy)
@@ -229,6 +230,69 @@ START_TEST(test_set_many_labels_stable_ids)
 }
 END_TEST
 
+
+/* Random labels (atoms of 1-3 levels from a small alphabet, repeats, spaces around '+'): the
+ * parse, canonical form and projections must agree with each other and with a reference built
+ * here from the atoms. */
+START_TEST(test_label_properties)
+{
+    static const char *const words[] = {"music", "play", "query_song", "酒店", "Inform", "a", "b1"};
+    gyro_rng r;
+    gyro_rng_seed(&r, 5);
+    char text[512], want[64][64];
+    for (int it = 0; it < 5000; it++) {
+        int na = 1 + (int)gyro_rng_below(&r, 5), maxd = 0;
+        size_t n = 0;
+        text[0] = '\0';
+        for (int a = 0; a < na; a++) {
+            int d = 1 + (int)gyro_rng_below(&r, 3);
+            if (d > maxd) maxd = d;
+            want[a][0] = '\0';
+            for (int l = 0; l < d; l++) {
+                if (l) strcat(want[a], ".");
+                strcat(want[a], words[gyro_rng_below(&r, 7)]);
+            }
+            const char *sep = a ? (gyro_rng_below(&r, 2) ? " + " : "+") : "";
+            n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", sep, want[a]);
+        }
+        gyro_label l;
+        ck_assert_int_eq(gyro_label_parse(text, &l), GYRO_OK);
+        ck_assert_int_eq(l.depth, maxd);
+        /* atoms: sorted, distinct, each one of the written atoms, every written atom present */
+        for (int i = 1; i < l.n_atoms; i++) ck_assert_int_lt(strcmp(l.atoms[i - 1], l.atoms[i]), 0);
+        for (int a = 0; a < na; a++) {
+            int found = 0;
+            for (int i = 0; i < l.n_atoms; i++) found |= strcmp(l.atoms[i], want[a]) == 0;
+            ck_assert(found);
+        }
+        /* canonical == atoms joined; canonical is idempotent; deep projection == canonical */
+        char *canon, *again, *deep, *p0, *p00;
+        ck_assert_int_eq(gyro_label_canonical(text, &canon), GYRO_OK);
+        char joined[512] = "";
+        for (int i = 0; i < l.n_atoms; i++) {
+            if (i) strcat(joined, "+");
+            strcat(joined, l.atoms[i]);
+        }
+        ck_assert_str_eq(canon, joined);
+        ck_assert_int_eq(gyro_label_canonical(canon, &again), GYRO_OK);
+        ck_assert_str_eq(again, canon);
+        ck_assert_int_eq(gyro_label_project(text, maxd - 1, &deep), GYRO_OK);
+        ck_assert_str_eq(deep, canon);
+        /* projections are idempotent and contain no dot at level 0 */
+        ck_assert_int_eq(gyro_label_project(text, 0, &p0), GYRO_OK);
+        ck_assert_ptr_null(strchr(p0, '.'));
+        ck_assert_int_eq(gyro_label_project(p0, 0, &p00), GYRO_OK);
+        ck_assert_str_eq(p0, p00);
+        free(canon);
+        free(again);
+        free(deep);
+        free(p0);
+        free(p00);
+        gyro_label_free(&l);
+    }
+}
+END_TEST
+
 static Suite *labels_suite(void)
 {
     Suite *s = suite_create("labels");
@@ -239,6 +303,7 @@ static Suite *labels_suite(void)
     tcase_add_test(tc, test_projection_and_canonical);
     tcase_add_test(tc, test_set_ids_atoms_parents);
     tcase_add_test(tc, test_set_many_labels_stable_ids);
+    tcase_add_test(tc, test_label_properties);
     suite_add_tcase(s, tc);
     return s;
 }
