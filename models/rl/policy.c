@@ -168,6 +168,7 @@ const float *gyro_rl_policy_forward(gyro_rl_policy *p, const float *params, cons
     gyro_rl_policy_layout_init(&L, &p->cfg, B);
     p->last_batch = B;
     p->last_logp = p->acts + L.logp;
+    p->last_logits = p->acts + L.logits;
     return p->last_logp;
 }
 

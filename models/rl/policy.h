@@ -106,6 +106,7 @@ typedef struct gyro_rl_policy {
     float *scratch;              /* (n_scratch) owned */
     int last_batch;              /* B of the last forward */
     const float *last_logp;      /* (last_batch, A) log π of the last forward */
+    const float *last_logits;    /* (last_batch, A) logits z of the last forward */
 } gyro_rl_policy;
 
 /* Create a policy with parameters initialised from seed, buffers for batches of up to

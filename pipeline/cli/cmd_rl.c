@@ -18,6 +18,7 @@
 #include "models/rl/env.h"
 #include "models/rl/grpo_train.h"
 #include "models/rl/policy.h"
+#include "models/rl/transition.h"
 #include "pipeline/cli/cli.h"
 
 static void usage(FILE *out)
@@ -25,6 +26,8 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: gyro rl finetune --env ENV [options] [--out MODEL]\n"
             "       gyro rl eval --model MODEL [--eval N] [--greedy-eval] [--seed S]\n"
+            "       gyro rl transition --env ENV [--geometry G] [--episodes N] [--test-episodes N]\n"
+            "                          [--epochs E] [--batch B] [--lr LR] [--seed S] [-q]\n"
             "\n"
             "Fine-tune a policy (one-block transformer with multi-head latent attention and a\n"
             "mixture-of-experts FFN, Euclidean or on the Poincare ball) by GRPO: G episodes per\n"
@@ -64,6 +67,10 @@ static void usage(FILE *out)
             "      --curvature C        ball curvature (default 1)\n"
             "  -q, --quiet              no progress line\n"
             "  -h, --help               this help\n"
+            "\n"
+            "transition: learn the environment's transition (s, a) -> (s' - s, stage cost) with\n"
+            "the same network on random rollouts and report the one-step error on held-out\n"
+            "rollouts (standardised MSE; raw RMSE of s' against the copy baseline s' = s).\n"
             "\n"
             "Output: one summary line of key=value pairs on stdout. SIGINT or SIGTERM stops\n"
             "after the current iteration and saves the policy to --out (exit 130).\n"
@@ -305,6 +312,67 @@ static int eval_cmd(int argc, char **argv)
     return s == GYRO_OK ? 0 : gyro_cli_fail(cmd, s);
 }
 
+enum { OPT_EPISODES = 2000, OPT_TEST_EPISODES };
+
+static int transition_cmd(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"env", required_argument, 0, 'e'},     {"geometry", required_argument, 0, 'g'},
+        {"episodes", required_argument, 0, OPT_EPISODES},
+        {"test-episodes", required_argument, 0, OPT_TEST_EPISODES},
+        {"epochs", required_argument, 0, 'E'},  {"batch", required_argument, 0, OPT_BATCH},
+        {"lr", required_argument, 0, 'l'},      {"seed", required_argument, 0, 's'},
+        {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *cmd = "rl transition", *env_name = NULL;
+    gyro_rl_transition_config tc = gyro_rl_transition_config_default();
+    long v;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "e:g:E:l:s:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'e': env_name = optarg; break;
+        case 'g':
+            if (!parse_geometry(optarg, &tc.hyperbolic))
+                return gyro_cli_usage_error(cmd, "--geometry must be hyperbolic or euclidean, got '%s'", optarg);
+            break;
+        case OPT_EPISODES: if (!gyro_cli_parse_long(cmd, "--episodes", optarg, 1, 1000000, &v)) return 2; tc.train_episodes = (int)v; break;
+        case OPT_TEST_EPISODES: if (!gyro_cli_parse_long(cmd, "--test-episodes", optarg, 1, 1000000, &v)) return 2; tc.test_episodes = (int)v; break;
+        case 'E': if (!gyro_cli_parse_long(cmd, "--epochs", optarg, 0, 100000, &v)) return 2; tc.epochs = (int)v; break;
+        case OPT_BATCH: if (!gyro_cli_parse_long(cmd, "--batch", optarg, 1, 1 << 20, &v)) return 2; tc.batch = (int)v; break;
+        case 'l':
+            if (!gyro_cli_parse_double(cmd, "--lr", optarg, &tc.lr)) return 2;
+            if (!(tc.lr > 0)) return gyro_cli_usage_error(cmd, "--lr must be > 0");
+            break;
+        case 's': {
+            char *end;
+            unsigned long long sd = strtoull(optarg, &end, 10);
+            if (!*optarg || *end || optarg[0] == '-')
+                return gyro_cli_usage_error(cmd, "--seed expects a non-negative integer, got '%s'", optarg);
+            tc.seed = sd;
+            break;
+        }
+        case 'q': tc.quiet = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: return gyro_cli_usage_error(cmd, "unknown option or missing argument");
+        }
+    }
+    if (optind < argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    if (!env_name) return gyro_cli_usage_error(cmd, "--env is required");
+    tc.env = gyro_rl_env_find(env_name);
+    if (!tc.env) return gyro_cli_usage_error(cmd, "unknown environment '%s' (root, vdp, unicycle)", env_name);
+    gyro_blas_set_threads(1);
+    gyro_rl_transition_result r;
+    gyro_status s = gyro_rl_transition_fit(&tc, &r);
+    if (s != GYRO_OK) return gyro_cli_fail(cmd, s);
+    printf("env=%s geometry=%s seed=%llu train_rows=%ld test_rows=%ld epochs=%d train_mse=%.6g "
+           "test_mse=%.6g test_state_rmse=%.6g copy_state_rmse=%.6g seconds=%.3f\n",
+           tc.env->name, tc.hyperbolic ? "hyperbolic" : "euclidean", (unsigned long long)tc.seed,
+           r.train_rows, r.test_rows, tc.epochs, r.train_mse, r.test_mse, r.test_state_rmse,
+           r.test_copy_rmse, r.seconds);
+    return 0;
+}
+
 int gyro_cmd_rl(int argc, char **argv)
 {
     if (argc < 2) {
@@ -317,5 +385,6 @@ int gyro_cmd_rl(int argc, char **argv)
     }
     if (!strcmp(argv[1], "finetune")) return finetune(argc - 1, argv + 1);
     if (!strcmp(argv[1], "eval")) return eval_cmd(argc - 1, argv + 1);
-    return gyro_cli_usage_error("rl", "unknown subcommand '%s' (finetune, eval)", argv[1]);
+    if (!strcmp(argv[1], "transition")) return transition_cmd(argc - 1, argv + 1);
+    return gyro_cli_usage_error("rl", "unknown subcommand '%s' (finetune, eval, transition)", argv[1]);
 }

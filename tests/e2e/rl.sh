@@ -45,7 +45,12 @@ grep -q '^result:  MAE = ' <<<"$r" || fail "reason result: $r"
 "$GYRO" reason --model "$T/unicycle-hyperbolic.bin" --start=-1,2,0.5 --sample --seed 2 \
   | grep -q 'x = -1.0000  y = +2.0000' || fail "reason unicycle start"
 
-# 5. SIGINT stops after the current iteration, saves the policy and exits 130
+# 5. a learned transition model reports its held-out error
+t=$("$GYRO" rl transition --env vdp --episodes 10 --test-episodes 4 --epochs 2 -q)
+[ "$(field "$t" test_rows)" = 96 ] || fail "transition test rows: $t"
+"$GYRO" rl transition --env nope -q >/dev/null 2>&1 && fail "transition unknown env"
+
+# 5b. SIGINT stops after the current iteration, saves the policy and exits 130
 "$GYRO" rl finetune --env vdp --iterations 100000 --states 2 --group 2 -q --out "$T/int.bin" 2>"$T/int.err" &
 pid=$!
 for _ in $(seq 1 100); do [ -s "$T/int.err" ] || [ -e "$T/int.bin" ] && break; sleep 0.1; done

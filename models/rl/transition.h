@@ -1,0 +1,52 @@
+/* transition.h — learning an environment's transition function with the policy's network
+ * (seed rl-hyperbolic-transformer-grpo, "Transition function learning", Fig. 2): a model
+ * (s, a) → (ŝ′, r̂), Euclidean or hyperbolic, trained by regression on rollouts and measured by
+ * its one-step prediction error on held-out rollouts.
+ *
+ * Data: episodes from the environment's random starts with uniformly random actions; each step
+ * gives the input tokens (observation, a/(|A|−1)) and the target (observation′ − observation,
+ * r) where r is the change of the environment's metric over the step (the stage cost of the
+ * control problems). Targets are standardised per coordinate with the training set's mean and
+ * standard deviation; the network is models/rl/policy.h with obs_dim + 1 input tokens and
+ * obs_dim + 1 linear outputs (its logits; the softmax is not used), trained with Adam on the
+ * mean squared error plus the MoE balance loss. Errors are reported in standardised units
+ * (1.0 = predicting the training mean) and, for the state, in raw units.
+ */
+#ifndef GYRO_RL_TRANSITION_H
+#define GYRO_RL_TRANSITION_H
+
+#include <stdint.h>
+
+#include "models/core/status.h"
+#include "models/rl/env.h"
+
+typedef struct gyro_rl_transition_config {
+    const gyro_rl_env *env;
+    int hyperbolic;         /* 1: Hyper-T, 0: Vanilla-T */
+    int train_episodes;     /* episodes of training data (default 200) */
+    int test_episodes;      /* held-out episodes (default 50) */
+    int epochs;             /* passes over the training set (default 20) */
+    int batch;              /* rows per Adam step (default 256) */
+    double lr;              /* Adam learning rate (default 1e-3) */
+    uint64_t seed;
+    int quiet;              /* no progress line */
+} gyro_rl_transition_config;
+
+typedef struct gyro_rl_transition_result {
+    long train_rows, test_rows;
+    double train_mse;       /* standardised MSE on the training set after the last epoch */
+    double test_mse;        /* standardised MSE on the held-out steps */
+    double test_state_rmse; /* raw RMSE of the predicted next observation on held-out steps */
+    double test_copy_rmse;  /* the same for the baseline ŝ′ = s */
+    double seconds;
+} gyro_rl_transition_result;
+
+/* Defaults listed above; env is NULL, seed 1. */
+gyro_rl_transition_config gyro_rl_transition_config_default(void);
+
+/* Collect the data, train the model, measure it. GYRO_ERR_USAGE (bad settings), GYRO_ERR_NOMEM,
+ * GYRO_ERR_NAN (training diverged). */
+gyro_status gyro_rl_transition_fit(const gyro_rl_transition_config *cfg,
+                                   gyro_rl_transition_result *res);
+
+#endif
