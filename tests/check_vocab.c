@@ -9,6 +9,7 @@
 
 #include "embeddings/corpus.h"
 #include "embeddings/vocab.h"
+#include "pipeline/stream.h"
 
 static int add(gyro_vocab *v, const char *s, uint64_t c)
 {
@@ -265,6 +266,66 @@ START_TEST(test_encode_errors)
 }
 END_TEST
 
+/* A Document stream (as from gyro normalize) gives the same corpus as the text it came from,
+ * and gyro_corpus_write_tokens prints the characters training sees. */
+START_TEST(test_encode_stream_and_tokens)
+{
+    char in[128], pb[128], ids1[128], ids2[128], tok[128];
+    snprintf(in, sizeof in, "%s/in.txt", tmpdir);
+    snprintf(pb, sizeof pb, "%s/in.pb", tmpdir);
+    snprintf(ids1, sizeof ids1, "%s/a.ids", tmpdir);
+    snprintf(ids2, sizeof ids2, "%s/b.ids", tmpdir);
+    snprintf(tok, sizeof tok, "%s/tokens.txt", tmpdir);
+    write_file(in, "山水 山水\n愛山\n");
+    gyro_stream_writer *w;
+    ck_assert_int_eq(gyro_stream_writer_open_path(pb, &gyro__v1__document__descriptor, "test", &w), GYRO_OK);
+    char *d1[] = {"山", "水", " ", "山", "水"};
+    Gyro__V1__Document doc;
+    gyro__v1__document__init(&doc);
+    doc.text = "山水 山水";
+    doc.n_chars = 5;
+    doc.chars = d1;
+    ck_assert_int_eq(gyro_stream_write(w, &doc.base), GYRO_OK);
+    gyro__v1__document__init(&doc);
+    doc.text = "爱山"; /* no clusters: the text is segmented */
+    ck_assert_int_eq(gyro_stream_write(w, &doc.base), GYRO_OK);
+    ck_assert_int_eq(gyro_stream_writer_close(w), GYRO_OK);
+    gyro_corpus_options o;
+    gyro_corpus_options_init(&o);
+    o.min_count = 1;
+    gyro_vocab v1, v2;
+    const char *a[] = {in}, *b[] = {pb};
+    ck_assert_int_eq(gyro_corpus_encode(a, 1, &o, ids1, &v1, NULL), GYRO_OK);
+    ck_assert_int_eq(gyro_corpus_encode(b, 1, &o, ids2, &v2, NULL), GYRO_OK);
+    ck_assert_uint_eq(gyro_vocab_fingerprint(&v1), gyro_vocab_fingerprint(&v2));
+    ck_assert_int_eq(v1.n, 3);
+    gyro_corpus c1, c2;
+    ck_assert_int_eq(gyro_corpus_open(ids1, &c1), GYRO_OK);
+    ck_assert_int_eq(gyro_corpus_open(ids2, &c2), GYRO_OK);
+    ck_assert_uint_eq(c1.n_ids, c2.n_ids);
+    uint32_t x[16], y[16];
+    size_t g1, g2;
+    ck_assert_int_eq(gyro_corpus_read(&c1, 0, x, 16, &g1), GYRO_OK);
+    ck_assert_int_eq(gyro_corpus_read(&c2, 0, y, 16, &g2), GYRO_OK);
+    ck_assert_uint_eq(g1, 8);
+    ck_assert_int_eq(memcmp(x, y, g1 * sizeof *x), 0);
+    gyro_corpus_close(&c1);
+    gyro_corpus_close(&c2);
+    gyro_vocab_free(&v1);
+    gyro_vocab_free(&v2);
+    /* the token stream of the text input */
+    FILE *out = fopen(tok, "w");
+    ck_assert_int_eq(gyro_corpus_write_tokens(a, 1, &o, out, NULL), GYRO_OK);
+    fclose(out);
+    FILE *f = fopen(tok, "r");
+    char buf[128];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    ck_assert_str_eq(buf, "山 水 山 水\n爱 山\n");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("vocab");
@@ -280,6 +341,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc2, setup, teardown);
     tcase_add_test(tc2, test_encode_text);
     tcase_add_test(tc2, test_encode_errors);
+    tcase_add_test(tc2, test_encode_stream_and_tokens);
     suite_add_tcase(s, tc2);
     return s;
 }
