@@ -176,9 +176,16 @@ gyro_status gyro_optim_step(gyro_optim *o, double lr_factor)
             float *buf = tmp;
             if (T->cols > 1024) return gyro_error_set(GYRO_ERR_LIMIT, "ball tensor %s: %zu columns over 1024",
                                                       T->name ? T->name : "?", T->cols);
-            for (size_t r = 0; r < T->rows; r++)
-                step_ball_row(T->w + r * T->cols, T->g + r * T->cols, gs, blr,
-                              (float)c->ball_max_step, T->c, buf, (int)T->cols);
+            for (size_t r = 0; r < T->rows; r++) {
+                /* RSGD has no state: a row with a zero gradient (an embedding row absent from
+                 * the batch) would not move, so skip its exp map and projection */
+                const float *g = T->g + r * T->cols;
+                size_t j = 0;
+                while (j < T->cols && g[j] == 0.0f) j++;
+                if (j == T->cols) continue;
+                step_ball_row(T->w + r * T->cols, g, gs, blr, (float)c->ball_max_step, T->c, buf,
+                              (int)T->cols);
+            }
             continue;
         }
         float *m = o->state + o->offset[t], *v = m + n;
