@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/core/arena.h"
 #include "models/layers/act.h"
 #include "models/layers/attention.h"
 #include "models/layers/embed.h"

@@ -210,9 +210,10 @@ typedef struct gyro_tf_acts gyro_tf_acts;          /* opaque: activation (+ grad
 typedef struct gyro_tf_acts_f64 gyro_tf_acts_f64;
 
 /* Allocate activations for batches of up to max_batch sequences of up to max_len tokens
- * (max_len <= cfg.max_len). training != 0 also allocates the activation-gradient block that
- * gyro_tf_backward needs and the dropout masks. USAGE on bad sizes, NOMEM. Free with
- * gyro_tf_acts_free (NULL is a no-op). */
+ * (max_len <= cfg.max_len), all carved from one arena (one allocation, 64-byte aligned
+ * arrays). training != 0 also allocates the activation-gradient block that gyro_tf_backward
+ * needs and the dropout masks. The model must outlive the acts. USAGE on bad sizes, NOMEM.
+ * Free with gyro_tf_acts_free (NULL is a no-op). */
 gyro_status gyro_tf_acts_new(const gyro_tf_model *m, int max_batch, int max_len, int training,
                              gyro_tf_acts **out);
 gyro_status gyro_tf_acts_new_f64(const gyro_tf_model_f64 *m, int max_batch, int max_len,
@@ -224,7 +225,7 @@ void gyro_tf_acts_free_f64(gyro_tf_acts_f64 *a);
  * t >= lengths[b] are ignored (their token values are not read). rng != NULL turns dropout on
  * (training; needs acts created with training != 0); NULL is inference. Logits (B, K) are
  * then available from gyro_tf_logits. USAGE if B/T exceed the acts' sizes or dropout is asked
- * of inference acts; DATA if a token id is outside [0, V) or a length is outside [1, T). */
+ * of inference acts; DATA if a token id is outside [0, V) or a length is outside [1, T]. */
 gyro_status gyro_tf_forward(const gyro_tf_model *m, gyro_tf_acts *a, const int32_t *tokens,
                             const int *lengths, int B, int T, gyro_rng *rng);
 gyro_status gyro_tf_forward_f64(const gyro_tf_model_f64 *m, gyro_tf_acts_f64 *a,

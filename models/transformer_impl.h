@@ -93,6 +93,7 @@ struct TF(gyro_tf_acts) {
     R *merge_cache;           /* (L, Nmax, 2H·C) hyperbolic merge cache (NULL otherwise) */
     R *scratch;               /* (scratch_values) per-row backward scratch */
     size_t scratch_values;
+    gyro_arena arena;         /* owns every buffer above (one allocation) */
 };
 
 /* ---- parameters --------------------------------------------------------------------------- */
@@ -261,16 +262,7 @@ void TF(gyro_tf_acts_free)(ACTS *a)
 {
     if (!a)
         return;
-    free(a->tokens);
-    free(a->lengths);
-    free(a->pidx);
-    free(a->memory);
-    free(a->dmemory);
-    free(a->mask_o);
-    free(a->mask_f);
-    free(a->mask_p);
-    free(a->merge_cache);
-    free(a->scratch);
+    gyro_arena_free(&a->arena);
     free(a);
 }
 
@@ -290,36 +282,52 @@ gyro_status TF(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int
         return gyro_error_set(GYRO_ERR_NOMEM, "transformer: out of memory");
     const long N = (long)max_batch * max_len;
     const long C = cfg->dim, F = cfg->ffn_dim, H = cfg->n_heads, A = H * cfg->head_dim;
+    const long Lr = cfg->n_layers;
+    const int hyp = cfg->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC;
     a->max_batch = max_batch;
     a->max_len = max_len;
     a->training = training != 0;
     a->nmax = N;
     a->block_values = TF(tf_carve_block)(NULL, &a->a, cfg, max_batch, max_len);
-    a->memory = calloc(a->block_values, sizeof(R));
-    a->tokens = calloc((size_t)N, sizeof(int32_t));
-    a->lengths = calloc((size_t)max_batch, sizeof(int));
-    a->pidx = calloc((size_t)max_batch * C, sizeof(int));
     long wide = 3 * A > F ? 3 * A : F;
     if (C > wide)
         wide = C;
     a->scratch_values = (size_t)((2 * H + 6) * C + 4 * wide + (long)max_len * max_len);
-    a->scratch = calloc(a->scratch_values, sizeof(R));
-    if (cfg->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC)
-        a->merge_cache = calloc((size_t)(cfg->n_layers * N * 2 * H * C) + 1, sizeof(R));
-    int ok = a->memory && a->tokens && a->lengths && a->pidx && a->scratch &&
-             (cfg->geometry != GYRO_TF_GEOMETRY_HYPERBOLIC || a->merge_cache);
-    if (ok && a->training) {
-        a->dmemory = calloc(a->block_values, sizeof(R));
-        a->mask_o = calloc((size_t)(cfg->n_layers * N * A) + 1, sizeof(R));
-        a->mask_f = calloc((size_t)(cfg->n_layers * N * F) + 1, sizeof(R));
-        a->mask_p = calloc((size_t)max_batch * C, sizeof(R));
-        ok = a->dmemory && a->mask_o && a->mask_f && a->mask_p;
-    }
-    if (!ok) {
-        TF(gyro_tf_acts_free)(a);
+
+    /* Everything comes from one arena: the sizes, in allocation order. */
+    const size_t sizes[] = {
+        a->block_values * sizeof(R),                              /* activations */
+        (size_t)N * sizeof(int32_t),                              /* tokens */
+        (size_t)max_batch * sizeof(int),                          /* lengths */
+        (size_t)max_batch * C * sizeof(int),                      /* pidx */
+        a->scratch_values * sizeof(R),                            /* scratch */
+        hyp ? (size_t)(Lr * N * 2 * H * C) * sizeof(R) : 0,       /* merge cache */
+        a->training ? a->block_values * sizeof(R) : 0,            /* activation gradients */
+        a->training ? (size_t)(Lr * N * A) * sizeof(R) : 0,       /* dropout masks */
+        a->training ? (size_t)(Lr * N * F) * sizeof(R) : 0,
+        a->training ? (size_t)max_batch * C * sizeof(R) : 0,
+    };
+    size_t total = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        total = gyro_arena_need(total, sizes[i]);
+    if (gyro_arena_init(&a->arena, total) != GYRO_OK) {
+        free(a);
         return gyro_error_set(GYRO_ERR_NOMEM,
-                              "transformer: cannot allocate activations for %d x %d tokens",
-                              max_batch, max_len);
+                              "transformer: cannot allocate %zu MiB of activations for %d x %d "
+                              "tokens", total >> 20, max_batch, max_len);
+    }
+    gyro_arena *ar = &a->arena;
+    a->memory = gyro_arena_alloc(ar, sizes[0]);
+    a->tokens = gyro_arena_alloc(ar, sizes[1]);
+    a->lengths = gyro_arena_alloc(ar, sizes[2]);
+    a->pidx = gyro_arena_alloc(ar, sizes[3]);
+    a->scratch = gyro_arena_alloc(ar, sizes[4]);
+    a->merge_cache = hyp ? gyro_arena_alloc(ar, sizes[5]) : NULL;
+    if (a->training) {
+        a->dmemory = gyro_arena_alloc(ar, sizes[6]);
+        a->mask_o = gyro_arena_alloc(ar, sizes[7]);
+        a->mask_f = gyro_arena_alloc(ar, sizes[8]);
+        a->mask_p = gyro_arena_alloc(ar, sizes[9]);
     }
     TF(tf_carve_block)(a->memory, &a->a, cfg, max_batch, max_len);
     if (a->training)
