@@ -10,6 +10,8 @@
 #
 #   tests/bench/classify_quality.sh [BUILD_DIR]
 #   env: SETS="nlpcc smp"  VARIANTS="hyp100 hyp100d30 euc128 euc256 word128 fasttext"
+#        (hyp100res: the hyperbolic model with the tangent-space residual and hyperbolic
+#        LayerNorm of rl-hyperbolic-transformer-grpo, not in the default list)
 #        EPOCHS=10 PATIENCE=3 EUC_LR=1e-3 FOLDS=5 (folds to run of 5)  FASTTEXT=path/to/fasttext binary
 #        EMB=char2vec table for the hyperbolic variants (optional)  OUT=work dir
 # Needs ../shared/corpora. Every number printed is measured in this run.
@@ -38,6 +40,7 @@ opts_of() {
   case $1 in
     hyp100)    echo "${common[*]} ${emb[*]} --geometry hyperbolic --dim 100 --dropout 0" ;;
     hyp100d30) echo "${common[*]} ${emb[*]} --geometry hyperbolic --dim 100 --dropout 0.3" ;;
+    hyp100res) echo "${common[*]} ${emb[*]} --geometry hyperbolic --dim 100 --dropout 0 --residual tangent --layernorm" ;;
     euc128)    echo "${common[*]} ${euc[*]} --geometry euclidean --dim 128 --dropout 0.2" ;;
     euc256)    echo "${common[*]} ${euc[*]} --geometry euclidean --dim 256 --dropout 0.2" ;;
     word128)   echo "${common[*]} ${euc[*]} --geometry euclidean --dim 128 --dropout 0.2 --words" ;;
