@@ -293,6 +293,38 @@ static gyro_status nfkc(gyro_normalizer *n, const int32_t *c, size_t len, size_t
     }
 }
 
+/* The NFKC shortcut for ordinary Chinese lines. Returns 1 (and maps c[0..len) in place) when
+ * every code point is one of:
+ *   - printable ASCII, a CJK unified ideograph, or common CJK / typographic punctuation
+ *     (、。〈〉《》「」『』【】 — ‘’ “” ·), which NFKC leaves unchanged;
+ *   - a full-width ASCII form U+FF01..U+FF5E (mapped to U+0021..U+007E) or the ideographic
+ *     space U+3000 (mapped to U+0020), whose NFKC is exactly that single character.
+ * All of these have canonical combining class 0 and form no canonical composition with one
+ * another, so NFKC of the line is the per-character mapping. With case folding, a capital
+ * A-Z (before or after the mapping) sends the line through utf8proc. Returns 0 (c untouched)
+ * otherwise. tests/check_normalize.c compares the result with utf8proc on real text. */
+static int nf_fast(int32_t *c, size_t len, int case_fold)
+{
+    for (size_t i = 0; i < len; i++) {
+        int32_t x = c[i];
+        if (x >= 0xff01 && x <= 0xff5e) x -= 0xfee0;
+        else if (x == 0x3000) x = 0x20;
+        if (x >= 0x20 && x <= 0x7e) {
+            if (case_fold && x >= 'A' && x <= 'Z') return 0;
+        } else if (!((x >= 0x4e00 && x <= 0x9fff) || (x >= 0x3400 && x <= 0x4dbf) ||
+                     x == 0x3001 || x == 0x3002 || (x >= 0x3008 && x <= 0x3011) ||
+                     x == 0x2014 || x == 0x2018 || x == 0x2019 || x == 0x201c || x == 0x201d ||
+                     x == 0xb7)) {
+            return 0;
+        }
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (c[i] >= 0xff01 && c[i] <= 0xff5e) c[i] -= 0xfee0;
+        else if (c[i] == 0x3000) c[i] = 0x20;
+    }
+    return 1;
+}
+
 static int is_han(int32_t c)
 {
     return (c >= 0x3400 && c <= 0x9fff) || (c >= 0xf900 && c <= 0xfaff) ||
@@ -650,7 +682,7 @@ gyro_status gyro_normalize_text(gyro_normalizer *n, const char *in, size_t len, 
     int32_t *c = n->cps;
     size_t clen = ncp;
     if (n->opt.strip_ansi) clen = strip_ansi(c, clen);
-    if (n->opt.nfkc || n->opt.case_fold) {
+    if ((n->opt.nfkc || n->opt.case_fold) && !(n->opt.nfkc && nf_fast(c, clen, n->opt.case_fold))) {
         if ((s = nfkc(n, c, clen, &clen))) return s;
         c = n->nf;
     }

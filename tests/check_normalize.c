@@ -13,6 +13,7 @@
 #include <unicode/ubrk.h>
 #include <unicode/ustring.h>
 #include <unicode/utrans.h>
+#include <utf8proc.h>
 
 #include "pipeline/normalize.h"
 #include "pipeline/normalize_stage.h"
@@ -689,6 +690,62 @@ START_TEST(test_random_input_never_fails)
 }
 END_TEST
 
+
+START_TEST(test_nfkc_matches_utf8proc)
+{
+    /* every line of real text (and a few made-up ones), with and without case folding, equals
+     * utf8proc's own NFKC / NFKC + case folding: covers the shortcut for NFKC-stable lines */
+    const char *paths[] = {"../shared/corpora/text/reviews/online_shopping_10_cats.csv",
+                           "../shared/corpora/text/tatoeba/cmn.txt",
+                           "../shared/corpora/text/chinese-poetry/全唐诗/poet.tang.0.json", NULL};
+    const char *samples[] = {"ABC abc 学生。、", "ＡＢＣ", "e\xCC\x81", "Straße ÀÉ", "学\xCC\x81", "ﬁ ㍻ ①"};
+    static char line[1 << 16];
+    int lines = 0;
+    for (int fold = 0; fold < 2; fold++) {
+        gyro_normalize_options o;
+        gyro_normalize_options_init(&o);
+        o.t2s = 0;
+        o.strip_ansi = 0;
+        o.strip_controls = 0;
+        o.fold_whitespace = 0;
+        o.segment = 0;
+        o.case_fold = fold;
+        gyro_normalizer *n;
+        ck_assert_int_eq(gyro_normalizer_new(&o, &n), GYRO_OK);
+        utf8proc_option_t uo = UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT |
+                               (fold ? UTF8PROC_CASEFOLD : 0);
+        for (int f = -1; f < 0 || paths[f]; f++) {
+            FILE *fp = f >= 0 ? fopen(paths[f], "rb") : NULL;
+            if (f >= 0 && !fp) continue;
+            for (int k = 0; k < 6000; k++) {
+                const char *in;
+                if (f < 0) {
+                    if (k >= (int)(sizeof samples / sizeof samples[0])) break;
+                    in = samples[k];
+                } else {
+                    if (!fgets(line, sizeof line, fp)) break;
+                    line[strcspn(line, "\r\n")] = '\0';
+                    in = line;
+                }
+                size_t len = strlen(in);
+                if (gyro_utf8_find_invalid((const uint8_t *)in, len) != len) continue;
+                gyro_normalized r;
+                ck_assert_int_eq(gyro_normalize_text(n, in, len, &r), GYRO_OK);
+                utf8proc_uint8_t *want = NULL;
+                ck_assert_int_ge(utf8proc_map((const utf8proc_uint8_t *)in, (utf8proc_ssize_t)len, &want, uo), 0);
+                ck_assert_msg(strcmp(r.text, (const char *)want) == 0, "fold %d, line %d:\n%s\n%s",
+                              fold, k + 1, r.text, want);
+                free(want);
+                lines++;
+            }
+            if (fp) fclose(fp);
+        }
+        gyro_normalizer_free(n);
+    }
+    ck_assert_int_gt(lines, 10);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("normalize");
@@ -709,6 +766,7 @@ int main(void)
     tcase_add_test(tc, test_stage_documents_in_stream);
     tcase_add_test(tc, test_one_normalizer_per_thread);
     tcase_add_test(tc, test_random_input_never_fails);
+    tcase_add_test(tc, test_nfkc_matches_utf8proc);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
