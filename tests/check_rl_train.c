@@ -13,6 +13,7 @@
 #include "models/rl/env_root.h"
 #include "models/rl/grpo_train.h"
 #include "models/rl/policy.h"
+#include "models/rl/reason.h"
 
 static gyro_rl_policy *root_policy(int hyperbolic, uint64_t seed)
 {
@@ -147,12 +148,51 @@ START_TEST(test_sample_action)
 }
 END_TEST
 
+START_TEST(test_reason)
+{
+    gyro_rl_policy *p = root_policy(1, 4);
+    snprintf(p->env_name, sizeof p->env_name, "root");
+    gyro_rl_reason_result *r = malloc(sizeof *r), *r2 = malloc(sizeof *r2);
+    ck_assert_int_eq(gyro_rl_reason(p, "3.5", 0, 0, 1, r), GYRO_OK);
+    ck_assert_int_eq(r->n_steps, GYRO_RL_ROOT_HORIZON);
+    ck_assert_ptr_nonnull(strstr(r->steps[0].state, "x = 3.500000000000"));
+    for (int i = 0; i < r->n_steps; i++) {
+        ck_assert_int_eq(r->steps[i].index, i + 1);
+        ck_assert(r->steps[i].probability > 0 && r->steps[i].probability <= 1);
+        ck_assert_double_eq(r->steps[i].reward, i + 1 == r->n_steps ? r->reward : 0.0);
+    }
+    ck_assert(isfinite(r->metric) && r->metric >= 0);
+    /* the greedy action is the most probable one */
+    ck_assert(r->steps[0].probability >= 1.0 / gyro_rl_env_root.n_actions);
+    ck_assert_int_eq(gyro_rl_reason(p, " 1.5 ", 2, 1, 9, r), GYRO_OK);
+    ck_assert_int_eq(r->n_steps, 2);
+    ck_assert_int_eq(gyro_rl_reason(p, "1.5", 2, 1, 9, r2), GYRO_OK);
+    ck_assert_int_eq(r->steps[1].action, r2->steps[1].action); /* sampled, same seed */
+    ck_assert_int_eq(gyro_rl_reason(p, "", 0, 0, 1, r), GYRO_OK); /* default start */
+    ck_assert_int_eq(gyro_rl_reason(p, NULL, 0, 0, 1, r), GYRO_OK);
+    ck_assert_int_eq(gyro_rl_reason(p, "abc", 0, 0, 1, r), GYRO_ERR_USAGE);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "x0"));
+    ck_assert_int_eq(gyro_rl_reason(p, "1,2", 0, 0, 1, r), GYRO_ERR_USAGE);
+    ck_assert_int_eq(gyro_rl_reason(p, "99", 0, 0, 1, r), GYRO_ERR_USAGE);
+    ck_assert_int_eq(gyro_rl_reason(p, "1,", 0, 0, 1, r), GYRO_ERR_USAGE);
+    snprintf(p->env_name, sizeof p->env_name, "vanderpol"); /* exists, but does not fit */
+    ck_assert_ptr_eq(gyro_rl_env_find("vanderpol"), &gyro_rl_env_vdp);
+    ck_assert_int_eq(gyro_rl_reason(p, NULL, 0, 0, 1, r), GYRO_ERR_NOT_FOUND);
+    snprintf(p->env_name, sizeof p->env_name, "nope");
+    ck_assert_int_eq(gyro_rl_reason(p, NULL, 0, 0, 1, r), GYRO_ERR_NOT_FOUND);
+    free(r);
+    free(r2);
+    gyro_rl_policy_free(p);
+}
+END_TEST
+
 Suite *rl_train_suite(void)
 {
     Suite *s = suite_create("rl_train");
     TCase *tc = tcase_create("train");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_sample_action);
+    tcase_add_test(tc, test_reason);
     tcase_add_test(tc, test_bad_settings);
     tcase_add_test(tc, test_reproducible_and_checkpoint);
     tcase_add_test(tc, test_improves_euclidean);

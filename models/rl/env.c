@@ -13,6 +13,7 @@ static const gyro_rl_env *const all_envs[] = {
 const gyro_rl_env *gyro_rl_env_find(const char *name)
 {
     if (!name) return NULL;
+    if (!strcmp(name, "vanderpol")) name = "vdp"; /* the name gyro.proto's ReasonRequest uses */
     for (int i = 0; all_envs[i]; i++)
         if (!strcmp(all_envs[i]->name, name)) return all_envs[i];
     return NULL;

@@ -51,7 +51,7 @@ typedef struct gyro_rl_env {
     int (*format_state)(const void *st, char *buf, size_t n);
 } gyro_rl_env;
 
-/* The environment named `name`, or NULL if there is none. */
+/* The environment named `name` ("vanderpol" is accepted for "vdp"), or NULL. */
 const gyro_rl_env *gyro_rl_env_find(const char *name);
 
 /* The NULL-terminated list of all environments (for --help). */

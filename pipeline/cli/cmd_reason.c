@@ -3,11 +3,10 @@
  *   gyro reason --model MODEL [--start v1,v2,...] [--sample --seed S]
  *
  * Each step prints the state, the action the policy takes (greedy by default) with its
- * probability; the last line gives the environment's metric (MAE or J) and reward.
+ * probability; the last line gives the environment's metric (MAE or J) and reward. A thin
+ * wrapper over gyro_rl_reason (models/rl/reason.h), which the gRPC Reason method can share.
  */
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +14,7 @@
 #include "models/core/blas.h"
 #include "models/core/rng.h"
 #include "models/rl/env.h"
-#include "models/rl/grpo_train.h"
+#include "models/rl/reason.h"
 #include "models/rl/policy.h"
 #include "pipeline/cli/cli.h"
 
@@ -69,65 +68,25 @@ int gyro_cmd_reason(int argc, char **argv)
     gyro_blas_set_threads(1);
     gyro_status s = gyro_rl_policy_load(model, 1, &p);
     if (s != GYRO_OK) return gyro_cli_fail(cmd, s);
-    const gyro_rl_env *env = gyro_rl_env_find(p->env_name);
-    if (!env || env->obs_dim != p->cfg.obs_dim || env->n_actions != p->cfg.n_actions) {
-        gyro_rl_policy_free(p);
-        return gyro_cli_fail(cmd, gyro_error_set(GYRO_ERR_FORMAT,
-                                                 "%s: the model names environment '%s', which gyro "
-                                                 "does not have or which does not fit it",
-                                                 model, p->env_name));
-    }
-    void *st = calloc(1, env->state_size);
-    float *obs = malloc(sizeof(float) * env->obs_dim);
-    if (!st || !obs) {
-        free(st);
-        free(obs);
+    gyro_rl_reason_result *r = malloc(sizeof *r);
+    if (!r) {
         gyro_rl_policy_free(p);
         return gyro_cli_fail(cmd, gyro_error_set(GYRO_ERR_NOMEM, "out of memory"));
     }
-    int rc = 0;
-    env->reset_eval(st, 0, 1);
-    if (start) {
-        double v[16];
-        int n = 0;
-        const char *q = start;
-        while (*q && n < 16) {
-            char *end;
-            errno = 0;
-            v[n] = strtod(q, &end);
-            if (end == q || errno || !isfinite(v[n])) break;
-            n++;
-            q = end;
-            if (*q == ',') q++;
-            else break;
-        }
-        if (*q || n != env->n_start || env->set_start(st, v) != 0) {
-            rc = gyro_cli_usage_error(cmd, "--start for '%s' takes %s, got '%s'", env->name,
-                                      env->start_help, start);
-            goto out;
-        }
+    s = gyro_rl_reason(p, start, 0, sample, seed, r);
+    if (s == GYRO_OK) {
+        printf("env: %s  geometry: %s  policy: %s\n", r->env->name,
+               p->cfg.hyperbolic ? "hyperbolic" : "euclidean", sample ? "sampled" : "greedy");
+        for (int i = 0; i < r->n_steps; i++)
+            printf("step %2d: %s\n         -> %s  (p = %.4f)\n", r->steps[i].index, r->steps[i].state,
+                   r->steps[i].action_text, r->steps[i].probability);
+        printf("final:   %s\nresult:  %s = %.6g  reward = %.6g\n", r->final_state,
+               r->env->metric_name, r->metric, r->reward);
     }
-    gyro_rng rng;
-    gyro_rng_seed(&rng, seed);
-    char sbuf[256], abuf[128];
-    printf("env: %s  geometry: %s  policy: %s\n", env->name,
-           p->cfg.hyperbolic ? "hyperbolic" : "euclidean", sample ? "sampled" : "greedy");
-    for (int step = 0; !env->done(st) && step < env->max_steps; step++) {
-        env->format_state(st, sbuf, sizeof sbuf);
-        env->observe(st, obs);
-        const float *lp = gyro_rl_policy_forward(p, NULL, obs, 1);
-        int a = gyro_rl_policy_argmax(p, 0);
-        if (sample) a = gyro_rl_sample_action(lp, env->n_actions, &rng);
-        env->format_action(a, abuf, sizeof abuf);
-        printf("step %2d: %s\n         -> %s  (p = %.4f)\n", step + 1, sbuf, abuf, exp((double)lp[a]));
-        env->step(st, a);
-    }
-    env->format_state(st, sbuf, sizeof sbuf);
-    printf("final:   %s\nresult:  %s = %.6g  reward = %.6g\n", sbuf, env->metric_name,
-           env->metric(st), env->reward(st));
-out:
-    free(st);
-    free(obs);
+    int rc = s == GYRO_OK ? 0
+             : s == GYRO_ERR_USAGE ? gyro_cli_usage_error(cmd, "%s", gyro_error_message())
+             : gyro_cli_fail(cmd, s == GYRO_ERR_NOT_FOUND ? GYRO_ERR_FORMAT : s);
+    free(r);
     gyro_rl_policy_free(p);
     return rc;
 }
