@@ -2,16 +2,17 @@
  *
  * The text moves through code-point arrays: strict UTF-8 decoding with repair (pipeline/utf8.h)
  * → ANSI escape removal in place → NFKC (+ case folding) by utf8proc_decompose +
- * utf8proc_normalize_utf32 → Traditional→Simplified by ICU utrans on UTF-16, only when the text
- * holds a Han character → control removal and whitespace folding while encoding to UTF-8 →
- * grapheme clusters by an ICU character break iterator run over the UTF-8 text through UText.
+ * utf8proc_normalize_utf32, or a per-character shortcut for ordinary Chinese lines (nf_fast) →
+ * Traditional→Simplified by ICU utrans on UTF-16, only where a rule can apply → control removal
+ * and whitespace folding while encoding to UTF-8 → grapheme clusters by an ICU character break
+ * iterator run over the UTF-8 text through UText.
  *
  * Every buffer is owned by the normalizer and grows geometrically to the largest document seen;
  * after that a call allocates nothing. A normalizer is not thread-safe: the gRPC server and the
  * trainers create one per thread (the ICU objects are per-normalizer as well).
  *
- * T2S cost: utrans runs only from characters that start a phrase rule to the end of their run
- * of rule characters; single-character rules are memoized (see the comment above
+ * T2S cost: utrans runs only where a phrase rule matches, from there to the end of the run of
+ * rule characters; single-character rules are memoized (see the comment above
  * t2s_trigger_init for why that is exact); pieces are at most T2S_PIECE UTF-16 units, so the
  * cost stays linear in the line length (a 10 MB line).
  *
@@ -51,7 +52,7 @@ struct gyro_normalizer {
     UTransliterator *trans;      /* NULL when !opt.t2s */
     UBreakIterator *brk;         /* NULL when !opt.segment */
     char *orig;      size_t orig_cap;    /* (3*len+1) repaired input */
-    int32_t *cps;    size_t cps_cap;     /* decoded code points, then T2S output */
+    int32_t *cps;    size_t cps_cap;     /* decoded code points (ANSI removal in place) */
     char *tmp;       size_t tmp_cap;     /* UTF-8 fed to utf8proc */
     int32_t *nf;     size_t nf_cap;      /* utf8proc output */
     UChar *u16;      size_t u16_cap;     /* one T2S piece */
