@@ -24,6 +24,9 @@
 #include "embeddings/neighbors.h"
 #include "embeddings/table.h"
 #include "models/classifier.h"
+#include "models/rl/env.h"
+#include "models/rl/policy.h"
+#include "models/rl/reason.h"
 #include "pipeline/normalize.h"
 #include "pipeline/text_reader.h"
 #include "proto/gyro.pb-c.h"
@@ -48,6 +51,7 @@ typedef struct thread_state {
     char **atom_ptr;            /* (atom_ptr_cap) */
     size_t atom_ptr_cap;
     gyro_normalizer *norm[4];   /* Normalize: by (keep_traditional, case_fold), created on use */
+    gyro_rl_reason_result *reason; /* Reason: the episode record, allocated on first use */
     char pad[64];               /* keep neighbouring threads off one cache line */
 } thread_state;
 
@@ -64,6 +68,8 @@ struct gyro_service {
     thread_state *ts;           /* (n_threads) */
     gyro_embedding_table *table;      /* --embeddings as loaded (immutable), or NULL */
     gyro_embedding_table *table_alt;  /* the same rows in the other hyperbolic model, or NULL */
+    gyro_rl_policy **policies;        /* (n_threads) one copy of --policy per thread, or NULL */
+    char policy_version[96];
     _Atomic int serving;
     _Atomic(const gyro_rpc_server *) server;
 };
@@ -149,6 +155,23 @@ gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out
             return st;
         }
     }
+    if (opt->policy_path) {
+        svc->policies = calloc((size_t)opt->n_threads, sizeof *svc->policies);
+        if (!svc->policies) {
+            gyro_service_free(svc);
+            return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+        }
+        for (int t = 0; t < opt->n_threads; t++) {
+            gyro_status st = gyro_rl_policy_load(opt->policy_path, 1, &svc->policies[t]);
+            if (st != GYRO_OK) {
+                gyro_service_free(svc);
+                return st;
+            }
+        }
+        const gyro_rl_policy *p = svc->policies[0];
+        snprintf(svc->policy_version, sizeof svc->policy_version, "%s-%s-w%d", p->env_name[0] ? p->env_name : "none",
+                 p->cfg.hyperbolic ? "hyperbolic" : "euclidean", p->cfg.d_model);
+    }
     *out = svc;
     return GYRO_OK;
 }
@@ -189,6 +212,9 @@ void gyro_service_free(gyro_service *svc)
     model_free(atomic_load(&svc->current), svc->opt.n_threads);
     gyro_embedding_table_free(svc->table);
     gyro_embedding_table_free(svc->table_alt);
+    if (svc->policies)
+        for (int t = 0; t < svc->opt.n_threads; t++) gyro_rl_policy_free(svc->policies[t]);
+    free(svc->policies);
     if (svc->ts)
         for (int t = 0; t < svc->opt.n_threads; t++) {
             thread_state *s = &svc->ts[t];
@@ -198,6 +224,7 @@ void gyro_service_free(gyro_service *svc)
             free(s->atom_buf);
             free(s->atom_ptr);
             for (int k = 0; k < 4; k++) gyro_normalizer_free(s->norm[k]);
+            free(s->reason);
         }
     free(svc->ts);
     free(svc->hazard);
@@ -525,6 +552,54 @@ static int h_neighbors(void *ctx, int t, const ProtobufCMessage *request, gyro_r
     return code;
 }
 
+/* Reason: one episode of the served policy (gyro_rl_reason, as `gyro reason`) from the
+ * request's input; every step with its action, probability and reward. Each handler thread has
+ * its own copy of the policy (its activations are per object). */
+static int h_reason(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
+{
+    gyro_service *svc = ctx;
+    const Gyro__V1__ReasonRequest *rq = (const Gyro__V1__ReasonRequest *)request;
+    if (!svc->policies)
+        return gyro_rpc_reply_error(reply, GYRO_RPC_UNAVAILABLE, "no policy loaded (start gyro serve with --policy)");
+    gyro_rl_policy *p = svc->policies[t];
+    if (rq->environment[0]) {
+        const gyro_rl_env *want = gyro_rl_env_find(rq->environment);
+        if (!want) return gyro_rpc_reply_error(reply, GYRO_RPC_INVALID_ARGUMENT, "unknown environment '%s'", rq->environment);
+        if (strcmp(want->name, p->env_name) != 0)
+            return gyro_rpc_reply_error(reply, GYRO_RPC_FAILED_PRECONDITION, "the served policy is for '%s', not '%s'",
+                                        p->env_name, want->name);
+    }
+    thread_state *s = &svc->ts[t];
+    if (!s->reason && !(s->reason = malloc(sizeof *s->reason)))
+        return gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    gyro_rl_reason_result *r = s->reason;
+    int max_steps = rq->max_steps > GYRO_RL_REASON_MAX_STEPS ? GYRO_RL_REASON_MAX_STEPS : (int)rq->max_steps;
+    gyro_status st = gyro_rl_reason(p, rq->input, max_steps, rq->sample, rq->seed, r);
+    if (st != GYRO_OK) return gyro_rpc_reply_error(reply, gyro_rpc_code_from_status(st), "%s", gyro_error_message());
+    Gyro__V1__ReasonStep steps[GYRO_RL_REASON_MAX_STEPS];
+    Gyro__V1__ReasonStep *sp[GYRO_RL_REASON_MAX_STEPS];
+    for (int i = 0; i < r->n_steps; i++) {
+        gyro__v1__reason_step__init(&steps[i]);
+        steps[i].index = (uint32_t)r->steps[i].index;
+        steps[i].action = r->steps[i].action_text;
+        steps[i].probability = r->steps[i].probability;
+        steps[i].reward = r->steps[i].reward;
+        steps[i].state = r->steps[i].state;
+        sp[i] = &steps[i];
+    }
+    char answer[320];
+    snprintf(answer, sizeof answer, "%s; %s = %.6g", r->final_state, r->env->metric_name, r->metric);
+    Gyro__V1__ReasonResponse resp = GYRO__V1__REASON_RESPONSE__INIT;
+    resp.n_steps = (size_t)r->n_steps;
+    resp.steps = sp;
+    resp.total_reward = r->reward;
+    resp.answer = answer;
+    resp.model_version = svc->policy_version;
+    if (gyro_rpc_reply_send(reply, &resp.base) != GYRO_OK)
+        return gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    return GYRO_RPC_OK;
+}
+
 static int h_health(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
 {
     (void)t;
@@ -605,6 +680,7 @@ static const gyro_rpc_method service_methods[] = {
      h_normalize},
     {"/gyro.v1.Gyro/Embed", GYRO_RPC_UNARY, &gyro__v1__embed_request__descriptor, 0, h_embed},
     {"/gyro.v1.Gyro/Neighbors", GYRO_RPC_UNARY, &gyro__v1__neighbors_request__descriptor, 1, h_neighbors},
+    {"/gyro.v1.Gyro/Reason", GYRO_RPC_UNARY, &gyro__v1__reason_request__descriptor, 1, h_reason},
     {"/gyro.v1.Gyro/Stats", GYRO_RPC_UNARY, &gyro__v1__stats_request__descriptor, 0, h_stats},
     {"/grpc.health.v1.Health/Check", GYRO_RPC_UNARY, &grpc__health__v1__health_check_request__descriptor, 0,
      h_health},

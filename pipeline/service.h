@@ -25,6 +25,7 @@ typedef struct gyro_service gyro_service;
 typedef struct gyro_service_options {
     const char *model_path;      /* intent classifier file; NULL: Classify answers UNAVAILABLE */
     const char *embeddings_path; /* embedding table; NULL: Embed and Neighbors answer UNAVAILABLE */
+    const char *policy_path;     /* RL policy (gyro rl finetune); NULL: Reason answers UNAVAILABLE */
     int n_threads;               /* handler threads (thread indices 0..n_threads-1) */
     int default_top_k;           /* top_k used when a request says 0 (e.g. 5) */
     int max_top_k;               /* larger top_k requests are clamped to it (e.g. 100) */

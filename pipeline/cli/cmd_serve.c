@@ -27,14 +27,15 @@ static void usage(FILE *out)
             "usage: gyro serve [options]\n"
             "\n"
             "Serve gyro over gRPC: gyro.v1.Gyro (Classify, ClassifyStream, Normalize, Embed,\n"
-            "Neighbors, Stats) and "
+            "Neighbors, Reason, Stats) and "
             "grpc.health.v1.Health/Check.\n"
             "\n"
             "  --model FILE             intent classifier to serve (reloaded on SIGHUP)\n"
             "  --embeddings FILE        embedding table for Embed and Neighbors (from gyro char2vec)\n"
+            "  --policy FILE            reasoning policy for Reason (from gyro rl finetune)\n"
             "  --addr HOST:PORT         listen address (default 127.0.0.1:50051; port 0 = any free port)\n"
             "  --threads N              completion-queue threads (default 2)\n"
-            "  --pool N                 inference threads for Classify, Normalize, Neighbors, so\n"
+            "  --pool N                 inference threads for Classify, Normalize, Neighbors, Reason, so\n"
             "                           health and Stats never wait behind a model (default 2;\n"
             "                           0 = run them on the queue threads)\n"
             "  --tls-cert FILE          PEM certificate chain; enables TLS (needs --tls-key)\n"
@@ -106,11 +107,12 @@ static void sleep_ms(long ms)
 int gyro_cmd_serve(int argc, char **argv)
 {
     const char *cmd = "serve";
-    const char *model = NULL, *emb = NULL, *addr = "127.0.0.1:50051", *cert = NULL, *key = NULL, *ca = NULL, *port_file = NULL;
+    const char *model = NULL, *emb = NULL, *policy = NULL, *addr = "127.0.0.1:50051", *cert = NULL, *key = NULL, *ca = NULL, *port_file = NULL;
     long threads = 2, pool = 2, max_bytes = 4L << 20, drain_ms = 0, grace_ms = 5000;
     static const struct option longopts[] = {
         {"model", required_argument, NULL, 'm'},
         {"embeddings", required_argument, NULL, 'e'},
+        {"policy", required_argument, NULL, 'r'},
         {"addr", required_argument, NULL, 'a'},
         {"threads", required_argument, NULL, 't'},
         {"pool", required_argument, NULL, 'P'},
@@ -131,6 +133,7 @@ int gyro_cmd_serve(int argc, char **argv)
         switch (c) {
         case 'm': model = optarg; break;
         case 'e': emb = optarg; break;
+        case 'r': policy = optarg; break;
         case 'a': addr = optarg; break;
         case 't': if (!gyro_cli_parse_long(cmd, "--threads", optarg, 1, 64, &threads)) return 2; break;
         case 'P': if (!gyro_cli_parse_long(cmd, "--pool", optarg, 0, 64, &pool)) return 2; break;
@@ -171,7 +174,7 @@ int gyro_cmd_serve(int argc, char **argv)
     if (key && (st = read_file(key, &key_pem)) != GYRO_OK) goto fail;
     if (ca && (st = read_file(ca, &ca_pem)) != GYRO_OK) goto fail;
 
-    gyro_service_options so = {model, emb, (int)(threads + pool), 5, 100};
+    gyro_service_options so = {model, emb, policy, (int)(threads + pool), 5, 100};
     if ((st = gyro_service_new(&so, &svc)) != GYRO_OK) goto fail;
     int n_methods;
     const gyro_rpc_method *methods = gyro_service_methods(&n_methods);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # grpc_model.sh — `gyro serve --model --embeddings` with a classifier and a character table
-# trained here on a small labelled set: Embed (both hyperbolic models) and Neighbors;
+# trained here on a small labelled set, and a root-finding policy: Embed (both hyperbolic
+# models), Neighbors and Reason;
 # Classify / ClassifyStream answers (top-k, order, ids, atoms, determinism, concurrency), the C
 # client, and SIGHUP reloads while four clients keep Classify busy: a good new model is swapped
 # in, a truncated, a garbage and a missing file are refused, and no call fails meanwhile.
@@ -8,6 +9,7 @@ set -eu
 . tests/py/grpc_lib.bash
 grpc_setup
 "$GYRO" classify --help >/dev/null 2>&1 || { echo "gyro classify not built"; exit 77; }
+"$GYRO" rl --help >/dev/null 2>&1 || { echo "gyro rl not built"; exit 77; }
 
 "$PY" tests/py/make_examples.py "$GEN" toy "$TMPDIR/toy.pb" "$TMPDIR/toy.txt"
 train() { "$GYRO" classify train --dim 16 --layers 1 --heads 2 --epochs 15 --seed "$1" --quiet -o "$2" "$TMPDIR/toy.pb"; }
@@ -18,9 +20,13 @@ for k in 1 2 3 4 5 6 7 8; do cat "$TMPDIR/toy.txt"; done > "$TMPDIR/chars.txt"
 "$GYRO" char2vec train --dim 5 --epochs 1 --min-count 1 --sample 0 --checkpoint-every 0 -o "$TMPDIR/chars.tab" "$TMPDIR/chars.txt" 2>/dev/null
 rows=$(tr -d '\n' < "$TMPDIR/chars.txt" | "$PY" -c 'import sys; print(len(set(sys.stdin.read())))')
 
-start_server model --model "$TMPDIR/serve.model" --embeddings "$TMPDIR/chars.tab" --threads 2 --pool 2
+"$GYRO" rl finetune --env root -n 2 -S 2 -G 2 --eval 2 -o "$TMPDIR/root.policy" >/dev/null 2>&1
+
+start_server model --model "$TMPDIR/serve.model" --embeddings "$TMPDIR/chars.tab" --policy "$TMPDIR/root.policy" \
+  --threads 2 --pool 2
 grep -q 'model ' "$SLOG"
 suite embed "$ADDR" --dim 5 --rows "$rows"
+suite reason "$ADDR"
 suite model "$ADDR" --n-labels 4 --texts-file "$TMPDIR/toy.txt"
 
 # the C client: one line per text, tab-separated label/probability pairs

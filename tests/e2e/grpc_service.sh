@@ -20,7 +20,11 @@ rc=0; "$GYRO" serve --addr 127.0.0.1:0 --model "$TMPDIR/none.model" 2>/dev/null 
 head -c 300 /dev/urandom > "$TMPDIR/garbage.model"
 rc=0; "$GYRO" serve --addr 127.0.0.1:0 --model "$TMPDIR/garbage.model" 2>/dev/null || rc=$?
 [ $rc != 0 ] || { echo "FAIL garbage model accepted"; exit 1; }
-echo "ok   usage errors and unloadable models"
+rc=0; "$GYRO" serve --addr 127.0.0.1:0 --policy "$TMPDIR/garbage.model" 2>/dev/null || rc=$?
+[ $rc != 0 ] || { echo "FAIL garbage policy accepted"; exit 1; }
+rc=0; "$GYRO" serve --addr 127.0.0.1:0 --embeddings "$TMPDIR/garbage.model" 2>/dev/null || rc=$?
+[ $rc != 0 ] || { echo "FAIL garbage embedding table accepted"; exit 1; }
+echo "ok   usage errors and unloadable models, policies and tables"
 
 MAXB=65536
 start_server main --threads 2 --pool 0 --max-request-bytes $MAXB --grace-ms 2000   # handlers on the queue threads

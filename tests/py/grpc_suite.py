@@ -100,6 +100,8 @@ def functional(channel, args):
     ok(c == SC.UNAVAILABLE and "--embeddings" in d, "Embed without a table is UNAVAILABLE (%s)" % c)
     c, d = code_of(lambda: stub.Neighbors(gyro_pb2.NeighborsRequest(token="音"), timeout=5))
     ok(c == SC.UNAVAILABLE, "Neighbors without a table is UNAVAILABLE (%s)" % c)
+    c, d = code_of(lambda: stub.Reason(gyro_pb2.ReasonRequest(environment="root"), timeout=5))
+    ok(c == SC.UNAVAILABLE and "--policy" in d, "Reason without a policy is UNAVAILABLE (%s)" % c)
 
     # malformed protobuf and invalid UTF-8, sent as raw bytes
     c, d = code_of(lambda: raw(channel, "/gyro.v1.Gyro/Classify")(b"\xff\xff\xff\xff\x0f", timeout=5))
@@ -126,7 +128,7 @@ def functional(channel, args):
     import random
     rnd = random.Random(11)
     paths = {"/gyro.v1.Gyro/Classify": "uu", "/gyro.v1.Gyro/Embed": "uu", "/gyro.v1.Gyro/Neighbors": "uu",
-             "/gyro.v1.Gyro/Stats": "uu", "/grpc.health.v1.Health/Check": "uu", "/gyro.v1.Gyro/Normalize": "us",
+             "/gyro.v1.Gyro/Stats": "uu", "/gyro.v1.Gyro/Reason": "uu", "/grpc.health.v1.Health/Check": "uu", "/gyro.v1.Gyro/Normalize": "us",
              "/gyro.v1.Gyro/ClassifyStream": "ss"}
     seen = set()
     for k in range(140):
@@ -144,7 +146,7 @@ def functional(channel, args):
     ok(SC.INVALID_ARGUMENT in seen, "140 random requests over all methods answered (%s)" % sorted(x.name for x in seen))
 
     # unknown methods
-    for path in ("/gyro.v1.Gyro/NoSuchMethod", "/gyro.v1.Gyro/Reason", "/other.Service/Call"):
+    for path in ("/gyro.v1.Gyro/NoSuchMethod", "/gyro.v1.Gyro/classify", "/other.Service/Call"):
         c, d = code_of(lambda: raw(channel, path)(b"", timeout=5))
         ok(c == SC.UNIMPLEMENTED, "%s is UNIMPLEMENTED (%s: %s)" % (path, c, d))
 
@@ -281,6 +283,31 @@ def embed(channel, args):
     ok(c == SC.NOT_FOUND, "an empty token is NOT_FOUND (%s)" % c)
 
 
+def reason(channel, args):
+    """Checks against a policy trained for the root-finding environment."""
+    stub = gyro_pb2_grpc.GyroStub(channel)
+    M = gyro_pb2
+    r = stub.Reason(M.ReasonRequest(environment="root", input="1.5"), timeout=10)
+    ok(len(r.steps) >= 1 and [s.index for s in r.steps] == list(range(1, len(r.steps) + 1)), "Reason returns numbered steps")
+    ok(all(0 < s.probability <= 1 and s.action and s.state for s in r.steps), "steps carry action, probability, state")
+    ok(all(s.reward == 0 for s in r.steps[:-1]) and r.steps[-1].reward == r.total_reward, "the reward is terminal")
+    ok("MAE" in r.answer and r.model_version.startswith("root-"), "answer and model version (%s, %s)" % (r.answer, r.model_version))
+    ok(r.steps[0].state.startswith("x = 1.5"), "the episode starts at the input")
+    r2 = stub.Reason(M.ReasonRequest(input="1.5"), timeout=10)
+    ok([s.action for s in r2.steps] == [s.action for s in r.steps], "greedy episodes are deterministic; environment may be omitted")
+    r3 = stub.Reason(M.ReasonRequest(input="1.5", max_steps=1), timeout=10)
+    ok(len(r3.steps) == 1, "max_steps bounds the episode")
+    s1 = stub.Reason(M.ReasonRequest(input="1.5", sample=True, seed=5), timeout=10)
+    s2 = stub.Reason(M.ReasonRequest(input="1.5", sample=True, seed=5), timeout=10)
+    ok([s.action for s in s1.steps] == [s.action for s in s2.steps], "sampled episodes are reproducible by seed")
+    for req, want in ((M.ReasonRequest(environment="vanderpol"), SC.FAILED_PRECONDITION),
+                      (M.ReasonRequest(environment="nope"), SC.INVALID_ARGUMENT),
+                      (M.ReasonRequest(input="abc"), SC.INVALID_ARGUMENT),
+                      (M.ReasonRequest(input="1e300"), SC.INVALID_ARGUMENT)):
+        c, d = code_of(lambda: stub.Reason(req, timeout=10))
+        ok(c == want, "Reason %s -> %s (%s: %s)" % (str(req).replace("\n", " "), want.name, c.name, d))
+
+
 def drain(channel, args):
     """Called right after SIGTERM with --drain-ms: health NOT_SERVING, calls still answered."""
     health = health_pb2_grpc.HealthStub(channel)
@@ -386,7 +413,7 @@ def main():
         ok(c == SC.UNAVAILABLE, "connection refused as expected (%s: %s)" % (c, (d or "")[:80]))
         return
     {"functional": functional, "model": model, "tls": tls, "drain": drain, "long-stream": long_stream,
-     "reload-load": reload_load, "embed": embed}[args.check](channel, args)
+     "reload-load": reload_load, "embed": embed, "reason": reason}[args.check](channel, args)
     channel.close()
 
 
