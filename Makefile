@@ -40,10 +40,16 @@ LDLIBS      = $(PKG_LIBS) -lm -lpthread
 PROTOS     := proto/gyro.proto proto/health.proto
 GEN_C      := $(patsubst proto/%.proto,$(BUILD)/gen/proto/%.pb-c.c,$(PROTOS))
 GEN_H      := $(GEN_C:.c=.h)
+# Every file of corpora/music/ is compiled into libgyro (corpora/embed-data.sh -> a C array), so an
+# installed gyro generates the music set; the directories are prerequisites so that adding or
+# removing a file regenerates the array too.
+EMBED_DIRS := $(sort $(shell find corpora/music -type d 2>/dev/null))
+EMBED_DATA := $(sort $(shell find corpora/music -type f -not -name '.*' -not -name '*~' 2>/dev/null))
+EMBED_C    := $(BUILD)/gen/corpora/music_data.c
 
 LIB_SRC    := $(sort $(shell find models embeddings pipeline -name '*.c' -not -path 'pipeline/cli/*' 2>/dev/null))
 CLI_SRC    := $(sort $(wildcard pipeline/cli/*.c))
-LIB_OBJ    := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(GEN_C:.c=.o)
+LIB_OBJ    := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(GEN_C:.c=.o) $(EMBED_C:.c=.o)
 CLI_OBJ    := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC))
 TEST_SRC   := $(sort $(wildcard tests/check_*.c))
 TEST_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
@@ -79,6 +85,10 @@ $(BUILD)/gen/proto/%.pb-c.c $(BUILD)/gen/proto/%.pb-c.h: proto/%.proto
 	@mkdir -p $(BUILD)/gen
 	protoc-c --c_out=$(BUILD)/gen $<
 
+$(EMBED_C): corpora/embed-data.sh $(EMBED_DATA) $(EMBED_DIRS)
+	@mkdir -p $(dir $@)
+	sh corpora/embed-data.sh gyro_music corpora/music $(EMBED_DATA) > $@.tmp && mv $@.tmp $@
+
 # ---- compilation ------------------------------------------------------------------------------
 $(BUILD)/obj/%.o: %.c | $(GEN_H)
 	@mkdir -p $(dir $@)
@@ -86,6 +96,9 @@ $(BUILD)/obj/%.o: %.c | $(GEN_H)
 
 $(BUILD)/gen/proto/%.pb-c.o: $(BUILD)/gen/proto/%.pb-c.c
 	$(CC) $(CFLAGS) -w -c $< -o $@
+
+$(BUILD)/gen/corpora/%.o: $(BUILD)/gen/corpora/%.c pipeline/embedded.h
+	$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/libgyro.a: $(LIB_OBJ)
 	@rm -f $@
