@@ -310,6 +310,19 @@ START_TEST(test_fd_act_dropout)
         zeros += x.mask[i] == 0.0;
     }
     ck_assert(zeros > 0 && zeros < 40);
+    /* the drop rate is p (odd length: the last element takes its own draw) */
+    const long big = 100001;
+    float *xs = malloc(sizeof(float) * big), *ms = malloc(sizeof(float) * big);
+    for (long i = 0; i < big; i++) xs[i] = 1.0f;
+    gyro_rng_seed(&r, 9);
+    gyro_dropout_forward_f32(xs, ms, xs, &r, 0.3f, big); /* in place */
+    long dropped = 0;
+    for (long i = 0; i < big; i++) {
+        dropped += ms[i] == 0.0f;
+        ck_assert(xs[i] == ms[i]);
+    }
+    ck_assert(fabs((double)dropped / big - 0.3) < 0.01);
+    free(xs); free(ms);
     free(X);
 }
 END_TEST
