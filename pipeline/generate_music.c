@@ -1,6 +1,10 @@
 /* generate_music.c — load the music-set templates and generate labelled utterances
  * (see generate_music.h for the files and the sampling scheme).
  *
+ * The files come from a directory (`--data DIR`) or from the copy of corpora/music/ compiled into
+ * libgyro (pipeline/embedded.h); both go through one line reader (a FILE*, or a walk over the
+ * bytes of an embedded file), so the checks and the error messages are the same.
+ *
  * Templates are compiled at load time into segments (a literal, or a slot list index with a
  * "draw a different value" flag for {song2}-style repeats), so generation is a walk over
  * segments appending to one reusable buffer: no parsing and no allocation per example once the
@@ -15,6 +19,7 @@
 #include <string.h>
 
 #include "models/core/rng.h"
+#include "pipeline/embedded.h"
 #include "pipeline/labels.h"
 #include "pipeline/utf8.h"
 
@@ -64,22 +69,77 @@ struct gyro_music_gen {
 
 /* ---- file reading ------------------------------------------------------------------------------- */
 
+/* Where the files of a set come from: a directory, or in-memory files. */
+typedef struct source {
+    const char *dir;              /* directory, or NULL: files */
+    const gyro_data_file *files;  /* (n_files) when dir is NULL */
+    size_t n_files;
+    const char *origin;           /* names the in-memory files in messages */
+} source;
+
+/* The name of file `rel` of the set in messages (and, for a directory, its path). */
+static void source_path(const source *src, const char *rel, char *out, size_t size)
+{
+    snprintf(out, size, "%s/%s", src->dir ? src->dir : src->origin, rel);
+}
+
+/* Lines of one file: from a FILE*, or from the bytes of an in-memory file. */
+typedef struct line_reader {
+    FILE *fp;
+    const unsigned char *mem;     /* (len) when fp is NULL */
+    size_t len, pos;
+    char *buf;                    /* (cap) the current line, NUL-terminated */
+    size_t cap;
+} line_reader;
+
+/* The next line with its '\n' into r->buf; its length, -1 at the end (or on a read error of
+ * the FILE*: check ferror), -2 out of memory. */
+static ssize_t read_line(line_reader *r)
+{
+    if (r->fp) return getline(&r->buf, &r->cap, r->fp);
+    if (r->pos >= r->len) return -1;
+    const unsigned char *s = r->mem + r->pos;
+    const unsigned char *nl = memchr(s, '\n', r->len - r->pos);
+    size_t n = nl ? (size_t)(nl - s) + 1 : r->len - r->pos;
+    if (n + 1 > r->cap) {
+        char *b = realloc(r->buf, n + 1);
+        if (!b) return -2;
+        r->buf = b;
+        r->cap = n + 1;
+    }
+    memcpy(r->buf, s, n);
+    r->buf[n] = '\0';
+    r->pos += n;
+    return (ssize_t)n;
+}
+
 typedef gyro_status (*line_fn)(gyro_music_gen *g, void *ctx, const char *path, unsigned long line,
                                char *text);
 
-/* Call fn for every non-blank, non-comment line of path (CR and a leading BOM removed). */
-static gyro_status for_lines(gyro_music_gen *g, const char *path, line_fn fn, void *ctx)
+/* Call fn for every non-blank, non-comment line of file `rel` of the set (CR and a leading BOM
+ * removed). A missing file is GYRO_ERR_IO. */
+static gyro_status for_lines(gyro_music_gen *g, const source *src, const char *rel, line_fn fn,
+                             void *ctx)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return gyro_error_set(GYRO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    char *buf = NULL;
-    size_t cap = 0;
+    char path[4096];
+    source_path(src, rel, path, sizeof path);
+    line_reader r = {0};
+    if (src->dir) {
+        if (!(r.fp = fopen(path, "rb")))
+            return gyro_error_set(GYRO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    } else {
+        const gyro_data_file *f = gyro_data_file_find(src->files, src->n_files, rel);
+        if (!f || (!f->bytes && f->length))
+            return gyro_error_set(GYRO_ERR_IO, "%s: no such embedded file", path);
+        r.mem = f->bytes;
+        r.len = f->length;
+    }
     ssize_t len;
     unsigned long line = 0;
     gyro_status st = GYRO_OK;
-    while (st == GYRO_OK && (len = getline(&buf, &cap, fp)) >= 0) {
+    while (st == GYRO_OK && (len = read_line(&r)) >= 0) {
         line++;
-        char *s = buf;
+        char *s = r.buf;
         if (line == 1 && len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) { s += 3; len -= 3; }
         if ((size_t)len != strlen(s)) {
             st = gyro_error_set(GYRO_ERR_DATA, "%s:%lu: NUL byte", path, line);
@@ -96,10 +156,12 @@ static gyro_status for_lines(gyro_music_gen *g, const char *path, line_fn fn, vo
         if (s[k] == '\0' || s[k] == '#') continue;
         st = fn(g, ctx, path, line, s);
     }
-    if (st == GYRO_OK && ferror(fp))
+    if (st == GYRO_OK && len == -2)
+        st = gyro_error_set(GYRO_ERR_NOMEM, "%s: out of memory", path);
+    if (st == GYRO_OK && r.fp && ferror(r.fp))
         st = gyro_error_set(GYRO_ERR_IO, "%s: read error: %s", path, strerror(errno));
-    free(buf);
-    fclose(fp);
+    free(r.buf);
+    if (r.fp) fclose(r.fp);
     return st;
 }
 
@@ -142,10 +204,8 @@ static long find_atom(const gyro_music_gen *g, const char *atom)
     return -1;
 }
 
-typedef struct load_ctx { const char *dir; } load_ctx;
-
 /* Index of the slot list `name`, loading slots/<name>.txt on first use. */
-static gyro_status slot_index(gyro_music_gen *g, const load_ctx *lc, const char *name,
+static gyro_status slot_index(gyro_music_gen *g, const source *src, const char *name,
                               const char *path, unsigned long line, int *out)
 {
     for (size_t i = 0; i < g->n_slots; i++)
@@ -161,9 +221,10 @@ static gyro_status slot_index(gyro_music_gen *g, const load_ctx *lc, const char 
     memset(l, 0, sizeof *l);
     if (!(l->name = strdup(name))) return nomem();
     g->n_slots++;
-    char file[4096];
-    snprintf(file, sizeof file, "%s/slots/%s.txt", lc->dir, name);
-    gyro_status st = for_lines(g, file, add_value, l);
+    char rel[96], file[4096];
+    snprintf(rel, sizeof rel, "slots/%s.txt", name);
+    source_path(src, rel, file, sizeof file);
+    gyro_status st = for_lines(g, src, rel, add_value, l);
     if (st == GYRO_ERR_IO)
         return gyro_error_set(GYRO_ERR_DATA, "%s:%lu: unknown slot {%s} (no %s)", path, line, name, file);
     if (st != GYRO_OK) return st;
@@ -192,7 +253,7 @@ static void template_free(template_ *t)
 }
 
 /* Compile "literal{slot}literal..." into segments. */
-static gyro_status compile(gyro_music_gen *g, const load_ctx *lc, const char *path,
+static gyro_status compile(gyro_music_gen *g, const source *src, const char *path,
                            unsigned long line, const char *text, template_ *t)
 {
     size_t cap = 0;
@@ -226,7 +287,7 @@ static gyro_status compile(gyro_music_gen *g, const load_ctx *lc, const char *pa
                                       (int)(close - p - 1), p + 1);
         if (n == 0) return gyro_error_set(GYRO_ERR_DATA, "%s:%lu: bad slot name", path, line);
         segment s = {.again = again};
-        if ((st = slot_index(g, lc, name, path, line, &s.slot)) != GYRO_OK) return st;
+        if ((st = slot_index(g, src, name, path, line, &s.slot)) != GYRO_OK) return st;
         if ((st = push_seg(t, &cap, s)) != GYRO_OK) return st;
         p = close + 1;
     }
@@ -348,32 +409,30 @@ void gyro_music_gen_free(gyro_music_gen *g)
     free(g);
 }
 
-gyro_status gyro_music_gen_load(const char *dir, gyro_music_gen **out)
+static gyro_status load(const source *src, gyro_music_gen **out)
 {
-    if (!dir || !out) return gyro_error_set(GYRO_ERR_USAGE, "gyro_music_gen_load: NULL argument");
     *out = NULL;
     gyro_music_gen *g = calloc(1, sizeof *g);
     if (!g) return nomem();
     char path[4096], tpath[4096];
-    load_ctx lc = {.dir = dir};
-    snprintf(tpath, sizeof tpath, "%s/templates.tsv", dir);
-    gyro_status st = for_lines(g, tpath, add_template, &lc);
+    source_path(src, "templates.tsv", tpath, sizeof tpath);
+    gyro_status st = for_lines(g, src, "templates.tsv", add_template, (void *)src);
     intent_ctx ic = {.templates_path = tpath};
     if (st == GYRO_OK) {
-        snprintf(path, sizeof path, "%s/intents.txt", dir);
-        st = for_lines(g, path, add_intent, &ic);
+        source_path(src, "intents.txt", path, sizeof path);
+        st = for_lines(g, src, "intents.txt", add_intent, &ic);
         if (st == GYRO_OK && g->n_intents == 0)
             st = gyro_error_set(GYRO_ERR_DATA, "%s: no intents", path);
     }
     for (size_t i = 0; st == GYRO_OK && i < g->n_atoms; i++)
         if (!g->atoms[i].used)
             st = gyro_error_set(GYRO_ERR_DATA, "%s: atom '%s' has templates but is part of no intent "
-                                "in %s/intents.txt", tpath, g->atoms[i].atom, dir);
+                                "in %s", tpath, g->atoms[i].atom, path);
     static const char *const files[] = {"connectors.txt", "prefixes.txt", "suffixes.txt"};
     str_list *lists[] = {&g->connectors, &g->prefixes, &g->suffixes};
     for (int k = 0; k < 3 && st == GYRO_OK; k++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[k]);
-        st = for_lines(g, path, add_value, lists[k]);
+        source_path(src, files[k], path, sizeof path);
+        st = for_lines(g, src, files[k], add_value, lists[k]);
         if (st == GYRO_OK && lists[k]->n == 0) st = gyro_error_set(GYRO_ERR_DATA, "%s: empty", path);
     }
     if (st != GYRO_OK) {
@@ -382,6 +441,30 @@ gyro_status gyro_music_gen_load(const char *dir, gyro_music_gen **out)
     }
     *out = g;
     return GYRO_OK;
+}
+
+gyro_status gyro_music_gen_load(const char *dir, gyro_music_gen **out)
+{
+    if (out) *out = NULL;
+    if (!dir || !out) return gyro_error_set(GYRO_ERR_USAGE, "gyro_music_gen_load: NULL argument");
+    source src = {.dir = dir};
+    return load(&src, out);
+}
+
+gyro_status gyro_music_gen_load_files(const gyro_data_file *files, size_t n, const char *origin,
+                                      gyro_music_gen **out)
+{
+    if (out) *out = NULL;
+    if ((!files && n) || !out)
+        return gyro_error_set(GYRO_ERR_USAGE, "gyro_music_gen_load_files: NULL argument");
+    source src = {.files = files, .n_files = n, .origin = origin ? origin : "[embedded]"};
+    return load(&src, out);
+}
+
+gyro_status gyro_music_gen_load_default(gyro_music_gen **out)
+{
+    return gyro_music_gen_load_files(gyro_music_files, gyro_music_n_files,
+                                     GYRO_MUSIC_EMBEDDED_ORIGIN, out);
 }
 
 size_t gyro_music_gen_n_intents(const gyro_music_gen *g) { return g ? g->n_intents : 0; }

@@ -11,6 +11,9 @@
  *   connectors.txt  joins the commands of a composite ("，然后", "再", ...)
  *   prefixes.txt, suffixes.txt   openings and endings added to some utterances
  * In every file '#' starts a comment line, blank lines are skipped, CRLF and a BOM are accepted.
+ * These files are compiled into libgyro at build time (pipeline/embedded.h), so the generator
+ * needs no source tree: gyro_music_gen_load_default reads that copy, gyro_music_gen_load a
+ * directory with the same layout.
  *
  * Generation is deterministic for a seed: example i draws its intent from a seeded permutation
  * of the intents (a new permutation every 125 examples, so any n >= 125 covers every intent and
@@ -25,7 +28,11 @@
 #include <stdint.h>
 
 #include "models/core/status.h"
+#include "pipeline/embedded.h"
 #include "pipeline/import.h"
+
+/* How the embedded files are named in error messages ("embedded:corpora/music/intents.txt:3"). */
+#define GYRO_MUSIC_EMBEDDED_ORIGIN "embedded:corpora/music"
 
 typedef struct gyro_music_gen gyro_music_gen;
 
@@ -35,6 +42,17 @@ typedef struct gyro_music_gen gyro_music_gen;
  * (bad line, unknown slot, unbalanced brace, bad label, invalid UTF-8), GYRO_ERR_NOMEM. *out is
  * NULL on error. */
 gyro_status gyro_music_gen_load(const char *dir, gyro_music_gen **out);
+
+/* The same from in-memory files named relative to the set ("templates.tsv", "slots/song.txt"),
+ * e.g. a table of pipeline/embedded.h. `origin` stands for the directory in error messages
+ * (NULL: "[embedded]"); a file absent from the table is GYRO_ERR_IO. The files are only read
+ * during the call. Other errors as gyro_music_gen_load; *out is NULL on error. */
+gyro_status gyro_music_gen_load_files(const gyro_data_file *files, size_t n, const char *origin,
+                                      gyro_music_gen **out);
+
+/* The set compiled into libgyro: corpora/music/ of the source tree libgyro was built from
+ * (gyro_music_files, origin GYRO_MUSIC_EMBEDDED_ORIGIN). Errors as gyro_music_gen_load_files. */
+gyro_status gyro_music_gen_load_default(gyro_music_gen **out);
 
 /* Free a generator. NULL is a no-op. */
 void gyro_music_gen_free(gyro_music_gen *g);

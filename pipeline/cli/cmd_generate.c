@@ -2,8 +2,9 @@
  *
  *   gyro generate music [--data DIR] [--seed S] [-n N] [--format stream|tsv] [-o OUT]
  *
- * A thin wrapper over pipeline/generate_music.h: loads the templates of DIR (default
- * corpora/music, relative to the working directory), generates N examples for seed S and
+ * A thin wrapper over pipeline/generate_music.h: loads the templates and slot lists compiled
+ * into libgyro (corpora/music/ of the source tree, so it works from any directory and once
+ * installed) or, with --data, those of DIR; generates N examples for seed S and
  * writes them as an Example stream or as TSV (text<TAB>label<TAB>session, which `gyro import
  * --format tsv` reads back), atomically. --list prints the intents instead.
  */
@@ -27,7 +28,8 @@ static void usage(FILE *out)
             "appendix D (composites included) from gyro's templates and slot lists.\n"
             "Deterministic for a seed; every intent appears when N >= 125.\n"
             "\n"
-            "  -d, --data DIR         templates and slot lists (default corpora/music)\n"
+            "  -d, --data DIR         templates and slot lists of DIR (default: the copy of\n"
+            "                         corpora/music compiled into gyro)\n"
             "  -s, --seed S           seed (default 1)\n"
             "  -n, --count N          number of examples (default 16332, the seed paper's size)\n"
             "  -f, --format F         stream (Example stream, default) or tsv\n"
@@ -62,7 +64,7 @@ int gyro_cmd_generate(int argc, char **argv)
         {"output", required_argument, 0, 'o'}, {"list", no_argument, 0, 'l'},
         {"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    const char *dir = "corpora/music", *format = "stream", *output = "-";
+    const char *dir = NULL, *format = "stream", *output = "-";
     unsigned long long seed = 1;
     long count = 16332;
     int list = 0, quiet = 0, c;
@@ -100,14 +102,8 @@ int gyro_cmd_generate(int argc, char **argv)
         return gyro_cli_usage_error("generate", "standard output is a terminal: use --format tsv, "
                                     "-o FILE, or pipe into 'gyro dump'");
     gyro_music_gen *g;
-    gyro_status st = gyro_music_gen_load(dir, &g);
-    if (st != GYRO_OK) {
-        int rc = gyro_cli_fail("generate", st);
-        if (st == GYRO_ERR_IO)
-            fprintf(stderr, "gyro generate: the templates live in gyro's source tree under "
-                    "corpora/music; run from there or pass --data DIR\n");
-        return rc;
-    }
+    gyro_status st = dir ? gyro_music_gen_load(dir, &g) : gyro_music_gen_load_default(&g);
+    if (st != GYRO_OK) return gyro_cli_fail("generate", st);
     if (list) {
         for (size_t i = 0; i < gyro_music_gen_n_intents(g); i++) printf("%s\n", gyro_music_gen_intent(g, i));
         gyro_music_gen_free(g);
@@ -134,8 +130,9 @@ int gyro_cmd_generate(int argc, char **argv)
     }
     if (st == GYRO_OK && !quiet)
         fprintf(stderr, "gyro generate: %ld music examples over %zu intents from %zu templates "
-                "(seed %llu, %s) -> %s\n", count, gyro_music_gen_n_intents(g),
-                gyro_music_gen_n_templates(g), seed, tsv ? "tsv" : "stream", output);
+                "of %s (seed %llu, %s) -> %s\n", count, gyro_music_gen_n_intents(g),
+                gyro_music_gen_n_templates(g), dir ? dir : "the embedded set", seed,
+                tsv ? "tsv" : "stream", output);
     gyro_music_gen_free(g);
     return st == GYRO_OK ? 0 : gyro_cli_fail("generate", st);
 }
