@@ -44,7 +44,7 @@ GEN_H      := $(GEN_C:.c=.h)
 # installed gyro generates the music set; the directories are prerequisites so that adding or
 # removing a file regenerates the array too.
 EMBED_DIRS := $(sort $(shell find corpora/music -type d 2>/dev/null))
-EMBED_DATA := $(sort $(shell find corpora/music -type f -not -name '.*' -not -name '*~' 2>/dev/null))
+EMBED_DATA := $(sort $(shell find corpora/music -type f -not -path '*/.*' -not -name '*~' 2>/dev/null))
 EMBED_C    := $(BUILD)/gen/corpora/music_data.c
 
 LIB_SRC    := $(sort $(shell find models embeddings pipeline -name '*.c' -not -path 'pipeline/cli/*' 2>/dev/null))

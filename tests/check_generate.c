@@ -1,14 +1,17 @@
 /* check_generate.c — Check suite for pipeline/generate_music: the shipped corpora/music files
- * load and cover the 125 intents of the seed's appendix D, generation is deterministic for a
- * seed and balanced over intents, composites are built from their atoms, and malformed template
- * directories fail with file and line. */
+ * load and cover the 125 intents of the seed's appendix D, the copy compiled into libgyro is
+ * byte for byte the tree's corpora/music and generates the same set, generation is deterministic
+ * for a seed and balanced over intents, composites are built from their atoms, and malformed
+ * template directories or in-memory sets fail with file and line. */
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pipeline/embedded.h"
 #include "pipeline/generate_music.h"
 #include "pipeline/labels.h"
 
@@ -242,6 +245,143 @@ START_TEST(test_minimal_and_errors)
 }
 END_TEST
 
+/* ---- the embedded copy ------------------------------------------------------------------------ */
+
+/* Regular files under dir, recursively, without hidden files and editor backups (name~): the
+ * files the Makefile embeds. */
+static size_t count_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "cannot open %s", dir);
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || e->d_name[len - 1] == '~') continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat st;
+        ck_assert_int_eq(lstat(path, &st), 0);
+        if (S_ISDIR(st.st_mode)) n += count_files(path);
+        else if (S_ISREG(st.st_mode)) n++;
+    }
+    closedir(d);
+    return n;
+}
+
+START_TEST(test_embedded_equals_tree)
+{
+    /* every embedded file holds the bytes of corpora/music/<name>, and nothing is missing */
+    ck_assert_uint_gt(gyro_music_n_files, 5);
+    for (size_t i = 0; i < gyro_music_n_files; i++) {
+        const gyro_data_file *f = &gyro_music_files[i];
+        if (i) ck_assert_int_lt(strcmp(gyro_music_files[i - 1].name, f->name), 0);   /* sorted */
+        ck_assert_ptr_eq(gyro_data_file_find(gyro_music_files, gyro_music_n_files, f->name), f);
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", MUSIC_DIR, f->name);
+        FILE *fp = fopen(path, "rb");
+        ck_assert_msg(fp != NULL, "embedded %s is not in the tree", f->name);
+        unsigned char *b = malloc(f->length + 1);
+        ck_assert_ptr_nonnull(b);
+        size_t got = fread(b, 1, f->length + 1, fp);
+        fclose(fp);
+        ck_assert_msg(got == f->length && memcmp(b, f->bytes, f->length) == 0,
+                      "embedded %s differs from %s (stale build?)", f->name, path);
+        ck_assert_int_eq(f->bytes[f->length], 0);
+        free(b);
+    }
+    ck_assert_uint_eq(count_files(MUSIC_DIR), gyro_music_n_files);
+    ck_assert_ptr_null(gyro_data_file_find(gyro_music_files, gyro_music_n_files, "nope.txt"));
+    ck_assert_ptr_null(gyro_data_file_find(gyro_music_files, gyro_music_n_files, NULL));
+    ck_assert_ptr_null(gyro_data_file_find(NULL, 3, "intents.txt"));
+}
+END_TEST
+
+START_TEST(test_default_equals_directory)
+{
+    gyro_music_gen *e, *d;
+    ck_assert_msg(gyro_music_gen_load_default(&e) == GYRO_OK, "%s", gyro_error_message());
+    ck_assert_int_eq(gyro_music_gen_load(MUSIC_DIR, &d), GYRO_OK);
+    ck_assert_uint_eq(gyro_music_gen_n_intents(e), 125);
+    ck_assert_uint_eq(gyro_music_gen_n_templates(e), gyro_music_gen_n_templates(d));
+    for (size_t i = 0; i < 125; i++)
+        ck_assert_str_eq(gyro_music_gen_intent(e, i), gyro_music_gen_intent(d, i));
+    collect a = {0}, b = {0};
+    ck_assert_int_eq(gyro_music_generate(e, 3, 500, collect_sink, &a), GYRO_OK);
+    ck_assert_int_eq(gyro_music_generate(d, 3, 500, collect_sink, &b), GYRO_OK);
+    ck_assert_uint_eq(a.n, b.n);
+    for (size_t i = 0; i < a.n; i++) {
+        ck_assert_str_eq(a.text[i], b.text[i]);
+        ck_assert_str_eq(a.label[i], b.label[i]);
+        ck_assert_str_eq(a.session[i], b.session[i]);
+    }
+    collect_free(&a);
+    collect_free(&b);
+    gyro_music_gen_free(e);
+    gyro_music_gen_free(d);
+}
+END_TEST
+
+/* an in-memory set: the files of minimal_set, the last one without its final newline */
+#define MEM(n, s) {n, (const unsigned char *)(s), sizeof(s) - 1}
+
+static void expect_mem_error(const gyro_data_file *files, size_t n, const char *where)
+{
+    gyro_music_gen *g = (gyro_music_gen *)1;
+    gyro_status st = gyro_music_gen_load_files(files, n, "mem", &g);
+    ck_assert_msg(st == GYRO_ERR_DATA || st == GYRO_ERR_IO, "status %d", st);
+    ck_assert_ptr_null(g);
+    ck_assert_msg(strstr(gyro_error_message(), where) != NULL, "'%s' lacks '%s'",
+                  gyro_error_message(), where);
+}
+
+START_TEST(test_load_files)
+{
+    gyro_data_file f[] = {
+        MEM("connectors.txt", "然后\n"),
+        MEM("intents.txt", "\xEF\xBB\xBF# two intents\r\nplay_song\r\nquery_song+play_song"),
+        MEM("prefixes.txt", "请\n"),
+        MEM("slots/song.txt", "甲\n乙\n"),
+        MEM("suffixes.txt", "吧\n"),
+        MEM("templates.tsv", "play_song\t放{song}\nquery_song\t找{song}和{song2}\n"),
+    };
+    size_t n = sizeof f / sizeof f[0];
+    gyro_music_gen *g;
+    ck_assert_msg(gyro_music_gen_load_files(f, n, NULL, &g) == GYRO_OK, "%s", gyro_error_message());
+    ck_assert_uint_eq(gyro_music_gen_n_intents(g), 2);
+    ck_assert_str_eq(gyro_music_gen_intent(g, 1), "query_song+play_song");
+    collect a = {0};
+    ck_assert_int_eq(gyro_music_generate(g, 1, 50, collect_sink, &a), GYRO_OK);
+    for (size_t i = 0; i < a.n; i++)
+        if (strcmp(a.label[i], "query_song+play_song") == 0)
+            ck_assert(strstr(a.text[i], "找甲和乙") || strstr(a.text[i], "找乙和甲"));
+    collect_free(&a);
+    gyro_music_gen_free(g);
+
+    /* errors name the origin, the file and the line, as for a directory */
+    f[5] = (gyro_data_file)MEM("templates.tsv", "play_song\t放{song}\nquery_song\t找{singer}\n");
+    expect_mem_error(f, n, "mem/templates.tsv:2: unknown slot {singer} (no mem/slots/singer.txt)");
+    f[5] = (gyro_data_file)MEM("templates.tsv", "play_song\t放\0{song}\nquery_song\t找\n");
+    expect_mem_error(f, n, "mem/templates.tsv:1: NUL byte");
+    f[5] = (gyro_data_file)MEM("templates.tsv", "play_song\t放\nquery_song\t找\n");
+    f[1] = (gyro_data_file)MEM("intents.txt", "play_song\n\xe6\x89\n");
+    expect_mem_error(f, n, "mem/intents.txt:2: invalid UTF-8");
+    f[1] = (gyro_data_file)MEM("intents.txt", "");
+    expect_mem_error(f, n, "mem/intents.txt: no intents");
+    f[1] = (gyro_data_file)MEM("intents.txt", "play_song\nquery_song");
+    expect_mem_error(f, n - 1, "mem/templates.tsv: no such embedded file");   /* templates absent */
+    expect_mem_error(f + 1, n - 1, "mem/connectors.txt: no such embedded file");
+    gyro_music_gen *g2 = (gyro_music_gen *)1;
+    ck_assert_int_eq(gyro_music_gen_load_files(NULL, 0, NULL, &g2), GYRO_ERR_IO);
+    ck_assert_ptr_null(g2);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "[embedded]/templates.tsv"));
+    ck_assert_int_eq(gyro_music_gen_load_files(NULL, 2, NULL, &g2), GYRO_ERR_USAGE);
+    ck_assert_int_eq(gyro_music_gen_load_files(f, n, NULL, NULL), GYRO_ERR_USAGE);
+    ck_assert_int_eq(gyro_music_gen_load(NULL, &g2), GYRO_ERR_USAGE);
+    ck_assert_ptr_null(g2);
+}
+END_TEST
+
 static Suite *generate_suite(void)
 {
     Suite *s = suite_create("generate");
@@ -249,6 +389,9 @@ static Suite *generate_suite(void)
     tcase_add_test(tc, test_load_shipped_set);
     tcase_add_test(tc, test_generate_deterministic_balanced);
     tcase_add_test(tc, test_minimal_and_errors);
+    tcase_add_test(tc, test_embedded_equals_tree);
+    tcase_add_test(tc, test_default_equals_directory);
+    tcase_add_test(tc, test_load_files);
     suite_add_tcase(s, tc);
     return s;
 }
