@@ -11,7 +11,8 @@
 # For Health/Check (the gRPC ceiling of this machine: no work per call) and Classify (a real
 # trained model): requests/s, mean and p99 latency at 1 request in flight (-c1 -m1) and at 128
 # in flight (-c4 -m32), median of RUNS runs, interleaved so both see the same machine load; the
-# ratio Classify/health; the server's RSS after the runs. Latencies come from h2load's
+# ratio Classify/health; the server's CPU time per call (user + system, from /proc: far less
+# sensitive to other jobs on the machine than rates and latencies); its RSS after the runs. Latencies come from h2load's
 # per-request log (--log-file). h2load counts every HTTP 200 as a success even when the gRPC
 # status is an error, so the script checks the server's own counters: every call must be OK.
 set -euo pipefail
@@ -56,7 +57,11 @@ port=$(cat "$work/port")
 version=$("$GYRO" client --addr "127.0.0.1:$port" stats | awk -F'\t' '$1 == "model_version" {print $2}')
 "$GYRO" client --addr "127.0.0.1:$port" classify "$TEXT" >/dev/null
 
-# run KIND C M : one h2load run; prints "req_s mean_us p99_us"
+# CPU time (user + system) of the server so far, in clock ticks
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$spid/stat"; }
+hz=$(getconf CLK_TCK)
+
+# run KIND C M : one h2load run; prints "req_s mean_us p99_us server_cpu_us_per_call"
 run() {
   local path body
   case $1 in
@@ -64,14 +69,16 @@ run() {
     classify) path=/gyro.v1.Gyro/Classify; body=$work/classify.bin ;;
   esac
   rm -f "$work/h2.log"
+  local t0; t0=$(cpu_ticks)
   timeout 300 h2load -n "$N" -c "$2" -m "$3" -d "$body" --log-file="$work/h2.log" \
     -H 'content-type: application/grpc' -H 'te: trailers' "http://127.0.0.1:$port$path" > "$work/h2.out"
-  local rps
+  local rps cpu
+  cpu=$(awk -v a="$t0" -v b="$(cpu_ticks)" -v hz="$hz" -v n="$N" 'BEGIN {printf "%.1f", (b - a) * 1e6 / hz / n}')
   rps=$(awk '/^finished in/ {for (i = 1; i <= NF; i++) if ($i ~ /req\/s/) {gsub(/,/, "", $(i-1)); print $(i-1)}}' "$work/h2.out")
   grep -q "succeeded, 0 errored" "$work/h2.out" || grep -q " 0 failed, 0 errored" "$work/h2.out" \
     || { echo "h2load reported failures:" >&2; cat "$work/h2.out" >&2; exit 1; }
   awk -F'\t' '{print $3}' "$work/h2.log" | sort -n |
-    awk -v r="$rps" '{a[NR] = $1; s += $1} END {i = int(NR * 0.99); if (i < 1) i = 1; printf "%s %.0f %d\n", r, s / NR, a[i]}'
+    awk -v r="$rps" -v c="$cpu" '{a[NR] = $1; s += $1} END {i = int(NR * 0.99); if (i < 1) i = 1; printf "%s %.0f %d %s\n", r, s / NR, a[i], c}'
 }
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
@@ -84,14 +91,14 @@ for r in $(seq "$RUNS"); do
     done
   done
 done
-printf '%-10s %-12s %10s %10s %10s\n' method in_flight req/s mean_us p99_us
+printf '%-10s %-12s %10s %10s %10s %12s\n' method in_flight req/s mean_us p99_us cpu_us/call
 for load in "1 1" "4 32"; do
   c=${load% *}; m=${load#* }
   for kind in health classify; do
     rows=${res["$kind $load"]}
     rps=$(awk 'NF {print $1}' <<<"$rows" | median); mean=$(awk 'NF {print $2}' <<<"$rows" | median)
-    p99=$(awk 'NF {print $3}' <<<"$rows" | median)
-    printf '%-10s %-12s %10.0f %10.0f %10.0f\n' "$kind" "$((c * m)) (-c$c -m$m)" "$rps" "$mean" "$p99"
+    p99=$(awk 'NF {print $3}' <<<"$rows" | median); cpu=$(awk 'NF {print $4}' <<<"$rows" | median)
+    printf '%-10s %-12s %10.0f %10.0f %10.0f %12.1f\n' "$kind" "$((c * m)) (-c$c -m$m)" "$rps" "$mean" "$p99" "$cpu"
     eval "rps_${kind}_$c=$rps"
   done
   printf '%-10s %-12s %10s\n' ratio "$((c * m))" "$(awk -v a="$(eval echo \$rps_classify_$c)" -v b="$(eval echo \$rps_health_$c)" 'BEGIN {printf "%.3f", a / b}')"
