@@ -225,10 +225,14 @@ gyro_status gyro_rl_train(gyro_rl_policy *p, const gyro_rl_train_config *cfg,
     const size_t n_params = p->lay.n_params;
     float *ref = malloc(sizeof(float) * n_params);
     long *load = calloc(p->cfg.moe.n_routed, sizeof(long));
+    long *load_prev = calloc(p->cfg.moe.n_routed, sizeof(long));
+    double *share = calloc(p->cfg.moe.n_routed, sizeof(double));
     batch b;
-    if (!ref || !load) {
+    if (!ref || !load || !load_prev || !share) {
         free(ref);
         free(load);
+        free(load_prev);
+        free(share);
         return gyro_error_set(GYRO_ERR_NOMEM, "rl: out of memory");
     }
     memcpy(ref, cfg->ref_params ? cfg->ref_params : p->params, sizeof(float) * n_params);
@@ -236,6 +240,8 @@ gyro_status gyro_rl_train(gyro_rl_policy *p, const gyro_rl_train_config *cfg,
     if (s != GYRO_OK) {
         free(ref);
         free(load);
+        free(load_prev);
+        free(share);
         return s;
     }
     gyro_optim opt;
@@ -251,6 +257,8 @@ gyro_status gyro_rl_train(gyro_rl_policy *p, const gyro_rl_train_config *cfg,
         batch_free(&b);
         free(ref);
         free(load);
+        free(load_prev);
+        free(share);
         return s;
     }
     gyro_rng rng;
@@ -334,6 +342,16 @@ gyro_status gyro_rl_train(gyro_rl_policy *p, const gyro_rl_train_config *cfg,
             res->final_reward = reward;
             if (metric < res->best_metric) res->best_metric = metric;
             if (res->steps_to_target < 0 && metric < cfg->target) res->steps_to_target = res->steps;
+            if (cfg->report) {
+                long tot = 0;
+                for (int i = 0; i < p->cfg.moe.n_routed; i++) tot += load[i] - load_prev[i];
+                for (int i = 0; i < p->cfg.moe.n_routed; i++) {
+                    share[i] = tot ? (double)(load[i] - load_prev[i]) / tot : 0.0;
+                    load_prev[i] = load[i];
+                }
+                res->seconds = gyro_now() - t0;
+                cfg->report(cfg->report_ctx, it + 1, res, share, res->n_experts);
+            }
         }
         if (cfg->checkpoint && cfg->checkpoint_every > 0 && (it + 1) % cfg->checkpoint_every == 0 &&
             it + 1 < cfg->iterations) {
@@ -364,5 +382,7 @@ gyro_status gyro_rl_train(gyro_rl_policy *p, const gyro_rl_train_config *cfg,
     batch_free(&b);
     free(ref);
     free(load);
+    free(load_prev);
+    free(share);
     return s;
 }

@@ -29,6 +29,14 @@
 
 #define GYRO_RL_MAX_EXPERTS 64
 
+struct gyro_rl_train_result;
+
+/* Called after every evaluation with the figures so far (the library itself prints nothing but
+ * the progress line). `load` is the share of tokens routed to each expert during the sampling
+ * of the iterations since the previous report (n_experts values). */
+typedef void (*gyro_rl_report_fn)(void *ctx, int iteration, const struct gyro_rl_train_result *so_far,
+                                  const double *load, int n_experts);
+
 typedef struct gyro_rl_train_config {
     const gyro_rl_env *env;
     int iterations;         /* GRPO iterations (batches of rollouts) */
@@ -51,6 +59,8 @@ typedef struct gyro_rl_train_config {
     int checkpoint_every;
     const float *ref_params;/* frozen reference (n_params floats); NULL: the initial parameters */
     int quiet;              /* no progress line */
+    gyro_rl_report_fn report; /* NULL: no reports */
+    void *report_ctx;
     volatile sig_atomic_t *stop; /* when set to non-zero (e.g. by a SIGINT handler), training
                                stops after the current iteration, writes the checkpoint and
                                returns GYRO_ERR_INTERRUPTED; NULL: never */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "models/core/blas.h"
 #include "models/core/rng.h"
@@ -56,6 +57,9 @@ static void usage(FILE *out)
             "  -s, --seed S             seed of initialisation and sampling (default 1)\n"
             "      --eval N             evaluation episodes (default 32)\n"
             "      --greedy-eval        evaluate the argmax policy (default: sampled actions)\n"
+            "      --log                after each evaluation, a line on stderr: metric, reward,\n"
+            "                           KL, clip fraction and the experts' load since the last\n"
+            "                           report\n"
             "      --eval-every K       iterations between evaluations (default 5)\n"
             "      --target T           record the first step whose metric is below T (1e-6)\n"
             "      --checkpoint-every K iterations between checkpoints (default 50)\n"
@@ -86,6 +90,19 @@ static void on_signal(int sig)
     stop_requested = 1;
 }
 
+/* --log: one line per evaluation on stderr (after the progress line's own line). */
+static void log_report(void *ctx, int iteration, const gyro_rl_train_result *r, const double *load,
+                       int n_experts)
+{
+    const gyro_rl_env *env = ctx;
+    /* on a terminal the progress line is being redrawn in place: end it first */
+    fprintf(stderr, "%siteration %d  steps %ld  %s %.4g  reward %.4g  kl %.4g  clip %.3f  expert load",
+            isatty(STDERR_FILENO) ? "\n" : "", iteration, r->steps, env->metric_name, r->final_metric, r->final_reward, r->kl,
+            r->clip_fraction);
+    for (int i = 0; i < n_experts; i++) fprintf(stderr, " %.3f", load[i]);
+    fprintf(stderr, "\n");
+}
+
 static int parse_geometry(const char *s, int *hyp)
 {
     if (!strcmp(s, "hyperbolic") || !strcmp(s, "hyper")) *hyp = 1;
@@ -95,7 +112,7 @@ static int parse_geometry(const char *s, int *hyp)
 }
 
 enum { OPT_EVAL = 1000, OPT_EVAL_EVERY, OPT_TARGET, OPT_CKPT_EVERY, OPT_BATCH, OPT_WIDTH,
-       OPT_LATENT, OPT_EXPERTS, OPT_TOPK, OPT_CURV, OPT_MODEL, OPT_GREEDY, OPT_SEED };
+       OPT_LATENT, OPT_EXPERTS, OPT_TOPK, OPT_CURV, OPT_MODEL, OPT_GREEDY, OPT_SEED, OPT_LOG };
 
 static int finetune(int argc, char **argv)
 {
@@ -113,7 +130,7 @@ static int finetune(int argc, char **argv)
         {"batch", required_argument, 0, OPT_BATCH}, {"width", required_argument, 0, OPT_WIDTH},
         {"latent", required_argument, 0, OPT_LATENT}, {"experts", required_argument, 0, OPT_EXPERTS},
         {"top-k", required_argument, 0, OPT_TOPK}, {"curvature", required_argument, 0, OPT_CURV},
-        {"greedy-eval", no_argument, 0, OPT_GREEDY},
+        {"greedy-eval", no_argument, 0, OPT_GREEDY}, {"log", no_argument, 0, OPT_LOG},
         {"quiet", no_argument, 0, 'q'},            {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *cmd = "rl finetune";
@@ -177,6 +194,7 @@ static int finetune(int argc, char **argv)
             curvature = d;
             break;
         case OPT_GREEDY: tc.eval_greedy = 1; break;
+        case OPT_LOG: tc.report = log_report; break;
         case 'q': tc.quiet = 1; break;
         case 'h': usage(stdout); return 0;
         default: return gyro_cli_usage_error(cmd, "unknown option or missing argument");
@@ -230,6 +248,7 @@ static int finetune(int argc, char **argv)
         tc.ref_params = ref->params;
     }
     tc.checkpoint = out;
+    tc.report_ctx = (void *)tc.env;
     tc.stop = &stop_requested;
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);

@@ -36,6 +36,10 @@ c=$("$GYRO" rl finetune --env root "${small[@]}" --seed 8 | sed 's/ seconds=.*ex
 "$GYRO" rl finetune --init "$T/root-hyperbolic.bin" --ref "$T/root-hyperbolic.bin" "${small[@]}" \
   --out "$T/root-2.bin" | grep -q 'env=root geometry=hyperbolic' || fail "--init"
 
+# 3b. --log reports the expert load during training
+"$GYRO" rl finetune --env root "${small[@]}" --log 2>"$T/log.txt" >/dev/null
+[ "$(grep -c '^iteration .* expert load' "$T/log.txt")" = 3 ] || fail "--log: $(cat "$T/log.txt")"
+
 # 4. gyro reason prints the steps and the result
 r=$("$GYRO" reason --model "$T/root-hyperbolic.bin" --start 3.5)
 grep -q '^step  1: x = 3.500000000000' <<<"$r" || fail "reason start: $r"
