@@ -135,6 +135,21 @@ START_TEST(test_bad_settings)
 }
 END_TEST
 
+/* A non-finite parameter makes the loss non-finite: training stops with GYRO_ERR_NAN. */
+START_TEST(test_nan_stops)
+{
+    gyro_rl_policy *p = root_policy(0, 1);
+    p->params[p->lay.w_head] = NAN;
+    gyro_rl_train_config c = small_train();
+    c.iterations = 2;
+    gyro_rl_train_result r;
+    ck_assert_int_eq(gyro_rl_train(p, &c, &r), GYRO_ERR_NAN);
+    ck_assert_int_eq(r.steps, 0);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "not finite"));
+    gyro_rl_policy_free(p);
+}
+END_TEST
+
 START_TEST(test_sample_action)
 {
     gyro_rng r;
@@ -193,6 +208,7 @@ Suite *rl_train_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_sample_action);
     tcase_add_test(tc, test_reason);
+    tcase_add_test(tc, test_nan_stops);
     tcase_add_test(tc, test_bad_settings);
     tcase_add_test(tc, test_reproducible_and_checkpoint);
     tcase_add_test(tc, test_improves_euclidean);

@@ -55,6 +55,7 @@ function get(k,   i, kv) { for (i = 1; i <= NF; i++) { split($i, kv, "="); if (k
   key = get("env") SUBSEP get("geometry")
   n[key]++; envs[get("env")] = 1
   m = get("final_metric") + 0; sm[key] += m; sm2[key] += m * m
+  rw = get("final_reward") + 0; sr[key] += rw; sr2[key] += rw * rw
   st = get("steps_to_target") + 0
   if (st >= 0) { hit[key]++; ss[key] += st; ss2[key] += st * st }
   wall[key] += get("seconds"); cpu[key] += get("cpu_seconds")
@@ -63,13 +64,13 @@ function get(k,   i, kv) { for (i = 1; i <= NF; i++) { split($i, kv, "="); if (k
 function mean(s, k) { return n[k] ? s / n[k] : 0 }
 function sd(s, s2, c) { return c > 1 ? sqrt((s2 - s * s / c) / (c - 1)) : 0 }
 END {
-  printf "\n| env | backbone | runs | steps to target (mean ± sd, runs that reached it) | final metric (mean ± sd) | wall-clock | CPU |\n"
-  printf "|---|---|---|---|---|---|---|\n"
+  printf "\n| env | backbone | runs | steps to target (mean ± sd, runs that reached it) | final metric (mean ± sd) | final reward (mean ± sd) | wall-clock | CPU |\n"
+  printf "|---|---|---|---|---|---|---|---|\n"
   for (e in envs) for (g = 0; g < 2; g++) {
     geo = g ? "hyperbolic" : "euclidean"; k = e SUBSEP geo; kv = e SUBSEP "euclidean"
     if (!n[k]) continue
     tt = hit[k] ? sprintf("%.0f ± %.0f (%d/%d)", ss[k] / hit[k], sd(ss[k], ss2[k], hit[k]), hit[k], n[k]) : sprintf("never (0/%d, %s steps each)", n[k], steps[k])
-    printf "| %s | %s | %d | %s | %s %.3g ± %.2g | %.2f | %.2f |\n", e, g ? "Hyper-T" : "Vanilla-T", n[k], tt, metric[e], sm[k] / n[k], sd(sm[k], sm2[k], n[k]), wall[kv] ? wall[k] / wall[kv] : 0, cpu[kv] ? cpu[k] / cpu[kv] : 0
+    printf "| %s | %s | %d | %s | %s %.3g ± %.2g | %.4g ± %.2g | %.2f | %.2f |\n", e, g ? "Hyper-T" : "Vanilla-T", n[k], tt, metric[e], sm[k] / n[k], sd(sm[k], sm2[k], n[k]), sr[k] / n[k], sd(sr[k], sr2[k], n[k]), wall[kv] ? wall[k] / wall[kv] : 0, cpu[kv] ? cpu[k] / cpu[kv] : 0
   }
   printf "\nwall-clock and CPU are totals over the seeds, normalised to Vanilla-T of the same environment.\n"
 }' "$runs"
