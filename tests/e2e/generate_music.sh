@@ -24,6 +24,13 @@ expect "intents listed from /" "$(sort -u "$T/list.txt" | wc -l)" 125
 cmp -s <(cut -f2 "$T/elsewhere/music.tsv" | sort -u) <(sort -u "$T/list.txt") \
   || fail "generated intents differ from --list"
 
+# a copy of the binary outside the tree (as after `make install`) needs nothing beside it
+mkdir -p "$T/bin"
+cp "$GYRO" "$T/bin/gyro"
+(cd "$T/bin" && ./gyro generate music -q --seed 9 -n 2000 --format tsv -o "$T/music.copy.tsv")
+cmp -s "$T/elsewhere/music.tsv" "$T/music.copy.tsv" || fail "a copied binary generates another set"
+echo "ok   a copy of the binary outside the tree generates the same set"
+
 # the embedded copy is the tree's corpora/music: same examples with --data
 "$GYRO" generate music --data "$ROOT/corpora/music" --seed 9 -n 2000 --format tsv -o "$T/music.data.tsv" 2> /dev/null
 cmp -s "$T/elsewhere/music.tsv" "$T/music.data.tsv" || fail "embedded set differs from corpora/music (stale build?)"
