@@ -5,6 +5,7 @@
  * configuration and input errors, and a short training run that must learn a toy task. */
 #include <check.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -383,6 +384,55 @@ START_TEST(test_acts_larger_than_batch)
 }
 END_TEST
 
+/* Threads share one model, each with its own activations: results equal the sequential ones. */
+typedef struct tf_thread_job {
+    const gyro_tf_model *m;
+    int seed;
+    float logits[8][3];
+    int status;
+} tf_thread_job;
+
+static void *tf_thread_run(void *arg)
+{
+    tf_thread_job *j = arg;
+    gyro_tf_acts *a = NULL;
+    j->status = gyro_tf_acts_new(j->m, 1, 5, 0, &a);
+    for (int it = 0; it < 8 && j->status == GYRO_OK; it++) {
+        int32_t tok[5];
+        int len = 1 + (j->seed + it) % 5;
+        for (int t = 0; t < 5; t++) tok[t] = (j->seed * 7 + it * 3 + t) % 6;
+        for (int rep = 0; rep < 50 && j->status == GYRO_OK; rep++)
+            j->status = gyro_tf_forward(j->m, a, tok, &len, 1, 5, NULL);
+        memcpy(j->logits[it], gyro_tf_logits(a), sizeof j->logits[it]);
+    }
+    gyro_tf_acts_free(a);
+    return NULL;
+}
+
+START_TEST(test_threads_share_model)
+{
+    gyro_tf_config c = tiny(GYRO_TF_GEOMETRY_HYPERBOLIC);
+    gyro_tf_model *m = NULL;
+    ck_assert_int_eq(gyro_tf_new(&c, 5, 0, &m), GYRO_OK);
+    tf_thread_job seq[4], par[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        seq[i] = (tf_thread_job){.m = m, .seed = i};
+        tf_thread_run(&seq[i]);
+        par[i] = (tf_thread_job){.m = m, .seed = i};
+    }
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, tf_thread_run, &par[i]), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(par[i].status, GYRO_OK);
+        ck_assert_int_eq(memcmp(seq[i].logits, par[i].logits, sizeof seq[i].logits), 0);
+    }
+    gyro_tf_free(m);
+}
+END_TEST
+
 /* Learn a toy task: the class is the position class of the largest token. RMSProp-free plain
  * SGD (Euclidean tensors) and Riemannian SGD (ball tensors) must bring the loss far down. */
 static double train_toy(gyro_tf_geometry geo)
@@ -460,6 +510,7 @@ int main(void)
     tcase_add_test(tc, test_input_errors);
     tcase_add_test(tc, test_carved_grad_block);
     tcase_add_test(tc, test_acts_larger_than_batch);
+    tcase_add_test(tc, test_threads_share_model);
     tcase_add_test(tc, test_learns_toy_task);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
