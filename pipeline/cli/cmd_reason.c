@@ -17,11 +17,13 @@
 #include "models/rl/reason.h"
 #include "models/rl/policy.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/cmd_rl_composite.h"
 
 static void usage(FILE *out)
 {
     fprintf(out,
             "usage: gyro reason --model MODEL [--start V1,V2,...] [--sample] [--seed S]\n"
+            "       gyro reason --env composite --model MODEL \"utterance\" ...\n"
             "\n"
             "Run a policy trained by 'gyro rl finetune' on one episode of its environment and\n"
             "print every step: the state, the action and its probability, then the result.\n"
@@ -44,6 +46,7 @@ int gyro_cmd_reason(int argc, char **argv)
         {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
     const char *cmd = "reason", *model = NULL, *start = NULL;
     int sample = 0, c;
+    if (gyro_cli_is_composite(argc, argv)) return gyro_cli_reason_composite(argc, argv);
     unsigned long long seed = 1;
     optind = 1;
     while ((c = getopt_long(argc, argv, "m:x:s:h", opts, NULL)) != -1) {

@@ -21,6 +21,7 @@
 #include "models/rl/policy.h"
 #include "models/rl/transition.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/cmd_rl_composite.h"
 
 static void usage(FILE *out)
 {
@@ -38,6 +39,9 @@ static void usage(FILE *out)
             "Environments:\n");
     for (const gyro_rl_env *const *e = gyro_rl_env_all(); *e; e++)
         fprintf(out, "  %-10s %s\n", (*e)->name, (*e)->description);
+    fprintf(out,
+            "  %-10s %s\n", "composite",
+            "composite intents step by step from Examples ('gyro rl finetune --env composite --help')");
     fprintf(out,
             "\n"
             "finetune options:\n"
@@ -402,7 +406,10 @@ int gyro_cmd_rl(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    if (!strcmp(argv[1], "finetune")) return finetune(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "finetune"))
+        return gyro_cli_is_composite(argc - 1, argv + 1)
+                   ? gyro_cli_rl_composite_finetune(argc - 1, argv + 1)
+                   : finetune(argc - 1, argv + 1);
     if (!strcmp(argv[1], "eval")) return eval_cmd(argc - 1, argv + 1);
     if (!strcmp(argv[1], "transition")) return transition_cmd(argc - 1, argv + 1);
     return gyro_cli_usage_error("rl", "unknown subcommand '%s' (finetune, eval, transition)", argv[1]);

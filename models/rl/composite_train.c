@@ -1,0 +1,543 @@
+/* composite_train.c — supervised start, batched episodes, GRPO fine-tuning and evaluation of the
+ * composite-intent policy (design in composite_train.h). Episodes run in lockstep: every step,
+ * the states of all running episodes are encoded into rows of CHUNK sequences and pushed through
+ * the transformer together. */
+#include "models/rl/composite_train.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/core/progress.h"
+#include "models/optim.h"
+
+#define CHUNK 256   /* rows per forward pass */
+
+/* ---- data -------------------------------------------------------------------------------------- */
+
+void gyro_composite_data_free(gyro_composite_data *d)
+{
+    if (!d) return;
+    free(d->ids);
+    free(d->len);
+    free(d->n_gold);
+    free(d->gold);
+    memset(d, 0, sizeof *d);
+}
+
+gyro_status gyro_composite_data_build(const gyro_composite_policy *p, const gyro_example_set *set,
+                                      gyro_composite_data *out)
+{
+    memset(out, 0, sizeof *out);
+    int n = set->n, T = p->max_len;
+    out->max_len = T;
+    out->ids = malloc(((size_t)n * T + 1) * sizeof *out->ids);
+    out->len = malloc(((size_t)n + 1) * sizeof *out->len);
+    out->n_gold = malloc(((size_t)n + 1) * sizeof *out->n_gold);
+    out->gold = malloc(((size_t)n * GYRO_LABEL_MAX_ATOMS + 1) * sizeof *out->gold);
+    gyro_tokenizer *tz = NULL;
+    gyro_status s = GYRO_OK;
+    if (!out->ids || !out->len || !out->n_gold || !out->gold)
+        s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    if (!s)
+        s = gyro_tokenizer_new(gyro_classifier_normalize_options(p->clf),
+                               gyro_classifier_token_unit(p->clf), &tz);
+    for (int i = 0; !s && i < n; i++) {
+        s = gyro_composite_gold(p, set->label[i], out->gold + (size_t)i * GYRO_LABEL_MAX_ATOMS,
+                                &out->n_gold[i]);
+        char *const *toks;
+        size_t n_toks;
+        const char *norm;
+        if (!s) s = gyro_tokenizer_run(tz, set->text[i], strlen(set->text[i]), &toks, &n_toks, &norm);
+        if (s) {
+            s = gyro_error_prefix(s, "record %llu", (unsigned long long)set->line[i]);
+            break;
+        }
+        out->len[i] = gyro_classifier_encode(p->clf, toks, n_toks, out->ids + (size_t)i * T, T);
+    }
+    gyro_tokenizer_free(tz);
+    if (s) gyro_composite_data_free(out);
+    else out->n = n;
+    return s;
+}
+
+/* ---- supervised start ------------------------------------------------------------------------- */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+gyro_status gyro_composite_teacher_forced(const gyro_example_set *in, const char *const *atoms,
+                                          int n_atoms, gyro_example_set *out, int *skipped)
+{
+    if (n_atoms > GYRO_COMPOSITE_MAX_MARKS)
+        return gyro_error_set(GYRO_ERR_LIMIT, "%d atoms, at most %d", n_atoms, GYRO_COMPOSITE_MAX_MARKS);
+    size_t cap = 256;
+    char *buf = malloc(cap);
+    if (!buf) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    gyro_status s = GYRO_OK;
+    for (int i = 0; !s && i < in->n; i++) {
+        gyro_label l;
+        s = gyro_label_parse(in->label[i], &l);
+        if (s) {
+            s = gyro_error_prefix(s, "record %llu", (unsigned long long)in->line[i]);
+            break;
+        }
+        int rank[GYRO_LABEL_MAX_ATOMS], ok = 1;
+        for (int a = 0; a < l.n_atoms; a++) {
+            const char *key = l.atoms[a];
+            const char **hit = bsearch(&key, atoms, (size_t)n_atoms, sizeof *atoms, cmp_str);
+            if (!hit) ok = 0;
+            else rank[a] = (int)(hit - (const char **)atoms);
+        }
+        int n = l.n_atoms < GYRO_COMPOSITE_MAX_STEPS ? l.n_atoms : GYRO_COMPOSITE_MAX_STEPS;
+        if (!ok) {
+            if (skipped) (*skipped)++;
+        } else {
+            size_t tl = strlen(in->text[i]), need = tl + 4 * (size_t)n + 1;
+            if (need > cap) {
+                char *t = realloc(buf, need);
+                if (!t) s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+                else buf = t, cap = need;
+            }
+            /* atoms are sorted, so the markers of a prefix are already in rank order */
+            for (int t = 0; !s && t <= n; t++) {
+                size_t off = 0;
+                for (int a = 0; a < t; a++) off += (size_t)gyro_composite_marker(rank[a], buf + off);
+                memcpy(buf + off, in->text[i], tl + 1);
+                const char *target = t < n ? l.atoms[t]
+                                     : n < GYRO_COMPOSITE_MAX_STEPS ? GYRO_COMPOSITE_STOP : NULL;
+                if (target) s = gyro_example_set_add(out, buf, target, in->line[i]);
+            }
+        }
+        gyro_label_free(&l);
+    }
+    free(buf);
+    return s;
+}
+
+gyro_status gyro_composite_supervise(const gyro_train_options *opt, const gyro_example_set *train,
+                                     const gyro_example_set *dev, gyro_composite_policy **out,
+                                     gyro_train_result *res)
+{
+    *out = NULL;
+    /* the distinct atoms of the training labels, sorted */
+    int n = 0, cap = 0;
+    char **atoms = NULL;
+    gyro_status s = GYRO_OK;
+    for (int i = 0; !s && i < train->n; i++) {
+        gyro_label l;
+        s = gyro_label_parse(train->label[i], &l);
+        if (s) {
+            s = gyro_error_prefix(s, "record %llu", (unsigned long long)train->line[i]);
+            break;
+        }
+        for (int a = 0; !s && a < l.n_atoms; a++) {
+            int seen = 0;
+            for (int j = 0; j < n && !seen; j++) seen = !strcmp(atoms[j], l.atoms[a]);
+            if (seen) continue;
+            if (n == cap) {
+                char **t = realloc(atoms, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *t);
+                if (!t) { s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory"); break; }
+                atoms = t;
+            }
+            if (!(atoms[n] = strdup(l.atoms[a]))) s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+            else n++;
+        }
+        gyro_label_free(&l);
+    }
+    if (!s && n == 0) s = gyro_error_set(GYRO_ERR_DATA, "no training example");
+    if (!s) qsort(atoms, (size_t)n, sizeof *atoms, cmp_str);
+    gyro_example_set tf_train = {0}, tf_dev = {0};
+    if (!s) s = gyro_composite_teacher_forced(train, (const char *const *)atoms, n, &tf_train, NULL);
+    if (!s && dev) s = gyro_composite_teacher_forced(dev, (const char *const *)atoms, n, &tf_dev, NULL);
+    gyro_classifier *clf = NULL;
+    if (!s) s = gyro_train_classifier(opt, &tf_train, dev ? &tf_dev : NULL, &clf, res);
+    if (!s) s = gyro_composite_policy_wrap(clf, out);
+    gyro_example_set_free(&tf_train);
+    gyro_example_set_free(&tf_dev);
+    for (int i = 0; i < n; i++) free(atoms[i]);
+    free(atoms);
+    return s;
+}
+
+/* ---- episodes in lockstep ----------------------------------------------------------------------- */
+
+/* Every step of the sampled episodes of one iteration, in the order they were taken. */
+typedef struct steps {
+    int n, cap, K, T;
+    int32_t *ids;            /* (cap, T) */
+    int *len, *act, *traj;   /* (cap) */
+    unsigned char *valid;    /* (cap, K) */
+    double *logp_old, *logp_ref, *adv, *w, *logp, *dlogp;   /* (cap) */
+} steps;
+
+typedef struct runner {
+    int K, T;
+    gyro_tf_acts *acts, *ref_acts;
+    int32_t *tok;            /* (CHUNK, T) */
+    int len[CHUNK], who[CHUNK];
+    double *logp;            /* (K) */
+    unsigned char *valid;    /* (K) */
+} runner;
+
+static void runner_free(runner *r)
+{
+    gyro_tf_acts_free(r->acts);
+    gyro_tf_acts_free(r->ref_acts);
+    free(r->tok);
+    free(r->logp);
+    free(r->valid);
+}
+
+static gyro_status runner_init(runner *r, const gyro_composite_policy *p,
+                               const gyro_composite_policy *ref, int training)
+{
+    memset(r, 0, sizeof *r);
+    r->K = p->n_actions;
+    r->T = p->max_len;
+    gyro_status s = gyro_tf_acts_new(gyro_classifier_tf_const(p->clf), CHUNK, r->T, training, &r->acts);
+    if (!s && ref)
+        s = gyro_tf_acts_new(gyro_classifier_tf_const(ref->clf), CHUNK, r->T, 0, &r->ref_acts);
+    r->tok = malloc((size_t)CHUNK * r->T * sizeof *r->tok);
+    r->logp = malloc((size_t)r->K * sizeof *r->logp);
+    r->valid = malloc((size_t)r->K);
+    if (!s && (!r->tok || !r->logp || !r->valid)) s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    if (s) runner_free(r);
+    return s;
+}
+
+/* Run episodes eps[0..n_eps) to the end; episode e reads utterance items[e / group] of d.
+ * rng NULL: greedy; else sampled, and with rec every step is recorded (with ref's log-prob). */
+static gyro_status run_episodes(const gyro_composite_policy *p, const gyro_composite_policy *ref,
+                                runner *r, const gyro_composite_data *d, const int *items,
+                                int group, gyro_composite_episode *eps, int n_eps, gyro_rng *rng,
+                                steps *rec)
+{
+    const gyro_tf_model *tf = gyro_classifier_tf_const(p->clf);
+    int K = r->K, T = r->T;
+    for (;;) {
+        int rows = 0, any = 0;
+        for (int e = 0; e <= n_eps; e++) {
+            if (e < n_eps && !eps[e].done) {
+                int it = items[e / group];
+                r->len[rows] = gyro_composite_encode(p, &eps[e], d->ids + (size_t)it * d->max_len,
+                                                     d->len[it], r->tok + (size_t)rows * T);
+                r->who[rows++] = e;
+                any = 1;
+            }
+            if (rows == CHUNK || (e == n_eps && rows > 0)) {
+                gyro_status s = gyro_tf_forward(tf, r->acts, r->tok, r->len, rows, T, NULL);
+                if (!s && rec)
+                    s = gyro_tf_forward(gyro_classifier_tf_const(ref->clf), r->ref_acts, r->tok,
+                                        r->len, rows, T, NULL);
+                if (s) return s;
+                const float *logits = gyro_tf_logits(r->acts);
+                for (int i = 0; i < rows; i++) {
+                    gyro_composite_episode *ep = &eps[r->who[i]];
+                    gyro_composite_valid(ep, p->stop, K, r->valid);
+                    gyro_composite_log_softmax(r->logp, logits + (size_t)i * K, r->valid, K);
+                    int a = -1;
+                    if (!rng) {
+                        for (int k = 0; k < K; k++)
+                            if (r->valid[k] && (a < 0 || r->logp[k] > r->logp[a])) a = k;
+                    } else {
+                        double u = gyro_rng_uniform(rng), acc = 0.0;
+                        for (int k = 0; k < K; k++)
+                            if (r->valid[k]) {
+                                a = k;
+                                acc += exp(r->logp[k]);
+                                if (u < acc) break;
+                            }
+                    }
+                    if (rec) {
+                        int j = rec->n++;
+                        memcpy(rec->ids + (size_t)j * T, r->tok + (size_t)i * T, (size_t)r->len[i] * sizeof *rec->ids);
+                        memcpy(rec->valid + (size_t)j * K, r->valid, (size_t)K);
+                        rec->len[j] = r->len[i];
+                        rec->act[j] = a;
+                        rec->traj[j] = r->who[i];
+                        rec->logp_old[j] = r->logp[a];
+                        double *lr = r->logp;   /* reuse: the policy's row is no longer needed */
+                        gyro_composite_log_softmax(lr, gyro_tf_logits(r->ref_acts) + (size_t)i * K, r->valid, K);
+                        rec->logp_ref[j] = lr[a];
+                    }
+                    gyro_composite_step(ep, p->stop, a);
+                }
+                rows = 0;
+            }
+        }
+        if (!any) return GYRO_OK;
+    }
+}
+
+gyro_status gyro_composite_evaluate(const gyro_composite_policy *p, const gyro_composite_data *d,
+                                    double *exact, double *f1)
+{
+    runner r;
+    gyro_status s = runner_init(&r, p, NULL, 0);
+    if (s) return s;
+    int *items = malloc(((size_t)d->n + 1) * sizeof *items);
+    gyro_composite_episode *eps = malloc(((size_t)d->n + 1) * sizeof *eps);
+    if (!items || !eps) s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    for (int i = 0; !s && i < d->n; i++) {
+        items[i] = i;
+        gyro_composite_episode_reset(&eps[i], d->gold + (size_t)i * GYRO_LABEL_MAX_ATOMS, d->n_gold[i]);
+    }
+    if (!s) s = run_episodes(p, NULL, &r, d, items, 1, eps, d->n, NULL, NULL);
+    double ex = 0, f = 0;
+    for (int i = 0; !s && i < d->n; i++) {
+        double rw = gyro_composite_reward(&eps[i]);
+        f += rw;
+        ex += rw == 1.0;
+    }
+    if (exact) *exact = d->n ? ex / d->n : NAN;
+    if (f1) *f1 = d->n ? f / d->n : NAN;
+    free(items);
+    free(eps);
+    runner_free(&r);
+    return s;
+}
+
+gyro_status gyro_composite_greedy_trace(const gyro_composite_policy *p, const gyro_composite_data *d,
+                                        int i, gyro_composite_trace *out)
+{
+    memset(out, 0, sizeof *out);
+    if (i < 0 || i >= d->n) return gyro_error_set(GYRO_ERR_USAGE, "utterance %d out of range", i);
+    const gyro_tf_model *tf = gyro_classifier_tf_const(p->clf);
+    int K = p->n_actions, T = p->max_len;
+    gyro_tf_acts *acts = NULL;
+    int32_t *tok = malloc((size_t)T * sizeof *tok);
+    double *logp = malloc((size_t)K * sizeof *logp);
+    unsigned char *valid = malloc((size_t)K);
+    gyro_status s = tok && logp && valid ? gyro_tf_acts_new(tf, 1, T, 0, &acts)
+                                         : gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    gyro_composite_episode_reset(&out->ep, d->gold + (size_t)i * GYRO_LABEL_MAX_ATOMS, d->n_gold[i]);
+    while (!s && !out->ep.done) {
+        int len = gyro_composite_encode(p, &out->ep, d->ids + (size_t)i * d->max_len, d->len[i], tok);
+        s = gyro_tf_forward(tf, acts, tok, &len, 1, T, NULL);
+        if (s) break;
+        gyro_composite_valid(&out->ep, p->stop, K, valid);
+        gyro_composite_log_softmax(logp, gyro_tf_logits(acts), valid, K);
+        int a = -1;
+        for (int k = 0; k < K; k++)
+            if (valid[k] && (a < 0 || logp[k] > logp[a])) a = k;
+        out->action[out->n_steps] = a;
+        out->prob[out->n_steps++] = exp(logp[a]);
+        gyro_composite_step(&out->ep, p->stop, a);
+    }
+    gyro_tf_acts_free(acts);
+    free(tok);
+    free(logp);
+    free(valid);
+    return s;
+}
+
+/* ---- GRPO -------------------------------------------------------------------------------------- */
+
+gyro_composite_grpo_options gyro_composite_grpo_options_default(void)
+{
+    gyro_composite_grpo_options o = {0};
+    o.grpo = gyro_grpo_config_default();
+    o.iterations = 100;
+    o.batch = 16;
+    o.group = 8;
+    o.epochs = 2;
+    o.lr = 1e-4;
+    o.ball_lr = 0.005;
+    o.seed = 1;
+    o.eval_every = 10;
+    return o;
+}
+
+static void steps_free(steps *st)
+{
+    free(st->ids); free(st->len); free(st->act); free(st->traj); free(st->valid);
+    free(st->logp_old); free(st->logp_ref); free(st->adv); free(st->w); free(st->logp); free(st->dlogp);
+}
+
+static gyro_status steps_init(steps *st, int cap, int K, int T)
+{
+    memset(st, 0, sizeof *st);
+    st->cap = cap, st->K = K, st->T = T;
+    st->ids = malloc((size_t)cap * T * sizeof *st->ids);
+    st->valid = malloc((size_t)cap * K);
+    st->len = malloc((size_t)cap * sizeof(int));
+    st->act = malloc((size_t)cap * sizeof(int));
+    st->traj = malloc((size_t)cap * sizeof(int));
+    double **dd[] = {&st->logp_old, &st->logp_ref, &st->adv, &st->w, &st->logp, &st->dlogp};
+    int ok = st->ids && st->valid && st->len && st->act && st->traj;
+    for (size_t i = 0; i < sizeof dd / sizeof *dd; i++) ok &= !!(*dd[i] = malloc((size_t)cap * sizeof(double)));
+    if (!ok) {
+        steps_free(st);
+        memset(st, 0, sizeof *st);
+        return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    }
+    return GYRO_OK;
+}
+
+/* One gradient step over the recorded samples; returns the loss (NaN when not finite). */
+static gyro_status grpo_step(gyro_composite_policy *p, runner *r, steps *st, float *dlogits,
+                             const gyro_tf_params *grads, gyro_optim *opt,
+                             const gyro_grpo_config *cfg, gyro_grpo_stats *total)
+{
+    gyro_tf_model *tf = gyro_classifier_tf(p->clf);
+    int K = st->K, T = st->T;
+    gyro_optim_zero_grad(opt);
+    memset(total, 0, sizeof *total);
+    for (int j0 = 0; j0 < st->n; j0 += CHUNK) {
+        int rows = st->n - j0 < CHUNK ? st->n - j0 : CHUNK;
+        gyro_status s = gyro_tf_forward(tf, r->acts, st->ids + (size_t)j0 * T, st->len + j0, rows, T, NULL);
+        if (s) return s;
+        const float *logits = gyro_tf_logits(r->acts);
+        for (int i = 0; i < rows; i++) {
+            int j = j0 + i;
+            gyro_composite_log_softmax(r->logp, logits + (size_t)i * K, st->valid + (size_t)j * K, K);
+            st->logp[j] = r->logp[st->act[j]];
+            st->dlogp[j] = 0.0;
+        }
+        gyro_grpo_stats cs;
+        double loss = gyro_grpo_loss(st->dlogp + j0, &cs, st->logp + j0, st->logp_old + j0,
+                                     cfg->kl_beta > 0 ? st->logp_ref + j0 : NULL, st->adv + j0,
+                                     st->w + j0, cfg, rows);
+        if (!isfinite(loss)) return gyro_error_set(GYRO_ERR_NAN, "GRPO loss is not finite");
+        total->objective += cs.objective;
+        total->kl += cs.kl;
+        total->clip_fraction += cs.clip_fraction * rows;
+        memset(dlogits, 0, (size_t)rows * K * sizeof *dlogits);
+        for (int i = 0; i < rows; i++) {
+            int j = j0 + i;
+            gyro_composite_log_softmax(r->logp, logits + (size_t)i * K, st->valid + (size_t)j * K, K);
+            gyro_composite_log_softmax_backward(dlogits + (size_t)i * K, r->logp,
+                                                st->valid + (size_t)j * K, K, st->act[j], st->dlogp[j]);
+        }
+        gyro_tf_backward(tf, r->acts, grads, dlogits);
+    }
+    total->clip_fraction /= st->n ? st->n : 1;
+    return gyro_optim_step(opt, 1.0);
+}
+
+gyro_status gyro_composite_grpo(gyro_composite_policy *p, const gyro_composite_policy *ref,
+                                const gyro_composite_data *train, const gyro_composite_data *dev,
+                                const gyro_composite_grpo_options *o,
+                                gyro_composite_grpo_result *res)
+{
+    gyro_composite_grpo_result R = {0};
+    if (o->iterations < 0 || o->batch < 1 || o->group < 2 || o->epochs < 1 || !(o->lr > 0) ||
+        !(o->ball_lr > 0))
+        return gyro_error_set(GYRO_ERR_USAGE, "GRPO needs iterations >= 0, batch >= 1, group >= 2, "
+                              "epochs >= 1 and positive learning rates");
+    if (ref->n_actions != p->n_actions || ref->max_len != p->max_len ||
+        gyro_classifier_vocab_size(ref->clf) != gyro_classifier_vocab_size(p->clf))
+        return gyro_error_set(GYRO_ERR_USAGE, "the reference policy has other actions or vocabulary");
+    if (train->n < 1) return gyro_error_set(GYRO_ERR_DATA, "no training utterance");
+    gyro_tf_model *tf = gyro_classifier_tf(p->clf);
+    int K = p->n_actions, T = p->max_len, B = o->batch, G = o->group, E = B * G;
+    runner r;
+    gyro_status s = runner_init(&r, p, ref, 1);
+    if (s) return s;
+    steps st;
+    s = steps_init(&st, E * GYRO_COMPOSITE_MAX_STEPS, K, T);
+    float *grad_block = calloc(tf->n_params, sizeof *grad_block);
+    float *dlogits = malloc((size_t)CHUNK * K * sizeof *dlogits);
+    int *order = malloc((size_t)train->n * sizeof *order), *items = malloc((size_t)B * sizeof *items);
+    double *rewards = malloc((size_t)E * sizeof *rewards), *adv = malloc((size_t)E * sizeof *adv);
+    int *tlen = calloc((size_t)E, sizeof *tlen);
+    gyro_composite_episode *eps = malloc((size_t)E * sizeof *eps);
+    gyro_optim opt = {0};
+    int opt_ready = 0;
+    if (!s && (!grad_block || !dlogits || !order || !items || !rewards || !adv || !tlen || !eps))
+        s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    gyro_tf_params grads;
+    if (!s) {
+        gyro_tf_carve(&tf->cfg, grad_block, &grads);
+        gyro_optim_tensor ot[GYRO_TF_MAX_TENSORS];
+        for (int i = 0; i < tf->n_tensors; i++) {
+            const gyro_tf_tensor *X = &tf->tensors[i];
+            ot[i] = (gyro_optim_tensor){
+                .name = X->name, .w = tf->params_memory + X->offset, .g = grad_block + X->offset,
+                .rows = (size_t)X->rows, .cols = (size_t)X->cols,
+                .manifold = X->manifold == GYRO_TF_MANIFOLD_BALL ? GYRO_OPTIM_MANIFOLD_POINCARE
+                                                                 : GYRO_OPTIM_MANIFOLD_EUCLIDEAN,
+                .c = tf->cfg.curvature};
+        }
+        gyro_optim_config oc = gyro_optim_config_default();
+        oc.kind = GYRO_OPTIM_ADAM;
+        oc.lr = o->lr;
+        oc.ball_lr = o->ball_lr;
+        oc.clip_norm = 1.0;
+        s = gyro_optim_init(&opt, &oc, ot, tf->n_tensors);
+        opt_ready = !s;
+    }
+    gyro_rng rng;
+    gyro_rng_seed(&rng, o->seed);
+    for (int i = 0; !s && i < train->n; i++) order[i] = i;
+    int pos = train->n;   /* position in the shuffled order; reshuffle when it runs out */
+    gyro_progress prog;
+    gyro_progress_init(&prog, "it/sec", o->quiet);
+    double t0 = gyro_now();
+    gyro_grpo_stats gs = {0};
+    for (int it = 0; !s && it < o->iterations; it++) {
+        if (o->stop && *o->stop) {
+            s = gyro_error_set(GYRO_ERR_INTERRUPTED, "interrupted after %d iterations", it);
+            break;
+        }
+        for (int b = 0; b < B; b++) {
+            if (pos == train->n) {
+                for (int i = train->n - 1; i > 0; i--) {
+                    int j = (int)gyro_rng_below(&rng, (uint32_t)(i + 1)), t = order[i];
+                    order[i] = order[j];
+                    order[j] = t;
+                }
+                pos = 0;
+            }
+            items[b] = order[pos++];
+        }
+        for (int e = 0; e < E; e++) {
+            int u = items[e / G];
+            gyro_composite_episode_reset(&eps[e], train->gold + (size_t)u * GYRO_LABEL_MAX_ATOMS, train->n_gold[u]);
+        }
+        st.n = 0;
+        s = run_episodes(p, ref, &r, train, items, G, eps, E, &rng, &st);
+        if (s) break;
+        double mean_r = 0;
+        for (int e = 0; e < E; e++) mean_r += (rewards[e] = gyro_composite_reward(&eps[e])) / E;
+        if (it == 0) R.first_reward = mean_r;
+        R.last_reward = mean_r;
+        s = gyro_grpo_advantages(adv, rewards, B, G, o->grpo.adv_eps);
+        if (s) break;
+        memset(tlen, 0, (size_t)E * sizeof *tlen);
+        for (int j = 0; j < st.n; j++) tlen[st.traj[j]]++;
+        for (int j = 0; j < st.n; j++) {   /* w = 1 / (B·G·len), as gyro_grpo_weights */
+            st.adv[j] = adv[st.traj[j]];
+            st.w[j] = 1.0 / ((double)E * tlen[st.traj[j]]);
+        }
+        for (int ep = 0; !s && ep < o->epochs; ep++)
+            s = grpo_step(p, &r, &st, dlogits, &grads, &opt, &o->grpo, &gs);
+        if (s) break;
+        R.iterations = it + 1;
+        R.kl = gs.kl;
+        R.clip_fraction = gs.clip_fraction;
+        double el = gyro_now() - t0;
+        gyro_progress_update(&prog, (double)(it + 1) / o->iterations, (it + 1) / (el > 0 ? el : 1e-9),
+                             o->lr, -gs.objective, 0);
+        if (o->log && dev && o->eval_every > 0 && (it + 1) % o->eval_every == 0) {
+            double ex, f1;
+            s = gyro_composite_evaluate(p, dev, &ex, &f1);
+            if (!s)
+                fprintf(o->log, "iteration %d  sampled reward %.4f  kl %.4g  clip %.3f  dev exact %.4f  dev F1 %.4f\n",
+                        it + 1, mean_r, gs.kl, gs.clip_fraction, ex, f1);
+        }
+    }
+    double el = gyro_now() - t0;
+    gyro_progress_finish(&prog, o->iterations ? (double)R.iterations / o->iterations : 1.0,
+                         R.iterations / (el > 0 ? el : 1e-9), o->lr, -gs.objective);
+    R.seconds = el;
+    if (res) *res = R;
+    if (opt_ready) gyro_optim_free(&opt);
+    steps_free(&st);
+    runner_free(&r);
+    free(grad_block); free(dlogits); free(order); free(items); free(rewards); free(adv); free(tlen); free(eps);
+    return s;
+}

@@ -1,0 +1,113 @@
+/* composite_train.h — the composite-intent policy: supervised start, GRPO fine-tuning, and
+ * exact-set evaluation (models/rl/composite.h gives the episode and the policy).
+ *
+ * Supervised start: every training utterance with gold atoms a_1 < … < a_n (bytewise) gives
+ * n + 1 teacher-forced states — (utterance, {}) → a_1, (utterance, {a_1}) → a_2, …,
+ * (utterance, {a_1..a_n}) → STOP — and the classifier is trained on them with softmax
+ * cross-entropy (gyro_train_classifier: early stopping on the dev states).
+ *
+ * GRPO (models/rl/grpo.h, seed eq. 41–45): each iteration draws B utterances (a seeded shuffled
+ * order, epoch after epoch), samples G episodes of each from the current policy (the "old"
+ * policy), rewards them by F1, normalises the rewards within each group into advantages and
+ * records every step's state, valid-action mask, action, log π_old and log π_ref (the frozen
+ * reference, usually the supervised start). Then E gradient steps on the clipped surrogate with
+ * the KL penalty, each sample weighted 1 / (B·G·len(episode)); d loss / d logp goes through the
+ * masked log-softmax into the transformer's backward; Euclidean tensors take Adam steps and ball
+ * rows Riemannian SGD (models/optim.h). No dropout during fine-tuning (the ratio compares the
+ * same function). The same seed and data give the same policy.
+ *
+ * Evaluation is greedy (argmax over the valid actions): exact-set accuracy and mean F1.
+ */
+#ifndef GYRO_RL_COMPOSITE_TRAIN_H
+#define GYRO_RL_COMPOSITE_TRAIN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "models/rl/composite.h"
+#include "models/rl/grpo.h"
+#include "models/train_classifier.h"
+
+/* Utterances encoded for one policy. */
+typedef struct gyro_composite_data {
+    int n;
+    int max_len;
+    int32_t *ids;    /* (n, max_len) utterance token ids */
+    int *len;        /* (n) tokens of each utterance (0 when nothing is left after normalizing) */
+    int *n_gold;     /* (n) */
+    int *gold;       /* (n, GYRO_LABEL_MAX_ATOMS) gold atoms as class ids, −1 unknown */
+} gyro_composite_data;
+
+/* Tokenize and encode every example of `set` for policy p. Errors: GYRO_ERR_DATA for a bad
+ * label (with its record number), the tokenizer's errors, GYRO_ERR_NOMEM. */
+gyro_status gyro_composite_data_build(const gyro_composite_policy *p, const gyro_example_set *set,
+                                      gyro_composite_data *out);
+void gyro_composite_data_free(gyro_composite_data *d);
+
+/* The teacher-forced states of `in` (see the file comment) appended to `out`, with atom markers
+ * ranked over the sorted distinct atoms atoms[0..n_atoms); examples with an atom outside that
+ * list are left out and counted in *skipped (may be NULL). Errors: GYRO_ERR_DATA for a bad label,
+ * GYRO_ERR_LIMIT for more atoms than markers, GYRO_ERR_NOMEM. */
+gyro_status gyro_composite_teacher_forced(const gyro_example_set *in, const char *const *atoms,
+                                          int n_atoms, gyro_example_set *out, int *skipped);
+
+/* Supervised start: collect the atoms of `train`, build the teacher-forced states of train and
+ * dev (dev may be NULL) and train a classifier on them with `opt`. *out owns the policy.
+ * Errors: those of gyro_composite_teacher_forced and gyro_train_classifier. */
+gyro_status gyro_composite_supervise(const gyro_train_options *opt, const gyro_example_set *train,
+                                     const gyro_example_set *dev, gyro_composite_policy **out,
+                                     gyro_train_result *res);
+
+/* Greedy episodes over every utterance of d: exact-set accuracy and mean F1 (either may be NULL).
+ * Errors: GYRO_ERR_NOMEM, the transformer's. */
+gyro_status gyro_composite_evaluate(const gyro_composite_policy *p, const gyro_composite_data *d,
+                                    double *exact, double *f1);
+
+/* One greedy episode on utterance i of d, step by step. */
+typedef struct gyro_composite_trace {
+    gyro_composite_episode ep;                    /* the final state (gold from d) */
+    int n_steps;
+    int action[GYRO_COMPOSITE_MAX_STEPS + 1];     /* class ids, STOP included */
+    double prob[GYRO_COMPOSITE_MAX_STEPS + 1];    /* π(action | state) */
+} gyro_composite_trace;
+
+/* Run the greedy policy on utterance i (0 <= i < d->n) and record its steps. Errors:
+ * GYRO_ERR_USAGE (i out of range), GYRO_ERR_NOMEM, the transformer's. */
+gyro_status gyro_composite_greedy_trace(const gyro_composite_policy *p, const gyro_composite_data *d,
+                                        int i, gyro_composite_trace *out);
+
+typedef struct gyro_composite_grpo_options {
+    gyro_grpo_config grpo;  /* clip ε, KL β, advantage floor */
+    int iterations;         /* default 100 */
+    int batch;              /* utterances per iteration B (default 16) */
+    int group;              /* episodes per utterance G (default 8) */
+    int epochs;             /* gradient steps per iteration E (default 2) */
+    double lr;              /* Adam learning rate of Euclidean tensors (default 1e-4) */
+    double ball_lr;         /* RSGD learning rate of ball rows (default 0.005) */
+    uint64_t seed;
+    int eval_every;         /* iterations between dev evaluations in the log (default 10; 0 none) */
+    int quiet;              /* no progress line */
+    volatile int *stop;     /* set non-zero to stop after the current iteration (INTERRUPTED) */
+    FILE *log;              /* a line per evaluation (NULL = none) */
+} gyro_composite_grpo_options;
+
+gyro_composite_grpo_options gyro_composite_grpo_options_default(void);
+
+typedef struct gyro_composite_grpo_result {
+    int iterations;
+    double first_reward;    /* mean sampled reward of the first iteration */
+    double last_reward;     /* … and of the last */
+    double kl, clip_fraction;  /* of the last gradient step */
+    double seconds;
+} gyro_composite_grpo_result;
+
+/* Fine-tune p by GRPO on train against the frozen reference ref (same labels and vocabulary;
+ * typically the supervised start). dev (may be NULL) is evaluated for the log. Errors:
+ * GYRO_ERR_USAGE (bad options, ref differs from p), GYRO_ERR_DATA (empty train data), GYRO_ERR_NAN,
+ * GYRO_ERR_INTERRUPTED, GYRO_ERR_NOMEM. res may be NULL. */
+gyro_status gyro_composite_grpo(gyro_composite_policy *p, const gyro_composite_policy *ref,
+                                const gyro_composite_data *train, const gyro_composite_data *dev,
+                                const gyro_composite_grpo_options *opt,
+                                gyro_composite_grpo_result *res);
+
+#endif

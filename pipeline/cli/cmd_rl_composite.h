@@ -1,0 +1,15 @@
+/* cmd_rl_composite.h — the composite-intent environment's command-line entry points, reached
+ * from `gyro rl finetune` and `gyro reason` when --env composite is given (cmd_rl_composite.c). */
+#ifndef GYRO_CLI_CMD_RL_COMPOSITE_H
+#define GYRO_CLI_CMD_RL_COMPOSITE_H
+
+/* 1 when argv (argv[0] = the subcommand) selects --env composite. */
+int gyro_cli_is_composite(int argc, char **argv);
+
+/* `gyro rl finetune --env composite ...` (argv[0] = "finetune"); returns the exit status. */
+int gyro_cli_rl_composite_finetune(int argc, char **argv);
+
+/* `gyro reason --env composite --model M "utterance" ...`; returns the exit status. */
+int gyro_cli_reason_composite(int argc, char **argv);
+
+#endif

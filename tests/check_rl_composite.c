@@ -1,0 +1,267 @@
+/* check_rl_composite.c — Check suite for models/rl/composite*: the F1 reward, the episode rules
+ * (valid actions, STOP, repeats, the step limit), the masked log-softmax and a finite-difference
+ * check of its backward, the atom markers through the tokenizer, the teacher-forced states, and
+ * a small supervised + GRPO run that must learn a toy composite-intent set. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/rl/composite.h"
+#include "models/rl/composite_train.h"
+
+START_TEST(test_f1)
+{
+    int g[] = {3, 5}, p1[] = {5, 3}, p2[] = {3}, p3[] = {3, 7}, p4[] = {7}, u[] = {-1, 3};
+    ck_assert_double_eq_tol(gyro_composite_f1(g, 2, p1, 2), 1.0, 1e-15);
+    ck_assert_double_eq_tol(gyro_composite_f1(g, 2, p2, 1), 2.0 / 3.0, 1e-15);
+    ck_assert_double_eq_tol(gyro_composite_f1(g, 2, p3, 2), 0.5, 1e-15);
+    ck_assert_double_eq_tol(gyro_composite_f1(g, 2, p4, 1), 0.0, 1e-15);
+    ck_assert_double_eq_tol(gyro_composite_f1(g, 2, NULL, 0), 0.0, 1e-15);
+    ck_assert_double_eq_tol(gyro_composite_f1(NULL, 0, NULL, 0), 1.0, 1e-15);
+    /* an unknown gold atom (-1) never matches, not even a -1 prediction */
+    int pm[] = {-1, 3};
+    ck_assert_double_eq_tol(gyro_composite_f1(u, 2, pm, 2), 0.5, 1e-15);
+}
+END_TEST
+
+START_TEST(test_episode)
+{
+    enum { K = 4, STOP = 2 };
+    int gold[] = {0, 3};
+    gyro_composite_episode ep;
+    unsigned char v[K];
+    gyro_composite_episode_reset(&ep, gold, 2);
+    ck_assert_int_eq(gyro_composite_valid(&ep, STOP, K, v), 3);
+    ck_assert_int_eq(v[STOP], 0);                          /* no STOP before the first atom */
+    ck_assert_int_eq(gyro_composite_step(&ep, STOP, STOP), -1);
+    ck_assert_int_eq(gyro_composite_step(&ep, STOP, 3), 0);
+    ck_assert_int_eq(gyro_composite_step(&ep, STOP, 3), -1); /* repeat */
+    ck_assert_int_eq(gyro_composite_valid(&ep, STOP, K, v), 3);
+    ck_assert(v[STOP] && !v[3] && v[0] && v[1]);
+    ck_assert_double_eq_tol(gyro_composite_reward(&ep), 2.0 / 3.0, 1e-15);
+    ck_assert_int_eq(gyro_composite_step(&ep, STOP, 0), 0);
+    ck_assert_int_eq(ep.done, 0);
+    ck_assert_int_eq(gyro_composite_step(&ep, STOP, STOP), 0);
+    ck_assert_int_eq(ep.done, 1);
+    ck_assert_int_eq(gyro_composite_step(&ep, STOP, 1), -1); /* after the end */
+    ck_assert_int_eq(ep.n_emitted, 2);
+    ck_assert_double_eq_tol(gyro_composite_reward(&ep), 1.0, 1e-15);
+
+    /* the step limit ends an episode without STOP */
+    gyro_composite_episode_reset(&ep, gold, 2);
+    for (int a = 0; a < GYRO_COMPOSITE_MAX_STEPS; a++) {
+        ck_assert_int_eq(ep.done, 0);
+        ck_assert_int_eq(gyro_composite_step(&ep, 100, a), 0);
+    }
+    ck_assert_int_eq(ep.done, 1);
+    ck_assert_double_eq_tol(gyro_composite_reward(&ep), 2.0 * 2 / (2 + GYRO_COMPOSITE_MAX_STEPS), 1e-15);
+}
+END_TEST
+
+START_TEST(test_log_softmax_grad)
+{
+    enum { K = 5 };
+    float z[K] = {0.3f, -1.2f, 2.0f, 0.7f, -0.1f};
+    unsigned char valid[K] = {1, 0, 1, 1, 1};
+    double lp[K], lp2[K];
+    double lse = gyro_composite_log_softmax(lp, z, valid, K);
+    ck_assert(isinf(lp[1]) && lp[1] < 0);
+    double sum = 0;
+    for (int k = 0; k < K; k++)
+        if (valid[k]) sum += exp(lp[k]);
+    ck_assert_double_eq_tol(sum, 1.0, 1e-12);
+    ck_assert_double_eq_tol(lse, log(exp(0.3) + exp(2.0) + exp(0.7) + exp(-0.1)), 1e-6);
+    /* FD check of d(g·logp[a])/dz, in double around float logits (step 1e-3, central) */
+    for (int a = 0; a < K; a++) {
+        if (!valid[a]) continue;
+        float d[K] = {0};
+        const double g = 0.7;
+        gyro_composite_log_softmax_backward(d, lp, valid, K, a, g);
+        ck_assert_float_eq(d[1], 0.0f);
+        for (int k = 0; k < K; k++) {
+            if (!valid[k]) continue;
+            float zp[K], zm[K];
+            memcpy(zp, z, sizeof z);
+            memcpy(zm, z, sizeof z);
+            const float h = 1e-3f;
+            zp[k] += h;
+            zm[k] -= h;
+            gyro_composite_log_softmax(lp2, zp, valid, K);
+            double fp = g * lp2[a];
+            gyro_composite_log_softmax(lp2, zm, valid, K);
+            double fm = g * lp2[a];
+            double fd = (fp - fm) / ((double)zp[k] - (double)zm[k]);
+            ck_assert_msg(fabs(fd - d[k]) < 1e-5, "a=%d k=%d fd %g analytic %g", a, k, fd, d[k]);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_marker_tokens)
+{
+    char m[4];
+    ck_assert_int_eq(gyro_composite_marker(0, m), 3);
+    ck_assert_str_eq(m, "\xEE\x80\x80");                   /* U+E000 */
+    ck_assert_int_eq(gyro_composite_marker(65, m), 3);
+    ck_assert_str_eq(m, "\xEE\x81\x81");                   /* U+E041 */
+    ck_assert_int_eq(gyro_composite_marker(GYRO_COMPOSITE_MAX_MARKS, m), 0);
+    ck_assert_int_eq(gyro_composite_marker(-1, m), 0);
+    /* markers survive normalization as tokens of their own, ahead of the utterance */
+    gyro_tokenizer *t;
+    ck_assert_int_eq(gyro_tokenizer_new(NULL, GYRO_TOKEN_CHARS, &t), GYRO_OK);
+    char text[64];
+    gyro_composite_marker(3, text);
+    gyro_composite_marker(7, text + 3);
+    strcpy(text + 6, "播放歌曲");
+    char *const *toks;
+    size_t n;
+    const char *norm;
+    ck_assert_int_eq(gyro_tokenizer_run(t, text, strlen(text), &toks, &n, &norm), GYRO_OK);
+    ck_assert_uint_eq(n, 6);
+    gyro_composite_marker(3, m);
+    ck_assert_str_eq(toks[0], m);
+    gyro_composite_marker(7, m);
+    ck_assert_str_eq(toks[1], m);
+    ck_assert_str_eq(toks[2], "播");
+    gyro_tokenizer_free(t);
+}
+END_TEST
+
+START_TEST(test_teacher_forced)
+{
+    gyro_example_set in = {0}, out = {0};
+    ck_assert_int_eq(gyro_example_set_add(&in, "查一下然后播放", "query_song+play_song", 1), GYRO_OK);
+    ck_assert_int_eq(gyro_example_set_add(&in, "未知", "other", 2), GYRO_OK);
+    ck_assert_int_eq(gyro_example_set_add(&in, "播放", "play_song", 3), GYRO_OK);
+    const char *atoms[] = {"play_song", "query_song"};
+    int skipped = 0;
+    ck_assert_int_eq(gyro_composite_teacher_forced(&in, atoms, 2, &out, &skipped), GYRO_OK);
+    ck_assert_int_eq(skipped, 1);
+    ck_assert_int_eq(out.n, 5);
+    char m0[4], m1[4], buf[64];
+    gyro_composite_marker(0, m0);
+    gyro_composite_marker(1, m1);
+    ck_assert_str_eq(out.text[0], "查一下然后播放");
+    ck_assert_str_eq(out.label[0], "play_song");           /* sorted: play_song first */
+    snprintf(buf, sizeof buf, "%s查一下然后播放", m0);
+    ck_assert_str_eq(out.text[1], buf);
+    ck_assert_str_eq(out.label[1], "query_song");
+    snprintf(buf, sizeof buf, "%s%s查一下然后播放", m0, m1);
+    ck_assert_str_eq(out.text[2], buf);
+    ck_assert_str_eq(out.label[2], GYRO_COMPOSITE_STOP);
+    ck_assert_str_eq(out.label[3], "play_song");
+    ck_assert_str_eq(out.label[4], GYRO_COMPOSITE_STOP);
+    ck_assert_int_eq((int)out.line[4], 3);
+    gyro_example_set_free(&out);
+    /* a bad label names its record */
+    ck_assert_int_eq(gyro_example_set_add(&in, "坏", "a++b", 9), GYRO_OK);
+    ck_assert_int_eq(gyro_composite_teacher_forced(&in, atoms, 2, &out, NULL), GYRO_ERR_DATA);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "record 9"));
+    gyro_example_set_free(&out);
+    gyro_example_set_free(&in);
+}
+END_TEST
+
+/* A toy set: three utterance families, one composite. */
+static void toy(gyro_example_set *s)
+{
+    static const char *text[][2] = {
+        {"播放周杰伦的晴天", "play_song"},         {"放一首晴天", "play_song"},
+        {"这是什么歌", "query_song"},             {"查一下这首歌叫什么", "query_song"},
+        {"这是什么歌然后播放它", "query_song+play_song"}, {"查一下再放一遍", "query_song+play_song"},
+        {"把这首歌加入收藏", "add_to_favourite"}, {"收藏这首歌", "add_to_favourite"},
+    };
+    for (int r = 0; r < 6; r++)
+        for (size_t i = 0; i < sizeof text / sizeof *text; i++)
+            ck_assert_int_eq(gyro_example_set_add(s, text[i][0], text[i][1], i + 1), GYRO_OK);
+}
+
+START_TEST(test_supervise_and_grpo)
+{
+    gyro_example_set set = {0};
+    toy(&set);
+    gyro_train_options to;
+    gyro_train_options_init(&to, GYRO_TF_GEOMETRY_HYPERBOLIC);
+    to.model.dim = 16;
+    to.model.n_layers = 1;
+    to.model.n_heads = 2;
+    to.model.head_dim = 8;
+    to.model.ffn_dim = 32;
+    to.model.max_len = 24;
+    to.epochs = 60;
+    to.optim.lr = 5e-3;
+    to.patience = 0;
+    to.sgdr.t0 = 0;
+    to.dev_fraction = 0;
+    to.quiet = 1;
+    gyro_composite_policy *p = NULL, *ref = NULL;
+    ck_assert_int_eq(gyro_composite_supervise(&to, &set, NULL, &p, NULL), GYRO_OK);
+    ck_assert_int_eq(p->n_actions, 4);                     /* 3 atoms + STOP */
+    ck_assert_int_eq(gyro_composite_supervise(&to, &set, NULL, &ref, NULL), GYRO_OK);
+    gyro_composite_data d = {0};
+    ck_assert_int_eq(gyro_composite_data_build(p, &set, &d), GYRO_OK);
+    double ex0, f0;
+    ck_assert_int_eq(gyro_composite_evaluate(p, &d, &ex0, &f0), GYRO_OK);
+    ck_assert_msg(ex0 >= 0.75, "supervised exact-set accuracy %g on its training set", ex0);
+    ck_assert(f0 >= ex0);
+
+    /* the greedy trace ends with STOP and agrees with the evaluation of that utterance */
+    gyro_composite_trace tr;
+    ck_assert_int_eq(gyro_composite_greedy_trace(p, &d, 4, &tr), GYRO_OK);
+    ck_assert_int_eq(tr.action[tr.n_steps - 1], p->stop);
+    ck_assert_int_eq(tr.ep.n_emitted, tr.n_steps - 1);
+    for (int k = 0; k < tr.n_steps; k++) ck_assert(tr.prob[k] > 0 && tr.prob[k] <= 1);
+    ck_assert_int_eq(gyro_composite_greedy_trace(p, &d, d.n, &tr), GYRO_ERR_USAGE);
+
+    gyro_composite_grpo_options go = gyro_composite_grpo_options_default();
+    go.iterations = 6;
+    go.batch = 4;
+    go.group = 4;
+    go.quiet = 1;
+    gyro_composite_grpo_result gr;
+    ck_assert_int_eq(gyro_composite_grpo(p, ref, &d, NULL, &go, &gr), GYRO_OK);
+    ck_assert_int_eq(gr.iterations, 6);
+    ck_assert(gr.first_reward >= 0 && gr.first_reward <= 1 && isfinite(gr.kl) && gr.kl >= 0);
+    double ex1;
+    ck_assert_int_eq(gyro_composite_evaluate(p, &d, &ex1, NULL), GYRO_OK);
+    ck_assert_msg(ex1 >= 0.75, "exact-set accuracy %g after GRPO", ex1);
+
+    go.group = 1;
+    ck_assert_int_eq(gyro_composite_grpo(p, ref, &d, NULL, &go, NULL), GYRO_ERR_USAGE);
+    volatile int stop = 1;
+    go.group = 4;
+    go.stop = &stop;
+    ck_assert_int_eq(gyro_composite_grpo(p, ref, &d, NULL, &go, &gr), GYRO_ERR_INTERRUPTED);
+    ck_assert_int_eq(gr.iterations, 0);
+
+    gyro_composite_data_free(&d);
+    gyro_composite_policy_free(p);
+    gyro_composite_policy_free(ref);
+    gyro_example_set_free(&set);
+}
+END_TEST
+
+static Suite *rl_composite_suite(void)
+{
+    Suite *s = suite_create("rl_composite");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_f1);
+    tcase_add_test(tc, test_episode);
+    tcase_add_test(tc, test_log_softmax_grad);
+    tcase_add_test(tc, test_marker_tokens);
+    tcase_add_test(tc, test_teacher_forced);
+    tcase_add_test(tc, test_supervise_and_grpo);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(rl_composite_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
