@@ -259,6 +259,20 @@ static gyro_status read_stream(encoder *e, input *in, gyro_normalizer *norm)
     return s;
 }
 
+/* Every input in turn, as a Document stream or as text. */
+static gyro_status read_inputs(encoder *e, const char *const *inputs, int n_inputs,
+                               gyro_corpus_format fmt, gyro_normalizer *norm)
+{
+    gyro_status s = GYRO_OK;
+    for (int i = 0; i < n_inputs && !s; i++) {
+        input in;
+        if (!(s = input_open(&in, inputs[i], fmt)))
+            s = in.is_stream ? read_stream(e, &in, norm) : read_text(e, &in, norm);
+        input_close(&in);
+    }
+    return s;
+}
+
 /* ---- pass 2: remap to final ids ------------------------------------------------------------ */
 
 static void put_u32(unsigned char *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i)); }
@@ -357,12 +371,7 @@ gyro_status gyro_corpus_encode(const char *const *inputs, int n_inputs,
         return gyro_error_set(GYRO_ERR_IO, "cannot create a scratch file: %s", strerror(errno));
     }
     encoder e = {vocab, scratch, stats, NULL};
-    for (int i = 0; i < n_inputs && !s; i++) {
-        input in;
-        if ((s = input_open(&in, inputs[i], opt->format))) { input_close(&in); break; }
-        s = in.is_stream ? read_stream(&e, &in, norm) : read_text(&e, &in, norm);
-        input_close(&in);
-    }
+    s = read_inputs(&e, inputs, n_inputs, opt->format, norm);
     gyro_normalizer_free(norm);
     if (!s && fflush(scratch) != 0)
         s = gyro_error_set(GYRO_ERR_IO, "cannot write the scratch corpus: %s", strerror(errno));
@@ -398,12 +407,7 @@ gyro_status gyro_corpus_write_tokens(const char *const *inputs, int n_inputs,
     gyro_status s = gyro_normalizer_new(&opt->norm, &norm);
     if (s) return s;
     encoder e = {NULL, NULL, stats, out};
-    for (int i = 0; i < n_inputs && !s; i++) {
-        input in;
-        if ((s = input_open(&in, inputs[i], opt->format))) { input_close(&in); break; }
-        s = in.is_stream ? read_stream(&e, &in, norm) : read_text(&e, &in, norm);
-        input_close(&in);
-    }
+    s = read_inputs(&e, inputs, n_inputs, opt->format, norm);
     gyro_normalizer_free(norm);
     if (!s && fflush(out) != 0) s = gyro_error_set(GYRO_ERR_IO, "write error: %s", strerror(errno));
     return s;

@@ -76,6 +76,16 @@ enum {
     OPT_SAMPLE, OPT_FORMAT, OPT_KEEP_TRAD, OPT_THREADS
 };
 
+/* --format auto|text|stream; prints a usage error and returns 0 on anything else. */
+static int parse_format(const char *cmd, const char *arg, gyro_corpus_format *out)
+{
+    if (!strcmp(arg, "auto")) *out = GYRO_CORPUS_AUTO;
+    else if (!strcmp(arg, "text")) *out = GYRO_CORPUS_TEXT;
+    else if (!strcmp(arg, "stream")) *out = GYRO_CORPUS_STREAM;
+    else return gyro_cli_usage_error(cmd, "--format must be auto, text or stream, got '%s'", arg), 0;
+    return 1;
+}
+
 static char *cat2(const char *a, const char *b)
 {
     size_t n = strlen(a) + strlen(b) + 1;
@@ -188,10 +198,7 @@ static int train(int argc, char **argv)
             if (opt.sample < 0) return gyro_cli_usage_error(cmd, "--sample must be >= 0");
             break;
         case OPT_FORMAT:
-            if (!strcmp(optarg, "auto")) copt.format = GYRO_CORPUS_AUTO;
-            else if (!strcmp(optarg, "text")) copt.format = GYRO_CORPUS_TEXT;
-            else if (!strcmp(optarg, "stream")) copt.format = GYRO_CORPUS_STREAM;
-            else return gyro_cli_usage_error(cmd, "--format must be auto, text or stream, got '%s'", optarg);
+            if (!parse_format(cmd, optarg, &copt.format)) return 2;
             break;
         case OPT_KEEP_TRAD: copt.norm.t2s = 0; break;
         case OPT_THREADS:
@@ -319,10 +326,7 @@ static int tokens(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_FORMAT:
-            if (!strcmp(optarg, "auto")) copt.format = GYRO_CORPUS_AUTO;
-            else if (!strcmp(optarg, "text")) copt.format = GYRO_CORPUS_TEXT;
-            else if (!strcmp(optarg, "stream")) copt.format = GYRO_CORPUS_STREAM;
-            else return gyro_cli_usage_error(cmd, "--format must be auto, text or stream, got '%s'", optarg);
+            if (!parse_format(cmd, optarg, &copt.format)) return 2;
             break;
         case OPT_KEEP_TRAD: copt.norm.t2s = 0; break;
         case 'h':
