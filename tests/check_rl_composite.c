@@ -198,7 +198,12 @@ START_TEST(test_supervise_and_grpo)
     gyro_composite_policy *p = NULL, *ref = NULL;
     ck_assert_int_eq(gyro_composite_supervise(&to, &set, NULL, &p, NULL), GYRO_OK);
     ck_assert_int_eq(p->n_actions, 4);                     /* 3 atoms + STOP */
-    ck_assert_int_eq(gyro_composite_supervise(&to, &set, NULL, &ref, NULL), GYRO_OK);
+    ck_assert_int_eq(gyro_composite_policy_clone(p, &ref), GYRO_OK);
+    const gyro_tf_model *a = gyro_classifier_tf_const(p->clf), *b = gyro_classifier_tf_const(ref->clf);
+    ck_assert_uint_eq(a->n_params, b->n_params);
+    ck_assert(!memcmp(a->params_memory, b->params_memory, a->n_params * sizeof *a->params_memory));
+    ck_assert_int_eq(ref->stop, p->stop);
+    for (int k = 0; k < p->n_actions; k++) ck_assert_int_eq(ref->mark[k], p->mark[k]);
     gyro_composite_data d = {0};
     ck_assert_int_eq(gyro_composite_data_build(p, &set, &d), GYRO_OK);
     double ex0, f0;
@@ -235,6 +240,31 @@ START_TEST(test_supervise_and_grpo)
     ck_assert_int_eq(gyro_composite_grpo(p, ref, &d, NULL, &go, &gr), GYRO_ERR_INTERRUPTED);
     ck_assert_int_eq(gr.iterations, 0);
 
+    gyro_composite_data_free(&d);
+    gyro_composite_policy_free(p);
+    gyro_composite_policy_free(ref);
+
+    /* from an under-trained start, GRPO raises the sampled reward */
+    to.epochs = 3;
+    ck_assert_int_eq(gyro_composite_supervise(&to, &set, NULL, &p, NULL), GYRO_OK);
+    ck_assert_int_eq(gyro_composite_policy_clone(p, &ref), GYRO_OK);
+    ck_assert_int_eq(gyro_composite_data_build(p, &set, &d), GYRO_OK);
+    double e0, e1, g0, g1;
+    ck_assert_int_eq(gyro_composite_evaluate(p, &d, &e0, &g0), GYRO_OK);
+    go = gyro_composite_grpo_options_default();
+    go.iterations = 40;
+    go.batch = 8;
+    go.group = 8;
+    go.lr = 3e-3;
+    go.ball_lr = 0.05;
+    go.quiet = 1;
+    ck_assert_int_eq(gyro_composite_grpo(p, ref, &d, NULL, &go, &gr), GYRO_OK);
+    ck_assert_int_eq(gyro_composite_evaluate(p, &d, &e1, &g1), GYRO_OK);
+    fprintf(stderr, "reward %g -> %g, exact %g -> %g, F1 %g -> %g, kl %g\n", gr.first_reward,
+            gr.last_reward, e0, e1, g0, g1, gr.kl);
+    ck_assert_msg(gr.last_reward > gr.first_reward + 0.05, "sampled reward %g -> %g",
+                  gr.first_reward, gr.last_reward);
+    ck_assert(g1 > g0);
     gyro_composite_data_free(&d);
     gyro_composite_policy_free(p);
     gyro_composite_policy_free(ref);

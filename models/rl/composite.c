@@ -177,6 +177,34 @@ gyro_status gyro_composite_policy_load(const char *path, gyro_composite_policy *
     return GYRO_OK;
 }
 
+gyro_status gyro_composite_policy_clone(const gyro_composite_policy *p, gyro_composite_policy **out)
+{
+    *out = NULL;
+    const gyro_classifier *c = p->clf;
+    const gyro_label_set *ls = gyro_classifier_labels(c);
+    const gyro_tf_model *tf = gyro_classifier_tf_const(c);
+    int nv = gyro_classifier_vocab_size(c) - 1;
+    const char **vocab = malloc(((size_t)nv + 1) * sizeof *vocab);
+    gyro_label_set *labels = NULL;
+    gyro_status s = vocab ? gyro_label_set_new(&labels) : gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    for (int k = 0; !s && k < gyro_label_set_count(ls); k++)
+        s = gyro_label_set_add(labels, gyro_label_set_name(ls, k), NULL);
+    for (int i = 0; !s && i < nv; i++) vocab[i] = gyro_classifier_token(c, i + 1);
+    gyro_classifier *copy = NULL;
+    if (!s) {
+        s = gyro_classifier_create(&tf->cfg, 0, gyro_classifier_normalize_options(c), vocab, nv,
+                                   labels, &copy);   /* takes the label set over */
+        labels = NULL;
+    }
+    gyro_label_set_free(labels);
+    free(vocab);
+    if (s) return s;
+    gyro_classifier_set_token_unit(copy, gyro_classifier_token_unit(c));
+    gyro_tf_model *ct = gyro_classifier_tf(copy);
+    memcpy(ct->params_memory, tf->params_memory, tf->n_params * sizeof *tf->params_memory);
+    return gyro_composite_policy_wrap(copy, out);
+}
+
 void gyro_composite_policy_free(gyro_composite_policy *p)
 {
     if (!p) return;

@@ -99,6 +99,10 @@ gyro_status gyro_composite_policy_wrap(gyro_classifier *clf, gyro_composite_poli
  * GYRO_ERR_FORMAT when the classifier is not a composite-intent policy. */
 gyro_status gyro_composite_policy_load(const char *path, gyro_composite_policy **out);
 
+/* A copy of p with its own classifier (same vocabulary, labels, options and parameters): the
+ * frozen reference of fine-tuning. Errors: GYRO_ERR_NOMEM. */
+gyro_status gyro_composite_policy_clone(const gyro_composite_policy *p, gyro_composite_policy **out);
+
 /* Free a policy and its classifier. NULL is a no-op. */
 void gyro_composite_policy_free(gyro_composite_policy *p);
 

@@ -475,7 +475,7 @@ gyro_status gyro_composite_grpo(gyro_composite_policy *p, const gyro_composite_p
     for (int i = 0; !s && i < train->n; i++) order[i] = i;
     int pos = train->n;   /* position in the shuffled order; reshuffle when it runs out */
     gyro_progress prog;
-    gyro_progress_init(&prog, "it/sec", o->quiet);
+    gyro_progress_init(&prog, "episodes/sec", o->quiet);
     double t0 = gyro_now();
     gyro_grpo_stats gs = {0};
     for (int it = 0; !s && it < o->iterations; it++) {
@@ -520,7 +520,7 @@ gyro_status gyro_composite_grpo(gyro_composite_policy *p, const gyro_composite_p
         R.kl = gs.kl;
         R.clip_fraction = gs.clip_fraction;
         double el = gyro_now() - t0;
-        gyro_progress_update(&prog, (double)(it + 1) / o->iterations, (it + 1) / (el > 0 ? el : 1e-9),
+        gyro_progress_update(&prog, (double)(it + 1) / o->iterations, (double)(it + 1) * E / (el > 0 ? el : 1e-9),
                              o->lr, -gs.objective, 0);
         if (o->log && dev && o->eval_every > 0 && (it + 1) % o->eval_every == 0) {
             double ex, f1;
@@ -532,7 +532,7 @@ gyro_status gyro_composite_grpo(gyro_composite_policy *p, const gyro_composite_p
     }
     double el = gyro_now() - t0;
     gyro_progress_finish(&prog, o->iterations ? (double)R.iterations / o->iterations : 1.0,
-                         R.iterations / (el > 0 ? el : 1e-9), o->lr, -gs.objective);
+                         (double)R.iterations * E / (el > 0 ? el : 1e-9), o->lr, -gs.objective);
     R.seconds = el;
     if (res) *res = R;
     if (opt_ready) gyro_optim_free(&opt);

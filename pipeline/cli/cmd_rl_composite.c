@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "models/core/blas.h"
 #include "models/core/progress.h"
@@ -181,17 +180,7 @@ int gyro_cli_rl_composite_finetune(int argc, char **argv)
         s = gyro_composite_supervise(&to, &train, dev_path ? &dev : NULL, &p, &tr);
         sft_seconds = gyro_now() - t0;
         if (!s && sft_out) s = gyro_classifier_save(p->clf, sft_out);
-        if (!s) {   /* the frozen reference: a second copy of the supervised start */
-            char tmp[] = "/tmp/gyro-composite-ref-XXXXXX";
-            int fd = mkstemp(tmp);
-            if (fd < 0) s = gyro_error_set(GYRO_ERR_IO, "cannot create a temporary file");
-            else {
-                close(fd);
-                s = gyro_classifier_save(p->clf, tmp);
-                if (!s) s = gyro_composite_policy_load(tmp, &ref);
-                unlink(tmp);
-            }
-        }
+        if (!s) s = gyro_composite_policy_clone(p, &ref);   /* the frozen reference */
     }
     if (!s) s = gyro_composite_data_build(p, &train, &dtrain);
     if (!s && dev_path) s = gyro_composite_data_build(p, &dev, &ddev);
