@@ -208,6 +208,19 @@ static gyro_status runner_init(runner *r, const gyro_composite_policy *p,
     return s;
 }
 
+/* Repack rows of stride T into rows of stride Tc = the longest length (rows only move towards the
+ * start, in order, so the copy is in place); the transformer's work follows Tc. Returns Tc. */
+static int compact(int32_t *tok, const int *len, int rows, int T)
+{
+    int Tc = 1;
+    for (int i = 0; i < rows; i++)
+        if (len[i] > Tc) Tc = len[i];
+    if (Tc < T)
+        for (int i = 1; i < rows; i++)
+            memmove(tok + (size_t)i * Tc, tok + (size_t)i * T, (size_t)len[i] * sizeof *tok);
+    return Tc;
+}
+
 /* Run episodes eps[0..n_eps) to the end; episode e reads utterance items[e / group] of d.
  * rng NULL: greedy; else sampled, and with rec every step is recorded (with ref's log-prob). */
 static gyro_status run_episodes(const gyro_composite_policy *p, const gyro_composite_policy *ref,
@@ -228,10 +241,11 @@ static gyro_status run_episodes(const gyro_composite_policy *p, const gyro_compo
                 any = 1;
             }
             if (rows == CHUNK || (e == n_eps && rows > 0)) {
-                gyro_status s = gyro_tf_forward(tf, r->acts, r->tok, r->len, rows, T, NULL);
+                int Tc = compact(r->tok, r->len, rows, T);
+                gyro_status s = gyro_tf_forward(tf, r->acts, r->tok, r->len, rows, Tc, NULL);
                 if (!s && rec)
                     s = gyro_tf_forward(gyro_classifier_tf_const(ref->clf), r->ref_acts, r->tok,
-                                        r->len, rows, T, NULL);
+                                        r->len, rows, Tc, NULL);
                 if (s) return s;
                 const float *logits = gyro_tf_logits(r->acts);
                 for (int i = 0; i < rows; i++) {
@@ -253,7 +267,7 @@ static gyro_status run_episodes(const gyro_composite_policy *p, const gyro_compo
                     }
                     if (rec) {
                         int j = rec->n++;
-                        memcpy(rec->ids + (size_t)j * T, r->tok + (size_t)i * T, (size_t)r->len[i] * sizeof *rec->ids);
+                        memcpy(rec->ids + (size_t)j * T, r->tok + (size_t)i * Tc, (size_t)r->len[i] * sizeof *rec->ids);
                         memcpy(rec->valid + (size_t)j * K, r->valid, (size_t)K);
                         rec->len[j] = r->len[i];
                         rec->act[j] = a;
@@ -316,7 +330,7 @@ gyro_status gyro_composite_greedy_trace(const gyro_composite_policy *p, const gy
     gyro_composite_episode_reset(&out->ep, d->gold + (size_t)i * GYRO_LABEL_MAX_ATOMS, d->n_gold[i]);
     while (!s && !out->ep.done) {
         int len = gyro_composite_encode(p, &out->ep, d->ids + (size_t)i * d->max_len, d->len[i], tok);
-        s = gyro_tf_forward(tf, acts, tok, &len, 1, T, NULL);
+        s = gyro_tf_forward(tf, acts, tok, &len, 1, len, NULL);
         if (s) break;
         gyro_composite_valid(&out->ep, p->stop, K, valid);
         gyro_composite_log_softmax(logp, gyro_tf_logits(acts), valid, K);
@@ -388,7 +402,10 @@ static gyro_status grpo_step(gyro_composite_policy *p, runner *r, steps *st, flo
     memset(total, 0, sizeof *total);
     for (int j0 = 0; j0 < st->n; j0 += CHUNK) {
         int rows = st->n - j0 < CHUNK ? st->n - j0 : CHUNK;
-        gyro_status s = gyro_tf_forward(tf, r->acts, st->ids + (size_t)j0 * T, st->len + j0, rows, T, NULL);
+        for (int i = 0; i < rows; i++)
+            memcpy(r->tok + (size_t)i * T, st->ids + (size_t)(j0 + i) * T, (size_t)st->len[j0 + i] * sizeof *r->tok);
+        int Tc = compact(r->tok, st->len + j0, rows, T);
+        gyro_status s = gyro_tf_forward(tf, r->acts, r->tok, st->len + j0, rows, Tc, NULL);
         if (s) return s;
         const float *logits = gyro_tf_logits(r->acts);
         for (int i = 0; i < rows; i++) {
