@@ -1,8 +1,9 @@
 /* blas.h — the matrix products of the neural core: cblas wrappers and naive reference loops.
  *
  * Every product of gyro's layers goes through gyro_blas_gemm_*, a thin row-major wrapper of
- * OpenBLAS cblas_sgemm / cblas_dgemm. Beside each wrapper is the naive triple loop that the
- * tests (tests/check_blas.c) compare it against; the reference accumulates in double.
+ * OpenBLAS cblas_sgemm / cblas_dgemm (small float32 products: gyro's own kernel, see below).
+ * Beside each wrapper is the naive triple loop that the tests (tests/check_blas.c) compare it
+ * against; the reference accumulates in double.
  *
  *   C = alpha · op(A) · op(B) + beta · C,   op(A): (m, k), op(B): (k, n), C: (m, n)
  *
@@ -13,7 +14,15 @@
 #ifndef GYRO_CORE_BLAS_H
 #define GYRO_CORE_BLAS_H
 
-/* OpenBLAS product (float32 / float64). Shapes are the caller's contract (asserted). */
+/* Float32 products C = alpha A Bᵀ + beta C with at most GYRO_BLAS_SMALL_ROWS rows, or at most
+ * GYRO_BLAS_SMALL_MACS multiply-adds, run on gyro's own AVX2 kernel (when compiled with AVX2
+ * and FMA) instead of OpenBLAS, whose operand packing dominates such shapes (single-utterance
+ * inference, per-head attention scores, the hyperbolic head merge). */
+#define GYRO_BLAS_SMALL_ROWS 16
+#define GYRO_BLAS_SMALL_MACS 32768L
+
+/* OpenBLAS product (float32 / float64; small float32 products as above). Shapes are the
+ * caller's contract (asserted). */
 void gyro_blas_gemm_f32(float *C, const float *A, const float *B, int trans_a, int trans_b,
                         float alpha, float beta, int m, int n, int k, int lda, int ldb, int ldc);
 void gyro_blas_gemm_f64(double *C, const double *A, const double *B, int trans_a, int trans_b,
