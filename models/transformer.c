@@ -18,6 +18,9 @@
 #include "models/layers/merge.h"
 #include "models/layers/mlr.h"
 #include "models/layers/pool.h"
+#include "models/mla.h"
+#include "models/moe.h"
+#include <stdio.h>
 
 /* Largest batch an activation object may be sized for. */
 #define GYRO_TF_MAX_BATCH 65536
@@ -26,8 +29,57 @@
 enum {
     GYRO_TF_T_WTE, GYRO_TF_T_QKVW, GYRO_TF_T_ATTPROJW, GYRO_TF_T_LN1G, GYRO_TF_T_LN1B,
     GYRO_TF_T_FCW, GYRO_TF_T_FCB, GYRO_TF_T_FCPROJW, GYRO_TF_T_FCPROJB, GYRO_TF_T_LN2G,
-    GYRO_TF_T_LN2B, GYRO_TF_T_MLR_A, GYRO_TF_T_MLR_P
+    GYRO_TF_T_LN2B, GYRO_TF_T_MLR_A, GYRO_TF_T_MLR_P, GYRO_TF_T_MLA, GYRO_TF_T_MOE
 };
+
+/* The MLA kernel configuration of a layer (cfg.attention_kind == MLA): non-causal, run per
+ * sequence over its valid positions. */
+static void tf_mla_config(const gyro_tf_config *cfg, gyro_mla_config *mc)
+{
+    memset(mc, 0, sizeof *mc);
+    mc->d_model = cfg->dim;
+    mc->n_heads = cfg->n_heads;
+    mc->d_head = cfg->head_dim;
+    mc->d_rope = cfg->mla_rope_dim;
+    mc->d_kv_latent = cfg->mla_latent_dim;
+    mc->d_q_latent = cfg->mla_q_latent > 0 ? cfg->mla_q_latent : cfg->mla_latent_dim;
+    mc->causal = 0;
+    mc->hyperbolic = cfg->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC;
+    mc->curvature = cfg->curvature;
+    mc->rope_base = 10000.0;
+}
+
+/* The MoE kernel configuration of a layer (cfg.ffn_kind == MOE). */
+static void tf_moe_config(const gyro_tf_config *cfg, gyro_moe_config *fc)
+{
+    memset(fc, 0, sizeof *fc);
+    fc->d_model = cfg->dim;
+    fc->d_ffn = cfg->ffn_dim;
+    fc->n_shared = cfg->moe_shared;
+    fc->n_routed = cfg->moe_experts;
+    fc->top_k = cfg->moe_top_k;
+    fc->hyperbolic = cfg->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC;
+    fc->curvature = cfg->curvature;
+}
+
+/* Parameter values of one layer's MLA / MoE block. */
+static size_t tf_mla_params(const gyro_tf_config *cfg)
+{
+    gyro_mla_config mc;
+    gyro_mla_layout lay;
+    tf_mla_config(cfg, &mc);
+    gyro_mla_layout_init(&lay, &mc, 1, 1);
+    return lay.n_params;
+}
+
+static size_t tf_moe_params(const gyro_tf_config *cfg)
+{
+    gyro_moe_config fc;
+    gyro_moe_layout lay;
+    tf_moe_config(cfg, &fc);
+    gyro_moe_layout_init(&lay, &fc, 1);
+    return lay.n_params;
+}
 
 /* ---- configuration ------------------------------------------------------------------------ */
 
@@ -95,15 +147,49 @@ gyro_status gyro_tf_config_validate(const gyro_tf_config *cfg)
     TF_CHECK_RANGE(layernorm, 0, 1);
     TF_CHECK_RANGE(residual, GYRO_TF_RESIDUAL_NONE, GYRO_TF_RESIDUAL_TANGENT);
     TF_CHECK_RANGE(ffn_activation, GYRO_TF_ACTIVATION_IDENTITY, GYRO_TF_ACTIVATION_RELU);
-    if (cfg->attention_kind != GYRO_TF_ATTENTION_MHA)
-        return gyro_error_set(GYRO_ERR_USAGE, "transformer config: attention kind %d is not "
-                              "implemented (only multi-head attention)", cfg->attention_kind);
-    if (cfg->ffn_kind != GYRO_TF_FFN_DENSE)
-        return gyro_error_set(GYRO_ERR_USAGE, "transformer config: feed-forward kind %d is not "
-                              "implemented (only dense)", cfg->ffn_kind);
-    if (cfg->mla_latent_dim || cfg->moe_experts || cfg->moe_shared || cfg->moe_top_k)
-        return gyro_error_set(GYRO_ERR_USAGE, "transformer config: MLA/MoE options must be 0 "
-                              "(not implemented)");
+    TF_CHECK_RANGE(attention_kind, GYRO_TF_ATTENTION_MHA, GYRO_TF_ATTENTION_MLA);
+    TF_CHECK_RANGE(ffn_kind, GYRO_TF_FFN_DENSE, GYRO_TF_FFN_MOE);
+    if (cfg->attention_kind == GYRO_TF_ATTENTION_MLA) {
+        TF_CHECK_RANGE(mla_latent_dim, 1, 4096);
+        TF_CHECK_RANGE(mla_q_latent, 0, 4096);
+        TF_CHECK_RANGE(mla_rope_dim, 0, 256);
+        if (cfg->mla_rope_dim % 2)
+            return gyro_error_set(GYRO_ERR_USAGE, "transformer config: mla_rope_dim %d must be "
+                                  "even", cfg->mla_rope_dim);
+    } else if (cfg->mla_latent_dim || cfg->mla_q_latent || cfg->mla_rope_dim) {
+        return gyro_error_set(GYRO_ERR_USAGE, "transformer config: MLA options (latent %d, "
+                              "query latent %d, RoPE %d) need attention kind MLA",
+                              cfg->mla_latent_dim, cfg->mla_q_latent, cfg->mla_rope_dim);
+    }
+    if (cfg->ffn_kind == GYRO_TF_FFN_MOE) {
+        TF_CHECK_RANGE(moe_experts, 1, GYRO_MOE_MAX_ROUTED);
+        TF_CHECK_RANGE(moe_shared, 0, 64);
+        TF_CHECK_RANGE(moe_top_k, 1, cfg->moe_experts);
+        if (!(cfg->moe_balance >= 0.0f && isfinite(cfg->moe_balance)))
+            return gyro_error_set(GYRO_ERR_USAGE, "transformer config: moe_balance %g must be "
+                                  ">= 0", (double)cfg->moe_balance);
+    } else if (cfg->moe_experts || cfg->moe_shared || cfg->moe_top_k ||
+               cfg->moe_balance != 0.0f) {
+        return gyro_error_set(GYRO_ERR_USAGE, "transformer config: MoE options (experts %d, "
+                              "shared %d, top-k %d, balance %g) need feed-forward kind MoE",
+                              cfg->moe_experts, cfg->moe_shared, cfg->moe_top_k,
+                              (double)cfg->moe_balance);
+    }
+    /* the kernels' own checks (sizes, curvature) on the derived configurations */
+    if (cfg->attention_kind == GYRO_TF_ATTENTION_MLA) {
+        gyro_mla_config mc;
+        tf_mla_config(cfg, &mc);
+        gyro_status st = gyro_mla_config_check(&mc);
+        if (st != GYRO_OK)
+            return st;
+    }
+    if (cfg->ffn_kind == GYRO_TF_FFN_MOE) {
+        gyro_moe_config fc;
+        tf_moe_config(cfg, &fc);
+        gyro_status st = gyro_moe_config_check(&fc);
+        if (st != GYRO_OK)
+            return st;
+    }
     return GYRO_OK;
 }
 
@@ -136,16 +222,26 @@ static int tf_entries(const gyro_tf_config *cfg, tf_entry *e)
         n++;                                                                                   \
     } while (0)
     TF_ENTRY(GYRO_TF_T_WTE, "wte", V, C, ball);
-    TF_ENTRY(GYRO_TF_T_QKVW, "qkvw", L * 3 * A, C, eu);
-    TF_ENTRY(GYRO_TF_T_ATTPROJW, "attprojw", L * C, A, eu);
+    const int mla = cfg->attention_kind == GYRO_TF_ATTENTION_MLA;
+    const int moe = cfg->ffn_kind == GYRO_TF_FFN_MOE;
+    if (mla) {
+        TF_ENTRY(GYRO_TF_T_MLA, "mla", L, (int)tf_mla_params(cfg), eu);
+    } else {
+        TF_ENTRY(GYRO_TF_T_QKVW, "qkvw", L * 3 * A, C, eu);
+        TF_ENTRY(GYRO_TF_T_ATTPROJW, "attprojw", L * C, A, eu);
+    }
     if (cfg->layernorm) {
         TF_ENTRY(GYRO_TF_T_LN1G, "ln1g", L, C, eu);
         TF_ENTRY(GYRO_TF_T_LN1B, "ln1b", L, C, eu);
     }
-    TF_ENTRY(GYRO_TF_T_FCW, "fcw", L * F, C, eu);
-    TF_ENTRY(GYRO_TF_T_FCB, "fcb", L, F, ball);
-    TF_ENTRY(GYRO_TF_T_FCPROJW, "fcprojw", L * C, F, eu);
-    TF_ENTRY(GYRO_TF_T_FCPROJB, "fcprojb", L, C, ball);
+    if (moe) {
+        TF_ENTRY(GYRO_TF_T_MOE, "moe", L, (int)tf_moe_params(cfg), eu);
+    } else {
+        TF_ENTRY(GYRO_TF_T_FCW, "fcw", L * F, C, eu);
+        TF_ENTRY(GYRO_TF_T_FCB, "fcb", L, F, ball);
+        TF_ENTRY(GYRO_TF_T_FCPROJW, "fcprojw", L * C, F, eu);
+        TF_ENTRY(GYRO_TF_T_FCPROJB, "fcprojb", L, C, ball);
+    }
     if (cfg->layernorm) {
         TF_ENTRY(GYRO_TF_T_LN2G, "ln2g", L, C, eu);
         TF_ENTRY(GYRO_TF_T_LN2B, "ln2b", L, C, eu);
@@ -170,6 +266,41 @@ size_t gyro_tf_param_count(const gyro_tf_config *cfg)
     tf_entry e[GYRO_TF_MAX_TENSORS];
     int n = tf_entries(cfg, e);
     return e[n - 1].t.offset + e[n - 1].t.size;
+}
+
+/* ---- expert load ---------------------------------------------------------------------------- */
+
+char *gyro_tf_expert_load_format(char *buf, size_t cap, const long *counts,
+                                 const gyro_tf_config *cfg)
+{
+    if (!buf || cap == 0)
+        return buf;
+    buf[0] = 0;
+    if (!counts || !cfg || cfg->ffn_kind != GYRO_TF_FFN_MOE)
+        return buf;
+    size_t used = 0;
+    const int Nr = cfg->moe_experts;
+    for (int l = 0; l < cfg->n_layers && used + 1 < cap; l++) {
+        const long *c = counts + (size_t)l * Nr;
+        long total = 0;
+        for (int i = 0; i < Nr; i++)
+            total += c[i];
+        int w = snprintf(buf + used, cap - used, "%sL%d ", l ? " " : "", l);
+        for (int i = 0; i < Nr && w >= 0 && used + (size_t)w < cap; i++) {
+            used += (size_t)w;
+            double pct = total > 0 ? 100.0 * (double)c[i] / (double)total : 0.0;
+            w = snprintf(buf + used, cap - used, "%s%.0f", i ? "/" : "", pct);
+        }
+        if (w < 0 || used + (size_t)w >= cap)
+            break;
+        used += (size_t)w;
+        w = snprintf(buf + used, cap - used, "%%");
+        if (w < 0 || used + (size_t)w >= cap)
+            break;
+        used += (size_t)w;
+    }
+    buf[cap - 1] = 0;
+    return buf;
 }
 
 /* ---- the two precisions ------------------------------------------------------------------- */

@@ -15,6 +15,14 @@
  *   pool  = exp0(max_t log0 x_t)  over the valid positions (Euclidean: max_t x_t)
  *   logits = hyperbolic MLR (Ganea 2018 eq. 25) of pool   (Euclidean: <a_k, pool − p_k>)
  *
+ * Block options (rl-hyperbolic-transformer-grpo eq. 15–38, after DeepSeek-V2): attention kind
+ * MLA computes a = MLA(x) instead (models/mla.h; hyperbolic: exp0(MLA(log0 x)), bidirectional
+ * over each sequence's valid positions), FFN kind MoE computes f = MoE(x1) instead of the two
+ * Möbius layers (models/moe.h; hyperbolic: Möbius sum of the experts' ball points), over the
+ * valid tokens of the batch. The training loss is then cross-entropy + the balance loss
+ * (gyro_tf_balance_loss), whose gradient gyro_tf_backward adds; the expert load of each
+ * forward is kept in the acts (gyro_tf_expert_load). MLA and MoE have no dropout inside.
+ *
  * The model owns one contiguous parameter block carved into the named pointers of
  * gyro_tf_params; gradients live in any block of the same size carved the same way, so
  * threads can own private gradient blocks. Activations (and their gradients) live in a
@@ -44,14 +52,19 @@ typedef enum gyro_tf_geometry {
     GYRO_TF_GEOMETRY_HYPERBOLIC = 1   /* Poincaré ball of curvature -c */
 } gyro_tf_geometry;
 
-/* Kind of attention block. Only MHA exists; MLA (multi-head latent attention) is reserved for
- * the reasoning model and rejected by gyro_tf_config_validate until it is implemented. */
+/* Kind of attention block. MLA replaces the Möbius-matvec QKV attention and the head merge of
+ * a layer by multi-head latent attention (models/mla.h: joint low-rank KV latent, query latent,
+ * optional decoupled RoPE; hyperbolic: log0 in, exp0 out), run per sequence over its valid
+ * positions (bidirectional, like MHA with its key mask). */
 typedef enum gyro_tf_attention_kind {
     GYRO_TF_ATTENTION_MHA = 0,
     GYRO_TF_ATTENTION_MLA = 1
 } gyro_tf_attention_kind;
 
-/* Kind of feed-forward block. Only DENSE exists; MOE (mixture of experts) is reserved. */
+/* Kind of feed-forward block. MOE replaces the two Möbius layers by a mixture of experts
+ * (models/moe.h: shared + top-k routed GELU experts; hyperbolic: Möbius sum of the experts'
+ * ball points), run over the valid tokens of the batch; its balance loss (coefficient
+ * moe_balance) is part of the training loss and its gradient is added by gyro_tf_backward. */
 typedef enum gyro_tf_ffn_kind {
     GYRO_TF_FFN_DENSE = 0,
     GYRO_TF_FFN_MOE = 1
@@ -87,13 +100,17 @@ typedef struct gyro_tf_config {
     int layernorm;         /* 1: (hyperbolic) LayerNorm after each residual */
     int residual;          /* gyro_tf_residual */
     int ffn_activation;    /* gyro_tf_activation */
-    int attention_kind;    /* gyro_tf_attention_kind (MHA only for now) */
-    int ffn_kind;          /* gyro_tf_ffn_kind (DENSE only for now) */
-    /* Reserved for MLA / MoE (must be 0 until implemented). */
-    int mla_latent_dim;    /* MLA: dimension of the joint key-value latent */
-    int moe_experts;       /* MoE: routed experts per layer */
-    int moe_shared;        /* MoE: shared experts per layer */
-    int moe_top_k;         /* MoE: experts chosen per token */
+    int attention_kind;    /* gyro_tf_attention_kind */
+    int ffn_kind;          /* gyro_tf_ffn_kind */
+    /* MLA options (0 unless attention_kind is MLA). Heads: n_heads × head_dim as for MHA. */
+    int mla_latent_dim;    /* dc: dimension of the joint key-value latent (>= 1) */
+    /* MoE options (0 unless ffn_kind is MOE). Every expert has ffn_dim hidden units. */
+    int moe_experts;       /* Nr: routed experts per layer, 1..256 */
+    int moe_shared;        /* Ns: shared (always-on) experts per layer, >= 0 */
+    int moe_top_k;         /* K: routed experts chosen per token, 1..Nr */
+    int mla_q_latent;      /* dcq: query latent; 0 = the same as mla_latent_dim */
+    int mla_rope_dim;      /* dr: decoupled RoPE width per head, even; 0 = no RoPE */
+    float moe_balance;     /* α >= 0: weight of the expert balance loss in the training loss */
 } gyro_tf_config;
 
 /* The seed's settings for a geometry (hyperbolic-chinese-nlu §5): 3 layers, 16 heads of
@@ -129,7 +146,10 @@ typedef struct gyro_tf_tensor {
 #define GYRO_TF_MAX_TENSORS 16
 
 /* Named pointers into a block. LayerNorm tensors are NULL (and absent from the table) when
- * cfg.layernorm is 0. Ball tensors are BALL only in the hyperbolic geometry. */
+ * cfg.layernorm is 0; qkvw/attprojw are NULL with MLA attention (mla is NULL with MHA);
+ * fcw/fcb/fcprojw/fcprojb are NULL with MoE (moe is NULL with the dense FFN). Ball tensors are
+ * BALL only in the hyperbolic geometry; the MLA and MoE blocks are Euclidean (their kernels
+ * work in the tangent space at the origin). */
 #define GYRO_TF_DEFINE_PARAMS(R, NAME)                                                         \
     typedef struct NAME {                                                                       \
         R *wte;       /* (V, C)      token embeddings               ball rows */                \
@@ -143,6 +163,8 @@ typedef struct gyro_tf_tensor {
         R *fcprojb;   /* (L, C)      FFN layer 2 bias                ball rows */               \
         R *ln2g;      /* (L, C)      LayerNorm after FFN: gain */                              \
         R *ln2b;      /* (L, C)      bias */                                                   \
+        R *mla;       /* (L, Pa)     MLA blocks (models/mla.h layout); MLA only */             \
+        R *moe;       /* (L, Pf)     MoE blocks (models/moe.h layout); MoE only */             \
         R *mlr_a;     /* (K, C)      MLR normals a_k */                                        \
         R *mlr_p;     /* (K, C)      MLR offsets p_k                 ball rows */               \
     } NAME;
@@ -244,6 +266,24 @@ void gyro_tf_backward(const gyro_tf_model *m, gyro_tf_acts *a, const gyro_tf_par
                       const float *dlogits);
 void gyro_tf_backward_f64(const gyro_tf_model_f64 *m, gyro_tf_acts_f64 *a,
                           const gyro_tf_params_f64 *grads, const double *dlogits);
+
+/* Balance loss Σ_layers α Σ_i f_i P_i of the last forward pass (models/moe.h; α =
+ * cfg.moe_balance, N = the valid tokens of the batch); 0 without MoE. Add it to the
+ * cross-entropy for the training loss: gyro_tf_backward adds its gradient. */
+double gyro_tf_balance_loss(const gyro_tf_acts *a);
+double gyro_tf_balance_loss_f64(const gyro_tf_acts_f64 *a);
+
+/* Expert load of the last forward pass: (L, moe_experts) counts of the valid tokens routed to
+ * each routed expert (each token counts once per chosen expert, so a layer sums to K·tokens);
+ * owned by the acts; NULL without MoE. */
+const long *gyro_tf_expert_load(const gyro_tf_acts *a);
+const long *gyro_tf_expert_load_f64(const gyro_tf_acts_f64 *a);
+
+/* Format load counts (L, moe_experts) — e.g. summed over a training epoch — as one line
+ * "L0 31/22/25/22% L1 …": each expert's share of its layer's routings, in percent. Always
+ * NUL-terminates (truncating) when cap > 0; returns buf. */
+char *gyro_tf_expert_load_format(char *buf, size_t cap, const long *counts,
+                                 const gyro_tf_config *cfg);
 
 /* Mean softmax cross-entropy of logits (B, K) against labels (B) in [0, K); writes
  * dlogits = (softmax − onehot)/B when dlogits != NULL and the probabilities when probs != NULL.

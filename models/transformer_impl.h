@@ -9,7 +9,22 @@
  * the configuration (no residual, no LayerNorm, no activation, no dropout) are not copies:
  * the next stage reads the previous buffer directly (see the alias choices in layer_ptrs),
  * and the backward follows the same aliases.
+ *
+ * MLA attention and MoE feed-forward replace the per-layer arrays of the blocks they replace
+ * (those arrays get width 0): MLA reads the layer input and writes `a`, MoE reads x1 and writes
+ * `f`. Their kernel caches (per layer; MLA also per sequence, since it runs over each
+ * sequence's valid positions) are forward-only buffers outside the two blocks. MoE runs over
+ * the valid tokens gathered into one (Nv, C) block so that padding neither routes nor counts
+ * in the balance loss and the load.
  */
+
+#ifndef TF_WIDTHS_DEFINED
+#define TF_WIDTHS_DEFINED
+/* Widths of the MHA and dense-FFN activations: 0 when MLA / MoE replaces the block. */
+#define TF_AW(cfg) ((cfg)->attention_kind == GYRO_TF_ATTENTION_MLA ? 0L                       \
+                    : (long)(cfg)->n_heads * (cfg)->head_dim)
+#define TF_FW(cfg) ((cfg)->ffn_kind == GYRO_TF_FFN_MOE ? 0L : (long)(cfg)->ffn_dim)
+#endif
 
 /* Named pointers to the activations of one layer (or their gradients). */
 typedef struct TF(tf_layer_ptrs) {
@@ -93,6 +108,23 @@ struct TF(gyro_tf_acts) {
     R *merge_cache;           /* (L, Nmax, 2H·C) hyperbolic merge cache (NULL otherwise) */
     R *scratch;               /* (scratch_values) per-row backward scratch */
     size_t scratch_values;
+    /* MLA (attention_kind MLA) */
+    size_t mla_np;            /* parameters per layer */
+    size_t mla_nacts;         /* cache values per sequence (layout for 1 x max_len) */
+    R *mla_cache;             /* (L, Bmax, mla_nacts) */
+    R *mla_scratch;           /* (layout n_scratch) backward scratch (training only) */
+    /* MoE (ffn_kind MOE) */
+    size_t moe_np;            /* parameters per layer */
+    size_t moe_nacts;         /* cache values per layer (layout for Nmax tokens) */
+    size_t moe_nroute;        /* route ints per layer */
+    R *moe_cache;             /* (L, moe_nacts) */
+    int *moe_route;           /* (L, moe_nroute) */
+    long *moe_load;           /* (L, Nr) tokens routed to each expert, last forward */
+    R *moe_scratch;           /* backward scratch (training only) */
+    R *moe_gin, *moe_gout;    /* (Nmax, C) valid rows gathered: input, output / its gradient */
+    R *moe_gdin;              /* (Nmax, C) gradient of the gathered input (training only) */
+    int moe_tokens;           /* Nv: valid tokens of the last forward */
+    double balance;           /* balance loss of the last forward */
     gyro_arena arena;         /* owns every buffer above (one allocation) */
 };
 
@@ -113,6 +145,8 @@ static R **TF(tf_slot)(PARAMS *p, int k)
     case GYRO_TF_T_LN2G: return &p->ln2g;
     case GYRO_TF_T_LN2B: return &p->ln2b;
     case GYRO_TF_T_MLR_A: return &p->mlr_a;
+    case GYRO_TF_T_MLA: return &p->mla;
+    case GYRO_TF_T_MOE: return &p->moe;
     default: return &p->mlr_p;
     }
 }
@@ -140,6 +174,20 @@ static void TF(tf_init_params)(MODEL *m, uint64_t seed)
         const size_t size = e[i].t.size;
         const int rows = e[i].t.rows, cols = e[i].t.cols;
         switch (e[i].slot) {
+        case GYRO_TF_T_MLA: {
+            gyro_mla_config mc;
+            tf_mla_config(cfg, &mc);
+            for (int l = 0; l < rows; l++)
+                L_(gyro_mla_init_params)(p + (size_t)l * cols, &mc, &rng);
+            break;
+        }
+        case GYRO_TF_T_MOE: {
+            gyro_moe_config fc;
+            tf_moe_config(cfg, &fc);
+            for (int l = 0; l < rows; l++)
+                L_(gyro_moe_init_params)(p + (size_t)l * cols, &fc, &rng);
+            break;
+        }
         case GYRO_TF_T_WTE: {
             /* tangent rows N(0, 1/C), then exp0 into the ball: |row| ≈ tanh(1) */
             const double sd = 1.0 / sqrt((double)cols);
@@ -232,9 +280,9 @@ static size_t TF(tf_carve_block)(R *base, TF(tf_block) *blk, const gyro_tf_confi
                                  int tmax)
 {
     const long N = (long)bmax * tmax;
-    const long C = cfg->dim, F = cfg->ffn_dim, H = cfg->n_heads, A = H * cfg->head_dim;
+    const long C = cfg->dim, F = TF_FW(cfg), H = cfg->n_heads, A = TF_AW(cfg);
     const long Lr = cfg->n_layers, K = cfg->n_classes;
-    const long RRW = cfg->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC ? H * C : 0;
+    const long RRW = cfg->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC && A ? H * C : 0;
     size_t off = 0;
 #define TF_TAKE(field, count)                                                                  \
     do {                                                                                       \
@@ -249,7 +297,7 @@ static size_t TF(tf_carve_block)(R *base, TF(tf_block) *blk, const gyro_tf_confi
     TF_TAKE(pdrop, bmax * C);
     TF_TAKE(pball, bmax * C);
     TF_TAKE(logits, bmax * K);
-    TF_TAKE(att, Lr * bmax * H * tmax * tmax);
+    TF_TAKE(att, A ? Lr * bmax * H * tmax * tmax : 0);
 #define TF_TAKE_LAYER(name, w) TF_TAKE(name, Lr * N * (w));
     TF_LAYER_FIELDS(TF_TAKE_LAYER)
 #undef TF_TAKE_LAYER
@@ -281,9 +329,33 @@ gyro_status TF(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int
     if (!a)
         return gyro_error_set(GYRO_ERR_NOMEM, "transformer: out of memory");
     const long N = (long)max_batch * max_len;
-    const long C = cfg->dim, F = cfg->ffn_dim, H = cfg->n_heads, A = H * cfg->head_dim;
+    const long C = cfg->dim, F = TF_FW(cfg), H = cfg->n_heads, A = TF_AW(cfg);
     const long Lr = cfg->n_layers;
-    const int hyp = cfg->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC;
+    const int hyp = cfg->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC && A;
+    const int mla = cfg->attention_kind == GYRO_TF_ATTENTION_MLA;
+    const int moe = cfg->ffn_kind == GYRO_TF_FFN_MOE;
+    size_t mla_nscratch = 0, moe_nscratch = 0;
+    long moe_nr = 0;
+    if (mla) {
+        gyro_mla_config mc;
+        gyro_mla_layout lay;
+        tf_mla_config(cfg, &mc);
+        gyro_mla_layout_init(&lay, &mc, 1, max_len);
+        a->mla_np = tf_mla_params(cfg);
+        a->mla_nacts = lay.n_acts;
+        mla_nscratch = lay.n_scratch;
+    }
+    if (moe) {
+        gyro_moe_config fc;
+        gyro_moe_layout lay;
+        tf_moe_config(cfg, &fc);
+        gyro_moe_layout_init(&lay, &fc, (int)N);
+        a->moe_np = tf_moe_params(cfg);
+        a->moe_nacts = lay.n_acts;
+        a->moe_nroute = lay.n_route;
+        moe_nscratch = lay.n_scratch;
+        moe_nr = cfg->moe_experts;
+    }
     a->max_batch = max_batch;
     a->max_len = max_len;
     a->training = training != 0;
@@ -306,6 +378,15 @@ gyro_status TF(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int
         a->training ? (size_t)(Lr * N * A) * sizeof(R) : 0,       /* dropout masks */
         a->training ? (size_t)(Lr * N * F) * sizeof(R) : 0,
         a->training ? (size_t)max_batch * C * sizeof(R) : 0,
+        (size_t)Lr * max_batch * a->mla_nacts * sizeof(R),        /* 10: MLA caches */
+        a->training ? mla_nscratch * sizeof(R) : 0,
+        (size_t)Lr * a->moe_nacts * sizeof(R),                    /* 12: MoE caches */
+        (size_t)Lr * a->moe_nroute * sizeof(int),
+        (size_t)(Lr * moe_nr) * sizeof(long),
+        a->training ? moe_nscratch * sizeof(R) : 0,
+        moe ? (size_t)N * C * sizeof(R) : 0,
+        moe ? (size_t)N * C * sizeof(R) : 0,
+        moe && a->training ? (size_t)N * C * sizeof(R) : 0,
     };
     size_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
@@ -329,6 +410,21 @@ gyro_status TF(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int
         a->mask_f = gyro_arena_alloc(ar, sizes[8]);
         a->mask_p = gyro_arena_alloc(ar, sizes[9]);
     }
+    if (mla) {
+        a->mla_cache = gyro_arena_alloc(ar, sizes[10]);
+        a->mla_scratch = a->training ? gyro_arena_alloc(ar, sizes[11]) : NULL;
+    }
+    if (moe) {
+        a->moe_cache = gyro_arena_alloc(ar, sizes[12]);
+        a->moe_route = gyro_arena_alloc(ar, sizes[13]);
+        a->moe_load = gyro_arena_alloc(ar, sizes[14]);
+        if (a->moe_load && sizes[14])
+            memset(a->moe_load, 0, sizes[14]);
+        a->moe_scratch = a->training ? gyro_arena_alloc(ar, sizes[15]) : NULL;
+        a->moe_gin = gyro_arena_alloc(ar, sizes[16]);
+        a->moe_gout = gyro_arena_alloc(ar, sizes[17]);
+        a->moe_gdin = a->training ? gyro_arena_alloc(ar, sizes[18]) : NULL;
+    }
     TF(tf_carve_block)(a->memory, &a->a, cfg, max_batch, max_len);
     if (a->training)
         TF(tf_carve_block)(a->dmemory, &a->d, cfg, max_batch, max_len);
@@ -344,15 +440,15 @@ gyro_status TF(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int
 static void TF(tf_layer_ptrs_get)(TF(tf_layer_ptrs) *p, const ACTS *a, const TF(tf_block) *blk,
                                   const gyro_tf_config *cfg, int l, int fwd, R *xin)
 {
-    const long N = a->nmax, C = cfg->dim, F = cfg->ffn_dim, H = cfg->n_heads;
-    const long A = H * cfg->head_dim;
-    const long RRW = cfg->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC ? H * C : 0;
+    const long N = a->nmax, C = cfg->dim, F = TF_FW(cfg), H = cfg->n_heads;
+    const long A = TF_AW(cfg);
+    const long RRW = cfg->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC && A ? H * C : 0;
     const int eu = cfg->geometry != GYRO_TF_GEOMETRY_HYPERBOLIC;
     (void)F;
 #define TF_LAYER_PTR(name, w) p->name = blk->name + (long)l * N * (w);
     TF_LAYER_FIELDS(TF_LAYER_PTR)
 #undef TF_LAYER_PTR
-    p->att = blk->att + (long)l * a->max_batch * H * a->max_len * a->max_len;
+    p->att = A ? blk->att + (long)l * a->max_batch * H * a->max_len * a->max_len : NULL;
     p->xin = xin;
     /* attention */
     if (eu) {
@@ -401,7 +497,7 @@ static void TF(tf_layer_ptrs_get)(TF(tf_layer_ptrs) *p, const ACTS *a, const TF(
         p->xout = p->lnv2;
     }
     p->mask_o = fwd && a->mask_o ? a->mask_o + (long)l * N * A : NULL;
-    p->mask_f = fwd && a->mask_f ? a->mask_f + (long)l * N * cfg->ffn_dim : NULL;
+    p->mask_f = fwd && a->mask_f ? a->mask_f + (long)l * N * F : NULL;
     p->rb = fwd && a->merge_cache ? a->merge_cache + (long)l * N * 2 * H * C : NULL;
 }
 
@@ -430,6 +526,39 @@ static void TF(tf_head_ptrs)(R **lf, R **pd, R **pb, const ACTS *a, const TF(tf_
     *lf = eu ? xl : blk->lfin;
     *pd = a->dropout_on ? blk->pdrop : blk->pooled;
     *pb = eu ? *pd : blk->pball;
+}
+
+/* ---- valid-token gather / scatter (MoE) ------------------------------------------------------ */
+
+/* dst (Nv, C) = the rows of src (B, T, C) at valid positions, in order; returns Nv. */
+static int TF(tf_gather_valid)(R *dst, const R *src, const int *lengths, int B, int T, int C)
+{
+    int nv = 0;
+    for (int b = 0; b < B; b++) {
+        memcpy(dst + (size_t)nv * C, src + (size_t)b * T * C, (size_t)lengths[b] * C * sizeof(R));
+        nv += lengths[b];
+    }
+    return nv;
+}
+
+/* dst (B, T, C): valid rows = src (Nv, C) in order (accumulate != 0: +=); with accumulate == 0
+ * the padded rows are set to 0 (the origin of the ball). */
+static void TF(tf_scatter_valid)(R *dst, const R *src, const int *lengths, int B, int T, int C,
+                                 int accumulate)
+{
+    size_t k = 0;
+    for (int b = 0; b < B; b++) {
+        R *row = dst + (size_t)b * T * C;
+        const size_t nval = (size_t)lengths[b] * C;
+        if (accumulate) {
+            for (size_t i = 0; i < nval; i++)
+                row[i] += src[k + i];
+        } else {
+            memcpy(row, src + k, nval * sizeof(R));
+            memset(row + nval, 0, ((size_t)T * C - nval) * sizeof(R));
+        }
+        k += nval;
+    }
 }
 
 /* ---- forward ------------------------------------------------------------------------------ */
@@ -476,23 +605,43 @@ gyro_status TF(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
     const PARAMS *w = &m->params;
     TF(tf_block) *blk = &a->a;
 
+    const int mla = cfg->attention_kind == GYRO_TF_ATTENTION_MLA;
+    const int moe = cfg->ffn_kind == GYRO_TF_FFN_MOE;
+    gyro_mla_config mc;
+    gyro_moe_config fc;
+    if (mla)
+        tf_mla_config(cfg, &mc);
+    if (moe)
+        tf_moe_config(cfg, &fc);
+    a->balance = 0.0;
+    a->moe_tokens = 0;
+
     L_(gyro_embed_forward)(blk->x0, tokens, lengths, w->wte, m->pos, geo, c, B, T, C);
     for (int l = 0; l < cfg->n_layers; l++) {
         TF(tf_layer_ptrs) p;
         TF(tf_ptrs)(&p, a, blk, cfg, l, 1);
-        const R *wqkv = w->qkvw + (long)l * 3 * A * C, *wo = w->attprojw + (long)l * C * A;
-        const R *w1 = w->fcw + (long)l * F * C, *b1 = w->fcb + (long)l * F;
-        const R *w2 = w->fcprojw + (long)l * C * F, *b2 = w->fcprojb + (long)l * C;
 
-        /* attention: q,k,v = per-head log0 of W ⊗ x = exp0(W log0 x) */
         L_(gyro_geo_log0)(p.u, C, p.xin, C, geo, c, Nr, C);
-        L_(gyro_linear_forward)(p.qkvy, 3 * A, p.u, C, wqkv, C, Nr, C, 3 * A);
-        L_(gyro_geo_exp0)(p.qkvz, 3 * A, p.qkvy, 3 * A, geo, c, Nr, 3 * A);
-        L_(gyro_geo_log0)(p.qkvt, D, p.qkvz, D, geo, c, Nr * 3 * H, D);
-        L_(gyro_attention_forward)(p.o, p.att, p.qkvt, lengths, B, T, H, D);
-        if (a->dropout_on)
-            L_(gyro_dropout_forward)(p.od, p.mask_o, p.o, rng, pdrop, (long)Nr * A);
-        L_(gyro_merge_forward)(p.a, p.rr, p.rb, p.od, wo, geo, c, Nr, H, D, C);
+        if (mla) {
+            /* MLA per sequence over its valid positions; padded rows of `a` at the origin */
+            const R *wm = w->mla + (size_t)l * a->mla_np;
+            for (int b = 0; b < B; b++) {
+                const size_t r0 = (size_t)b * T * C, n = (size_t)lengths[b];
+                R *cache = a->mla_cache + ((size_t)l * a->max_batch + b) * a->mla_nacts;
+                L_(gyro_mla_forward)(p.a + r0, cache, p.xin + r0, wm, &mc, 1, lengths[b]);
+                memset(p.a + r0 + n * C, 0, ((size_t)T - n) * C * sizeof(R));
+            }
+        } else {
+            /* attention: q,k,v = per-head log0 of W ⊗ x = exp0(W log0 x) */
+            const R *wqkv = w->qkvw + (long)l * 3 * A * C, *wo = w->attprojw + (long)l * C * A;
+            L_(gyro_linear_forward)(p.qkvy, 3 * A, p.u, C, wqkv, C, Nr, C, 3 * A);
+            L_(gyro_geo_exp0)(p.qkvz, 3 * A, p.qkvy, 3 * A, geo, c, Nr, 3 * A);
+            L_(gyro_geo_log0)(p.qkvt, D, p.qkvz, D, geo, c, Nr * 3 * H, D);
+            L_(gyro_attention_forward)(p.o, p.att, p.qkvt, lengths, B, T, H, D);
+            if (a->dropout_on)
+                L_(gyro_dropout_forward)(p.od, p.mask_o, p.o, rng, pdrop, (long)Nr * A);
+            L_(gyro_merge_forward)(p.a, p.rr, p.rb, p.od, wo, geo, c, Nr, H, D, C);
+        }
 
         /* residual and LayerNorm after attention */
         if (cfg->residual == GYRO_TF_RESIDUAL_MOBIUS) {
@@ -510,19 +659,37 @@ gyro_status TF(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
             L_(gyro_geo_exp0)(p.x1, C, p.lnv1, C, geo, c, Nr, C);
         }
 
-        /* feed-forward: M2 ⊗ φ⊗(M1 ⊗ x ⊕ b1) ⊕ b2 */
         L_(gyro_geo_log0)(p.u2, C, p.x1, C, geo, c, Nr, C);
-        L_(gyro_linear_forward)(p.y2, F, p.u2, C, w1, C, Nr, C, F);
-        L_(gyro_geo_exp0)(p.e2, F, p.y2, F, geo, c, Nr, F);
-        L_(gyro_geo_add)(p.h, p.e2, b1, 0, geo, c, Nr, F);
-        L_(gyro_geo_log0)(p.g0, F, p.h, F, geo, c, Nr, F);
-        if (cfg->ffn_activation == GYRO_TF_ACTIVATION_RELU)
-            L_(gyro_relu_forward)(p.g1, p.g0, (long)Nr * F);
-        if (a->dropout_on)
-            L_(gyro_dropout_forward)(p.gd, p.mask_f, p.g1, rng, pdrop, (long)Nr * F);
-        L_(gyro_linear_forward)(p.y3, C, p.gd, F, w2, F, Nr, F, C);
-        L_(gyro_geo_exp0)(p.e3, C, p.y3, C, geo, c, Nr, C);
-        L_(gyro_geo_add)(p.f, p.e3, b2, 0, geo, c, Nr, C);
+        if (moe) {
+            /* mixture of experts over the valid tokens; padded rows of f at the origin */
+            R *cache = a->moe_cache + (size_t)l * a->moe_nacts;
+            int *route = a->moe_route + (size_t)l * a->moe_nroute;
+            long *load = a->moe_load + (size_t)l * cfg->moe_experts;
+            const int nv = TF(tf_gather_valid)(a->moe_gin, p.x1, lengths, B, T, C);
+            L_(gyro_moe_forward)(a->moe_gout, cache, route, a->moe_gin,
+                                 w->moe + (size_t)l * a->moe_np, &fc, nv);
+            TF(tf_scatter_valid)(p.f, a->moe_gout, lengths, B, T, C, 0);
+            a->balance += L_(gyro_moe_balance_loss)(NULL, cache, route, &fc, nv,
+                                                    (double)cfg->moe_balance);
+            memset(load, 0, (size_t)cfg->moe_experts * sizeof(long));
+            gyro_moe_count_load(load, route, &fc, nv);
+            a->moe_tokens = nv;
+        } else {
+            /* feed-forward: M2 ⊗ φ⊗(M1 ⊗ x ⊕ b1) ⊕ b2 */
+            const R *w1 = w->fcw + (long)l * F * C, *b1 = w->fcb + (long)l * F;
+            const R *w2 = w->fcprojw + (long)l * C * F, *b2 = w->fcprojb + (long)l * C;
+            L_(gyro_linear_forward)(p.y2, F, p.u2, C, w1, C, Nr, C, F);
+            L_(gyro_geo_exp0)(p.e2, F, p.y2, F, geo, c, Nr, F);
+            L_(gyro_geo_add)(p.h, p.e2, b1, 0, geo, c, Nr, F);
+            L_(gyro_geo_log0)(p.g0, F, p.h, F, geo, c, Nr, F);
+            if (cfg->ffn_activation == GYRO_TF_ACTIVATION_RELU)
+                L_(gyro_relu_forward)(p.g1, p.g0, (long)Nr * F);
+            if (a->dropout_on)
+                L_(gyro_dropout_forward)(p.gd, p.mask_f, p.g1, rng, pdrop, (long)Nr * F);
+            L_(gyro_linear_forward)(p.y3, C, p.gd, F, w2, F, Nr, F, C);
+            L_(gyro_geo_exp0)(p.e3, C, p.y3, C, geo, c, Nr, C);
+            L_(gyro_geo_add)(p.f, p.e3, b2, 0, geo, c, Nr, C);
+        }
 
         /* residual and LayerNorm after the feed-forward block */
         if (cfg->residual == GYRO_TF_RESIDUAL_MOBIUS) {
@@ -561,13 +728,13 @@ gyro_status TF(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
  * gradient belongs to the layer below and is not touched. */
 static void TF(tf_zero_layer)(const TF(tf_layer_ptrs) *q, const gyro_tf_config *cfg, long Nr)
 {
-    const long C = cfg->dim, F = cfg->ffn_dim, A = (long)cfg->n_heads * cfg->head_dim;
+    const long C = cfg->dim, F = TF_FW(cfg), A = TF_AW(cfg);
     R *ptr[40];
     long width[40];
     int n = 0;
 #define TF_LIVE(field, w)                                                                      \
     do {                                                                                       \
-        int seen_ = 0;                                                                         \
+        int seen_ = (w) == 0; /* a zero-width array (MLA/MoE) shares its neighbour's address */ \
         for (int i_ = 0; i_ < n; i_++)                                                         \
             seen_ |= ptr[i_] == q->field;                                                      \
         if (!seen_) {                                                                          \
@@ -606,6 +773,14 @@ void TF(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const R 
     const PARAMS *g = grads;
     TF(tf_block) *fa = &a->a, *da = &a->d;
     R *scr = a->scratch;
+    const int mla = cfg->attention_kind == GYRO_TF_ATTENTION_MLA;
+    const int moe = cfg->ffn_kind == GYRO_TF_FFN_MOE;
+    gyro_mla_config mc;
+    gyro_moe_config fc;
+    if (mla)
+        tf_mla_config(cfg, &mc);
+    if (moe)
+        tf_moe_config(cfg, &fc);
 
     /* head: MLR, exp0, dropout, pooling, log0 */
     const int Lr = cfg->n_layers;
@@ -643,12 +818,6 @@ void TF(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const R 
             TF(tf_ptrs)(&below, a, da, cfg, l - 1, 0);
             TF(tf_zero_layer)(&below, cfg, Nr);
         }
-        const R *wqkv = w->qkvw + (long)l * 3 * A * C, *wo = w->attprojw + (long)l * C * A;
-        const R *w1 = w->fcw + (long)l * F * C, *b1 = w->fcb + (long)l * F;
-        const R *w2 = w->fcprojw + (long)l * C * F, *b2 = w->fcprojb + (long)l * C;
-        R *gwqkv = g->qkvw + (long)l * 3 * A * C, *gwo = g->attprojw + (long)l * C * A;
-        R *gw1 = g->fcw + (long)l * F * C, *gb1 = g->fcb + (long)l * F;
-        R *gw2 = g->fcprojw + (long)l * C * F, *gb2 = g->fcprojb + (long)l * C;
 
         /* LayerNorm and residual after the feed-forward block */
         if (cfg->layernorm) {
@@ -672,18 +841,35 @@ void TF(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const R 
             L_(gyro_geo_log0_backward)(q.f, C, q.lf, C, p.f, C, geo, c, Nr, C);
         }
 
-        /* feed-forward */
-        L_(gyro_geo_add_backward)(q.e3, gb2, scr, q.f, p.f, p.e3, b2, 0, geo, c, Nr, C);
-        L_(gyro_geo_exp0_backward)(q.y3, C, scr, q.e3, C, p.e3, C, p.y3, C, geo, c, Nr, C);
-        L_(gyro_linear_backward)(q.gd, F, gw2, F, q.y3, C, p.gd, F, w2, F, Nr, F, C);
-        if (a->dropout_on)
-            L_(gyro_dropout_backward)(q.g1, q.gd, p.mask_f, (long)Nr * F);
-        if (cfg->ffn_activation == GYRO_TF_ACTIVATION_RELU)
-            L_(gyro_relu_backward)(q.g0, q.g1, p.g0, (long)Nr * F);
-        L_(gyro_geo_log0_backward)(q.h, F, q.g0, F, p.h, F, geo, c, Nr, F);
-        L_(gyro_geo_add_backward)(q.e2, gb1, scr, q.h, p.h, p.e2, b1, 0, geo, c, Nr, F);
-        L_(gyro_geo_exp0_backward)(q.y2, F, scr, q.e2, F, p.e2, F, p.y2, F, geo, c, Nr, F);
-        L_(gyro_linear_backward)(q.u2, C, gw1, C, q.y2, F, p.u2, C, w1, C, Nr, C, F);
+        if (moe) {
+            /* mixture of experts (with the balance-loss gradient) over the valid tokens */
+            const size_t ln = (size_t)l;
+            const int nv = TF(tf_gather_valid)(a->moe_gin, p.x1, lengths, B, T, C);
+            TF(tf_gather_valid)(a->moe_gout, q.f, lengths, B, T, C);
+            memset(a->moe_gdin, 0, (size_t)nv * C * sizeof(R));
+            L_(gyro_moe_backward)(a->moe_gdin, g->moe + ln * a->moe_np, a->moe_scratch,
+                                  a->moe_gout, a->moe_cache + ln * a->moe_nacts,
+                                  a->moe_route + ln * a->moe_nroute, a->moe_gin,
+                                  w->moe + ln * a->moe_np, &fc, nv, (double)cfg->moe_balance);
+            TF(tf_scatter_valid)(q.x1, a->moe_gdin, lengths, B, T, C, 1);
+        } else {
+            /* feed-forward */
+            const R *w1 = w->fcw + (long)l * F * C, *b1 = w->fcb + (long)l * F;
+            const R *w2 = w->fcprojw + (long)l * C * F, *b2 = w->fcprojb + (long)l * C;
+            R *gw1 = g->fcw + (long)l * F * C, *gb1 = g->fcb + (long)l * F;
+            R *gw2 = g->fcprojw + (long)l * C * F, *gb2 = g->fcprojb + (long)l * C;
+            L_(gyro_geo_add_backward)(q.e3, gb2, scr, q.f, p.f, p.e3, b2, 0, geo, c, Nr, C);
+            L_(gyro_geo_exp0_backward)(q.y3, C, scr, q.e3, C, p.e3, C, p.y3, C, geo, c, Nr, C);
+            L_(gyro_linear_backward)(q.gd, F, gw2, F, q.y3, C, p.gd, F, w2, F, Nr, F, C);
+            if (a->dropout_on)
+                L_(gyro_dropout_backward)(q.g1, q.gd, p.mask_f, (long)Nr * F);
+            if (cfg->ffn_activation == GYRO_TF_ACTIVATION_RELU)
+                L_(gyro_relu_backward)(q.g0, q.g1, p.g0, (long)Nr * F);
+            L_(gyro_geo_log0_backward)(q.h, F, q.g0, F, p.h, F, geo, c, Nr, F);
+            L_(gyro_geo_add_backward)(q.e2, gb1, scr, q.h, p.h, p.e2, b1, 0, geo, c, Nr, F);
+            L_(gyro_geo_exp0_backward)(q.y2, F, scr, q.e2, F, p.e2, F, p.y2, F, geo, c, Nr, F);
+            L_(gyro_linear_backward)(q.u2, C, gw1, C, q.y2, F, p.u2, C, w1, C, Nr, C, F);
+        }
         L_(gyro_geo_log0_backward)(q.x1, C, q.u2, C, p.x1, C, geo, c, Nr, C);
 
         /* LayerNorm and residual after attention */
@@ -708,20 +894,47 @@ void TF(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const R 
             L_(gyro_geo_log0_backward)(q.a, C, q.la, C, p.a, C, geo, c, Nr, C);
         }
 
-        /* attention */
-        L_(gyro_merge_backward)(q.od, gwo, q.rr, scr, q.a, p.od, p.rr, p.rb, wo, geo, c, Nr, H,
-                                D, C);
-        if (a->dropout_on)
-            L_(gyro_dropout_backward)(q.o, q.od, p.mask_o, (long)Nr * A);
-        L_(gyro_attention_backward)(q.qkvt, scr, q.o, p.qkvt, p.att, lengths, B, T, H, D);
-        L_(gyro_geo_log0_backward)(q.qkvz, D, q.qkvt, D, p.qkvz, D, geo, c, Nr * 3 * H, D);
-        L_(gyro_geo_exp0_backward)(q.qkvy, 3 * A, scr, q.qkvz, 3 * A, p.qkvz, 3 * A, p.qkvy,
-                                   3 * A, geo, c, Nr, 3 * A);
-        L_(gyro_linear_backward)(q.u, C, gwqkv, C, q.qkvy, 3 * A, p.u, C, wqkv, C, Nr, C, 3 * A);
+        if (mla) {
+            /* MLA per sequence (the padded rows of `a` carry no gradient) */
+            const R *wm = w->mla + (size_t)l * a->mla_np;
+            R *gm = g->mla + (size_t)l * a->mla_np;
+            for (int b = 0; b < B; b++) {
+                const size_t r0 = (size_t)b * T * C;
+                const R *cache = a->mla_cache + ((size_t)l * a->max_batch + b) * a->mla_nacts;
+                L_(gyro_mla_backward)(q.xin + r0, gm, a->mla_scratch, q.a + r0, cache,
+                                      p.xin + r0, wm, &mc, 1, lengths[b]);
+            }
+        } else {
+            /* attention */
+            const R *wqkv = w->qkvw + (long)l * 3 * A * C, *wo = w->attprojw + (long)l * C * A;
+            R *gwqkv = g->qkvw + (long)l * 3 * A * C, *gwo = g->attprojw + (long)l * C * A;
+            L_(gyro_merge_backward)(q.od, gwo, q.rr, scr, q.a, p.od, p.rr, p.rb, wo, geo, c, Nr,
+                                    H, D, C);
+            if (a->dropout_on)
+                L_(gyro_dropout_backward)(q.o, q.od, p.mask_o, (long)Nr * A);
+            L_(gyro_attention_backward)(q.qkvt, scr, q.o, p.qkvt, p.att, lengths, B, T, H, D);
+            L_(gyro_geo_log0_backward)(q.qkvz, D, q.qkvt, D, p.qkvz, D, geo, c, Nr * 3 * H, D);
+            L_(gyro_geo_exp0_backward)(q.qkvy, 3 * A, scr, q.qkvz, 3 * A, p.qkvz, 3 * A, p.qkvy,
+                                       3 * A, geo, c, Nr, 3 * A);
+            L_(gyro_linear_backward)(q.u, C, gwqkv, C, q.qkvy, 3 * A, p.u, C, wqkv, C, Nr, C,
+                                     3 * A);
+        }
         L_(gyro_geo_log0_backward)(q.xin, C, q.u, C, p.xin, C, geo, c, Nr, C);
     }
     L_(gyro_embed_backward)(g->wte, scr, da->x0, fa->x0, a->tokens, lengths, w->wte, m->pos, geo,
                             c, B, T, C);
+}
+
+/* ---- MoE statistics ------------------------------------------------------------------------ */
+
+double TF(gyro_tf_balance_loss)(const ACTS *a)
+{
+    return a->balance;
+}
+
+const long *TF(gyro_tf_expert_load)(const ACTS *a)
+{
+    return a->moe_load;
 }
 
 /* ---- loss --------------------------------------------------------------------------------- */

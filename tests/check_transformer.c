@@ -1,8 +1,10 @@
 /* check_transformer.c — Check suite for models/transformer: the whole model's gradient checked
  * end to end by finite differences in float64 on tiny configurations (hyperbolic and
- * Euclidean; the seed's block, Möbius and tangent residuals, LayerNorm, ReLU, dropout), the
- * float32 model against the float64 one, padding and batch independence, the parameter table,
- * configuration and input errors, and a short training run that must learn a toy task. */
+ * Euclidean; the seed's block, Möbius and tangent residuals, LayerNorm, ReLU, dropout; MLA
+ * attention and MoE feed-forward, together and apart, with the balance loss in the objective),
+ * the float32 model against the float64 one, padding and batch independence, the parameter
+ * table, configuration and input errors, expert load statistics, and short training runs that
+ * must learn a toy task. */
 #include <check.h>
 #include <math.h>
 #include <pthread.h>
@@ -30,6 +32,26 @@ static gyro_tf_config tiny(gyro_tf_geometry geo)
     return c;
 }
 
+/* MLA attention (latent 3, query latent 4, RoPE 2) and/or MoE feed-forward (3 routed experts,
+ * 1 shared, top-2, balance 0.1) on a tiny configuration. */
+static gyro_tf_config with_blocks(gyro_tf_config c, int mla, int moe)
+{
+    if (mla) {
+        c.attention_kind = GYRO_TF_ATTENTION_MLA;
+        c.mla_latent_dim = 3;
+        c.mla_q_latent = 4;
+        c.mla_rope_dim = 2;
+    }
+    if (moe) {
+        c.ffn_kind = GYRO_TF_FFN_MOE;
+        c.moe_experts = 3;
+        c.moe_shared = 1;
+        c.moe_top_k = 2;
+        c.moe_balance = 0.1f;
+    }
+    return c;
+}
+
 static const int32_t TOK[3 * 4] = {1, 2, 3, 4, 5, 0, 9, 9, 2, 2, 1, -7};
 static const int LEN[3] = {4, 2, 3};
 static const int LAB[3] = {0, 2, 1};
@@ -39,7 +61,9 @@ static double loss_f64(gyro_tf_model_f64 *m, gyro_tf_acts_f64 *a, int dropout)
     gyro_rng r;
     gyro_rng_seed(&r, 77); /* the same dropout masks on every evaluation */
     ck_assert_int_eq(gyro_tf_forward_f64(m, a, TOK, LEN, 3, 4, dropout ? &r : NULL), GYRO_OK);
-    return gyro_tf_softmax_xent_f64(NULL, NULL, gyro_tf_logits_f64(a), LAB, 3, 3);
+    /* the training loss: cross-entropy + the MoE balance loss (0 without MoE) */
+    return gyro_tf_softmax_xent_f64(NULL, NULL, gyro_tf_logits_f64(a), LAB, 3, 3) +
+           gyro_tf_balance_loss_f64(a);
 }
 
 /* FD over every parameter; returns the max relative error. */
@@ -83,6 +107,8 @@ static double fd_model(const gyro_tf_config *cfg, const char *name)
         if (ae > max_abs) max_abs = ae;
         if (re > max_rel) max_rel = re;
     }
+    if (cfg->ffn_kind == GYRO_TF_FFN_MOE)
+        ck_assert_double_gt(gyro_tf_balance_loss_f64(a), 0); /* part of the checked objective */
     printf("fd model %-34s %5zu params  |g| %.3e  max abs %.3e  max rel %.3e\n", name,
            m->n_params, sqrt(gnorm), max_abs, max_rel);
     ck_assert_double_gt(sqrt(gnorm), 1e-3); /* a vanishing gradient would pass trivially */
@@ -127,13 +153,44 @@ START_TEST(test_fd_euclidean)
 }
 END_TEST
 
+START_TEST(test_fd_mla_moe)
+{
+    static const char *kind[4] = {"", "MLA", "MoE", "MLA + MoE"};
+    char name[64];
+    for (int geo = 0; geo < 2; geo++)
+        for (int k = 1; k < 4; k++) {
+            gyro_tf_config c = with_blocks(tiny((gyro_tf_geometry)geo), k & 1, k & 2);
+            snprintf(name, sizeof name, "%s, %s", geo ? "hyperbolic" : "euclidean", kind[k]);
+            ck_assert_double_lt(fd_model(&c, name), FD_TOL);
+        }
+    /* hyperbolic with tangent residual, LayerNorm, curvature 0.7, dropout on the pooled
+     * vector; Euclidean without RoPE, no shared expert, top-1, with dropout */
+    gyro_tf_config c = with_blocks(tiny(GYRO_TF_GEOMETRY_HYPERBOLIC), 1, 1);
+    c.residual = GYRO_TF_RESIDUAL_TANGENT;
+    c.layernorm = 1;
+    c.curvature = 0.7f;
+    c.dropout = 0.3f;
+    ck_assert_double_lt(fd_model(&c, "hyperbolic, MLA + MoE, tan res + LN"), FD_TOL);
+    c = with_blocks(tiny(GYRO_TF_GEOMETRY_EUCLIDEAN), 1, 1);
+    c.mla_rope_dim = 0;
+    c.mla_q_latent = 0;
+    c.moe_shared = 0;
+    c.moe_top_k = 1;
+    c.dropout = 0.2f;
+    ck_assert_double_lt(fd_model(&c, "euclidean, MLA + MoE top-1, drop"), FD_TOL);
+}
+END_TEST
+
 START_TEST(test_f32_matches_f64)
 {
     /* Configurations whose tangent vectors stay inside the float32 range of the ball
-     * (|v| < artanh(1 − 4e-3) ≈ 3.1); beyond it the two precisions clamp differently. */
-    for (int variant = 0; variant < 8; variant++) {
+     * (|v| < artanh(1 − 4e-3) ≈ 3.1); beyond it the two precisions clamp differently.
+     * Variants 8..15 repeat 0..7 with MLA and MoE, 16..19 with one of them. */
+    for (int variant = 0; variant < 20; variant++) {
         const int geo = variant & 1, res = (variant >> 1) % 4;
         gyro_tf_config c = tiny((gyro_tf_geometry)geo);
+        if (variant >= 8)
+            c = with_blocks(c, variant < 16 || variant >= 18, variant < 18);
         c.layernorm = res > 0;
         c.residual = res == 3 ? GYRO_TF_RESIDUAL_TANGENT
                      : res == 2 ? GYRO_TF_RESIDUAL_MOBIUS : GYRO_TF_RESIDUAL_NONE;
@@ -169,6 +226,7 @@ START_TEST(test_f32_matches_f64)
             gm = fmax(gm, fabs(md->grads_memory[i]));
         }
         ck_assert_double_lt(gw, 1e-3 * gm + 1e-6);
+        ck_assert(fabs(gyro_tf_balance_loss(a) - gyro_tf_balance_loss_f64(ad)) < 1e-5);
         gyro_tf_acts_free(a);
         gyro_tf_acts_free_f64(ad);
         gyro_tf_free(m);
@@ -180,8 +238,11 @@ END_TEST
 /* A sequence's logits do not depend on its padding, on T, or on the other sequences. */
 START_TEST(test_padding_and_batch_independence)
 {
-    for (int geo = 0; geo < 2; geo++) {
+    for (int variant = 0; variant < 4; variant++) {
+        const int geo = variant & 1;
         gyro_tf_config c = tiny((gyro_tf_geometry)geo);
+        if (variant >= 2)
+            c = with_blocks(c, 1, 1);
         gyro_tf_model *m = NULL;
         gyro_tf_acts *a = NULL;
         ck_assert_int_eq(gyro_tf_new(&c, 3, 0, &m), GYRO_OK);
@@ -257,6 +318,110 @@ START_TEST(test_tensor_table)
 }
 END_TEST
 
+/* MLA / MoE tensors replace the attention / FFN tensors, are Euclidean, one row per layer of
+ * the kernels' parameter block size. */
+START_TEST(test_tensor_table_mla_moe)
+{
+    for (int geo = 0; geo < 2; geo++) {
+        gyro_tf_config c = with_blocks(tiny((gyro_tf_geometry)geo), 1, 1);
+        gyro_tf_tensor t[GYRO_TF_MAX_TENSORS];
+        int n = gyro_tf_tensor_table(&c, t);
+        const int ln = 4 * c.layernorm; /* ln1g, ln1b, ln2g, ln2b (the Euclidean default) */
+        ck_assert_int_eq(n, 5 + ln); /* wte, mla, moe, mlr_a, mlr_p */
+        size_t off = 0;
+        int balls = 0, seen = 0;
+        for (int i = 0; i < n; i++) {
+            ck_assert_uint_eq(t[i].offset, off);
+            off += t[i].size;
+            ck_assert(strcmp(t[i].name, "qkvw") && strcmp(t[i].name, "fcw"));
+            balls += t[i].manifold == GYRO_TF_MANIFOLD_BALL;
+            if (!strcmp(t[i].name, "mla") || !strcmp(t[i].name, "moe")) {
+                seen++;
+                ck_assert_int_eq(t[i].manifold, GYRO_TF_MANIFOLD_EUCLIDEAN);
+                ck_assert_int_eq(t[i].rows, c.n_layers);
+            }
+        }
+        ck_assert_int_eq(seen, 2);
+        ck_assert_int_eq(balls, geo ? 2 : 0); /* wte and mlr_p */
+        ck_assert_uint_eq(off, gyro_tf_param_count(&c));
+        /* MLA: dq 4x6, uq 8x4, qr 4x4, dkv 3x6, uk 8x3, uv 8x3, kr 2x6, o 6x8 = 198;
+         * MoE: 4 experts x (7x6 + 7 + 6x7 + 6) + centroids 3x6 = 406 */
+        gyro_tf_model *m = NULL;
+        ck_assert_int_eq(gyro_tf_new(&c, 1, 1, &m), GYRO_OK);
+        ck_assert_ptr_null(m->params.qkvw);
+        ck_assert_ptr_null(m->params.fcw);
+        ck_assert_ptr_null(m->params.fcb);
+        ck_assert_ptr_nonnull(m->params.mla);
+        ck_assert_ptr_nonnull(m->grads.moe);
+        for (int i = 0; i < n; i++) {
+            if (!strcmp(t[i].name, "mla")) ck_assert_int_eq(t[i].cols, 198);
+            if (!strcmp(t[i].name, "moe")) ck_assert_int_eq(t[i].cols, 406);
+        }
+        gyro_tf_free(m);
+        /* MLA only / MoE only */
+        c = with_blocks(tiny((gyro_tf_geometry)geo), 1, 0);
+        ck_assert_int_eq(gyro_tf_tensor_table(&c, t), 8 + ln);
+        c = with_blocks(tiny((gyro_tf_geometry)geo), 0, 1);
+        ck_assert_int_eq(gyro_tf_tensor_table(&c, t), 6 + ln);
+    }
+}
+END_TEST
+
+/* Expert load of the last forward: K routings per valid token per layer, padding excluded;
+ * the balance loss is positive and scales with the coefficient; the load line. */
+START_TEST(test_expert_load)
+{
+    gyro_tf_config c = with_blocks(tiny(GYRO_TF_GEOMETRY_HYPERBOLIC), 0, 1);
+    gyro_tf_model *m = NULL;
+    gyro_tf_acts *a = NULL;
+    ck_assert_int_eq(gyro_tf_new(&c, 2, 0, &m), GYRO_OK);
+    ck_assert_int_eq(gyro_tf_acts_new(m, 3, 4, 0, &a), GYRO_OK);
+    ck_assert_int_eq(gyro_tf_forward(m, a, TOK, LEN, 3, 4, NULL), GYRO_OK);
+    const long *load = gyro_tf_expert_load(a);
+    ck_assert_ptr_nonnull(load);
+    for (int l = 0; l < c.n_layers; l++) {
+        long sum = 0;
+        for (int i = 0; i < c.moe_experts; i++) {
+            ck_assert_int_ge(load[l * c.moe_experts + i], 0);
+            sum += load[l * c.moe_experts + i];
+        }
+        ck_assert_int_eq(sum, (long)c.moe_top_k * (4 + 2 + 3));
+    }
+    const double bal = gyro_tf_balance_loss(a);
+    ck_assert_double_gt(bal, 0);
+    char line[128];
+    gyro_tf_expert_load_format(line, sizeof line, load, &c);
+    printf("expert load: %s  balance %.4f\n", line, bal);
+    ck_assert_ptr_nonnull(strstr(line, "L0 "));
+    ck_assert_ptr_nonnull(strstr(line, " L1 "));
+    ck_assert_int_eq(line[strlen(line) - 1], '%');
+    char tiny_buf[6];
+    gyro_tf_expert_load_format(tiny_buf, sizeof tiny_buf, load, &c); /* truncates safely */
+    ck_assert_uint_lt(strlen(tiny_buf), sizeof tiny_buf);
+    gyro_tf_free(m);
+    gyro_tf_acts_free(a);
+    /* twice the coefficient, twice the balance loss (same routing) */
+    c.moe_balance *= 2;
+    ck_assert_int_eq(gyro_tf_new(&c, 2, 0, &m), GYRO_OK);
+    ck_assert_int_eq(gyro_tf_acts_new(m, 3, 4, 0, &a), GYRO_OK);
+    ck_assert_int_eq(gyro_tf_forward(m, a, TOK, LEN, 3, 4, NULL), GYRO_OK);
+    ck_assert(fabs(gyro_tf_balance_loss(a) - 2 * bal) < 1e-6);
+    gyro_tf_acts_free(a);
+    gyro_tf_free(m);
+    /* without MoE: no load, no balance loss */
+    c = tiny(GYRO_TF_GEOMETRY_HYPERBOLIC);
+    ck_assert_int_eq(gyro_tf_new(&c, 2, 0, &m), GYRO_OK);
+    ck_assert_int_eq(gyro_tf_acts_new(m, 3, 4, 0, &a), GYRO_OK);
+    ck_assert_int_eq(gyro_tf_forward(m, a, TOK, LEN, 3, 4, NULL), GYRO_OK);
+    ck_assert_ptr_null(gyro_tf_expert_load(a));
+    ck_assert_double_eq(gyro_tf_balance_loss(a), 0);
+    gyro_tf_expert_load_format(line, sizeof line, NULL, &c);
+    ck_assert_str_eq(line, "");
+    gyro_tf_acts_free(a);
+    gyro_tf_free(m);
+}
+END_TEST
+
 START_TEST(test_config_errors)
 {
     gyro_tf_config c = tiny(GYRO_TF_GEOMETRY_HYPERBOLIC);
@@ -268,11 +433,32 @@ START_TEST(test_config_errors)
     b = c; b.curvature = 0; ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
     b = c; b.vocab_size = 0; ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
     b = c; b.residual = 9; ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
-    b = c; b.attention_kind = GYRO_TF_ATTENTION_MLA;
+    /* MLA / MoE: their options are checked, and refused with the other block kinds */
+    b = with_blocks(c, 1, 1); ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_OK);
+    b = c; b.attention_kind = GYRO_TF_ATTENTION_MLA; /* latent 0 */
     ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
-    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "not implemented"));
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "mla_latent_dim"));
+    b = c; b.attention_kind = 2; ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
+    b = with_blocks(c, 1, 0); b.mla_rope_dim = 3;
+    ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
+    b = with_blocks(c, 1, 0); b.mla_q_latent = -1;
+    ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
+    b = c; b.mla_latent_dim = 4; ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "attention kind MLA"));
     b = c; b.ffn_kind = GYRO_TF_FFN_MOE; ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
+    b = with_blocks(c, 0, 1); b.moe_top_k = 4;
+    ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
+    b = with_blocks(c, 0, 1); b.moe_experts = 257;
+    ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
+    b = with_blocks(c, 0, 1); b.moe_shared = -1;
+    ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
+    b = with_blocks(c, 0, 1); b.moe_balance = -0.1f;
+    ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
+    b = with_blocks(c, 0, 1); b.moe_balance = NAN;
+    ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
     b = c; b.moe_experts = 4; ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "feed-forward kind MoE"));
+    b = c; b.moe_balance = 0.01f; ck_assert_int_eq(gyro_tf_config_validate(&b), GYRO_ERR_USAGE);
     gyro_tf_model *m = (gyro_tf_model *)&c;
     b = c; b.dim = -3; ck_assert_int_eq(gyro_tf_new(&b, 1, 0, &m), GYRO_ERR_USAGE);
     ck_assert_ptr_null(m);
@@ -348,8 +534,11 @@ END_TEST
  * layers (embedding, pooling, MLR) works too. */
 START_TEST(test_acts_larger_than_batch)
 {
-    for (int layers = 0; layers <= 2; layers += 2) {
+    for (int variant = 0; variant < 3; variant++) {
+        const int layers = variant == 0 ? 0 : 2;
         gyro_tf_config c = tiny(GYRO_TF_GEOMETRY_HYPERBOLIC);
+        if (variant == 2)
+            c = with_blocks(c, 1, 1);
         c.n_layers = layers;
         c.layernorm = 1;
         c.residual = GYRO_TF_RESIDUAL_TANGENT;
@@ -435,7 +624,7 @@ END_TEST
 
 /* Learn a toy task: the class is the position class of the largest token. RMSProp-free plain
  * SGD (Euclidean tensors) and Riemannian SGD (ball tensors) must bring the loss far down. */
-static double train_toy(gyro_tf_geometry geo)
+static double train_toy(gyro_tf_geometry geo, int blocks)
 {
     gyro_tf_config c = gyro_tf_config_default(geo);
     c.vocab_size = 8;
@@ -447,6 +636,16 @@ static double train_toy(gyro_tf_geometry geo)
     c.ffn_dim = 16;
     c.max_len = 6;
     c.pos_scale = (float)sqrt(2.0 / 16);
+    if (blocks) { /* MLA latent 8 + MoE: 4 experts, top-1 (the seed's RL block, smaller) */
+        c.attention_kind = GYRO_TF_ATTENTION_MLA;
+        c.mla_latent_dim = 8;
+        c.mla_rope_dim = 4;
+        c.ffn_kind = GYRO_TF_FFN_MOE;
+        c.moe_experts = 4;
+        c.moe_top_k = 1;
+        c.moe_balance = 0.01f;
+    }
+    long load[4] = {0};
     gyro_tf_model *m = NULL;
     gyro_tf_acts *a = NULL;
     ck_assert_int_eq(gyro_tf_new(&c, 11, 1, &m), GYRO_OK);
@@ -469,6 +668,11 @@ static double train_toy(gyro_tf_geometry geo)
         ck_assert_int_eq(gyro_tf_forward(m, a, tok, len, 32, 6, NULL), GYRO_OK);
         double loss = gyro_tf_softmax_xent(dl, NULL, gyro_tf_logits(a), lab, 32, 3);
         ck_assert(isfinite(loss));
+        if (blocks) {
+            ck_assert(isfinite(gyro_tf_balance_loss(a)));
+            for (int i = 0; i < 4; i++)
+                load[i] += gyro_tf_expert_load(a)[i];
+        }
         if (step < 10) first += loss / 10;
         if (step >= 290) last += loss / 10;
         memset(m->grads_memory, 0, m->n_params * sizeof(float));
@@ -482,7 +686,11 @@ static double train_toy(gyro_tf_geometry geo)
                 for (size_t i = 0; i < T->size; i++) p[i] -= lr * g[i];
         }
     }
-    printf("toy training (%s): loss %.3f -> %.3f\n", geo ? "hyperbolic" : "euclidean", first, last);
+    char line[64] = "";
+    if (blocks)
+        gyro_tf_expert_load_format(line, sizeof line, load, &c);
+    printf("toy training (%s%s): loss %.3f -> %.3f %s\n", geo ? "hyperbolic" : "euclidean",
+           blocks ? ", MLA + MoE" : "", first, last, line);
     gyro_tf_acts_free(a);
     gyro_tf_free(m);
     return last / first;
@@ -490,8 +698,15 @@ static double train_toy(gyro_tf_geometry geo)
 
 START_TEST(test_learns_toy_task)
 {
-    ck_assert_double_lt(train_toy(GYRO_TF_GEOMETRY_EUCLIDEAN), 0.3);
-    ck_assert_double_lt(train_toy(GYRO_TF_GEOMETRY_HYPERBOLIC), 0.3);
+    ck_assert_double_lt(train_toy(GYRO_TF_GEOMETRY_EUCLIDEAN, 0), 0.3);
+    ck_assert_double_lt(train_toy(GYRO_TF_GEOMETRY_HYPERBOLIC, 0), 0.3);
+}
+END_TEST
+
+START_TEST(test_learns_toy_task_mla_moe)
+{
+    ck_assert_double_lt(train_toy(GYRO_TF_GEOMETRY_EUCLIDEAN, 1), 0.3);
+    ck_assert_double_lt(train_toy(GYRO_TF_GEOMETRY_HYPERBOLIC, 1), 0.3);
 }
 END_TEST
 
@@ -503,15 +718,19 @@ int main(void)
     tcase_add_test(tc, test_fd_hyperbolic_seed_block);
     tcase_add_test(tc, test_fd_hyperbolic_full);
     tcase_add_test(tc, test_fd_euclidean);
+    tcase_add_test(tc, test_fd_mla_moe);
     tcase_add_test(tc, test_f32_matches_f64);
     tcase_add_test(tc, test_padding_and_batch_independence);
     tcase_add_test(tc, test_tensor_table);
+    tcase_add_test(tc, test_tensor_table_mla_moe);
+    tcase_add_test(tc, test_expert_load);
     tcase_add_test(tc, test_config_errors);
     tcase_add_test(tc, test_input_errors);
     tcase_add_test(tc, test_carved_grad_block);
     tcase_add_test(tc, test_acts_larger_than_batch);
     tcase_add_test(tc, test_threads_share_model);
     tcase_add_test(tc, test_learns_toy_task);
+    tcase_add_test(tc, test_learns_toy_task_mla_moe);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
