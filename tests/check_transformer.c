@@ -507,7 +507,10 @@ END_TEST
  * accumulates (+=). */
 START_TEST(test_carved_grad_block)
 {
+    /* _i: 0 dense Euclidean, 1 MLA + MoE hyperbolic (the balance gradient accumulates too) */
     gyro_tf_config c = tiny(GYRO_TF_GEOMETRY_EUCLIDEAN);
+    if (_i == 1)
+        c = with_blocks(tiny(GYRO_TF_GEOMETRY_HYPERBOLIC), 1, 1);
     gyro_tf_model *m = NULL;
     gyro_tf_acts *a = NULL;
     ck_assert_int_eq(gyro_tf_new(&c, 4, 1, &m), GYRO_OK);
@@ -601,6 +604,8 @@ static void *tf_thread_run(void *arg)
 START_TEST(test_threads_share_model)
 {
     gyro_tf_config c = tiny(GYRO_TF_GEOMETRY_HYPERBOLIC);
+    if (_i == 1)
+        c = with_blocks(c, 1, 1);
     gyro_tf_model *m = NULL;
     ck_assert_int_eq(gyro_tf_new(&c, 5, 0, &m), GYRO_OK);
     tf_thread_job seq[4], par[4];
@@ -726,9 +731,9 @@ int main(void)
     tcase_add_test(tc, test_expert_load);
     tcase_add_test(tc, test_config_errors);
     tcase_add_test(tc, test_input_errors);
-    tcase_add_test(tc, test_carved_grad_block);
+    tcase_add_loop_test(tc, test_carved_grad_block, 0, 2);
     tcase_add_test(tc, test_acts_larger_than_batch);
-    tcase_add_test(tc, test_threads_share_model);
+    tcase_add_loop_test(tc, test_threads_share_model, 0, 2);
     tcase_add_test(tc, test_learns_toy_task);
     tcase_add_test(tc, test_learns_toy_task_mla_moe);
     suite_add_tcase(s, tc);
