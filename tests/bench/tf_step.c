@@ -2,12 +2,14 @@
  * cross-entropy, backward) over a batch, and single-utterance inference latency, for the
  * seed's hyperbolic and Euclidean configurations. Built and run by tf_step.sh.
  *
- *   tf_step GEOMETRY BATCH LEN STEPS [BLAS_THREADS]
+ *   tf_step GEOMETRY BATCH LEN STEPS [BLAS_THREADS [BLOCKS]]
  *
  * GEOMETRY 1 = hyperbolic (100-d), 0 = Euclidean (128-d); 3 layers, 16 heads, FFN 4·C,
  * vocabulary 5000, 125 classes (the seed's intents). Prints the median wall time of a step,
  * the process CPU time per step (robust on a shared machine), and the median and p99 latency
- * of a forward pass over one sequence of LEN characters. */
+ * of a forward pass over one sequence of LEN characters. BLOCKS = 1 replaces every layer's
+ * attention by MLA (latent 32, no RoPE) and its FFN by MoE (4 routed experts, top-1, balance
+ * 0.01; experts of width FFN/4 so the active FFN compute per token is a quarter). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +35,7 @@ static int cmp_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: tf_step GEOMETRY BATCH LEN STEPS [BLAS_THREADS]\n");
+        fprintf(stderr, "usage: tf_step GEOMETRY BATCH LEN STEPS [BLAS_THREADS [BLOCKS]]\n");
         return 2;
     }
     const int geo = atoi(argv[1]), B = atoi(argv[2]), T = atoi(argv[3]), steps = atoi(argv[4]);
@@ -47,6 +49,16 @@ int main(int argc, char **argv)
     c.vocab_size = 5000;
     c.n_classes = 125;
     c.dropout = geo ? 0.3f : 0.2f;
+    const int blocks = argc > 6 && atoi(argv[6]) == 1;
+    if (blocks) {
+        c.attention_kind = GYRO_TF_ATTENTION_MLA;
+        c.mla_latent_dim = 32;
+        c.ffn_kind = GYRO_TF_FFN_MOE;
+        c.moe_experts = 4;
+        c.moe_top_k = 1;
+        c.moe_balance = 0.01f;
+        c.ffn_dim /= 4;
+    }
     gyro_tf_model *m = NULL;
     gyro_tf_acts *a = NULL, *ai = NULL;
     if (gyro_tf_new(&c, 1, 1, &m) || gyro_tf_acts_new(m, B, T, 1, &a) ||
@@ -88,9 +100,9 @@ int main(int argc, char **argv)
     }
     qsort(wall, (size_t)steps, sizeof(double), cmp_double);
     qsort(lat, n_inf, sizeof(double), cmp_double);
-    printf("%-10s C=%d B=%d T=%d: step median %.2f ms (%.1f steps/s, %.0f tokens/s), "
+    printf("%-10s%s C=%d B=%d T=%d: step median %.2f ms (%.1f steps/s, %.0f tokens/s), "
            "cpu/step %.2f ms; inference T=%d median %.3f ms p99 %.3f ms\n",
-           geo ? "hyperbolic" : "euclidean", c.dim, B, T, wall[steps / 2] * 1e3,
+           geo ? "hyperbolic" : "euclidean", blocks ? " MLA+MoE" : "", c.dim, B, T, wall[steps / 2] * 1e3,
            1.0 / wall[steps / 2], B * T / wall[steps / 2], cpu_step * 1e3, T,
            lat[n_inf / 2] * 1e3, lat[n_inf * 99 / 100] * 1e3);
     free(tok); free(len); free(lab); free(dl); free(wall); free(lat);
