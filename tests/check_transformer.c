@@ -398,6 +398,16 @@ START_TEST(test_expert_load)
     char tiny_buf[6];
     gyro_tf_expert_load_format(tiny_buf, sizeof tiny_buf, load, &c); /* truncates safely */
     ck_assert_uint_lt(strlen(tiny_buf), sizeof tiny_buf);
+    /* padding neither routes nor counts: one sequence alone, exact and padded */
+    const int32_t one[5] = {5, 0, 3, 3, 1};
+    const int len2 = 2;
+    long load1[6];
+    ck_assert_int_eq(gyro_tf_forward(m, a, one, &len2, 1, 2, NULL), GYRO_OK);
+    const double bal1 = gyro_tf_balance_loss(a);
+    memcpy(load1, gyro_tf_expert_load(a), sizeof load1);
+    ck_assert_int_eq(gyro_tf_forward(m, a, one, &len2, 1, 4, NULL), GYRO_OK);
+    ck_assert(fabs(gyro_tf_balance_loss(a) - bal1) < 1e-6);
+    ck_assert_int_eq(memcmp(load1, gyro_tf_expert_load(a), sizeof load1), 0);
     gyro_tf_free(m);
     gyro_tf_acts_free(a);
     /* twice the coefficient, twice the balance loss (same routing) */
