@@ -14,12 +14,10 @@
 #ifndef GYRO_CORE_BLAS_H
 #define GYRO_CORE_BLAS_H
 
-/* Float32 products C = alpha A Bᵀ + beta C with at most GYRO_BLAS_SMALL_ROWS rows, or at most
- * GYRO_BLAS_SMALL_MACS multiply-adds, run on gyro's own AVX2 kernel (when compiled with AVX2
- * and FMA) instead of OpenBLAS, whose operand packing dominates such shapes (single-utterance
- * inference, per-head attention scores, the hyperbolic head merge). */
-#define GYRO_BLAS_SMALL_ROWS 16
-#define GYRO_BLAS_SMALL_MACS 32768L
+/* Small float32 products C = alpha A Bᵀ + beta C — 3 to 8 rows times a weight matrix at least
+ * as wide as deep (single-utterance inference), per-head attention scores of up to 12 tokens —
+ * run on gyro's own AVX2 kernel (when compiled with AVX2 and FMA) instead of OpenBLAS, whose
+ * operand packing dominates those shapes. */
 
 /* OpenBLAS product (float32 / float64; small float32 products as above). Shapes are the
  * caller's contract (asserted). */
