@@ -12,7 +12,7 @@
  * per-head slices of a few (D) columns the same way. For such shapes cblas_sgemm spends most
  * of its time packing the operands (the whole weight matrix, on every call) and dispatching.
  * C = alpha A Bᵀ + beta C with few rows of A therefore runs on the AVX2 kernel below: a block
- * of 4 rows of A × 2 rows of B keeps 8 dot products in 8-lane registers over k (the last
+ * of 4 rows of A × 4 rows of B keeps 16 dot products in 8-lane registers over k (the last
  * partial step with a masked load, so k = 7 is one step), then reduces them with horizontal
  * adds. The sums are ordered differently from OpenBLAS's, so results agree
  * with it to float32 rounding, not bit for bit; a row's result depends only on the operands
@@ -35,12 +35,13 @@ static inline __m128 small_reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3)
     return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
 }
 
-/* c[0..jb) = alpha s + beta c for jb <= 2 sums s */
-static inline void small_store2(float *c, float s0, float s1, int jb, float alpha, float beta)
+/* c[0..jb) = alpha s + beta c for the jb <= 4 sums s */
+static inline void small_store(float *c, __m128 s, int jb, float alpha, float beta)
 {
-    c[0] = beta == 0.0f ? alpha * s0 : alpha * s0 + beta * c[0];
-    if (jb > 1)
-        c[1] = beta == 0.0f ? alpha * s1 : alpha * s1 + beta * c[1];
+    float v[4];
+    _mm_storeu_ps(v, s);
+    for (int q = 0; q < jb; q++)
+        c[q] = beta == 0.0f ? alpha * v[q] : alpha * v[q] + beta * c[q];
 }
 
 /* The shapes where the kernel below beats cblas_sgemm (OpenBLAS 0.3.21, measured on an AVX-512
@@ -53,8 +54,9 @@ static inline int gyro_blas_small_nt(int m, int n, int k)
     return (m >= 3 && m <= 8 && k >= 16 && n >= k) || (k > 0 && k < 16 && m <= 12 && n <= 12);
 }
 
-/* C = alpha A Bᵀ + beta C: A (m, k), B (n, k), both row-major. Blocks of 4 rows of A × 2 rows
- * of B (8 accumulators), so B is read ⌈m/4⌉ times. */
+/* C = alpha A Bᵀ + beta C: A (m, k), B (n, k), both row-major. Blocks of 4 rows of A × 4 rows
+ * of B (16 accumulators: the upper 16 vector registers of AVX-512VL keep them all in registers
+ * where available), so B is read ⌈m/4⌉ times. */
 static void small_gemm_nt_f32(float *C, const float *A, const float *B, float alpha, float beta,
                               int m, int n, int k, int lda, int ldb, int ldc)
 {
@@ -65,26 +67,31 @@ static void small_gemm_nt_f32(float *C, const float *A, const float *B, float al
         const float *x0 = A + (long)i * lda;
         const float *x1 = ib > 1 ? x0 + lda : x0, *x2 = ib > 2 ? x0 + 2L * lda : x0;
         const float *x3 = ib > 3 ? x0 + 3L * lda : x0;
-        for (int j = 0; j < n; j += 2) {
-            const int jb = n - j < 2 ? n - j : 2;
-            const float *w0 = B + (long)j * ldb, *w1 = jb > 1 ? w0 + ldb : w0;
-            __m256 a00 = _mm256_setzero_ps(), a01 = a00, a10 = a00, a11 = a00;
-            __m256 a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+        for (int j = 0; j < n; j += 4) {
+            const int jb = n - j < 4 ? n - j : 4;
+            const float *w0 = B + (long)j * ldb;
+            const float *w1 = jb > 1 ? w0 + ldb : w0, *w2 = jb > 2 ? w0 + 2L * ldb : w0;
+            const float *w3 = jb > 3 ? w0 + 3L * ldb : w0;
+            __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a03 = a00;
+            __m256 a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+            __m256 a20 = a00, a21 = a00, a22 = a00, a23 = a00;
+            __m256 a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+#define SMALL_ROW(q, x, LOAD, p)                                                               \
+    do {                                                                                       \
+        const __m256 u = LOAD((x) + (p));                                                      \
+        a##q##0 = _mm256_fmadd_ps(u, b0, a##q##0);                                             \
+        a##q##1 = _mm256_fmadd_ps(u, b1, a##q##1);                                             \
+        a##q##2 = _mm256_fmadd_ps(u, b2, a##q##2);                                             \
+        a##q##3 = _mm256_fmadd_ps(u, b3, a##q##3);                                             \
+    } while (0)
 #define SMALL_STEP(LOAD, p)                                                                    \
     do {                                                                                       \
         const __m256 b0 = LOAD(w0 + (p)), b1 = LOAD(w1 + (p));                                 \
-        __m256 u = LOAD(x0 + (p));                                                             \
-        a00 = _mm256_fmadd_ps(u, b0, a00);                                                     \
-        a01 = _mm256_fmadd_ps(u, b1, a01);                                                     \
-        u = LOAD(x1 + (p));                                                                    \
-        a10 = _mm256_fmadd_ps(u, b0, a10);                                                     \
-        a11 = _mm256_fmadd_ps(u, b1, a11);                                                     \
-        u = LOAD(x2 + (p));                                                                    \
-        a20 = _mm256_fmadd_ps(u, b0, a20);                                                     \
-        a21 = _mm256_fmadd_ps(u, b1, a21);                                                     \
-        u = LOAD(x3 + (p));                                                                    \
-        a30 = _mm256_fmadd_ps(u, b0, a30);                                                     \
-        a31 = _mm256_fmadd_ps(u, b1, a31);                                                     \
+        const __m256 b2 = LOAD(w2 + (p)), b3 = LOAD(w3 + (p));                                 \
+        SMALL_ROW(0, x0, LOAD, p);                                                             \
+        SMALL_ROW(1, x1, LOAD, p);                                                             \
+        SMALL_ROW(2, x2, LOAD, p);                                                             \
+        SMALL_ROW(3, x3, LOAD, p);                                                             \
     } while (0)
 #define SMALL_LOADU(q) _mm256_loadu_ps(q)
 #define SMALL_LOADM(q) _mm256_maskload_ps(q, tail)
@@ -95,12 +102,15 @@ static void small_gemm_nt_f32(float *C, const float *A, const float *B, float al
 #undef SMALL_LOADM
 #undef SMALL_LOADU
 #undef SMALL_STEP
-            float s[8];
-            _mm_storeu_ps(s, small_reduce4(a00, a01, a10, a11));
-            _mm_storeu_ps(s + 4, small_reduce4(a20, a21, a30, a31));
-            for (int q = 0; q < ib; q++)
-                small_store2(C + (long)(i + q) * ldc + j, s[2 * q], s[2 * q + 1], jb, alpha,
-                             beta);
+#undef SMALL_ROW
+            float *c = C + (long)i * ldc + j;
+            small_store(c, small_reduce4(a00, a01, a02, a03), jb, alpha, beta);
+            if (ib > 1)
+                small_store(c + ldc, small_reduce4(a10, a11, a12, a13), jb, alpha, beta);
+            if (ib > 2)
+                small_store(c + 2L * ldc, small_reduce4(a20, a21, a22, a23), jb, alpha, beta);
+            if (ib > 3)
+                small_store(c + 3L * ldc, small_reduce4(a30, a31, a32, a33), jb, alpha, beta);
         }
     }
 }
