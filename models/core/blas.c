@@ -8,15 +8,14 @@
 
 /* ---- small float32 products ----------------------------------------------------------------
  * Single-utterance inference multiplies a handful of rows (B·T = 6–20 tokens) by each weight
- * matrix stored (out, in), Y = X Wᵀ, and attention and the hyperbolic head merge multiply
- * per-head slices of a few (D) columns the same way. For such shapes cblas_sgemm spends most
- * of its time packing the operands (the whole weight matrix, on every call) and dispatching.
- * C = alpha A Bᵀ + beta C with few rows of A therefore runs on the AVX2 kernel below: a block
- * of 4 rows of A × 4 rows of B keeps 16 dot products in 8-lane registers over k (the last
- * partial step with a masked load, so k = 7 is one step), then reduces them with horizontal
- * adds. The sums are ordered differently from OpenBLAS's, so results agree
- * with it to float32 rounding, not bit for bit; a row's result depends only on the operands
- * and k, never on m or on its position in the batch. */
+ * matrix stored (out, in), Y = X Wᵀ, and attention multiplies per-head slices of a few (D)
+ * columns the same way. For the shapes listed at gyro_blas_small_nt cblas_sgemm spends most of
+ * its time packing the operands (the whole weight matrix, on every call) and dispatching, so
+ * they run on the AVX2 kernel below: a block of 4 rows of A × 4 rows of B keeps 16 dot products
+ * in 8-lane registers over k (the last partial step with a masked load, so k = 7 is one step),
+ * then reduces them with horizontal adds. The sums are ordered differently from OpenBLAS's, so
+ * results agree with it to float32 rounding, not bit for bit; among products that take the
+ * kernel a row's result depends only on the operands and k, not on m or on its position. */
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
