@@ -1,9 +1,10 @@
 /* metrics.c — classifier evaluation from a confusion matrix (see metrics.h).
  *
  * All figures are computed on demand from the counts, so adding an example is O(1) and the
- * matrix can be merged or re-reported at will. Hierarchy levels compare label strings cut at a
- * level; the comparison is done once per (true, predicted) cell with a non-zero count, so the
- * cost is O(k² · label length) at most, independent of the number of examples.
+ * matrix can be merged or re-reported at will. Hierarchy levels compare the per-class
+ * projections the label set (pipeline/labels.h) keeps; the comparison is done once per
+ * (true, predicted) cell with a non-zero count, so the cost is O(k² · label length) at most,
+ * independent of the number of examples.
  */
 #include "models/metrics.h"
 
@@ -83,79 +84,28 @@ double gyro_metrics_macro_f1(const gyro_metrics *m)
 
 /* ---- hierarchy levels ----------------------------------------------------------------------- */
 
-/* Depth of a label: the largest number of dot-separated components of any of its atoms. */
-static int label_depth(const char *label)
-{
-    int best = 1, cur = 1;
-    for (const char *p = label; *p; p++) {
-        if (*p == '.') cur++;
-        else if (*p == '+') { if (cur > best) best = cur; cur = 1; }
-    }
-    return cur > best ? cur : best;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* Write into buf the label cut at `level`: each atom cut to `level` components, atoms sorted
- * and de-duplicated, joined by '+'. Returns 0, or -1 if buf is too small / too many atoms. */
-static int label_cut(const char *label, int level, char *buf, size_t cap)
-{
-    enum { MAX_ATOMS = 64 };
-    char tmp[1024];
-    size_t len = strlen(label);
-    if (len >= sizeof tmp || len >= cap) return -1;
-    memcpy(tmp, label, len + 1);
-    char *atoms[MAX_ATOMS];
-    int n = 0;
-    for (char *tok = tmp, *end; tok; tok = end) {
-        end = strchr(tok, '+');
-        if (end) *end++ = '\0';
-        if (n == MAX_ATOMS) return -1;
-        int comp = 1;
-        for (char *p = tok; *p; p++)
-            if (*p == '.' && ++comp > level) { *p = '\0'; break; }
-        atoms[n++] = tok;
-    }
-    qsort(atoms, (size_t)n, sizeof *atoms, cmp_str);
-    size_t off = 0;
-    for (int i = 0; i < n; i++) {
-        if (i > 0 && strcmp(atoms[i], atoms[i - 1]) == 0) continue;
-        size_t l = strlen(atoms[i]);
-        if (off + l + 2 > cap) return -1;
-        if (off) buf[off++] = '+';
-        memcpy(buf + off, atoms[i], l);
-        off += l;
-    }
-    buf[off] = '\0';
-    return 0;
-}
-
-int gyro_metrics_level_accuracy(const gyro_metrics *m, const char *const *labels, double *acc,
+int gyro_metrics_level_accuracy(const gyro_metrics *m, const gyro_label_set *set, double *acc,
                                 int max_levels)
 {
-    int depth = 1;
-    for (int c = 0; c < m->k; c++) {
-        int d = label_depth(labels[c]);
-        if (d > depth) depth = d;
-    }
+    if (!set || gyro_label_set_count(set) != m->k || max_levels < 1) return 0;
+    int depth = gyro_label_set_max_depth(set);
+    if (depth < 1) depth = 1;
     if (depth > max_levels) depth = max_levels;
     size_t k = (size_t)m->k;
     for (int l = 1; l <= depth; l++) {
         uint64_t ok = 0;
         for (size_t i = 0; i < k; i++) {
-            char a[1024];
-            int bad_a = label_cut(labels[i], l, a, sizeof a);
+            /* labels.h numbers levels from 0: metrics level l is projection level l - 1 */
+            const char *a = gyro_label_set_project(set, (int)i, l - 1);
             for (size_t j = 0; j < k; j++) {
                 uint64_t cnt = m->confusion[i * k + j];
                 if (!cnt) continue;
                 if (i == j) { ok += cnt; continue; }
-                if (l == depth) continue; /* the deepest level is exact match */
-                char b[1024];
-                if (bad_a == 0 && label_cut(labels[j], l, b, sizeof b) == 0 && strcmp(a, b) == 0)
-                    ok += cnt;
+                /* the deepest level is exact match: the set's deepest projection is the
+                 * order-free form, which would equate "a+b" and "b+a+b" */
+                if (l == depth) continue;
+                const char *b = gyro_label_set_project(set, (int)j, l - 1);
+                if (a && b && strcmp(a, b) == 0) ok += cnt;
             }
         }
         acc[l - 1] = m->n ? (double)ok / (double)m->n : NAN;
@@ -179,9 +129,12 @@ static void fmt_pct(char *buf, size_t cap, double v)
     else snprintf(buf, cap, "%6.2f%%", 100.0 * v);
 }
 
-gyro_status gyro_metrics_write_text(const gyro_metrics *m, const char *const *labels,
+gyro_status gyro_metrics_write_text(const gyro_metrics *m, const gyro_label_set *set,
                                     int max_confusion, FILE *out)
 {
+    if (!set || gyro_label_set_count(set) != m->k)
+        return gyro_error_set(GYRO_ERR_USAGE, "metrics report: %d labels for %d classes",
+                              set ? gyro_label_set_count(set) : 0, m->k);
     char a[32], b[32], c[32];
     fprintf(out, "examples: %llu\n", (unsigned long long)m->n);
     fmt_pct(a, sizeof a, gyro_metrics_accuracy(m));
@@ -190,7 +143,7 @@ gyro_status gyro_metrics_write_text(const gyro_metrics *m, const char *const *la
     double ce = gyro_metrics_cross_entropy(m);
     if (!isnan(ce)) fprintf(out, "cross-entropy: %.4f\n", ce);
     double lv[GYRO_METRICS_MAX_LEVELS];
-    int nl = gyro_metrics_level_accuracy(m, labels, lv, GYRO_METRICS_MAX_LEVELS);
+    int nl = gyro_metrics_level_accuracy(m, set, lv, GYRO_METRICS_MAX_LEVELS);
     if (nl > 1)
         for (int l = 0; l < nl; l++) {
             fmt_pct(a, sizeof a, lv[l]);
@@ -199,7 +152,7 @@ gyro_status gyro_metrics_write_text(const gyro_metrics *m, const char *const *la
 
     int w = 5;
     for (int i = 0; i < m->k; i++) {
-        int l = (int)strlen(labels[i]);
+        int l = (int)strlen(gyro_label_set_name(set, i));
         if (l > w) w = l;
     }
     if (w > 48) w = 48;
@@ -210,7 +163,7 @@ gyro_status gyro_metrics_write_text(const gyro_metrics *m, const char *const *la
         fmt_pct(a, sizeof a, s.precision);
         fmt_pct(b, sizeof b, s.recall);
         fmt_pct(c, sizeof c, s.f1);
-        fprintf(out, "%-*.*s %8llu %9s %8s %8s\n", w, w, labels[i],
+        fprintf(out, "%-*.*s %8llu %9s %8s %8s\n", w, w, gyro_label_set_name(set, i),
                 (unsigned long long)s.support, a, b, c);
     }
 
@@ -226,7 +179,7 @@ gyro_status gyro_metrics_write_text(const gyro_metrics *m, const char *const *la
     if (max_confusion > 0 && nr > max_confusion) nr = max_confusion;
     fprintf(out, "\nconfusion matrix (rows: true, columns: predicted; %d classes", nr);
     fprintf(out, nr < m->k ? ", most frequent first)\n" : ")\n");
-    for (int r = 0; r < nr; r++) fprintf(out, "%4d %s\n", r, labels[rank[r].c]);
+    for (int r = 0; r < nr; r++) fprintf(out, "%4d %s\n", r, gyro_label_set_name(set, rank[r].c));
     fprintf(out, "%5s", "");
     for (int col = 0; col < nr; col++) fprintf(out, " %5d", col);
     fputc('\n', out);
@@ -255,9 +208,12 @@ static void svg_escape(FILE *f, const char *s)
     }
 }
 
-gyro_status gyro_metrics_write_svg(const gyro_metrics *m, const char *const *labels,
+gyro_status gyro_metrics_write_svg(const gyro_metrics *m, const gyro_label_set *set,
                                    const char *path)
 {
+    if (!set || gyro_label_set_count(set) != m->k)
+        return gyro_error_set(GYRO_ERR_USAGE, "confusion image: %d labels for %d classes",
+                              set ? gyro_label_set_count(set) : 0, m->k);
     gyro_atomic_file af;
     gyro_status st = gyro_atomic_open(&af, path);
     if (st) return st;
@@ -274,10 +230,10 @@ gyro_status gyro_metrics_write_svg(const gyro_metrics *m, const char *const *lab
     for (int i = 0; i < k; i++) {
         int y = margin + i * cell + cell / 2 + 3;
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", margin - 4, y);
-        svg_escape(f, labels[i]);
+        svg_escape(f, gyro_label_set_name(set, i));
         fprintf(f, "</text>\n<text transform=\"translate(%d,%d) rotate(-90)\">",
                 margin + i * cell + cell / 2 + 3, margin - 4);
-        svg_escape(f, labels[i]);
+        svg_escape(f, gyro_label_set_name(set, i));
         fputs("</text>\n", f);
     }
     for (int i = 0; i < k; i++) {
@@ -292,9 +248,9 @@ gyro_status gyro_metrics_write_svg(const gyro_metrics *m, const char *const *lab
             fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#%02x%02x%02x\" "
                        "stroke=\"#ddd\"><title>",
                     margin + j * cell, margin + i * cell, cell, cell, r, g, b);
-            svg_escape(f, labels[i]);
+            svg_escape(f, gyro_label_set_name(set, i));
             fputs(" → ", f);
-            svg_escape(f, labels[j]);
+            svg_escape(f, gyro_label_set_name(set, j));
             fprintf(f, ": %llu</title></rect>\n", (unsigned long long)cnt);
             if (cnt && cell >= 20)
                 fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"8\">%llu</text>\n",

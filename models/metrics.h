@@ -3,12 +3,13 @@
  * label hierarchy.
  *
  * Everything is derived from one K×K confusion matrix of counts (rows: true label, columns:
- * predicted label) plus the running sum of −log p(true label). Hierarchy levels come from the
- * label strings themselves: a dot separates levels ("music.play" → level 1 "music", level 2
- * "music.play"), a plus joins atoms of a composite ("a.x+b.y"). At level l each atom is cut to
- * its first l components, the cut atoms are de-duplicated and sorted, and a prediction counts as
- * correct when the cut true and predicted labels are equal. The deepest level is exact-match
- * accuracy (two spellings of one atom set, "a+b" and "b+a+b", are different intents there).
+ * predicted label) plus the running sum of −log p(true label). Class names and the hierarchy
+ * come from the classifier's label set (pipeline/labels.h): at level l (numbered from 1 here,
+ * from 0 in labels.h) a prediction counts as correct when it is the true class, or when the
+ * level-(l−1) projections of the true and predicted classes are equal ("music.play" and
+ * "music.pause" agree at level 1 on "music"; "a.x+b.y" projects to "a+b"). The deepest level,
+ * gyro_label_set_max_depth, is exact-match accuracy: two spellings of one atom set, "a+b" and
+ * "b+a+b", are different intents there, although their projections are equal.
  */
 #ifndef GYRO_MODELS_METRICS_H
 #define GYRO_MODELS_METRICS_H
@@ -17,6 +18,7 @@
 #include <stdio.h>
 
 #include "models/core/status.h"
+#include "pipeline/labels.h"
 
 #define GYRO_METRICS_MAX_LEVELS 8
 
@@ -62,19 +64,24 @@ gyro_class_stats gyro_metrics_class(const gyro_metrics *m, int c);
  * "macro" over the labels present); NaN when empty. */
 double gyro_metrics_macro_f1(const gyro_metrics *m);
 
-/* Accuracy at hierarchy levels 1..levels (acc[l-1]); labels[k] are the class names. Returns
- * the number of levels written: the depth of the deepest label, at most max_levels. */
-int gyro_metrics_level_accuracy(const gyro_metrics *m, const char *const *labels, double *acc,
+/* Accuracy at hierarchy levels 1..levels (acc[l-1]) over the classes of `set` (class i of the
+ * matrix is class i of the set; not owned). Returns the number of levels written: the set's
+ * largest depth, at most max_levels; 0 (nothing written) when set is NULL, its class count is
+ * not m->k, or max_levels < 1. */
+int gyro_metrics_level_accuracy(const gyro_metrics *m, const gyro_label_set *set, double *acc,
                                 int max_levels);
 
 /* Write the full report (summary, hierarchy levels, per-class table, confusion matrix of the
- * `max_confusion` most frequent true classes, 0 = all) as text. GYRO_ERR_IO on write error. */
-gyro_status gyro_metrics_write_text(const gyro_metrics *m, const char *const *labels,
+ * `max_confusion` most frequent true classes, 0 = all) as text; class names come from `set`
+ * (not owned). GYRO_ERR_USAGE when set is NULL or its class count is not m->k, GYRO_ERR_IO on
+ * write error. */
+gyro_status gyro_metrics_write_text(const gyro_metrics *m, const gyro_label_set *set,
                                     int max_confusion, FILE *out);
 
 /* Write the confusion matrix as an SVG heat map (row-normalised colours, counts in the cells,
- * label names on both axes), atomically to `path`. Errors: GYRO_ERR_IO. */
-gyro_status gyro_metrics_write_svg(const gyro_metrics *m, const char *const *labels,
+ * class names of `set` on both axes), atomically to `path`. Errors: GYRO_ERR_USAGE (set NULL
+ * or of another class count; nothing written), GYRO_ERR_IO. */
+gyro_status gyro_metrics_write_svg(const gyro_metrics *m, const gyro_label_set *set,
                                    const char *path);
 
 #endif

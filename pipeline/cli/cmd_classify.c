@@ -249,18 +249,12 @@ static int eval_main(int argc, char **argv)
     if (!st) st = gyro_metrics_init(&met, gyro_classifier_num_labels(m));
     if (!st) st = gyro_classifier_evaluate(m, &set, &met, &unknown);
     if (!st) {
-        int K = gyro_classifier_num_labels(m);
-        const char **names = malloc((size_t)K * sizeof *names);
-        if (!names) st = gyro_error_set(GYRO_ERR_NOMEM, "labels");
-        for (int i = 0; !st && i < K; i++) names[i] = gyro_classifier_label(m, i);
-        if (!st) {
-            printf("model: %s\n", gyro_classifier_version(m));
-            if (unknown) printf("skipped: %d examples whose label the model does not know\n", unknown);
-            if (skipped) printf("skipped: %llu examples with an empty text or label\n", (unsigned long long)skipped);
-            st = gyro_metrics_write_text(&met, names, (int)confusion, stdout);
-        }
-        if (!st && svg) st = gyro_metrics_write_svg(&met, names, svg);
-        free(names);
+        const gyro_label_set *labels = gyro_classifier_labels(m);
+        printf("model: %s\n", gyro_classifier_version(m));
+        if (unknown) printf("skipped: %d examples whose label the model does not know\n", unknown);
+        if (skipped) printf("skipped: %llu examples with an empty text or label\n", (unsigned long long)skipped);
+        st = gyro_metrics_write_text(&met, labels, (int)confusion, stdout);
+        if (!st && svg) st = gyro_metrics_write_svg(&met, labels, svg);
     }
     gyro_metrics_free(&met);
     gyro_example_set_free(&set);
