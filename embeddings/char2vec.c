@@ -1,5 +1,6 @@
 /* char2vec.c — the skip-gram trainer: model set-up, Hogwild workers, progress, checkpoints
- * (see char2vec.h for the design, sgns.h for the update formulas). */
+ * (see char2vec.h for the design; the hyperbolic update is models/hyp/lorentz_skipgram.h, the
+ * sigmoid tables and the Euclidean twin embeddings/sgns.h). */
 #include "embeddings/char2vec.h"
 
 #include <math.h>
@@ -13,6 +14,7 @@
 #include "embeddings/sgns.h"
 #include "models/core/progress.h"
 #include "models/hyp/lorentz.h"
+#include "models/hyp/lorentz_skipgram.h"
 
 #define READ_BUF 65536            /* ids read per pread */
 #define PUBLISH_EVERY 10000       /* tokens between updates of the shared counters */
@@ -305,21 +307,23 @@ static void *worker_main(void *arg)
                         label = 0;
                     }
                     float *v = out + (size_t)t * row;
-                    double s = hyp ? gyro_sgns_minkowski(u, v, row) : gyro_sgns_dot(u, v, row);
+                    double s = hyp ? gyro_lorentz_padded_inner_f32(u, v, row)
+                                   : gyro_sgns_dot(u, v, row);
                     if (!(fabs(s) < 1e30)) goto nan;
                     double l;
                     double g = label - gyro_sgns_sigmoid(&sh->tab, s + theta, label, &l);
                     loss += l;
                     if (g == 0) continue;
                     if (hyp) {
-                        float v0 = gyro_sgns_hyp_target(h, v, u, s, g, lr, max_step, row);
+                        float v0 = gyro_lorentz_skipgram_step_target_f32(h, v, u, s, g, lr,
+                                                                         max_step, row);
                         if (!(v0 < 1e30f)) goto nan;
                     } else {
                         gyro_sgns_euc_target(h, v, u, g, lr, row);
                     }
                 }
                 if (hyp) {
-                    float u0 = gyro_sgns_hyp_centre(u, h, lr, max_step, row);
+                    float u0 = gyro_lorentz_skipgram_step_centre_f32(u, h, lr, max_step, row);
                     if (!(u0 < 1e30f)) goto nan;
                 } else {
                     gyro_sgns_euc_centre(u, h, lr, row);
@@ -355,33 +359,6 @@ out:
     pthread_cond_broadcast(&sh->cv_main);
     pthread_mutex_unlock(&sh->mu);
     return NULL;
-}
-
-/* Final re-projection for storage. gyro_lorentz_reproject_f32 sets x₀ = √(1+|x_s|²) rounded to
- * float, which leaves ⟨x,x⟩_L + 1 ≈ −2δx₀² (δ the relative rounding of x₀, up to 2⁻²⁴): 1e-5
- * already at x₀ ≈ 9. With x₀ as stored, the residual r = |x_s|² − (x₀² − 1) (in double) is then
- * absorbed coordinate by coordinate: each xᵢ becomes the float nearest sign(xᵢ)√(xᵢ² − r) when
- * that shrinks |r|, so every coordinate moves by at most an ulp or so and the error falls to the
- * rounding of the smallest coordinates touched (measured on fortunes-zh, dim 100: max 1.4e-10,
- * median 5e-14, instead of max 7e-6). */
-static void store_on_manifold(float *x, int n)
-{
-    gyro_lorentz_reproject_f32(x, n);
-    double ss = 0, x0 = x[0];
-    for (int k = 1; k <= n; k++) ss += (double)x[k] * x[k];
-    double r = ss - (x0 * x0 - 1.0);
-    for (int pass = 0; pass < 2 && r != 0; pass++) {
-        for (int k = 1; k <= n && r != 0; k++) {
-            double xk = x[k], want = xk * xk - r;
-            if (want < 0) continue;
-            float nk = (float)copysign(sqrt(want), xk);
-            double nr = r + (double)nk * nk - xk * xk;
-            if (fabs(nr) < fabs(r)) {
-                x[k] = nk;
-                r = nr;
-            }
-        }
-    }
 }
 
 /* Pause all workers at sentence boundaries, write the checkpoint, resume them. */
@@ -540,7 +517,7 @@ gyro_status gyro_c2v_train(gyro_c2v_model *m, const gyro_corpus *c, const gyro_c
             float *rows[2] = {m->in + (size_t)i * m->row, m->out + (size_t)i * m->row};
             for (int k = 0; k < 2; k++) {
                 float *x = rows[k];
-                store_on_manifold(x, m->opt.dim);
+                gyro_lorentz_reproject_rounded_f32(x, m->opt.dim); /* ~1e-10 off, not ~1e-5 */
                 double q = -(double)x[0] * x[0];
                 for (int j = 1; j < m->width; j++) q += (double)x[j] * x[j];
                 double e = fabs(q + 1.0);

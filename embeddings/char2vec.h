@@ -12,13 +12,15 @@
  * aligned to 64 bytes and padded to 16 floats, dot products accumulated in double lanes, no
  * allocation in the loop, Hogwild threads over shards of the encoded corpus (corpus.h), a
  * dynamic window and subsampling. The hyperbolic update is the closed form of
- * proj → clip → exp → re-project for the specific gradients of this loss (see sgns.h), equal to
- * gyro_lorentz_rsgd_step_f32 applied to gyro_lorentz_skipgram_term_f32's gradient (the tests
- * check that), at two passes over a row per target like word2vec's.
+ * proj → clip → exp → re-project for the specific gradients of this loss, the math-core op
+ * gyro_lorentz_skipgram_step_target/centre_f32 (models/hyp/lorentz_skipgram.h), equal to
+ * gyro_lorentz_rsgd_step_f32 applied to gyro_lorentz_skipgram_term_f32's gradient (check_hyp_props
+ * checks that), at two passes over a row per target like word2vec's.
  *
  * Hogwild and the manifold: two threads may update the same row at once; every update writes
- * x₀ from the row's own spatial part, and after the threads join every row is re-projected, so
- * each output row satisfies |⟨x,x⟩_L + 1| at float rounding (measured and reported).
+ * x₀ from the row's own spatial part, and after the threads join every row is re-projected
+ * with gyro_lorentz_reproject_rounded_f32, so each output row satisfies |⟨x,x⟩_L + 1| well
+ * below float rounding of x₀ (measured and reported).
  *
  * Checkpoints: the trainer pauses the workers at sentence boundaries, writes vocabulary, both
  * tables, per-thread position and random state atomically (checkpoint.h), and resumes. On a stop

@@ -9,6 +9,8 @@
  * it must stay below 1e-6 (the difference quotient itself is good to ~1e-9). The suite prints
  * the max absolute and relative error per op (the report's gradient figures).
  * The accumulate (+=) contract is checked too: a second backward call must double the result.
+ * The fused skip-gram step of lorentz_skipgram.h has no backward kernel; its gradient direction
+ * and the first-order effect of its steps are checked against finite differences of the loss.
  */
 #include <check.h>
 #include <math.h>
@@ -20,6 +22,7 @@
 #include "models/hyp/convert.h"
 #include "models/hyp/hyp_consts.h"
 #include "models/hyp/lorentz.h"
+#include "models/hyp/lorentz_skipgram.h"
 #include "models/hyp/poincare.h"
 
 #define FD_H 1e-6
@@ -548,11 +551,107 @@ START_TEST(test_fd)
 }
 END_TEST
 
+/* ---- the fused skip-gram step (lorentz_skipgram.h) ------------------------------------------ */
+
+#define SG_DIM 10
+#define SG_ROW 16
+
+static double sg_nls(double t) { return t > 0 ? log1p(exp(-t)) : -t + log1p(exp(t)); } /* −log σ(t) */
+static double sg_sigm(double x) { return 1.0 / (1.0 + exp(-x)); }
+/* ℓ = −log σ(±(⟨u,w⟩_L + θ)) */
+static double sg_loss(const double *u, const double *w, int label, double theta)
+{
+    double t = gyro_lorentz_inner_f64(u, w, SG_DIM) + theta;
+    return label ? sg_nls(t) : sg_nls(-t);
+}
+
+static double g_sg_err[3];
+
+/* (1) the centre's accumulated h = Σ g v_old is −J ∂L/∂u: central differences of L(u);
+ * (2) the target step moves ℓ at rate dℓ/dlr = −g²(s² − 1) (= −|grad|² along the geodesic);
+ * (3) the centre step moves L at rate −(⟨h,h⟩_L + q²), q = ⟨u,h⟩_L.
+ * Rates by central differences over lr = ±ε of the float64 op (unclipped). */
+START_TEST(test_skipgram_step_fd)
+{
+    gyro_rng r;
+    gyro_rng_seed(&r, 3);
+    const double theta = 2.0, eps = 1e-6;
+    double e_grad = 0.0, e_tgt = 0.0, e_ctr = 0.0;
+    for (int trial = 0; trial < FD_TRIALS; trial++) {
+        double u[SG_ROW] __attribute__((aligned(64))) = {0};
+        double v[3][SG_ROW] __attribute__((aligned(64))) = {{0}};
+        double h[SG_ROW] __attribute__((aligned(64))) = {0};
+        double w[SG_ROW] __attribute__((aligned(64)));
+        rnd_hyp(u, SG_DIM, 0.7, &r);
+        for (int t = 0; t < 3; t++) rnd_hyp(v[t], SG_DIM, 0.7, &r);
+        double L0 = 0.0;
+        for (int t = 0; t < 3; t++) {
+            int label = t == 0;
+            double s = gyro_lorentz_padded_inner_f64(u, v[t], SG_ROW);
+            double g = label - sg_sigm(s + theta);
+            L0 += sg_loss(u, v[t], label, theta);
+            /* (2): ℓ(v(±ε)) with this target's step */
+            double lp, lm;
+            memcpy(w, v[t], sizeof w);
+            double hs[SG_ROW] __attribute__((aligned(64))) = {0};
+            gyro_lorentz_skipgram_step_target_f64(hs, w, u, s, g, eps, 0.0, SG_ROW);
+            lp = sg_loss(u, w, label, theta);
+            memcpy(w, v[t], sizeof w);
+            gyro_lorentz_skipgram_step_target_f64(hs, w, u, s, g, -eps, 0.0, SG_ROW);
+            lm = sg_loss(u, w, label, theta);
+            double rate = (lp - lm) / (2 * eps), want = -g * g * (s * s - 1.0);
+            double e = fabs(rate - want) / (1.0 + fabs(want));
+            if (e > e_tgt) e_tgt = e;
+            /* lr 0: only h is written, v is left as it was */
+            memcpy(w, v[t], sizeof w);
+            gyro_lorentz_skipgram_step_target_f64(h, w, u, s, g, 0.0, 0.0, SG_ROW);
+            ck_assert(memcmp(w + 1, v[t] + 1, sizeof w - sizeof w[0]) == 0);
+            ck_assert(fabs(w[0] - v[t][0]) <= 1e-15 * v[t][0]); /* x₀ re-derived from x_s */
+        }
+        /* (1) */
+        for (int k = 0; k <= SG_DIM; k++) {
+            double up[SG_DIM + 1], dn[SG_DIM + 1], lp = 0.0, lm = 0.0;
+            memcpy(up, u, sizeof up);
+            memcpy(dn, u, sizeof dn);
+            up[k] += FD_H;
+            dn[k] -= FD_H;
+            for (int t = 0; t < 3; t++) {
+                lp += sg_loss(up, v[t], t == 0, theta);
+                lm += sg_loss(dn, v[t], t == 0, theta);
+            }
+            double fd = (lp - lm) / (2 * FD_H), an = -(k == 0 ? -h[0] : h[k]);
+            double e = fabs(fd - an) / (1.0 + fabs(an));
+            if (e > e_grad) e_grad = e;
+        }
+        /* (3) */
+        double q = gyro_lorentz_padded_inner_f64(u, h, SG_ROW), hh = gyro_lorentz_padded_inner_f64(h, h, SG_ROW);
+        double Lp = 0.0, Lm = 0.0;
+        memcpy(w, u, sizeof w);
+        gyro_lorentz_skipgram_step_centre_f64(w, h, eps, 0.0, SG_ROW);
+        for (int t = 0; t < 3; t++) Lp += sg_loss(w, v[t], t == 0, theta);
+        memcpy(w, u, sizeof w);
+        gyro_lorentz_skipgram_step_centre_f64(w, h, -eps, 0.0, SG_ROW);
+        for (int t = 0; t < 3; t++) Lm += sg_loss(w, v[t], t == 0, theta);
+        double rate = (Lp - Lm) / (2 * eps), want = -(hh + q * q);
+        double e = fabs(rate - want) / (1.0 + fabs(want));
+        if (e > e_ctr) e_ctr = e;
+        ck_assert(want <= 0.0 && isfinite(L0)); /* a descent direction */
+    }
+    g_sg_err[0] = e_grad;
+    g_sg_err[1] = e_tgt;
+    g_sg_err[2] = e_ctr;
+    ck_assert_msg(e_grad < FD_TOL, "h vs -J dL/du: %g", e_grad);
+    ck_assert_msg(e_tgt < FD_TOL, "target step rate: %g", e_tgt);
+    ck_assert_msg(e_ctr < FD_TOL, "centre step rate: %g", e_ctr);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("hyp_grad");
     TCase *tc = tcase_create("finite_differences");
     tcase_add_loop_test(tc, test_fd, 0, NSPECS);
+    tcase_add_test(tc, test_skipgram_step_fd);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_set_fork_status(sr, CK_NOFORK);
@@ -563,5 +662,7 @@ int main(void)
            "max abs err", "max rel err", FD_TRIALS, FD_H);
     for (int i = 0; i < NSPECS; i++)
         printf("%-30s %12.3g %12.3g\n", g_specs[i].name, g_max_abs[i], g_max_rel[i]);
+    printf("lorentz skipgram_step (fused): rel err h vs -J dL/du %.3g, target-step rate %.3g, "
+           "centre-step rate %.3g\n", g_sg_err[0], g_sg_err[1], g_sg_err[2]);
     return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

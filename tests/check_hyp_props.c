@@ -22,6 +22,7 @@
  *     outside the ball are projected and reported; non-finite ones reset.
  */
 #include <check.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@
 #include "models/hyp/hyp_consts.h"
 #include "models/hyp/hyp_scalar.h"
 #include "models/hyp/lorentz.h"
+#include "models/hyp/lorentz_skipgram.h"
 #include "models/hyp/poincare.h"
 
 #define NMAX 32
@@ -782,6 +784,182 @@ START_TEST(test_f32_batches_match_f64)
 }
 END_TEST
 
+/* ---- the fused skip-gram step (lorentz_skipgram.h) ------------------------------------------ */
+
+#define SG_DIM 20 /* spatial dimension: 21 used entries of a 32-entry padded row (two 16-blocks) */
+#define SG_ROW 32
+
+static double sg_sigm(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+/* A padded hyperboloid row at distance ~radius from the origin, in both precisions. */
+static void sg_point(float *xf, double *xd, gyro_rng *r, double radius)
+{
+    memset(xf, 0, SG_ROW * sizeof *xf);
+    memset(xd, 0, SG_ROW * sizeof *xd);
+    for (int k = 1; k <= SG_DIM; k++) xf[k] = (float)(gyro_rng_normal(r) * radius / sqrt(SG_DIM));
+    gyro_lorentz_reproject_f32(xf, SG_DIM);
+    for (int k = 1; k <= SG_DIM; k++) xd[k] = xf[k];
+    gyro_lorentz_reproject_f64(xd, SG_DIM); /* on the hyperboloid in double, not at float x₀ */
+}
+
+/* A centre and three targets (one positive, two negatives): the fused target and centre steps,
+ * float32 and float64, against gyro_lorentz_skipgram_term's gradient fed to
+ * gyro_lorentz_rsgd_step (float64). Returns the number of target steps that were clipped. */
+static int sg_compare(double lr, double max_step, double radius, double tol32)
+{
+    gyro_rng r;
+    gyro_rng_seed(&r, 7);
+    const double theta = 3.0, tol64 = 1e-11;
+    int clipped = 0;
+    for (int trial = 0; trial < 50; trial++) {
+        float u[SG_ROW] __attribute__((aligned(64))), v[3][SG_ROW] __attribute__((aligned(64)));
+        float h[SG_ROW] __attribute__((aligned(64)));
+        double ud[SG_ROW] __attribute__((aligned(64))), vd[3][SG_ROW] __attribute__((aligned(64)));
+        double hd[SG_ROW] __attribute__((aligned(64)));
+        double ur[SG_DIM + 1], vr[3][SG_DIM + 1], du[SG_DIM + 1] = {0};
+        sg_point(u, ud, &r, radius);
+        for (int t = 0; t < 3; t++) sg_point(v[t], vd[t], &r, radius);
+        memcpy(ur, ud, sizeof ur);
+        for (int t = 0; t < 3; t++) memcpy(vr[t], vd[t], sizeof vr[t]);
+        memset(h, 0, sizeof h);
+        memset(hd, 0, sizeof hd);
+        for (int t = 0; t < 3; t++) {
+            int label = t == 0;
+            /* reference: Euclidean gradient of the term, then one RSGD step on the target */
+            double dw[SG_DIM + 1] = {0};
+            gyro_lorentz_skipgram_term_f64(du, dw, ur, vr[t], label, theta, 1.0, SG_DIM);
+            gyro_lorentz_rsgd_step_f64(vr[t], vr[t], dw, lr, max_step, SG_DIM);
+            /* fused, float32 and float64, with the exact sigmoid */
+            double s32 = gyro_lorentz_padded_inner_f32(u, v[t], SG_ROW);
+            double s64 = gyro_lorentz_padded_inner_f64(ud, vd[t], SG_ROW);
+            double s32_ref = -(double)u[0] * v[t][0];
+            for (int k = 1; k <= SG_DIM; k++) s32_ref += (double)u[k] * v[t][k];
+            ck_assert_double_eq_tol(s32, s32_ref, 1e-12 * fabs(s32_ref));
+            ck_assert_double_eq_tol(s64, gyro_lorentz_inner_f64(ud, vd[t], SG_DIM), 1e-12 * fabs(s64));
+            if (max_step > 0 && fabs(lr * (label - sg_sigm(s64 + theta))) * sqrt(s64 * s64 - 1) > max_step)
+                clipped++;
+            gyro_lorentz_skipgram_step_target_f32(h, v[t], u, s32, label - sg_sigm(s32 + theta), lr,
+                                                  max_step, SG_ROW);
+            gyro_lorentz_skipgram_step_target_f64(hd, vd[t], ud, s64, label - sg_sigm(s64 + theta), lr,
+                                                  max_step, SG_ROW);
+            for (int k = 0; k <= SG_DIM; k++) {
+                double ref = vr[t][k];
+                ck_assert_msg(fabs(v[t][k] - ref) <= tol32 * (1 + fabs(ref)),
+                              "target %d coord %d: fused f32 %.9g reference %.9g", t, k, v[t][k], ref);
+                ck_assert_msg(fabs(vd[t][k] - ref) <= tol64 * (1 + fabs(ref)),
+                              "target %d coord %d: fused f64 %.17g reference %.17g", t, k, vd[t][k], ref);
+            }
+            for (int k = SG_DIM + 1; k < SG_ROW; k++) {
+                ck_assert(v[t][k] == 0.0f && h[k] == 0.0f); /* padding stays zero */
+                ck_assert(vd[t][k] == 0.0 && hd[k] == 0.0);
+            }
+        }
+        /* h = Σ g v_old = −J ∂L/∂u: the centre step equals rsgd_step on ∂L/∂u */
+        for (int k = 0; k <= SG_DIM; k++) {
+            double want = -(k == 0 ? -du[k] : du[k]);
+            ck_assert_msg(fabs(hd[k] - want) <= 1e-12 * (1 + fabs(want)), "h coord %d", k);
+        }
+        gyro_lorentz_rsgd_step_f64(ur, ur, du, lr, max_step, SG_DIM);
+        gyro_lorentz_skipgram_step_centre_f32(u, h, lr, max_step, SG_ROW);
+        gyro_lorentz_skipgram_step_centre_f64(ud, hd, lr, max_step, SG_ROW);
+        for (int k = 0; k <= SG_DIM; k++) {
+            ck_assert_msg(fabs(u[k] - ur[k]) <= tol32 * (1 + fabs(ur[k])), "centre coord %d: fused f32 %.9g reference %.9g",
+                          k, u[k], ur[k]);
+            ck_assert_msg(fabs(ud[k] - ur[k]) <= tol64 * (1 + fabs(ur[k])), "centre coord %d: fused f64 %.17g reference %.17g",
+                          k, ud[k], ur[k]);
+        }
+        for (int k = SG_DIM + 1; k < SG_ROW; k++) ck_assert(u[k] == 0.0f && ud[k] == 0.0);
+        ck_assert_double_eq_tol(gyro_lorentz_inner_f32(u, u, SG_DIM), -1.0, 1e-5 * u[0] * u[0]);
+        ck_assert_double_eq_tol(gyro_lorentz_inner_f64(ud, ud, SG_DIM), -1.0, 1e-14 * ud[0] * ud[0]);
+    }
+    return clipped;
+}
+
+START_TEST(test_skipgram_step_small_steps)
+{
+    ck_assert_int_eq(sg_compare(0.05, 1.0, 0.3, 2e-5), 0);
+}
+END_TEST
+
+START_TEST(test_skipgram_step_clipped)
+{
+    /* lr 5 with points ~2 apart: most target steps exceed max_step 0.5 and are clipped */
+    int c = sg_compare(5.0, 0.5, 2.0, 5e-5);
+    ck_assert_msg(c > 50, "only %d of 150 target steps were clipped", c);
+}
+END_TEST
+
+START_TEST(test_skipgram_step_unclipped_large)
+{
+    sg_compare(0.8, 0.0, 1.0, 5e-5);
+}
+END_TEST
+
+/* ---- rounding-aware re-projection ------------------------------------------------------------ */
+
+START_TEST(test_reproject_rounded_far_f32)
+{
+    /* far points in float32: plain re-projection leaves |⟨x,x⟩_L + 1| ~ 2δx₀² (δ ≤ 2⁻²⁴), the
+     * rounding-aware one brings it under 1e-6 while moving each coordinate by < 2ε·x₀. Its floor
+     * is the granularity |xⱼ|·ulp(xⱼ) of the smallest coordinates, so the reach grows with the
+     * dimension: x₀ up to 60 at dim 32, 300 (distance 6.4) at dim 100, 1000 at dim 300. */
+    static const struct { int n; double x0max; } cfg[] = {{32, 60}, {50, 100}, {100, 300}, {300, 1000}};
+    gyro_rng r;
+    gyro_rng_seed(&r, 21);
+    double worst_plain = 0.0, worst = 0.0;
+    for (size_t ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++) {
+        int n = cfg[ci].n;
+        for (int trial = 0; trial < 300; trial++) {
+            float x[301], y[301];
+            /* |x_s| from 0 (the first trials) to x0max, log-uniform over the last factor 30 */
+            double target = trial < 20 ? trial * 0.1 : cfg[ci].x0max * exp(-gyro_rng_uniform(&r) * log(30.0));
+            double nn = 0.0;
+            for (int k = 1; k <= n; k++) {
+                x[k] = (float)gyro_rng_normal(&r);
+                nn += (double)x[k] * x[k];
+            }
+            for (int k = 1; k <= n; k++) x[k] = (float)(x[k] * target / sqrt(nn + 1e-300));
+            memcpy(y, x, sizeof x);
+            ck_assert_int_eq(gyro_lorentz_reproject_f32(x, n), 0);
+            ck_assert_int_eq(gyro_lorentz_reproject_rounded_f32(y, n), 0);
+            ck_assert(x[0] == y[0]); /* x₀ is the plain one, the spatial part absorbs the residual */
+            double er = -(double)y[0] * y[0] + 1.0;
+            for (int k = 1; k <= n; k++) {
+                er += (double)y[k] * y[k];
+                /* each coordinate moves by less than 2ε·x₀ (2–4 ulps of x₀) */
+                double d = fabs((double)y[k] - x[k]);
+                ck_assert_msg(d < 2 * FLT_EPSILON * (double)x[0], "n %d coord %d moved by %g (x0 %g)", n, k, d, x[0]);
+            }
+            double pl = -(double)x[0] * x[0] + 1.0;
+            for (int k = 1; k <= n; k++) pl += (double)x[k] * x[k];
+            if (fabs(pl) > worst_plain) worst_plain = fabs(pl);
+            if (fabs(er) > worst) worst = fabs(er);
+            ck_assert_msg(fabs(er) < 1e-6, "n %d x0 %g: |<x,x>_L + 1| = %g after the rounding-aware re-projection",
+                          n, y[0], fabs(er));
+        }
+    }
+    printf("lorentz reproject f32 (dim 32..300, x0 up to 60..1000): max |<x,x>_L + 1| plain %.3g, "
+           "rounding-aware %.3g\n",
+           worst_plain, worst);
+    ck_assert(worst_plain > 1e-3); /* the far points do defeat the plain re-projection */
+    /* non-finite input: origin and -1, in both precisions */
+    float bad[5] = {1, 2, NAN, 3, 4};
+    ck_assert_int_eq(gyro_lorentz_reproject_rounded_f32(bad, 4), -1);
+    ck_assert(bad[0] == 1.0f && bad[1] == 0.0f && bad[2] == 0.0f && bad[3] == 0.0f && bad[4] == 0.0f);
+    double badd[3] = {1, INFINITY, 1};
+    ck_assert_int_eq(gyro_lorentz_reproject_rounded_f64(badd, 2), -1);
+    ck_assert(badd[0] == 1.0 && badd[1] == 0.0 && badd[2] == 0.0);
+    /* float64: at double rounding, never worse than the plain re-projection's bound */
+    for (int trial = 0; trial < 200; trial++) {
+        double xd[17];
+        rnd_hyp(xd, 16, 100.0, &r);
+        ck_assert_int_eq(gyro_lorentz_reproject_rounded_f64(xd, 16), 0);
+        double e = fabs(gyro_lorentz_inner_f64(xd, xd, 16) + 1.0);
+        ck_assert_msg(e <= 4e-16 * xd[0] * xd[0] + 1e-15, "f64: %g at x0 %g", e, xd[0]);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("hyp_props");
@@ -794,6 +972,10 @@ int main(void)
     tcase_add_test(tc, test_cross_model);
     tcase_add_test(tc, test_skipgram_terms);
     tcase_add_test(tc, test_f32_batches_match_f64);
+    tcase_add_test(tc, test_skipgram_step_small_steps);
+    tcase_add_test(tc, test_skipgram_step_clipped);
+    tcase_add_test(tc, test_skipgram_step_unclipped_large);
+    tcase_add_test(tc, test_reproject_rounded_far_f32);
     suite_add_tcase(s, tc);
     TCase *to = tcase_create("optimizers");
     tcase_set_timeout(to, 120);

@@ -18,6 +18,7 @@
 #define GYRO_HYP_CONSTS_H
 
 #include <math.h>
+#include <stddef.h>
 
 /* ---- clamps (shared/DESIGN.md) ------------------------------------------------------------ */
 
@@ -122,6 +123,16 @@ static inline double gyro_hyp_sinhc(double t, double cmax, double *dft)
     double f = sinh(tc) / t;
     if (dft) *dft = ((t > cmax ? 0.0 : cosh(tc)) - f) / (t * t);
     return f;
+}
+
+/* cosh(t) and sinh(t)/t for t ≥ 0 with t clamped to cmax, without cancellation near 0:
+ * cosh t = 1 + 2 sinh²(t/2) = 1 + (t²/2)·sinhc(t/2)². (The fused skip-gram step of
+ * lorentz_skipgram.h; both values from two sinhc calls.) */
+static inline void gyro_hyp_cosh_sinhc(double t, double cmax, double *ch, double *shc)
+{
+    double h = gyro_hyp_sinhc(0.5 * t, 0.5 * cmax, NULL);
+    *ch = 1.0 + 0.5 * t * t * h * h;
+    *shc = gyro_hyp_sinhc(t, cmax, NULL);
 }
 
 /* f(t) = asinh(t)/t (f(0) = 1); *dft = f'(t)/t (-> -1/3 at 0). dft may be NULL. */

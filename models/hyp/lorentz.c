@@ -4,6 +4,7 @@
  * instantiates it with the storage type, the names and the precision's cosh clamp
  * (hyp_consts.h). Inner products and norms are accumulated in double in both.
  */
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 

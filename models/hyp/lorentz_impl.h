@@ -217,6 +217,38 @@ int L(reproject)(T *x, int n)
     return 0;
 }
 
+/* Residual r = |x_s|² − (x₀² − 1) absorbed by the spatial coordinates; in sweep p a coordinate
+ * moves by at most B/2ᵖ, B = ε·x₀ (ε the machine epsilon of T: one to two ulps of x₀, the
+ * resolution at which the point is stored), so by < 2B in all; a move is kept only if it
+ * shrinks |r|. Large coordinates absorb the bulk (the capacity of the first sweep,
+ * ≈ 2B·Σ|xᵢ| ≥ 2B·|x_s|, covers the initial |r| ≈ ulp(x₀)·x₀ once |x_s| is comparable to x₀),
+ * the smaller ones the rest at their finer resolution. */
+int L(reproject_rounded)(T *x, int n)
+{
+    if (L(reproject)(x, n)) return -1;
+    const int is_f32 = sizeof(T) == sizeof(float);
+    double x0 = (double)x[0], B = (is_f32 ? (double)FLT_EPSILON : DBL_EPSILON) * x0;
+    double r = S(hyp_dot)(x + 1, x + 1, n) - (x0 * x0 - 1.0);
+    for (int pass = 0; pass < 3 && r != 0.0; pass++, B *= 0.5) {
+        for (int k = 1; k <= n && r != 0.0; k++) {
+            double xk = (double)x[k], ak = fabs(xk), want = xk * xk - r;
+            double m = want > 0.0 ? sqrt(want) : 0.0;
+            if (m > ak + B) m = ak + B;
+            if (m < ak - B) m = ak - B;
+            if (m < 0.0) m = 0.0;
+            T nk = (T)copysign(m, xk == 0.0 ? 1.0 : xk);
+            if (fabs((double)nk - xk) > B) /* rounded past the bound: one step back */
+                nk = is_f32 ? (T)nextafterf((float)nk, (float)xk) : (T)nextafter((double)nk, xk);
+            double nr = r + (double)nk * (double)nk - xk * xk;
+            if (fabs(nr) < fabs(r)) {
+                x[k] = nk;
+                r = nr;
+            }
+        }
+    }
+    return 0;
+}
+
 /* ---- Riemannian SGD ------------------------------------------------------------------------- */
 /* Shared forward pieces: xg = <x,g>, rg = J g + xg x, s = −lr rg clipped to |s|_L ≤ max_step:
  * s = kr · rg; y = cosh(|s|_L) x + sinhc(|s|_L) s. */

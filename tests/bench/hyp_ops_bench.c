@@ -6,7 +6,10 @@
  * calls divided by iters (thread CPU time); the figure printed is the median of `reps`
  * measurements, library and naive versions interleaved op by op. The naive
  * versions are the textbook code: one loop per reduction, accumulators in the storage type,
- * the intermediate vector stored in a stack buffer.
+ * the intermediate vector stored in a stack buffer. For the fused skip-gram step
+ * (lorentz_skipgram.h: a centre, its context and 5 negatives, on padded rows) the "naive"
+ * column is the unfused math-core path it replaces: skipgram_term + rsgd_step per target,
+ * then rsgd_step on the centre (both copy their 7 rows in first).
  *
  * Usage: hyp_ops_bench [reps] [iters]
  */
@@ -19,12 +22,14 @@
 #include "models/core/rng.h"
 #include "models/hyp/convert.h"
 #include "models/hyp/lorentz.h"
+#include "models/hyp/lorentz_skipgram.h"
 #include "models/hyp/poincare.h"
 
 #define D 100
 #define NSET 16
 #define NEG 5
 #define MLR_K 10
+#define ROW 112 /* D + 1 padded to a multiple of 16 */
 
 /* CPU time of this thread: on the shared 2-core machine wall time mostly measures the other
  * processes; thread CPU time excludes the time spent descheduled (cache pollution remains). */
@@ -240,6 +245,48 @@ static void n_sg64(int s) { g_sink = naive_skipgram_f64(od3, od2, od, hx[s], hy[
 static void l_tp32(int s) { gyro_hyp_to_poincare_f32(of, fhx[s], D); }
 static void l_tp64(int s) { gyro_hyp_to_poincare_f64(od, hx[s], D); }
 
+/* ---- fused skip-gram step against skipgram_term + rsgd_step --------------------------------- */
+/* rows 0 = centre, 1 = context, 2.. = negatives; copied from the pristine set into work rows */
+static float sgf[NSET][NEG + 2][ROW] __attribute__((aligned(64)));
+static double sgd[NSET][NEG + 2][ROW] __attribute__((aligned(64)));
+static float wf[NEG + 2][ROW] __attribute__((aligned(64))), hf[ROW] __attribute__((aligned(64)));
+static double wd[NEG + 2][ROW] __attribute__((aligned(64))), hd[ROW] __attribute__((aligned(64)));
+
+static void sg_setup(void)
+{
+    for (int s = 0; s < NSET; s++)
+        for (int t = 0; t < NEG + 2; t++) {
+            const double *src = t == 0 ? hx[s] : t == 1 ? hy[s] : hneg[s] + (t - 2) * (D + 1);
+            for (int i = 0; i <= D; i++) { sgd[s][t][i] = src[i]; sgf[s][t][i] = (float)src[i]; }
+        }
+}
+
+#define SG_DEFS(T, SFX, W, H, SRC)                                                                 \
+    static void l_sgstep##SFX(int s)                                                               \
+    {                                                                                              \
+        memcpy(W, SRC[s], sizeof W);                                                               \
+        memset(H, 0, sizeof H);                                                                    \
+        for (int t = 1; t < NEG + 2; t++) {                                                        \
+            double sc = gyro_lorentz_padded_inner##SFX(W[0], W[t], ROW);                           \
+            double g = (t == 1) - 1.0 / (1.0 + exp(-(sc + 2.0)));                                  \
+            gyro_lorentz_skipgram_step_target##SFX(H, W[t], W[0], sc, g, 0.025, 1.0, ROW);         \
+        }                                                                                          \
+        g_sink = gyro_lorentz_skipgram_step_centre##SFX(W[0], H, 0.025, 1.0, ROW);                 \
+    }                                                                                              \
+    static void n_sgstep##SFX(int s)                                                               \
+    {                                                                                              \
+        T du[D + 1] = {0}, dw[D + 1];                                                              \
+        memcpy(W, SRC[s], sizeof W);                                                               \
+        for (int t = 1; t < NEG + 2; t++) {                                                        \
+            memset(dw, 0, sizeof dw);                                                              \
+            g_sink = gyro_lorentz_skipgram_term##SFX(du, dw, W[0], W[t], t == 1, 2.0, 1.0, D);     \
+            gyro_lorentz_rsgd_step##SFX(W[t], W[t], dw, 0.025, 1.0, D);                            \
+        }                                                                                          \
+        gyro_lorentz_rsgd_step##SFX(W[0], W[0], du, 0.025, 1.0, D);                                \
+    }
+SG_DEFS(float, _f32, wf, hf, sgf)
+SG_DEFS(double, _f64, wd, hd, sgd)
+
 typedef struct bench_row {
     const char *name;
     bench_fn lib32, lib64, naive32, naive64; /* naive may be NULL */
@@ -261,6 +308,7 @@ static const bench_row g_rows[] = {
     {"lorentz dist", l_ld32, l_ld64, n_ld32, n_ld64, 1},
     {"lorentz rsgd_step (clipped)", l_lrsgd32, l_lrsgd64, n_lrsgd32, n_lrsgd64, 1},
     {"lorentz skipgram_loss 5 neg", l_sg32, l_sg64, n_sg32, n_sg64, 4},
+    {"lorentz skipgram_step 1+5 (fused)", l_sgstep_f32, l_sgstep_f64, n_sgstep_f32, n_sgstep_f64, 4},
     {"to_poincare", l_tp32, l_tp64, NULL, NULL, 1},
 };
 
@@ -287,6 +335,7 @@ int main(int argc, char **argv)
         return 2;
     }
     setup();
+    sg_setup();
     printf("d = %d, thread CPU ns per call, median of %d runs of %ld calls (heavy ops: fewer)\n",
            D, reps, iters);
     printf("%-34s %10s %10s %10s %10s %8s %8s\n", "op", "f32 ns", "naive f32", "f64 ns",
