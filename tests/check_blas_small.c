@@ -1,5 +1,5 @@
 /* check_blas_small.c — Check suite for the small float32 products of models/core/blas.c (the
- * kernel that replaces cblas_sgemm for C = alpha A Bᵀ + beta C with 3–8 rows of A times a wide
+ * kernel that replaces cblas_sgemm for C = alpha A Bᵀ + beta C with 3–16 rows of A times a wide
  * B, and for per-head attention scores): every row count, k around the 8-lane steps and the
  * masked tail, strided operands, alpha/beta, padding left untouched, NaN in C ignored with
  * beta = 0, against the double-precision reference loop; and the same rows give the same
@@ -53,7 +53,7 @@ START_TEST(test_small_shapes)
     static const int ns[] = {1, 2, 3, 5, 12, 16, 33, 100, 130};
     double worst = 0;
     uint64_t seed = 1;
-    for (int m = 1; m <= 9; m++)
+    for (int m = 1; m <= 17; m++)
         for (size_t a = 0; a < sizeof ks / sizeof ks[0]; a++)
             for (size_t b = 0; b < sizeof ns / sizeof ns[0]; b++)
                 for (int pad = 0; pad < 2; pad++) {
@@ -79,12 +79,12 @@ START_TEST(test_small_layer_shapes)
 }
 END_TEST
 
-/* A row's result does not depend on the other rows of the product (3 to 8 rows take the
- * kernel, in blocks of 4): row i of an m-row product equals the same row computed alone in a
- * 3-row product. */
+/* A row's result does not depend on the other rows of the product (3 to 16 rows take the
+ * kernel, in blocks of 4): row i of a 16-row product equals the same row computed in a 3-row
+ * product. */
 START_TEST(test_small_rows_independent)
 {
-    enum { M = 8, N = 120, K = 100 };
+    enum { M = 16, N = 120, K = 100 };
     gyro_rng r;
     gyro_rng_seed(&r, 7);
     static float A[M * K], B[N * K], C[M * N], D[3 * N], A3[3 * K];

@@ -44,13 +44,13 @@ static inline void small_store(float *c, __m128 s, int jb, float alpha, float be
 }
 
 /* The shapes where the kernel below beats cblas_sgemm (OpenBLAS 0.3.21, measured on an AVX-512
- * machine, one thread): 3–8 rows of A times a weight matrix at least as wide as it is deep
+ * machine, one thread): 3–16 rows of A times a weight matrix at least as wide as it is deep
  * (OpenBLAS packs all of B on every call; with fewer rows it has its own small-matrix kernel,
  * and for deep B its packing is cheap), and per-head attention scores of up to 12 tokens
  * (k = head dimension < 16). Elsewhere OpenBLAS is as fast or faster. */
 static inline int gyro_blas_small_nt(int m, int n, int k)
 {
-    return (m >= 3 && m <= 8 && k >= 16 && n >= k) || (k > 0 && k < 16 && m <= 12 && n <= 12);
+    return (m >= 3 && m <= 16 && k >= 16 && n >= k) || (k > 0 && k < 16 && m <= 12 && n <= 12);
 }
 
 /* C = alpha A Bᵀ + beta C: A (m, k), B (n, k), both row-major. Blocks of 4 rows of A × 4 rows

@@ -14,7 +14,7 @@
 #ifndef GYRO_CORE_BLAS_H
 #define GYRO_CORE_BLAS_H
 
-/* Small float32 products C = alpha A Bᵀ + beta C — 3 to 8 rows times a weight matrix at least
+/* Small float32 products C = alpha A Bᵀ + beta C — 3 to 16 rows times a weight matrix at least
  * as wide as deep (single-utterance inference), per-head attention scores of up to 12 tokens —
  * run on gyro's own AVX2 kernel (when compiled with AVX2 and FMA) instead of OpenBLAS, whose
  * operand packing dominates those shapes. */
