@@ -8,18 +8,20 @@ T=$SHARED/corpora/text/fortunes-zh/tang300
 [ -r "$T" ] || { echo "no $T"; exit 77; }
 cd "$TMPDIR"
 fail() { echo "FAIL: $*"; exit 1; }
-# enough work for a few seconds: 15 epochs of ~90k characters at dim 50
-ARGS=(--dim 50 --epochs 15 --min-count 2 --sample 0 --checkpoint-every 1)
+# enough work that an idle machine is still training when the signal comes: 40 epochs of ~90k
+# characters at dim 50 (several seconds); each kill happens as soon as its precondition holds,
+# not after a fixed delay, so the test does not depend on the machine's speed.
+ARGS=(--dim 50 --epochs 40 --min-count 2 --sample 0 --checkpoint-every 1)
 
 # --- kill -9 -------------------------------------------------------------------------------
 "$GYRO" char2vec train "${ARGS[@]}" -o k.hyp "$T" 2> log1 &
 pid=$!
-for _ in $(seq 1 100); do
-  grep -q "Progress:" log1 2> /dev/null && [ -e k.hyp.ckpt ] && break
-  sleep 0.1
-done
-sleep 1.5
-kill -9 $pid
+# the first checkpoint is written before any training; wait for a later one (newer than a
+# marker made after the first appeared), so the kill lands mid-run with progress saved
+for _ in $(seq 1 600); do [ -e k.hyp.ckpt ] && break; sleep 0.05; done
+touch marker
+for _ in $(seq 1 600); do [ k.hyp.ckpt -nt marker ] && break; sleep 0.05; done
+kill -9 $pid 2> /dev/null || fail "training ended before kill -9 (no checkpoint seen in time)"
 wait $pid 2> /dev/null || true
 [ -e k.hyp.ckpt ] && [ -e k.hyp.ckpt.ids ] || fail "no checkpoint after kill -9"
 [ ! -e k.hyp ] || fail "output written although training did not finish"
@@ -37,9 +39,8 @@ awk -v s="$start" 'BEGIN{exit !(s > 0 && s < 100)}' || fail "resumed at $start%"
 # --- Ctrl-C -----------------------------------------------------------------------------------
 "$GYRO" char2vec train "${ARGS[@]}" --checkpoint-every 0 -o c.hyp "$T" 2> log3 &
 pid=$!
-for _ in $(seq 1 100); do grep -q "Progress:" log3 2> /dev/null && break; sleep 0.1; done
-sleep 0.5
-kill -INT $pid
+for _ in $(seq 1 600); do grep -q "Progress:" log3 2> /dev/null && break; sleep 0.05; done
+kill -INT $pid 2> /dev/null || fail "training ended before SIGINT"
 if wait $pid; then rc=0; else rc=$?; fi
 [ $rc = 130 ] || { cat log3; fail "SIGINT exit status $rc"; }
 grep -q "checkpoint written" log3 || fail "no checkpoint message"
