@@ -13,7 +13,8 @@
 #        (hyp100res: the hyperbolic model with the tangent-space residual and hyperbolic
 #        LayerNorm of rl-hyperbolic-transformer-grpo, not in the default list)
 #        EPOCHS=10 PATIENCE=3 EUC_LR=1e-3 FOLDS=5 (folds to run of 5)  FASTTEXT=path/to/fasttext binary
-#        EMB=char2vec table for the hyperbolic variants (optional)  OUT=work dir
+#        EMB=char2vec table for the hyperbolic variants (optional; FREEZE=1 keeps its rows fixed,
+#        otherwise they are fine-tuned)  OUT=work dir
 # Needs ../shared/corpora. Every number printed is measured in this run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -37,6 +38,7 @@ opts_of() {
   # Euclidean models needs many more epochs than a benchmark run affords. EUC_LR overrides it.
   local euc=(--lr "${EUC_LR:-1e-3}")
   local emb=(); [ -n "${EMB:-}" ] && emb=(--embeddings "$EMB")
+  [ -n "${EMB:-}" ] && [ "${FREEZE:-0}" = 1 ] && emb+=(--freeze)
   case $1 in
     hyp100)    echo "${common[*]} ${emb[*]} --geometry hyperbolic --dim 100 --dropout 0" ;;
     hyp100d30) echo "${common[*]} ${emb[*]} --geometry hyperbolic --dim 100 --dropout 0.3" ;;
