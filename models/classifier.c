@@ -131,6 +131,7 @@ static const field config_fields[] = {
     FI(head_dim), FI(ffn_dim), FI(max_len), FF(dropout), FF(curvature), FF(pos_scale),
     FI(layernorm), FI(residual), FI(ffn_activation), FI(attention_kind), FI(ffn_kind),
     FI(mla_latent_dim), FI(moe_experts), FI(moe_shared), FI(moe_top_k),
+    FI(mla_q_latent), FI(mla_rope_dim), FF(moe_balance),
 };
 #define N_CONFIG_FIELDS (sizeof config_fields / sizeof config_fields[0])
 /* The "norm" section describes how text becomes tokens: normalization options, then the unit. */

@@ -35,6 +35,10 @@ static void usage(FILE *f)
           "  --geometry hyperbolic|euclidean   model geometry (hyperbolic)\n"
           "  --dim N --layers N --heads N --head-dim N --ffn N --max-len N\n"
           "  --dropout P --curvature C --layernorm --residual none|mobius|tangent --relu\n"
+          "  --attention mha|mla  MLA blocks: --mla-latent L (C/2) --mla-q-latent L (= latent)\n"
+          "                      --mla-rope R (0: none; even)\n"
+          "  --ffn dense|moe      MoE blocks (--ffn N still sets the hidden width): --experts N (4)\n"
+          "                      --shared-experts N (0) --top-k K (1) --balance A (0.01)\n"
           "  --optimizer rmsprop|adam|sgd --lr X --ball-lr X --clip X\n"
           "  --epochs N (20) --batch N (32) --patience N (5) --restart-epochs T (10, 0 = none)\n"
           "  --restart-mult M (1) --dev FILE.pb  --dev-fraction F (0.1) --min-count N (1) --seed N (1)\n"
@@ -66,7 +70,8 @@ enum {
     O_GEOMETRY = 256, O_DIM, O_LAYERS, O_HEADS, O_HEAD_DIM, O_FFN, O_MAXLEN, O_DROPOUT, O_CURV,
     O_LN, O_RESIDUAL, O_RELU, O_OPTIMIZER, O_LR, O_BALL_LR, O_CLIP, O_EPOCHS, O_BATCH, O_PATIENCE,
     O_RESTART, O_RESTART_MULT, O_DEV, O_DEV_FRAC, O_MIN_COUNT, O_SEED, O_EMB, O_FREEZE, O_CKPT,
-    O_KEEP_TRAD, O_CASE_FOLD, O_WORDS, O_BUCKET, O_QUIET, O_SVG, O_CONFUSION, O_STREAM, O_HELP
+    O_KEEP_TRAD, O_CASE_FOLD, O_WORDS, O_BUCKET, O_QUIET, O_SVG, O_CONFUSION, O_STREAM, O_HELP,
+    O_ATTENTION, O_MLA_LATENT, O_MLA_Q, O_MLA_ROPE, O_EXPERTS, O_SHARED, O_TOP_K, O_BALANCE
 };
 
 static int train_main(int argc, char **argv)
@@ -84,6 +89,10 @@ static int train_main(int argc, char **argv)
         {"embeddings", 1, 0, O_EMB}, {"freeze", 0, 0, O_FREEZE}, {"checkpoint", 1, 0, O_CKPT},
         {"keep-traditional", 0, 0, O_KEEP_TRAD}, {"case-fold", 0, 0, O_CASE_FOLD}, {"words", 0, 0, O_WORDS},
         {"bucket", 1, 0, O_BUCKET},
+        {"attention", 1, 0, O_ATTENTION}, {"mla-latent", 1, 0, O_MLA_LATENT},
+        {"mla-q-latent", 1, 0, O_MLA_Q}, {"mla-rope", 1, 0, O_MLA_ROPE},
+        {"experts", 1, 0, O_EXPERTS}, {"shared-experts", 1, 0, O_SHARED}, {"top-k", 1, 0, O_TOP_K},
+        {"balance", 1, 0, O_BALANCE},
         {"quiet", 0, 0, O_QUIET}, {"output", 1, 0, 'o'}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
     /* first pass: the geometry decides the defaults */
     gyro_tf_geometry geom = GYRO_TF_GEOMETRY_HYPERBOLIC;
@@ -100,6 +109,7 @@ static int train_main(int argc, char **argv)
     gyro_train_options_init(&o, geom);
     const char *out = NULL, *dev_path = NULL, *emb = NULL;
     int head_dim_set = 0, ffn_set = 0;
+    int mla_latent_set = 0, experts_set = 0, top_k_set = 0, balance_set = 0;
     long L;
     double D;
     int c;
@@ -111,7 +121,30 @@ static int train_main(int argc, char **argv)
         case O_LAYERS: if (!gyro_cli_parse_long(CMD, "--layers", optarg, 1, 64, &L)) return 2; o.model.n_layers = (int)L; break;
         case O_HEADS: if (!gyro_cli_parse_long(CMD, "--heads", optarg, 1, 256, &L)) return 2; o.model.n_heads = (int)L; break;
         case O_HEAD_DIM: if (!gyro_cli_parse_long(CMD, "--head-dim", optarg, 1, 4096, &L)) return 2; o.model.head_dim = (int)L; head_dim_set = 1; break;
-        case O_FFN: if (!gyro_cli_parse_long(CMD, "--ffn", optarg, 1, 65536, &L)) return 2; o.model.ffn_dim = (int)L; ffn_set = 1; break;
+        case O_FFN:
+            if (strcmp(optarg, "dense") == 0) { o.model.ffn_kind = GYRO_TF_FFN_DENSE; break; }
+            if (strcmp(optarg, "moe") == 0) { o.model.ffn_kind = GYRO_TF_FFN_MOE; break; }
+            if (!gyro_cli_parse_long(CMD, "--ffn", optarg, 1, 65536, &L)) return 2;
+            o.model.ffn_dim = (int)L;
+            ffn_set = 1;
+            break;
+        case O_ATTENTION:
+            if (strcmp(optarg, "mha") == 0) o.model.attention_kind = GYRO_TF_ATTENTION_MHA;
+            else if (strcmp(optarg, "mla") == 0) o.model.attention_kind = GYRO_TF_ATTENTION_MLA;
+            else return gyro_cli_usage_error(CMD, "--attention must be mha or mla");
+            break;
+        case O_MLA_LATENT: if (!gyro_cli_parse_long(CMD, "--mla-latent", optarg, 1, 4096, &L)) return 2; o.model.mla_latent_dim = (int)L; mla_latent_set = 1; break;
+        case O_MLA_Q: if (!gyro_cli_parse_long(CMD, "--mla-q-latent", optarg, 1, 4096, &L)) return 2; o.model.mla_q_latent = (int)L; break;
+        case O_MLA_ROPE: if (!gyro_cli_parse_long(CMD, "--mla-rope", optarg, 0, 256, &L)) return 2; o.model.mla_rope_dim = (int)L; break;
+        case O_EXPERTS: if (!gyro_cli_parse_long(CMD, "--experts", optarg, 1, 256, &L)) return 2; o.model.moe_experts = (int)L; experts_set = 1; break;
+        case O_SHARED: if (!gyro_cli_parse_long(CMD, "--shared-experts", optarg, 0, 64, &L)) return 2; o.model.moe_shared = (int)L; break;
+        case O_TOP_K: if (!gyro_cli_parse_long(CMD, "--top-k", optarg, 1, 256, &L)) return 2; o.model.moe_top_k = (int)L; top_k_set = 1; break;
+        case O_BALANCE:
+            if (!gyro_cli_parse_double(CMD, "--balance", optarg, &D)) return 2;
+            if (!(D >= 0)) return gyro_cli_usage_error(CMD, "--balance must be >= 0");
+            o.model.moe_balance = (float)D;
+            balance_set = 1;
+            break;
         case O_MAXLEN: if (!gyro_cli_parse_long(CMD, "--max-len", optarg, 1, 4096, &L)) return 2; o.model.max_len = (int)L; break;
         case O_DROPOUT:
             if (!gyro_cli_parse_double(CMD, "--dropout", optarg, &D)) return 2;
@@ -180,6 +213,24 @@ static int train_main(int argc, char **argv)
     }
     if (!head_dim_set) o.model.head_dim = (o.model.dim + o.model.n_heads - 1) / o.model.n_heads;
     if (!ffn_set) o.model.ffn_dim = 4 * o.model.dim;
+    /* MLA / MoE defaults; their options without the block kind are left for the model's
+     * configuration check to refuse (usage error, exit 2) */
+    if (o.model.attention_kind == GYRO_TF_ATTENTION_MLA && !mla_latent_set)
+        o.model.mla_latent_dim = o.model.dim > 1 ? o.model.dim / 2 : 1;
+    if (o.model.ffn_kind == GYRO_TF_FFN_MOE) {
+        if (!experts_set) o.model.moe_experts = 4;
+        if (!top_k_set) o.model.moe_top_k = 1;
+        if (!balance_set) o.model.moe_balance = 0.01f;
+    }
+    {
+        gyro_tf_config probe = o.model; /* vocabulary and classes come from the data */
+        probe.vocab_size = 1;
+        probe.n_classes = 1;
+        if (gyro_tf_config_validate(&probe) != GYRO_OK) {
+            gyro_embedding_table_free(table);
+            return gyro_cli_usage_error(CMD, "%s", gyro_error_message());
+        }
+    }
     o.log = o.quiet ? NULL : stderr;
 
     gyro_example_set train = {0}, dev = {0};

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# classify_mla_moe.sh — `gyro classify train` with MLA attention and MoE feed-forward blocks
+# (--attention mla --ffn moe), hyperbolic and Euclidean: trained models learn a small generated
+# set, save and load (eval, predict), training is reproducible from the seed; bad block options
+# are usage errors.
+set -euo pipefail
+: "${GYRO:?}" "${TMPDIR:?}"
+cd "$TMPDIR"
+
+gen() {
+  local pre=("" "请" "帮我" "麻烦") post=("" "吧" "一下" "好吗")
+  for a in 播放 来一首 我想听; do for b in 稻香 晴天 七里香 夜曲; do for p in "${pre[@]}"; do
+    echo -e "${p}${a}${b}\tmusic.play"; done; done; done
+  for a in 暂停 停止播放 别放了; do for p in "${pre[@]}"; do for q in "${post[@]}"; do
+    echo -e "${p}${a}${q}\tmusic.pause"; done; done; done
+  for a in 导航到 带我去 去; do for b in 北京西站 机场 公司 学校; do for p in "${pre[@]}"; do
+    echo -e "${p}${a}${b}\tnavigation.navigation"; done; done; done
+}
+gen > data.tsv
+"$GYRO" import -f tsv -q -o data.pb data.tsv
+
+opts=(--dim 16 --layers 1 --heads 2 --epochs 15 --batch 16 --optimizer adam --lr 0.01
+      --dev-fraction 0.2 --seed 5 --quiet)
+blocks=(--attention mla --mla-latent 8 --ffn moe --experts 4 --top-k 1)
+for geo in hyperbolic euclidean; do
+  "$GYRO" classify train --geometry "$geo" "${opts[@]}" "${blocks[@]}" -o "$geo.clf" data.pb
+  "$GYRO" classify eval -m "$geo.clf" data.pb > "$geo.txt"
+  acc=$(awk '/^accuracy:/ {gsub("%","",$2); print $2}' "$geo.txt")
+  awk -v a="$acc" 'BEGIN { exit !(a >= 85) }' || { echo "$geo MLA+MoE accuracy $acc% too low"; cat "$geo.txt"; exit 1; }
+  printf '播放晴天\n导航到机场\n' | "$GYRO" classify predict -m "$geo.clf" > "$geo.jsonl"
+  sed -n 1p "$geo.jsonl" | grep -q '"intents":\[{"label":"music.play"'
+  sed -n 2p "$geo.jsonl" | grep -q '"intents":\[{"label":"navigation.navigation"'
+done
+# same seed, same bytes; MLA with a query latent and RoPE, MoE with a shared expert and top-2
+"$GYRO" classify train --geometry hyperbolic "${opts[@]}" "${blocks[@]}" -o again.clf data.pb
+cmp hyperbolic.clf again.clf
+"$GYRO" classify train "${opts[@]}" --attention mla --mla-latent 6 --mla-q-latent 10 --mla-rope 4 \
+  --ffn moe --experts 3 --shared-experts 1 --top-k 2 --balance 0.05 -o opts.clf data.pb
+"$GYRO" classify eval -m opts.clf data.pb | grep -q '^accuracy:'
+
+# bad block options: exit 2
+st=0; "$GYRO" classify train "${opts[@]}" --ffn moe --experts 4 --top-k 5 -o bad.clf data.pb 2>err.txt || st=$?
+[ "$st" = 2 ] || { echo "top-k > experts: exit $st"; exit 1; }
+st=0; "$GYRO" classify train "${opts[@]}" --experts 4 -o bad.clf data.pb 2>err.txt || st=$?
+[ "$st" = 2 ] || { echo "--experts without --ffn moe: exit $st"; exit 1; }
+grep -q 'MoE' err.txt
+st=0; "$GYRO" classify train "${opts[@]}" --attention gqa -o bad.clf data.pb 2>err.txt || st=$?
+[ "$st" = 2 ] || { echo "--attention gqa: exit $st"; exit 1; }
+st=0; "$GYRO" classify train "${opts[@]}" --ffn wide -o bad.clf data.pb 2>err.txt || st=$?
+[ "$st" = 2 ] || { echo "--ffn wide: exit $st"; exit 1; }
+[ ! -e bad.clf ]
+echo ok
