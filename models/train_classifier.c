@@ -431,6 +431,9 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
     uint64_t *keys = NULL;
     int32_t *tokens = NULL;
     float *dlogits = NULL, *probs = NULL, *best = NULL;
+    long *load = NULL;      /* (L, moe_experts) expert load summed over an epoch (MoE only) */
+    char *load_line = NULL; /* (load_cap) the formatted load of an epoch */
+    size_t load_cap = 0;
     gyro_status st = gyro_tokenizer_new(&opt->norm, opt->token_unit, &nz);
     if (!st) st = build_model(opt, train, nz, &m, &R.table_rows);
     if (st) goto done;
@@ -501,7 +504,16 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
     dlogits = malloc((size_t)B * K * sizeof *dlogits);
     probs = malloc((size_t)B * K * sizeof *probs);
     best = malloc(tf->n_params * sizeof *best);
-    if (!order || !keys || !batch_order || !tokens || !lengths || !labels || !dlogits || !probs || !best) {
+    const int moe = tf->cfg.ffn_kind == GYRO_TF_FFN_MOE;
+    const size_t n_load = moe ? (size_t)tf->cfg.n_layers * (size_t)tf->cfg.moe_experts : 0;
+    if (moe) {
+        /* "L<l> " + up to "100/" per expert + "%" and a separator per layer */
+        load_cap = (size_t)tf->cfg.n_layers * (16 + 4 * (size_t)tf->cfg.moe_experts) + 1;
+        load = malloc(n_load * sizeof *load);
+        load_line = malloc(load_cap);
+    }
+    if (!order || !keys || !batch_order || !tokens || !lengths || !labels || !dlogits || !probs || !best ||
+        (moe && (!load || !load_line))) {
         st = gyro_error_set(GYRO_ERR_NOMEM, "train buffers");
         goto done;
     }
@@ -529,6 +541,7 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
         }
         double loss_sum = 0, ts = gyro_now();
         int seen = 0;
+        if (moe) memset(load, 0, n_load * sizeof *load);
         for (int s = 0; s < steps_per_epoch; s++) {
             int from = batch_order[s] * B, b = ptrain.n - from < B ? ptrain.n - from : B;
             if (opt->stop && *opt->stop) {
@@ -540,7 +553,14 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
             }
             int Tb = gather(&ptrain, order, from, b, tokens, lengths, labels);
             if ((st = gyro_tf_forward(tf, acts, tokens, lengths, b, Tb, &drop))) goto done;
+            /* training loss = cross-entropy + the MoE balance loss (0 for dense blocks), whose
+             * gradient gyro_tf_backward adds */
             double l = gyro_tf_softmax_xent(dlogits, NULL, gyro_tf_logits(acts), labels, b, K);
+            if (moe) {
+                l += gyro_tf_balance_loss(acts);
+                const long *c = gyro_tf_expert_load(acts);
+                for (size_t i = 0; c && i < n_load; i++) load[i] += c[i];
+            }
             if (!isfinite(l)) {
                 st = gyro_error_set(GYRO_ERR_NAN, "train: the loss became %g at epoch %d step %d; "
                                     "lower the learning rate", l, epoch + 1, s + 1);
@@ -566,11 +586,11 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
             if ((st = eval_prepared(tf, acts, B, &pdev, tokens, lengths, labels, probs, NULL, &acc))) goto done;
         }
         if (opt->log) {
-            if (isnan(acc))
-                fprintf(opt->log, "epoch %d: train loss %.4f, %.1f s\n", epoch + 1, R.train_loss, gyro_now() - t0);
-            else
-                fprintf(opt->log, "epoch %d: train loss %.4f, dev accuracy %.2f%%, %.1f s\n", epoch + 1,
-                        R.train_loss, 100 * acc, gyro_now() - t0);
+            if (moe) gyro_tf_expert_load_format(load_line, load_cap, load, &tf->cfg);
+            fprintf(opt->log, "epoch %d: train loss %.4f", epoch + 1, R.train_loss);
+            if (!isnan(acc)) fprintf(opt->log, ", dev accuracy %.2f%%", 100 * acc);
+            if (moe) fprintf(opt->log, ", expert load %s", load_line);
+            fprintf(opt->log, ", %.1f s\n", gyro_now() - t0);
         }
         if (pdev.n > 0) {
             if (isnan(R.best_dev_accuracy) || acc > R.best_dev_accuracy) {
@@ -607,6 +627,8 @@ done:
     free(dlogits);
     free(probs);
     free(best);
+    free(load);
+    free(load_line);
     if (st) {
         gyro_classifier_free(m);
         m = NULL;

@@ -2,7 +2,7 @@
 # classify_mla_moe.sh — `gyro classify train` with MLA attention and MoE feed-forward blocks
 # (--attention mla --ffn moe), hyperbolic and Euclidean: trained models learn a small generated
 # set, save and load (eval, predict), training is reproducible from the seed; bad block options
-# are usage errors.
+# are usage errors; the per-epoch line shows the expert load of MoE models only.
 set -euo pipefail
 : "${GYRO:?}" "${TMPDIR:?}"
 cd "$TMPDIR"
@@ -37,6 +37,20 @@ cmp hyperbolic.clf again.clf
 "$GYRO" classify train "${opts[@]}" --attention mla --mla-latent 6 --mla-q-latent 10 --mla-rope 4 \
   --ffn moe --experts 3 --shared-experts 1 --top-k 2 --balance 0.05 -o opts.clf data.pb
 "$GYRO" classify eval -m opts.clf data.pb | grep -q '^accuracy:'
+
+# the per-epoch line reports the expert load of a MoE model (each layer's shares sum to about
+# 100%), and no expert load for a dense model; the reported loss includes the balance term
+log_opts=(--dim 16 --layers 2 --heads 2 --epochs 2 --batch 16 --optimizer adam --lr 0.01
+          --dev-fraction 0.2 --seed 5)
+"$GYRO" classify train "${log_opts[@]}" --ffn moe --experts 3 --top-k 1 -o moe.clf data.pb 2>moe.log
+[ "$(grep -c '^epoch [0-9]*: train loss .*, expert load L0 [0-9]*/[0-9]*/[0-9]*% L1 [0-9]*/[0-9]*/[0-9]*%, ' moe.log)" = 2 ] ||
+  { echo "no expert load line for a MoE model"; cat moe.log; exit 1; }
+grep '^epoch ' moe.log | sed 's/.*expert load //; s/, [0-9.]* s$//' | tr ' ' '\n' | grep '%$' |
+  awk '{ gsub("%", ""); n = split($0, p, "/"); s = 0; for (i = 1; i <= n; i++) s += p[i];
+         if (s < 98 || s > 102) { print "expert shares sum to " s; exit 1 } }'
+"$GYRO" classify train "${log_opts[@]}" -o dense.clf data.pb 2>dense.log
+[ "$(grep -c '^epoch [0-9]*: train loss ' dense.log)" = 2 ] || { echo "no epoch line"; cat dense.log; exit 1; }
+! grep -q 'expert load' dense.log || { echo "expert load for a dense model"; cat dense.log; exit 1; }
 
 # bad block options: exit 2
 st=0; "$GYRO" classify train "${opts[@]}" --ffn moe --experts 4 --top-k 5 -o bad.clf data.pb 2>err.txt || st=$?
