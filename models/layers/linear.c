@@ -4,25 +4,5 @@
 #include <math.h>
 #include <string.h>
 
-#include "models/core/blas.h"
-#include "models/hyp/poincare.h"
-
-#define R float
-#define S GYRO_F32
-#define HYP(name) gyro_poincare_##name##_f32
-#define GEMM gyro_blas_gemm_f32
-#include "models/layers/linear_impl.h"
-#undef R
-#undef S
-#undef HYP
-#undef GEMM
-
-#define R double
-#define S GYRO_F64
-#define HYP(name) gyro_poincare_##name##_f64
-#define GEMM gyro_blas_gemm_f64
-#include "models/layers/linear_impl.h"
-#undef R
-#undef S
-#undef HYP
-#undef GEMM
+#define GYRO_LAYER_IMPL "models/layers/linear_impl.h"
+#include "models/layers/instantiate.h"
