@@ -12,6 +12,10 @@
  * Classify is gyro_classifier_predict (the function `gyro classify` uses), wrapped as
  * ClassifyResponse{intents (label, probability, atoms), model_version, id, normalized_text}.
  * Without --model, Classify and ClassifyStream answer UNAVAILABLE.
+ *
+ * Reason runs the --policy control policy (gyro_rl_reason), or, for environment "composite",
+ * the --composite-policy intent policy (gyro_composite_reason, as `gyro reason --env
+ * composite`); each answers UNAVAILABLE when its file is not loaded.
  */
 #include "pipeline/service.h"
 
@@ -24,6 +28,8 @@
 #include "embeddings/neighbors.h"
 #include "embeddings/table.h"
 #include "models/classifier.h"
+#include "models/rl/composite.h"
+#include "models/rl/composite_reason.h"
 #include "models/rl/env.h"
 #include "models/rl/policy.h"
 #include "models/rl/reason.h"
@@ -52,6 +58,7 @@ typedef struct thread_state {
     size_t atom_ptr_cap;
     gyro_normalizer *norm[4];   /* Normalize: by (keep_traditional, case_fold), created on use */
     gyro_rl_reason_result *reason; /* Reason: the episode record, allocated on first use */
+    gyro_composite_reason_result *composite; /* Reason "composite": allocated on first use */
     char pad[64];               /* keep neighbouring threads off one cache line */
 } thread_state;
 
@@ -70,6 +77,8 @@ struct gyro_service {
     gyro_embedding_table *table_alt;  /* the same rows in the other hyperbolic model, or NULL */
     gyro_rl_policy **policies;        /* (n_threads) one copy of --policy per thread, or NULL */
     char policy_version[96];
+    gyro_composite_policy *composite; /* --composite-policy (read-only, shared), or NULL */
+    char composite_version[160];
     _Atomic int serving;
     _Atomic(const gyro_rpc_server *) server;
 };
@@ -172,6 +181,15 @@ gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out
         snprintf(svc->policy_version, sizeof svc->policy_version, "%s-%s-w%d", p->env_name[0] ? p->env_name : "none",
                  p->cfg.hyperbolic ? "hyperbolic" : "euclidean", p->cfg.d_model);
     }
+    if (opt->composite_path) {
+        gyro_status st = gyro_composite_policy_load(opt->composite_path, &svc->composite);
+        if (st != GYRO_OK) {
+            gyro_service_free(svc);
+            return st;
+        }
+        snprintf(svc->composite_version, sizeof svc->composite_version, "composite-%s",
+                 gyro_classifier_version(svc->composite->clf));
+    }
     *out = svc;
     return GYRO_OK;
 }
@@ -215,6 +233,7 @@ void gyro_service_free(gyro_service *svc)
     if (svc->policies)
         for (int t = 0; t < svc->opt.n_threads; t++) gyro_rl_policy_free(svc->policies[t]);
     free(svc->policies);
+    gyro_composite_policy_free(svc->composite);
     if (svc->ts)
         for (int t = 0; t < svc->opt.n_threads; t++) {
             thread_state *s = &svc->ts[t];
@@ -225,6 +244,7 @@ void gyro_service_free(gyro_service *svc)
             free(s->atom_ptr);
             for (int k = 0; k < 4; k++) gyro_normalizer_free(s->norm[k]);
             free(s->reason);
+            free(s->composite);
         }
     free(svc->ts);
     free(svc->hazard);
@@ -552,19 +572,65 @@ static int h_neighbors(void *ctx, int t, const ProtobufCMessage *request, gyro_r
     return code;
 }
 
+/* Reason with environment "composite": the greedy episode of the composite-intent policy
+ * (gyro_composite_reason, as `gyro reason --env composite`) on the utterance in `input`. Steps:
+ * each emitted atom with its probability, then "<stop>"; the state of a step is the atoms
+ * emitted before it joined with '+' ("" at the start); rewards are 0 (no gold set to score
+ * against). The answer is the emitted set joined with '+'. The policy is shared read-only (the
+ * episode allocates its own activations). */
+static int reason_composite(gyro_service *svc, int t, const Gyro__V1__ReasonRequest *rq, gyro_rpc_reply *reply)
+{
+    if (!svc->composite)
+        return gyro_rpc_reply_error(reply, GYRO_RPC_UNAVAILABLE,
+                                    "no composite policy loaded (start gyro serve with --composite-policy)");
+    thread_state *s = &svc->ts[t];
+    if (!s->composite && !(s->composite = malloc(sizeof *s->composite)))
+        return gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    gyro_composite_reason_result *r = s->composite;
+    gyro_status st = gyro_composite_reason(svc->composite, rq->input, r);
+    if (st != GYRO_OK) return gyro_rpc_reply_error(reply, gyro_rpc_code_from_status(st), "%s", gyro_error_message());
+    Gyro__V1__ReasonStep steps[GYRO_COMPOSITE_MAX_STEPS + 1];
+    Gyro__V1__ReasonStep *sp[GYRO_COMPOSITE_MAX_STEPS + 1];
+    char state[GYRO_COMPOSITE_MAX_STEPS + 1][GYRO_COMPOSITE_ANSWER_MAX];
+    size_t used = 0;
+    for (int i = 0; i < r->n_steps; i++) {
+        /* the prefix of the answer before atom i: atoms are emitted in answer order */
+        memcpy(state[i], r->answer, used);
+        state[i][used] = 0;
+        if (i < r->n_emitted) used += strlen(r->action[i]) + (i > 0);
+        gyro__v1__reason_step__init(&steps[i]);
+        steps[i].index = (uint32_t)(i + 1);
+        steps[i].action = (char *)r->action[i];
+        steps[i].probability = r->prob[i];
+        steps[i].state = state[i];
+        sp[i] = &steps[i];
+    }
+    Gyro__V1__ReasonResponse resp = GYRO__V1__REASON_RESPONSE__INIT;
+    resp.n_steps = (size_t)r->n_steps;
+    resp.steps = sp;
+    resp.answer = r->answer;
+    resp.model_version = svc->composite_version;
+    if (gyro_rpc_reply_send(reply, &resp.base) != GYRO_OK)
+        return gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    return GYRO_RPC_OK;
+}
+
 /* Reason: one episode of the served policy (gyro_rl_reason, as `gyro reason`) from the
  * request's input; every step with its action, probability and reward. Each handler thread has
- * its own copy of the policy (its activations are per object). */
+ * its own copy of the policy (its activations are per object). Environment "composite" goes to
+ * the composite-intent policy (reason_composite). */
 static int h_reason(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
 {
     gyro_service *svc = ctx;
     const Gyro__V1__ReasonRequest *rq = (const Gyro__V1__ReasonRequest *)request;
+    if (!strcmp(rq->environment, "composite")) return reason_composite(svc, t, rq, reply);
+    const gyro_rl_env *want = rq->environment[0] ? gyro_rl_env_find(rq->environment) : NULL;
+    if (rq->environment[0] && !want)
+        return gyro_rpc_reply_error(reply, GYRO_RPC_INVALID_ARGUMENT, "unknown environment '%s'", rq->environment);
     if (!svc->policies)
         return gyro_rpc_reply_error(reply, GYRO_RPC_UNAVAILABLE, "no policy loaded (start gyro serve with --policy)");
     gyro_rl_policy *p = svc->policies[t];
-    if (rq->environment[0]) {
-        const gyro_rl_env *want = gyro_rl_env_find(rq->environment);
-        if (!want) return gyro_rpc_reply_error(reply, GYRO_RPC_INVALID_ARGUMENT, "unknown environment '%s'", rq->environment);
+    if (want) {
         if (strcmp(want->name, p->env_name) != 0)
             return gyro_rpc_reply_error(reply, GYRO_RPC_FAILED_PRECONDITION, "the served policy is for '%s', not '%s'",
                                         p->env_name, want->name);

@@ -29,6 +29,8 @@ typedef struct gyro_service_options {
     int n_threads;               /* handler threads (thread indices 0..n_threads-1) */
     int default_top_k;           /* top_k used when a request says 0 (e.g. 5) */
     int max_top_k;               /* larger top_k requests are clamped to it (e.g. 100) */
+    const char *composite_path;  /* composite-intent policy (gyro rl finetune --env composite);
+                                    NULL: Reason with environment "composite" answers UNAVAILABLE */
 } gyro_service_options;
 
 /* Create the service and load the files named in `opt`. Errors: the loader's status (message

@@ -6,7 +6,8 @@
  * finetune trains the supervised start (unless --init gives one), measures greedy exact-set
  * accuracy and mean F1 on the dev set, fine-tunes by GRPO against the frozen start and measures
  * again. The summary is one line of key=value pairs on stdout. Called from cmd_rl.c and
- * cmd_reason.c when --env composite is given; library side in models/rl/composite_train.h.
+ * cmd_reason.c when --env composite is given; library side in models/rl/composite_train.h and
+ * models/rl/composite_reason.h (shared with the gRPC Reason method).
  */
 #include "pipeline/cli/cmd_rl_composite.h"
 
@@ -19,6 +20,7 @@
 
 #include "models/core/blas.h"
 #include "models/core/progress.h"
+#include "models/rl/composite_reason.h"
 #include "models/rl/composite_train.h"
 #include "pipeline/cli/cli.h"
 
@@ -250,25 +252,17 @@ int gyro_cli_reason_composite(int argc, char **argv)
     gyro_composite_policy *p;
     gyro_status s = gyro_composite_policy_load(model, &p);
     if (s) return gyro_cli_fail(cmd, s);
-    gyro_example_set set = {0};
-    for (int i = optind; !s && i < argc; i++) s = gyro_example_set_add(&set, argv[i], GYRO_COMPOSITE_STOP, (uint64_t)(i - optind + 1));
-    gyro_composite_data d = {0};
-    if (!s) s = gyro_composite_data_build(p, &set, &d);
-    const gyro_label_set *ls = gyro_classifier_labels(p->clf);
-    for (int i = 0; !s && i < d.n; i++) {
-        gyro_composite_trace tr;
-        s = gyro_composite_greedy_trace(p, &d, i, &tr);
+    gyro_composite_reason_result *r = malloc(sizeof *r);
+    if (!r) s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    for (int i = optind; !s && i < argc; i++) {
+        s = gyro_composite_reason(p, argv[i], r);
         if (s) break;
-        printf("utterance: %s\n", set.text[i]);
-        for (int k = 0; k < tr.n_steps; k++)
-            printf("step %d: %s  (p = %.4f)\n", k + 1, gyro_label_set_name(ls, tr.action[k]), tr.prob[k]);
-        printf("intents: ");
-        for (int k = 0; k < tr.ep.n_emitted; k++)
-            printf("%s%s", k ? "+" : "", gyro_label_set_name(ls, tr.ep.emitted[k]));
-        printf("\n");
+        printf("utterance: %s\n", argv[i]);
+        for (int k = 0; k < r->n_steps; k++)
+            printf("step %d: %s  (p = %.4f)\n", k + 1, r->action[k], r->prob[k]);
+        printf("intents: %s\n", r->answer);
     }
-    gyro_composite_data_free(&d);
-    gyro_example_set_free(&set);
+    free(r);
     gyro_composite_policy_free(p);
     return s ? gyro_cli_fail(cmd, s) : 0;
 }

@@ -33,6 +33,8 @@ static void usage(FILE *out)
             "  --model FILE             intent classifier to serve (reloaded on SIGHUP)\n"
             "  --embeddings FILE        embedding table for Embed and Neighbors (from gyro char2vec)\n"
             "  --policy FILE            reasoning policy for Reason (from gyro rl finetune)\n"
+            "  --composite-policy FILE  composite-intent policy for Reason with environment\n"
+            "                           \"composite\" (from gyro rl finetune --env composite)\n"
             "  --addr HOST:PORT         listen address (default 127.0.0.1:50051; port 0 = any free port)\n"
             "  --threads N              completion-queue threads (default 2)\n"
             "  --pool N                 inference threads for Classify, Normalize, Neighbors, Reason, so\n"
@@ -107,12 +109,13 @@ static void sleep_ms(long ms)
 int gyro_cmd_serve(int argc, char **argv)
 {
     const char *cmd = "serve";
-    const char *model = NULL, *emb = NULL, *policy = NULL, *addr = "127.0.0.1:50051", *cert = NULL, *key = NULL, *ca = NULL, *port_file = NULL;
+    const char *model = NULL, *emb = NULL, *policy = NULL, *composite = NULL, *addr = "127.0.0.1:50051", *cert = NULL, *key = NULL, *ca = NULL, *port_file = NULL;
     long threads = 2, pool = 2, max_bytes = 4L << 20, drain_ms = 0, grace_ms = 5000;
     static const struct option longopts[] = {
         {"model", required_argument, NULL, 'm'},
         {"embeddings", required_argument, NULL, 'e'},
         {"policy", required_argument, NULL, 'r'},
+        {"composite-policy", required_argument, NULL, 'c'},
         {"addr", required_argument, NULL, 'a'},
         {"threads", required_argument, NULL, 't'},
         {"pool", required_argument, NULL, 'P'},
@@ -134,6 +137,7 @@ int gyro_cmd_serve(int argc, char **argv)
         case 'm': model = optarg; break;
         case 'e': emb = optarg; break;
         case 'r': policy = optarg; break;
+        case 'c': composite = optarg; break;
         case 'a': addr = optarg; break;
         case 't': if (!gyro_cli_parse_long(cmd, "--threads", optarg, 1, 64, &threads)) return 2; break;
         case 'P': if (!gyro_cli_parse_long(cmd, "--pool", optarg, 0, 64, &pool)) return 2; break;
@@ -174,7 +178,7 @@ int gyro_cmd_serve(int argc, char **argv)
     if (key && (st = read_file(key, &key_pem)) != GYRO_OK) goto fail;
     if (ca && (st = read_file(ca, &ca_pem)) != GYRO_OK) goto fail;
 
-    gyro_service_options so = {model, emb, policy, (int)(threads + pool), 5, 100};
+    gyro_service_options so = {model, emb, policy, (int)(threads + pool), 5, 100, composite};
     if ((st = gyro_service_new(&so, &svc)) != GYRO_OK) goto fail;
     int n_methods;
     const gyro_rpc_method *methods = gyro_service_methods(&n_methods);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # grpc_model.sh — `gyro serve --model --embeddings` with a classifier and a character table
-# trained here on a small labelled set, and a root-finding policy: Embed (both hyperbolic
-# models), Neighbors and Reason;
+# trained here on a small labelled set, a root-finding policy and a composite-intent policy:
+# Embed (both hyperbolic models), Neighbors, Reason and Reason "composite" (against
+# `gyro reason --env composite`);
 # Classify / ClassifyStream answers (top-k, order, ids, atoms, determinism, concurrency), the C
 # client, and SIGHUP reloads while four clients keep Classify busy: a good new model is swapped
 # in, a truncated, a garbage and a missing file are refused, and no call fails meanwhile.
@@ -21,12 +22,20 @@ for k in 1 2 3 4 5 6 7 8; do cat "$TMPDIR/toy.txt"; done > "$TMPDIR/chars.txt"
 rows=$(tr -d '\n' < "$TMPDIR/chars.txt" | "$PY" -c 'import sys; print(len(set(sys.stdin.read())))')
 
 "$GYRO" rl finetune --env root -n 2 -S 2 -G 2 --eval 2 -o "$TMPDIR/root.policy" >/dev/null 2>&1
+# a tiny composite-intent policy and what `gyro reason --env composite` says about a few utterances
+"$GYRO" generate music -n 300 -q -o "$TMPDIR/music.pb"
+"$GYRO" rl finetune --env composite --train "$TMPDIR/music.pb" --dim 32 --layers 1 --heads 2 --sft-epochs 20 \
+  -n 2 -S 4 -G 2 -q -o "$TMPDIR/comp.policy" >/dev/null
+{ "$GYRO" generate music -n 300 -q -f tsv | grep -F '+' | cut -f1 | head -n 6; echo "音量调大一点"; } > "$TMPDIR/comp.txt"
+mapfile -t comp_utts < "$TMPDIR/comp.txt"
+"$GYRO" reason --env composite --model "$TMPDIR/comp.policy" "${comp_utts[@]}" > "$TMPDIR/comp.expect"
 
 start_server model --model "$TMPDIR/serve.model" --embeddings "$TMPDIR/chars.tab" --policy "$TMPDIR/root.policy" \
-  --threads 2 --pool 2
+  --composite-policy "$TMPDIR/comp.policy" --threads 2 --pool 2
 grep -q 'model ' "$SLOG"
 suite embed "$ADDR" --dim 5 --rows "$rows"
 suite reason "$ADDR"
+suite reason-composite "$ADDR" --expect-file "$TMPDIR/comp.expect" --texts-file "$TMPDIR/comp.txt"
 suite model "$ADDR" --n-labels 4 --texts-file "$TMPDIR/toy.txt"
 
 # the C client: one line per text, tab-separated label/probability pairs
@@ -71,3 +80,13 @@ grep -q "$v1" "$TMPDIR/load.out" && grep -q "$v2" "$TMPDIR/load.out" \
   || { echo "FAIL the load did not see both models"; exit 1; }
 echo "ok   SIGHUP: good model swapped in ($v1 -> $v2), 3 bad files refused, no call failed"
 stop_server
+
+# a composite policy alone: root-finding Reason is UNAVAILABLE, composite Reason serves;
+# --composite-policy with a file that is not a composite policy is refused at start
+start_server comp --composite-policy "$TMPDIR/comp.policy"
+suite reason-composite "$ADDR" --expect-file "$TMPDIR/comp.expect" --texts-file "$TMPDIR/comp.txt" --without-root
+stop_server
+if "$GYRO" serve --addr 127.0.0.1:0 --composite-policy "$TMPDIR/root.policy" 2>/dev/null; then
+  echo "FAIL a root policy was accepted as a composite policy"; exit 1
+fi
+echo "ok   --composite-policy refuses a file that is not a composite policy"

@@ -102,6 +102,8 @@ def functional(channel, args):
     ok(c == SC.UNAVAILABLE, "Neighbors without a table is UNAVAILABLE (%s)" % c)
     c, d = code_of(lambda: stub.Reason(gyro_pb2.ReasonRequest(environment="root"), timeout=5))
     ok(c == SC.UNAVAILABLE and "--policy" in d, "Reason without a policy is UNAVAILABLE (%s)" % c)
+    c, d = code_of(lambda: stub.Reason(gyro_pb2.ReasonRequest(environment="composite", input="x"), timeout=5))
+    ok(c == SC.UNAVAILABLE and "--composite-policy" in d, "composite Reason without a policy is UNAVAILABLE (%s)" % c)
 
     # malformed protobuf and invalid UTF-8, sent as raw bytes
     c, d = code_of(lambda: raw(channel, "/gyro.v1.Gyro/Classify")(b"\xff\xff\xff\xff\x0f", timeout=5))
@@ -283,6 +285,54 @@ def embed(channel, args):
     ok(c == SC.NOT_FOUND, "an empty token is NOT_FOUND (%s)" % c)
 
 
+def reason_composite(channel, args):
+    """Checks against a composite-intent policy: the steps and answer of each utterance equal
+    what `gyro reason --env composite` printed for it (--expect-file)."""
+    stub = gyro_pb2_grpc.GyroStub(channel)
+    M = gyro_pb2
+    want, cur = [], None
+    with open(args.expect_file, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("utterance: "):
+                cur = {"utterance": line[len("utterance: "):], "steps": []}
+                want.append(cur)
+            elif line.startswith("step "):
+                act, prob = line.split(": ", 1)[1].rsplit("  (p = ", 1)
+                cur["steps"].append((act, float(prob.rstrip(")"))))
+            elif line.startswith("intents: "):
+                cur["answer"] = line[len("intents: "):]
+    ok(len(want) == len(args.texts) and len(want) >= 2, "expected episodes read (%d)" % len(want))
+    for w in want:
+        r = stub.Reason(M.ReasonRequest(environment="composite", input=w["utterance"]), timeout=10)
+        got = [(s.action, s.probability) for s in r.steps]
+        ok([a for a, _ in got] == [a for a, _ in w["steps"]] and
+           all(abs(p - q) <= 6e-5 for (_, p), (_, q) in zip(got, w["steps"])),
+           "Reason composite %r: steps as gyro reason (%s)" % (w["utterance"], [a for a, _ in got]))
+        ok(r.answer == w["answer"] and r.answer == "+".join(a for a, _ in got if a != "<stop>"),
+           "answer is the emitted set joined with '+' (%s)" % r.answer)
+        ok(got[-1][0] == "<stop>" or len(got) == 8, "the episode ends with <stop>")
+        ok([s.index for s in r.steps] == list(range(1, len(got) + 1)) and
+           all(0 < s.probability <= 1 for s in r.steps), "steps are numbered with probabilities in (0, 1]")
+        ok(all(s.state == "+".join(a for a, _ in got[:i]) for i, s in enumerate(r.steps)),
+           "each step's state is the set emitted before it")
+        ok(r.model_version.startswith("composite-"), "model version %s" % r.model_version)
+    a = stub.Reason(M.ReasonRequest(environment="composite", input=want[0]["utterance"]), timeout=10)
+    b = stub.Reason(M.ReasonRequest(environment="composite", input=want[0]["utterance"]), timeout=10)
+    ok(a == b, "greedy composite episodes are deterministic")
+    e = stub.Reason(M.ReasonRequest(environment="composite", input=""), timeout=10)
+    ok(len(e.steps) >= 2 and e.answer, "an empty utterance still gets an episode (%s)" % e.answer)
+    c, d = code_of(lambda: stub.Reason(M.ReasonRequest(environment="compositex", input="x"), timeout=10))
+    ok(c == SC.INVALID_ARGUMENT, "an unknown environment is INVALID_ARGUMENT (%s: %s)" % (c, d))
+    # ReasonRequest field 1 "composite", field 2 invalid UTF-8, as raw bytes
+    bad = b"\x0a\x09composite\x12\x03a\xff\xfe"
+    c, d = code_of(lambda: raw(channel, "/gyro.v1.Gyro/Reason")(bad, timeout=5))
+    ok(c == SC.INVALID_ARGUMENT and "UTF-8" in d, "invalid UTF-8 input is INVALID_ARGUMENT (%s: %s)" % (c, d))
+    if args.without_root:
+        c, d = code_of(lambda: stub.Reason(M.ReasonRequest(environment="root"), timeout=5))
+        ok(c == SC.UNAVAILABLE and "--policy" in d, "root Reason without --policy is UNAVAILABLE (%s)" % c)
+
+
 def reason(channel, args):
     """Checks against a policy trained for the root-finding environment."""
     stub = gyro_pb2_grpc.GyroStub(channel)
@@ -395,6 +445,8 @@ def main():
     p.add_argument("--ready-file")
     p.add_argument("--stop-file")
     p.add_argument("--rows", type=int, default=0)
+    p.add_argument("--expect-file")
+    p.add_argument("--without-root", action="store_true")
     args = p.parse_args()
     args.texts = []
     if args.texts_file:
@@ -413,7 +465,8 @@ def main():
         ok(c == SC.UNAVAILABLE, "connection refused as expected (%s: %s)" % (c, (d or "")[:80]))
         return
     {"functional": functional, "model": model, "tls": tls, "drain": drain, "long-stream": long_stream,
-     "reload-load": reload_load, "embed": embed, "reason": reason}[args.check](channel, args)
+     "reload-load": reload_load, "embed": embed, "reason": reason,
+     "reason-composite": reason_composite}[args.check](channel, args)
     channel.close()
 
 
