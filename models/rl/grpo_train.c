@@ -335,7 +335,7 @@ gyro_status gyro_rl_train(gyro_rl_policy *p, const gyro_rl_train_config *cfg,
             double metric, reward;
             gyro_rng erng;
             gyro_rng_seed(&erng, cfg->seed ^ 0x5eed5eed5eedULL);
-            s = gyro_rl_evaluate(p, env, cfg->eval_episodes, cfg->eval_greedy ? NULL : &erng,
+            s = gyro_rl_evaluate(p, cfg->eval_env ? cfg->eval_env : env, cfg->eval_episodes, cfg->eval_greedy ? NULL : &erng,
                                  &metric, &reward);
             if (s != GYRO_OK) break;
             res->final_metric = metric;
@@ -369,7 +369,7 @@ gyro_status gyro_rl_train(gyro_rl_policy *p, const gyro_rl_train_config *cfg,
     if (cfg->iterations == 0 && s == GYRO_OK) {
         gyro_rng erng;
         gyro_rng_seed(&erng, cfg->seed ^ 0x5eed5eed5eedULL);
-        s = gyro_rl_evaluate(p, env, cfg->eval_episodes, cfg->eval_greedy ? NULL : &erng,
+        s = gyro_rl_evaluate(p, cfg->eval_env ? cfg->eval_env : env, cfg->eval_episodes, cfg->eval_greedy ? NULL : &erng,
                              &res->final_metric, &res->final_reward);
         res->best_metric = res->final_metric;
     }

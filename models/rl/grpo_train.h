@@ -39,6 +39,9 @@ typedef void (*gyro_rl_report_fn)(void *ctx, int iteration, const struct gyro_rl
 
 typedef struct gyro_rl_train_config {
     const gyro_rl_env *env;
+    const gyro_rl_env *eval_env; /* evaluation environment (same shape as env); NULL: env. Set
+                                    when env is a learned model (models/rl/env_model.h) so the
+                                    reported metric comes from the true dynamics */
     int iterations;         /* GRPO iterations (batches of rollouts) */
     int n_states;           /* N start states per batch */
     int group;              /* G episodes per start state (≥ 2) */

@@ -3,6 +3,7 @@
 #include "models/rl/transition.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -177,6 +178,16 @@ gyro_status gyro_rl_transition_fit(const gyro_rl_transition_config *cfg,
     res->test_mse = sum / ((double)nte * D);
     res->test_state_rmse = sqrt(se / ((double)nte * T));
     res->test_copy_rmse = sqrt(se_copy / ((double)nte * T));
+    if (cfg->out) { /* fold the standardisation into the head: logits become raw targets */
+        const int d = p->cfg.d_model;
+        for (int j = 0; j < D; j++) {
+            float *w = p->params + p->lay.w_head + (size_t)j * d;
+            for (int k = 0; k < d; k++) w[k] = (float)(w[k] * sd[j]);
+            p->params[p->lay.b_head + j] = (float)(p->params[p->lay.b_head + j] * sd[j] + mu[j]);
+        }
+        snprintf(p->env_name, sizeof p->env_name, "%s%s", GYRO_RL_TRANSITION_PREFIX, env->name);
+        s = gyro_rl_policy_save(p, cfg->out);
+    }
 done:
     gyro_optim_free(&opt);
     gyro_rl_policy_free(p);

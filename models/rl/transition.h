@@ -11,9 +11,18 @@
  * obs_dim + 1 linear outputs (its logits; the softmax is not used), trained with Adam on the
  * mean squared error plus the MoE balance loss. Errors are reported in standardised units
  * (1.0 = predicting the training mean) and, for the state, in raw units.
+ *
+ * Saved model (cfg->out): the network as a policy checkpoint (models/rl/policy.h: magic
+ * "GYRORLP1", version, configuration, FNV-1a checksum, written atomically) with the environment
+ * name "transition:<env>" and the standardisation folded into the linear head
+ * (w'_j = sd_j w_j, b'_j = sd_j b_j + mu_j), so its logits are the raw (s' - s, stage cost).
+ * models/rl/env_model.h loads it as an environment.
  */
 #ifndef GYRO_RL_TRANSITION_H
 #define GYRO_RL_TRANSITION_H
+
+/* Prefix of the environment name stored in a saved transition model. */
+#define GYRO_RL_TRANSITION_PREFIX "transition:"
 
 #include <stdint.h>
 
@@ -30,6 +39,7 @@ typedef struct gyro_rl_transition_config {
     double lr;              /* Adam learning rate (default 1e-3) */
     uint64_t seed;
     int quiet;              /* no progress line */
+    const char *out;        /* NULL, or where to save the trained model (see below) */
 } gyro_rl_transition_config;
 
 typedef struct gyro_rl_transition_result {
@@ -44,8 +54,9 @@ typedef struct gyro_rl_transition_result {
 /* Defaults listed above; env is NULL, seed 1. */
 gyro_rl_transition_config gyro_rl_transition_config_default(void);
 
-/* Collect the data, train the model, measure it. GYRO_ERR_USAGE (bad settings), GYRO_ERR_NOMEM,
- * GYRO_ERR_NAN (training diverged). */
+/* Collect the data, train the model, measure it, and save it to cfg->out when set.
+ * GYRO_ERR_USAGE (bad settings), GYRO_ERR_NOMEM, GYRO_ERR_NAN (training diverged), GYRO_ERR_IO
+ * (cannot write cfg->out; the target is left unchanged). */
 gyro_status gyro_rl_transition_fit(const gyro_rl_transition_config *cfg,
                                    gyro_rl_transition_result *res);
 

@@ -17,6 +17,7 @@
 #include "models/core/blas.h"
 #include "models/core/rng.h"
 #include "models/rl/env.h"
+#include "models/rl/env_model.h"
 #include "models/rl/grpo_train.h"
 #include "models/rl/policy.h"
 #include "models/rl/transition.h"
@@ -30,6 +31,7 @@ static void usage(FILE *out)
             "       gyro rl eval --model MODEL [--eval N] [--greedy-eval] [--seed S]\n"
             "       gyro rl transition --env ENV [--geometry G] [--episodes N] [--test-episodes N]\n"
             "                          [--epochs E] [--batch B] [--lr LR] [--seed S] [-q]\n"
+            "                          [--out T]\n"
             "\n"
             "Fine-tune a policy (one-block transformer with multi-head latent attention and a\n"
             "mixture-of-experts FFN, Euclidean or on the Poincare ball) by GRPO: G episodes per\n"
@@ -73,12 +75,16 @@ static void usage(FILE *out)
             "      --experts N          routed experts (default 4)\n"
             "      --top-k K            experts per token (default 1)\n"
             "      --curvature C        ball curvature (default 1)\n"
+            "      --transition T       vdp, unicycle: sample the GRPO rollouts from the learned\n"
+            "                           transition model T ('rl transition --out T') instead of\n"
+            "                           the true dynamics; evaluation uses the true dynamics\n"
             "  -q, --quiet              no progress line\n"
             "  -h, --help               this help\n"
             "\n"
             "transition: learn the environment's transition (s, a) -> (s' - s, stage cost) with\n"
             "the same network on random rollouts and report the one-step error on held-out\n"
             "rollouts (standardised MSE; raw RMSE of s' against the copy baseline s' = s).\n"
+            "--out T saves the model (atomically, with a checksum) for finetune --transition.\n"
             "\n"
             "Output: one summary line of key=value pairs on stdout. SIGINT or SIGTERM stops\n"
             "after the current iteration and saves the policy to --out (exit 130).\n"
@@ -116,7 +122,7 @@ static int parse_geometry(const char *s, int *hyp)
 }
 
 enum { OPT_EVAL = 1000, OPT_EVAL_EVERY, OPT_TARGET, OPT_CKPT_EVERY, OPT_BATCH, OPT_WIDTH,
-       OPT_LATENT, OPT_EXPERTS, OPT_TOPK, OPT_CURV, OPT_MODEL, OPT_GREEDY, OPT_SEED, OPT_LOG };
+       OPT_LATENT, OPT_EXPERTS, OPT_TOPK, OPT_CURV, OPT_MODEL, OPT_GREEDY, OPT_SEED, OPT_LOG, OPT_TRANSITION };
 
 static int finetune(int argc, char **argv)
 {
@@ -135,11 +141,12 @@ static int finetune(int argc, char **argv)
         {"latent", required_argument, 0, OPT_LATENT}, {"experts", required_argument, 0, OPT_EXPERTS},
         {"top-k", required_argument, 0, OPT_TOPK}, {"curvature", required_argument, 0, OPT_CURV},
         {"greedy-eval", no_argument, 0, OPT_GREEDY}, {"log", no_argument, 0, OPT_LOG},
+        {"transition", required_argument, 0, OPT_TRANSITION},
         {"quiet", no_argument, 0, 'q'},            {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *cmd = "rl finetune";
     gyro_rl_train_config tc = gyro_rl_train_config_default();
-    const char *env_name = NULL, *init = NULL, *ref_path = NULL, *out = NULL;
+    const char *env_name = NULL, *init = NULL, *ref_path = NULL, *out = NULL, *trans = NULL;
     int hyp = 1, batch = 1024, width = 32, latent = 32, experts = 4, top_k = 1;
     double curvature = 1.0, d;
     long v;
@@ -199,6 +206,7 @@ static int finetune(int argc, char **argv)
             break;
         case OPT_GREEDY: tc.eval_greedy = 1; break;
         case OPT_LOG: tc.report = log_report; break;
+        case OPT_TRANSITION: trans = optarg; break;
         case 'q': tc.quiet = 1; break;
         case 'h': usage(stdout); return 0;
         default: return gyro_cli_usage_error(cmd, "unknown option or missing argument");
@@ -253,6 +261,17 @@ static int finetune(int argc, char **argv)
     }
     tc.checkpoint = out;
     tc.report_ctx = (void *)tc.env;
+    if (trans) { /* rollouts from the learned model, evaluation on the true dynamics */
+        const gyro_rl_env *menv;
+        s = gyro_rl_env_model_open(tc.env, trans, &menv);
+        if (s != GYRO_OK) {
+            gyro_rl_policy_free(p);
+            gyro_rl_policy_free(ref);
+            return gyro_cli_fail(cmd, s);
+        }
+        tc.eval_env = tc.env;
+        tc.env = menv;
+    }
     tc.stop = &stop_requested;
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);
@@ -280,6 +299,7 @@ static int finetune(int argc, char **argv)
     }
     gyro_rl_policy_free(p);
     gyro_rl_policy_free(ref);
+    gyro_rl_env_model_close();
     return s == GYRO_OK ? 0 : gyro_cli_fail(cmd, s);
 }
 
@@ -346,14 +366,16 @@ static int transition_cmd(int argc, char **argv)
         {"epochs", required_argument, 0, 'E'},  {"batch", required_argument, 0, OPT_BATCH},
         {"lr", required_argument, 0, 'l'},      {"seed", required_argument, 0, 's'},
         {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
+        {"out", required_argument, 0, 'o'},
         {0, 0, 0, 0}};
     const char *cmd = "rl transition", *env_name = NULL;
     gyro_rl_transition_config tc = gyro_rl_transition_config_default();
     long v;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "e:g:E:l:s:qh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "e:g:E:l:s:o:qh", opts, NULL)) != -1) {
         switch (c) {
+        case 'o': tc.out = optarg; break;
         case 'e': env_name = optarg; break;
         case 'g':
             if (!parse_geometry(optarg, &tc.hyperbolic))

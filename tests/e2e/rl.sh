@@ -54,6 +54,27 @@ t=$("$GYRO" rl transition --env vdp --episodes 10 --test-episodes 4 --epochs 2 -
 [ "$(field "$t" test_rows)" = 96 ] || fail "transition test rows: $t"
 "$GYRO" rl transition --env nope -q >/dev/null 2>&1 && fail "transition unknown env"
 
+# 5a. a saved transition model drives the GRPO rollouts (--transition); evaluation stays true
+"$GYRO" rl transition --env vdp --episodes 10 --test-episodes 2 --epochs 2 -q --out "$T/tvdp.bin" >/dev/null
+[ -s "$T/tvdp.bin" ] || fail "transition --out wrote nothing"
+ls "$T" | grep -q '\.tmp\.' && fail "temporary file left behind by transition --out"
+m=$("$GYRO" rl finetune --env vdp "${small[@]}" --seed 3 --transition "$T/tvdp.bin")
+[ "$(field "$m" env)" = vdp ] || fail "finetune --transition: $m"
+[ "$(field "$m" steps)" = 6 ] || fail "finetune --transition steps: $m"
+m2=$("$GYRO" rl finetune --env vdp "${small[@]}" --seed 3 --transition "$T/tvdp.bin")
+[ "$(sed 's/ seconds=.*expert_load/ expert_load/' <<<"$m")" = "$(sed 's/ seconds=.*expert_load/ expert_load/' <<<"$m2")" ] \
+  || fail "--transition not reproducible"
+t0=$("$GYRO" rl finetune --env vdp "${small[@]}" --seed 3)
+[ "$(field "$m" batch_reward)" != "$(field "$t0" batch_reward)" ] || fail "--transition changed nothing: $m"
+set +e
+"$GYRO" rl finetune --env unicycle "${small[@]}" --transition "$T/tvdp.bin" >/dev/null 2>"$T/err"; rc=$?
+[ $rc = 65 ] || fail "a vdp model for unicycle should exit 65, got $rc"
+grep -q 'not a transition model' "$T/err" || fail "mismatch message: $(cat "$T/err")"
+"$GYRO" rl finetune --env vdp "${small[@]}" --transition "$T/vdp-hyperbolic.bin" >/dev/null 2>&1; [ $? = 65 ] || fail "a policy as --transition should exit 65"
+"$GYRO" rl finetune --env root "${small[@]}" --transition "$T/tvdp.bin" >/dev/null 2>&1; [ $? = 2 ] || fail "--transition on root should exit 2"
+"$GYRO" rl finetune --env vdp "${small[@]}" --transition "$T/none.bin" >/dev/null 2>&1; [ $? = 1 ] || fail "missing --transition file should exit 1"
+set -e
+
 # 5b. SIGINT stops after the current iteration, saves the policy and exits 130
 "$GYRO" rl finetune --env vdp --iterations 100000 --states 2 --group 2 -q --out "$T/int.bin" 2>"$T/int.err" &
 pid=$!
