@@ -52,6 +52,18 @@ grep '^epoch ' moe.log | sed 's/.*expert load //; s/, [0-9.]* s$//' | tr ' ' '\n
 [ "$(grep -c '^epoch [0-9]*: train loss ' dense.log)" = 2 ] || { echo "no epoch line"; cat dense.log; exit 1; }
 ! grep -q 'expert load' dense.log || { echo "expert load for a dense model"; cat dense.log; exit 1; }
 
+# one full-batch step: the first epoch's loss is that of the initial model, so --balance 10 adds
+# 10 × Σ_layers Σ_i f_i P_i (about 1 per layer at a balanced start, 2 layers) to the same
+# cross-entropy as --balance 0
+for a in 0 10; do
+  "$GYRO" classify train "${log_opts[@]}" --epochs 1 --batch 1000 --ffn moe --experts 3 --balance "$a" \
+    -o "bal$a.clf" data.pb 2>"bal$a.log"
+done
+l0=$(sed -n 's/^epoch 1: train loss \([0-9.]*\),.*/\1/p' bal0.log)
+l10=$(sed -n 's/^epoch 1: train loss \([0-9.]*\),.*/\1/p' bal10.log)
+awk -v a="$l0" -v b="$l10" 'BEGIN { exit !(a > 0 && b - a > 10 && b - a < 40) }' ||
+  { echo "balance term not in the reported loss: $l0 (alpha 0) vs $l10 (alpha 10)"; exit 1; }
+
 # bad block options: exit 2
 st=0; "$GYRO" classify train "${opts[@]}" --ffn moe --experts 4 --top-k 5 -o bad.clf data.pb 2>err.txt || st=$?
 [ "$st" = 2 ] || { echo "top-k > experts: exit $st"; exit 1; }
