@@ -320,6 +320,24 @@ def reason_composite(channel, args):
     a = stub.Reason(M.ReasonRequest(environment="composite", input=want[0]["utterance"]), timeout=10)
     b = stub.Reason(M.ReasonRequest(environment="composite", input=want[0]["utterance"]), timeout=10)
     ok(a == b, "greedy composite episodes are deterministic")
+    # concurrent calls share the one loaded policy: every answer is still gyro reason's
+    errors = []
+
+    def worker(k):
+        for j in range(10):
+            w = want[(k + j) % len(want)]
+            try:
+                r = stub.Reason(M.ReasonRequest(environment="composite", input=w["utterance"]), timeout=20)
+                if r.answer != w["answer"]:
+                    errors.append("%r: %s != %s" % (w["utterance"], r.answer, w["answer"]))
+            except grpc.RpcError as e:
+                errors.append("%s: %s" % (e.code(), e.details()))
+    th = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for x in th:
+        x.start()
+    for x in th:
+        x.join()
+    ok(not errors, "40 concurrent composite calls answer as gyro reason (%s)" % errors[:3])
     e = stub.Reason(M.ReasonRequest(environment="composite", input=""), timeout=10)
     ok(len(e.steps) >= 2 and e.answer, "an empty utterance still gets an episode (%s)" % e.answer)
     c, d = code_of(lambda: stub.Reason(M.ReasonRequest(environment="compositex", input="x"), timeout=10))
