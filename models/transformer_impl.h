@@ -568,6 +568,77 @@ const R *TF(gyro_tf_logits)(const ACTS *a)
     return a->a.logits;
 }
 
+/* The residual-and-LayerNorm sublayer that follows attention and the feed-forward block:
+ *   res = xin ⊕ y (Möbius residual) or exp0(log0 xin + log0 y) (tangent residual), or y;
+ *   out = exp0(LN(log0 res)) with hyperbolic LayerNorm (RL seed), or res.
+ * The same named buffers of one layer serve the forward pass and, in the gradient block, the
+ * backward pass; which buffers alias which (no residual, no LayerNorm, Euclidean) is settled
+ * by tf_layer_ptrs_get. All buffers are (Nr, C); lnm, lnr are (Nr). */
+typedef struct TF(tf_sublayer) {
+    R *xin, *u;       /* the sublayer's input and its log0 */
+    R *y, *ly;        /* the block's output and its log0 (tangent residual) */
+    R *ts, *res;      /* u + ly (tangent residual), the residual's result */
+    R *lnu, *lnv;     /* log0 res, LN(lnu) */
+    R *lnm, *lnr;     /* LayerNorm mean and reciprocal deviation */
+    R *out;           /* the sublayer's output */
+} TF(tf_sublayer);
+
+static void TF(tf_sublayer_forward)(const TF(tf_sublayer) *p, const R *gain, const R *bias,
+                                    const gyro_tf_config *cfg, int geo, R c, int Nr, int C)
+{
+    if (cfg->residual == GYRO_TF_RESIDUAL_MOBIUS) {
+        L_(gyro_geo_add)(p->res, p->xin, p->y, C, geo, c, Nr, C);
+    } else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT) {
+        L_(gyro_geo_log0)(p->ly, C, p->y, C, geo, c, Nr, C);
+        for (long i = 0; i < (long)Nr * C; i++)
+            p->ts[i] = p->u[i] + p->ly[i];
+        L_(gyro_geo_exp0)(p->res, C, p->ts, C, geo, c, Nr, C);
+    }
+    if (cfg->layernorm) {
+        L_(gyro_geo_log0)(p->lnu, C, p->res, C, geo, c, Nr, C);
+        L_(gyro_layernorm_forward)(p->lnv, p->lnm, p->lnr, p->lnu, gain, bias, Nr, C);
+        L_(gyro_geo_exp0)(p->out, C, p->lnv, C, geo, c, Nr, C);
+    }
+}
+
+/* Backward of tf_sublayer_forward: q holds the gradient buffers (q->out filled), p the forward
+ * activations; accumulates into q->xin (Möbius residual), q->u (tangent residual), q->y and the
+ * LayerNorm gain and bias gradients. */
+static void TF(tf_sublayer_backward)(const TF(tf_sublayer) *q, R *dgain, R *dbias,
+                                     const TF(tf_sublayer) *p, const R *gain, R *scr,
+                                     const gyro_tf_config *cfg, int geo, R c, int Nr, int C)
+{
+    if (cfg->layernorm) {
+        L_(gyro_geo_exp0_backward)(q->lnv, C, scr, q->out, C, p->out, C, p->lnv, C, geo, c, Nr,
+                                   C);
+        L_(gyro_layernorm_backward)(q->lnu, dgain, dbias, q->lnv, p->lnu, p->lnm, p->lnr, gain,
+                                    Nr, C);
+        L_(gyro_geo_log0_backward)(q->res, C, q->lnu, C, p->res, C, geo, c, Nr, C);
+    }
+    if (cfg->residual == GYRO_TF_RESIDUAL_MOBIUS) {
+        L_(gyro_geo_add_backward)(q->xin, q->y, scr, q->res, p->res, p->xin, p->y, C, geo, c, Nr,
+                                  C);
+    } else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT) {
+        L_(gyro_geo_exp0_backward)(q->ts, C, scr, q->res, C, p->res, C, p->ts, C, geo, c, Nr,
+                                   C);
+        for (long i = 0; i < (long)Nr * C; i++) {
+            q->u[i] += q->ts[i];
+            q->ly[i] += q->ts[i];
+        }
+        L_(gyro_geo_log0_backward)(q->y, C, q->ly, C, p->y, C, geo, c, Nr, C);
+    }
+}
+
+/* The sublayer after attention (which = 1) or after the feed-forward block (which = 2). */
+static TF(tf_sublayer) TF(tf_sublayer_of)(const TF(tf_layer_ptrs) *p, int which)
+{
+    if (which == 1)
+        return (TF(tf_sublayer)){p->xin, p->u, p->a, p->la, p->ts1, p->res1,
+                                 p->lnu1, p->lnv1, p->lnm1, p->lnr1, p->x1};
+    return (TF(tf_sublayer)){p->x1, p->u2, p->f, p->lf, p->ts2, p->res2,
+                             p->lnu2, p->lnv2, p->lnm2, p->lnr2, p->xout};
+}
+
 gyro_status TF(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
                                 const int *lengths, int B, int T, gyro_rng *rng)
 {
@@ -644,20 +715,9 @@ gyro_status TF(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
         }
 
         /* residual and LayerNorm after attention */
-        if (cfg->residual == GYRO_TF_RESIDUAL_MOBIUS) {
-            L_(gyro_geo_add)(p.res1, p.xin, p.a, C, geo, c, Nr, C);
-        } else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT) {
-            L_(gyro_geo_log0)(p.la, C, p.a, C, geo, c, Nr, C);
-            for (long i = 0; i < (long)Nr * C; i++)
-                p.ts1[i] = p.u[i] + p.la[i];
-            L_(gyro_geo_exp0)(p.res1, C, p.ts1, C, geo, c, Nr, C);
-        }
-        if (cfg->layernorm) {
-            L_(gyro_geo_log0)(p.lnu1, C, p.res1, C, geo, c, Nr, C);
-            L_(gyro_layernorm_forward)(p.lnv1, p.lnm1, p.lnr1, p.lnu1, w->ln1g + (long)l * C,
-                                       w->ln1b + (long)l * C, Nr, C);
-            L_(gyro_geo_exp0)(p.x1, C, p.lnv1, C, geo, c, Nr, C);
-        }
+        const TF(tf_sublayer) s1 = TF(tf_sublayer_of)(&p, 1);
+        TF(tf_sublayer_forward)(&s1, w->ln1g + (long)l * C, w->ln1b + (long)l * C, cfg, geo, c,
+                                Nr, C);
 
         L_(gyro_geo_log0)(p.u2, C, p.x1, C, geo, c, Nr, C);
         if (moe) {
@@ -692,20 +752,9 @@ gyro_status TF(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
         }
 
         /* residual and LayerNorm after the feed-forward block */
-        if (cfg->residual == GYRO_TF_RESIDUAL_MOBIUS) {
-            L_(gyro_geo_add)(p.res2, p.x1, p.f, C, geo, c, Nr, C);
-        } else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT) {
-            L_(gyro_geo_log0)(p.lf, C, p.f, C, geo, c, Nr, C);
-            for (long i = 0; i < (long)Nr * C; i++)
-                p.ts2[i] = p.u2[i] + p.lf[i];
-            L_(gyro_geo_exp0)(p.res2, C, p.ts2, C, geo, c, Nr, C);
-        }
-        if (cfg->layernorm) {
-            L_(gyro_geo_log0)(p.lnu2, C, p.res2, C, geo, c, Nr, C);
-            L_(gyro_layernorm_forward)(p.lnv2, p.lnm2, p.lnr2, p.lnu2, w->ln2g + (long)l * C,
-                                       w->ln2b + (long)l * C, Nr, C);
-            L_(gyro_geo_exp0)(p.xout, C, p.lnv2, C, geo, c, Nr, C);
-        }
+        const TF(tf_sublayer) s2 = TF(tf_sublayer_of)(&p, 2);
+        TF(tf_sublayer_forward)(&s2, w->ln2g + (long)l * C, w->ln2b + (long)l * C, cfg, geo, c,
+                                Nr, C);
     }
 
     /* max pooling in the tangent space, then hyperbolic MLR */
@@ -820,26 +869,9 @@ void TF(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const R 
         }
 
         /* LayerNorm and residual after the feed-forward block */
-        if (cfg->layernorm) {
-            L_(gyro_geo_exp0_backward)(q.lnv2, C, scr, q.xout, C, p.xout, C, p.lnv2, C, geo, c,
-                                       Nr, C);
-            L_(gyro_layernorm_backward)(q.lnu2, g->ln2g + (long)l * C, g->ln2b + (long)l * C,
-                                        q.lnv2, p.lnu2, p.lnm2, p.lnr2, w->ln2g + (long)l * C,
-                                        Nr, C);
-            L_(gyro_geo_log0_backward)(q.res2, C, q.lnu2, C, p.res2, C, geo, c, Nr, C);
-        }
-        if (cfg->residual == GYRO_TF_RESIDUAL_MOBIUS) {
-            L_(gyro_geo_add_backward)(q.x1, q.f, scr, q.res2, p.res2, p.x1, p.f, C, geo, c, Nr,
-                                      C);
-        } else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT) {
-            L_(gyro_geo_exp0_backward)(q.ts2, C, scr, q.res2, C, p.res2, C, p.ts2, C, geo, c, Nr,
-                                       C);
-            for (long i = 0; i < (long)Nr * C; i++) {
-                q.u2[i] += q.ts2[i];
-                q.lf[i] += q.ts2[i];
-            }
-            L_(gyro_geo_log0_backward)(q.f, C, q.lf, C, p.f, C, geo, c, Nr, C);
-        }
+        const TF(tf_sublayer) ps2 = TF(tf_sublayer_of)(&p, 2), qs2 = TF(tf_sublayer_of)(&q, 2);
+        TF(tf_sublayer_backward)(&qs2, g->ln2g + (long)l * C, g->ln2b + (long)l * C, &ps2,
+                                 w->ln2g + (long)l * C, scr, cfg, geo, c, Nr, C);
 
         if (moe) {
             /* mixture of experts (with the balance-loss gradient) over the valid tokens */
@@ -873,26 +905,9 @@ void TF(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const R 
         L_(gyro_geo_log0_backward)(q.x1, C, q.u2, C, p.x1, C, geo, c, Nr, C);
 
         /* LayerNorm and residual after attention */
-        if (cfg->layernorm) {
-            L_(gyro_geo_exp0_backward)(q.lnv1, C, scr, q.x1, C, p.x1, C, p.lnv1, C, geo, c, Nr,
-                                       C);
-            L_(gyro_layernorm_backward)(q.lnu1, g->ln1g + (long)l * C, g->ln1b + (long)l * C,
-                                        q.lnv1, p.lnu1, p.lnm1, p.lnr1, w->ln1g + (long)l * C,
-                                        Nr, C);
-            L_(gyro_geo_log0_backward)(q.res1, C, q.lnu1, C, p.res1, C, geo, c, Nr, C);
-        }
-        if (cfg->residual == GYRO_TF_RESIDUAL_MOBIUS) {
-            L_(gyro_geo_add_backward)(q.xin, q.a, scr, q.res1, p.res1, p.xin, p.a, C, geo, c, Nr,
-                                      C);
-        } else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT) {
-            L_(gyro_geo_exp0_backward)(q.ts1, C, scr, q.res1, C, p.res1, C, p.ts1, C, geo, c, Nr,
-                                       C);
-            for (long i = 0; i < (long)Nr * C; i++) {
-                q.u[i] += q.ts1[i];
-                q.la[i] += q.ts1[i];
-            }
-            L_(gyro_geo_log0_backward)(q.a, C, q.la, C, p.a, C, geo, c, Nr, C);
-        }
+        const TF(tf_sublayer) ps1 = TF(tf_sublayer_of)(&p, 1), qs1 = TF(tf_sublayer_of)(&q, 1);
+        TF(tf_sublayer_backward)(&qs1, g->ln1g + (long)l * C, g->ln1b + (long)l * C, &ps1,
+                                 w->ln1g + (long)l * C, scr, cfg, geo, c, Nr, C);
 
         if (mla) {
             /* MLA per sequence (the padded rows of `a` carry no gradient) */
