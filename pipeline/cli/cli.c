@@ -50,3 +50,16 @@ int gyro_cli_parse_double(const char *cmd, const char *opt, const char *text, do
     *out = v;
     return 1;
 }
+
+int gyro_cli_parse_seed(const char *cmd, const char *opt, const char *text, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || end == text || *end || text[0] == '-' || text[0] == '+' || text[0] == ' ') {
+        gyro_cli_usage_error(cmd, "%s expects a non-negative integer, got '%s'", opt, text);
+        return 0;
+    }
+    *out = (uint64_t)v;
+    return 1;
+}

@@ -7,6 +7,8 @@
 #ifndef GYRO_CLI_H
 #define GYRO_CLI_H
 
+#include <stdint.h>
+
 #include "models/core/status.h"
 
 #define GYRO_VERSION "0.1.0"
@@ -25,5 +27,9 @@ int gyro_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((f
  * return 0 (the caller returns 2). */
 int gyro_cli_parse_long(const char *cmd, const char *opt, const char *text, long min, long max, long *out);
 int gyro_cli_parse_double(const char *cmd, const char *opt, const char *text, double *out);
+
+/* Parse a seed: a non-negative decimal integer up to 2^64 - 1. On failure print a usage error
+ * naming `opt` and return 0 (the caller returns 2). */
+int gyro_cli_parse_seed(const char *cmd, const char *opt, const char *text, uint64_t *out);
 
 #endif

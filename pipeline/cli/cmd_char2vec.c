@@ -182,8 +182,7 @@ static int train(int argc, char **argv)
             if (opt.max_step < 0) return gyro_cli_usage_error(cmd, "--max-step must be >= 0");
             break;
         case OPT_SEED:
-            if (!gyro_cli_parse_long(cmd, "--seed", optarg, 0, 0x7fffffffffffffffL, &v)) return 2;
-            opt.seed = (uint64_t)v;
+            if (!gyro_cli_parse_seed(cmd, "--seed", optarg, &opt.seed)) return 2;
             break;
         case OPT_MIN_COUNT:
             if (!gyro_cli_parse_long(cmd, "--min-count", optarg, 1, 0x7fffffffffffffffL, &v)) return 2;

@@ -185,7 +185,7 @@ static int train_main(int argc, char **argv)
             o.dev_fraction = D;
             break;
         case O_MIN_COUNT: if (!gyro_cli_parse_long(CMD, "--min-count", optarg, 1, 1L << 30, &L)) return 2; o.min_count = (int)L; break;
-        case O_SEED: if (!gyro_cli_parse_long(CMD, "--seed", optarg, 0, 0x7fffffffffffffffL, &L)) return 2; o.seed = (uint64_t)L; break;
+        case O_SEED: if (!gyro_cli_parse_seed(CMD, "--seed", optarg, &o.seed)) return 2; break;
         case O_EMB: emb = optarg; break;
         case O_FREEZE: o.freeze_table = 1; break;
         case O_CKPT: o.checkpoint = optarg; break;

@@ -73,10 +73,9 @@ int gyro_cmd_generate(int argc, char **argv)
         switch (c) {
         case 'd': dir = optarg; break;
         case 's': {
-            char *end;
-            seed = strtoull(optarg, &end, 10);
-            if (!*optarg || *end || optarg[0] == '-')
-                return gyro_cli_usage_error("generate", "--seed expects a non-negative integer, got '%s'", optarg);
+            uint64_t v;
+            if (!gyro_cli_parse_seed("generate", "--seed", optarg, &v)) return 2;
+            seed = v;
             break;
         }
         case 'n':

@@ -55,10 +55,9 @@ int gyro_cmd_reason(int argc, char **argv)
         case 'x': start = optarg; break;
         case 'S': sample = 1; break;
         case 's': {
-            char *end;
-            seed = strtoull(optarg, &end, 10);
-            if (!*optarg || *end || optarg[0] == '-')
-                return gyro_cli_usage_error(cmd, "--seed expects a non-negative integer, got '%s'", optarg);
+            uint64_t v;
+            if (!gyro_cli_parse_seed(cmd, "--seed", optarg, &v)) return 2;
+            seed = v;
             break;
         }
         case 'h': usage(stdout); return 0;

@@ -182,14 +182,7 @@ static int finetune(int argc, char **argv)
             if (!gyro_cli_parse_double(cmd, "--balance", optarg, &tc.balance_alpha)) return 2;
             if (tc.balance_alpha < 0) return gyro_cli_usage_error(cmd, "--balance must be >= 0");
             break;
-        case 's': {
-            char *end;
-            unsigned long long s = strtoull(optarg, &end, 10);
-            if (!*optarg || *end || optarg[0] == '-')
-                return gyro_cli_usage_error(cmd, "--seed expects a non-negative integer, got '%s'", optarg);
-            tc.seed = s;
-            break;
-        }
+        case 's': if (!gyro_cli_parse_seed(cmd, "--seed", optarg, &tc.seed)) return 2; break;
         case OPT_EVAL: if (!gyro_cli_parse_long(cmd, "--eval", optarg, 1, 1000000, &v)) return 2; tc.eval_episodes = (int)v; break;
         case OPT_EVAL_EVERY: if (!gyro_cli_parse_long(cmd, "--eval-every", optarg, 1, 100000000, &v)) return 2; tc.eval_every = (int)v; break;
         case OPT_TARGET: if (!gyro_cli_parse_double(cmd, "--target", optarg, &tc.target)) return 2; break;
@@ -321,10 +314,9 @@ static int eval_cmd(int argc, char **argv)
         case OPT_EVAL: if (!gyro_cli_parse_long(cmd, "--eval", optarg, 1, 1000000, &v)) return 2; n = (int)v; break;
         case OPT_GREEDY: greedy = 1; break;
         case OPT_SEED: {
-            char *end;
-            seed = strtoull(optarg, &end, 10);
-            if (!*optarg || *end || optarg[0] == '-')
-                return gyro_cli_usage_error(cmd, "--seed expects a non-negative integer, got '%s'", optarg);
+            uint64_t v;
+            if (!gyro_cli_parse_seed(cmd, "--seed", optarg, &v)) return 2;
+            seed = v;
             break;
         }
         case 'h': usage(stdout); return 0;
@@ -389,14 +381,7 @@ static int transition_cmd(int argc, char **argv)
             if (!gyro_cli_parse_double(cmd, "--lr", optarg, &tc.lr)) return 2;
             if (!(tc.lr > 0)) return gyro_cli_usage_error(cmd, "--lr must be > 0");
             break;
-        case 's': {
-            char *end;
-            unsigned long long sd = strtoull(optarg, &end, 10);
-            if (!*optarg || *end || optarg[0] == '-')
-                return gyro_cli_usage_error(cmd, "--seed expects a non-negative integer, got '%s'", optarg);
-            tc.seed = sd;
-            break;
-        }
+        case 's': if (!gyro_cli_parse_seed(cmd, "--seed", optarg, &tc.seed)) return 2; break;
         case 'q': tc.quiet = 1; break;
         case 'h': usage(stdout); return 0;
         default: return gyro_cli_usage_error(cmd, "unknown option or missing argument");

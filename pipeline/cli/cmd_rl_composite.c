@@ -138,7 +138,7 @@ int gyro_cli_rl_composite_finetune(int argc, char **argv)
         case O_BALL_LR: if (!gyro_cli_parse_double(cmd, "--ball-lr", optarg, &d)) return 2; go.ball_lr = d; break;
         case 'c': if (!gyro_cli_parse_double(cmd, "--clip", optarg, &d)) return 2; go.grpo.clip_eps = d; break;
         case 'b': if (!gyro_cli_parse_double(cmd, "--beta", optarg, &d)) return 2; go.grpo.kl_beta = d; break;
-        case 's': if (!gyro_cli_parse_long(cmd, "--seed", optarg, 0, 0x7fffffffL, &v)) return 2; go.seed = (uint64_t)v; break;
+        case 's': if (!gyro_cli_parse_seed(cmd, "--seed", optarg, &go.seed)) return 2; break;
         case O_LOG: log = 1; break;
         case O_EVAL_EVERY: if (!gyro_cli_parse_long(cmd, "--eval-every", optarg, 0, 100000000, &v)) return 2; go.eval_every = (int)v; break;
         case 'q': go.quiet = 1; break;

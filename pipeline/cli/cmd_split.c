@@ -56,11 +56,9 @@ int gyro_cmd_split(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "s:d:k:i:t:v:Sqh", opts, NULL)) != -1) {
         switch (c) {
         case 's': {
-            char *end;
-            unsigned long long s = strtoull(optarg, &end, 10);
-            if (!*optarg || *end || optarg[0] == '-')
-                return gyro_cli_usage_error("split", "--seed expects a non-negative integer, got '%s'", optarg);
-            so.seed = s;
+            uint64_t v;
+            if (!gyro_cli_parse_seed("split", "--seed", optarg, &v)) return 2;
+            so.seed = v;
             break;
         }
         case 'd':

@@ -68,6 +68,15 @@ grep -q 'record 0 at byte 0: truncated' err.txt || bad "truncated header message
 expect_rc 2 "$GYRO" dump --type gyro.v1.NoSuchThing ok.pb
 expect_rc 2 "$GYRO" dump --limit -3 ok.pb
 
+# ---- every --seed is parsed alike: a non-negative integer up to 2^64-1, anything else exit 2 ------
+for c in "generate music" split reason "rl finetune" "classify train" "char2vec train"; do
+  for s in -3 1x "" 18446744073709551616; do
+    # shellcheck disable=SC2086
+    expect_rc 2 "$GYRO" $c --seed "$s"
+    grep -q -- '--seed expects a non-negative integer' err.txt || bad "gyro $c --seed '$s': $(cat err.txt)"
+  done
+done
+
 # ---- dump knows every message of the .proto files ------------------------------------------------
 "$GYRO" dump --types > types.txt || bad "dump --types failed"
 for f in "$root"/proto/*.proto; do
