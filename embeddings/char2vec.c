@@ -141,8 +141,8 @@ void gyro_c2v_model_free(gyro_c2v_model *m)
 gyro_status gyro_c2v_model_table(const gyro_c2v_model *m, const char *trained_by,
                                  gyro_embedding_table **out)
 {
-    int model = m->opt.geometry == GYRO_C2V_HYPERBOLIC ? GYRO__V1__EMBEDDING_MODEL__HYPERBOLOID
-                                                       : GYRO__V1__EMBEDDING_MODEL__EUCLIDEAN;
+    int model = m->opt.geometry == GYRO_C2V_HYPERBOLIC ? GYRO_EMBEDDING_HYPERBOLOID
+                                                       : GYRO_EMBEDDING_EUCLIDEAN;
     gyro_embedding_table *t;
     gyro_status s = gyro_embedding_table_new(model, 1.0, m->opt.dim, m->vocab.n, &t);
     if (s) return s;

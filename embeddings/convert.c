@@ -15,7 +15,7 @@
 gyro_status gyro_embedding_convert(const gyro_embedding_table *in, int to,
                                    gyro_embedding_table **out, int *clamped)
 {
-    const int H = GYRO__V1__EMBEDDING_MODEL__HYPERBOLOID, P = GYRO__V1__EMBEDDING_MODEL__POINCARE;
+    const int H = GYRO_EMBEDDING_HYPERBOLOID, P = GYRO_EMBEDDING_POINCARE;
     if (clamped) *clamped = 0;
     if (to != H && to != P) return gyro_error_set(GYRO_ERR_USAGE, "can convert only to poincare or hyperboloid");
     if (in->model != H && in->model != P)

@@ -19,7 +19,7 @@
 #include "embeddings/table.h"
 #include "models/core/status.h"
 
-/* A new table of model `to` (GYRO__V1__EMBEDDING_MODEL__POINCARE or __HYPERBOLOID) holding the
+/* A new table of model `to` (GYRO_EMBEDDING_POINCARE or _HYPERBOLOID) holding the
  * rows of `in`. Converting to the table's own model copies it. *clamped (may be NULL) receives
  * the number of rows projected back into the ball. Errors: GYRO_ERR_USAGE (Euclidean table,
  * curvature other than 1, unknown target), GYRO_ERR_NOMEM. */

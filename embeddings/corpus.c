@@ -1,5 +1,5 @@
-/* corpus.c — read, normalize, count and encode the training corpus (see corpus.h). */
-#define _GNU_SOURCE /* fopencookie: give back the bytes peeked from a pipe to the stream reader */
+/* corpus.c — count and encode the training corpus, one document of characters at a time
+ * (see corpus.h; reading files and streams is pipeline/corpus_input.c). */
 #include "embeddings/corpus.h"
 
 #include <errno.h>
@@ -12,119 +12,20 @@
 #include <unistd.h>
 
 #include "models/core/atomic_file.h"
-#include "pipeline/stream.h"
 
 #define CORPUS_VERSION 1u
-#define MAX_DOC_BYTES ((size_t)1 << 20) /* a longer line is cut into documents of this size */
 
-void gyro_corpus_options_init(gyro_corpus_options *opt)
-{
-    memset(opt, 0, sizeof *opt);
-    gyro_normalize_options_init(&opt->norm);
-    opt->format = GYRO_CORPUS_AUTO;
-    opt->min_count = 5;
-    opt->max_vocab = 0;
-}
+/* ---- pass 1: count and write provisional ids, one document at a time ---------------------- */
 
-/* ---- a FILE that first returns peeked bytes, then the rest of another FILE ------------------ */
-
-typedef struct peek_cookie {
-    FILE *under;
-    unsigned char buf[16];
-    size_t n, pos;
-} peek_cookie;
-
-static ssize_t peek_read(void *cookie, char *out, size_t size)
-{
-    peek_cookie *c = cookie;
-    if (c->pos < c->n) {
-        size_t k = c->n - c->pos < size ? c->n - c->pos : size;
-        memcpy(out, c->buf + c->pos, k);
-        c->pos += k;
-        return (ssize_t)k;
-    }
-    size_t got = fread(out, 1, size, c->under);
-    if (got == 0 && ferror(c->under)) return -1;
-    return (ssize_t)got;
-}
-
-static int peek_close(void *cookie)
-{
-    free(cookie);
-    return 0;
-}
-
-/* ---- one input --------------------------------------------------------------------------- */
-
-typedef struct input {
-    const char *name;
-    FILE *raw;          /* the file or stdin */
-    FILE *fp;           /* what we read: raw, or the peek wrapper */
-    int is_stream;
-} input;
-
-static int looks_like_stream(const unsigned char *b, size_t n)
-{
-    size_t i = 0;
-    while (i < n && i < 3 && (b[i] & 0x80)) i++; /* varint length prefix */
-    i++;
-    return i + 6 <= n && b[i] == 0x0a && b[i + 1] == 0x04 && !memcmp(b + i + 2, "gyro", 4);
-}
-
-static gyro_status input_open(input *in, const char *name, gyro_corpus_format fmt)
-{
-    memset(in, 0, sizeof *in);
-    in->name = name;
-    if (!strcmp(name, "-")) {
-        in->raw = stdin;
-    } else {
-        in->raw = fopen(name, "rb");
-        if (!in->raw) return gyro_error_set(GYRO_ERR_IO, "%s: cannot open: %s", name, strerror(errno));
-        struct stat st;
-        if (fstat(fileno(in->raw), &st) == 0 && S_ISDIR(st.st_mode)) {
-            fclose(in->raw);
-            in->raw = NULL;
-            return gyro_error_set(GYRO_ERR_IO, "%s: is a directory", name);
-        }
-    }
-    if (fmt != GYRO_CORPUS_AUTO) {
-        in->fp = in->raw;
-        in->is_stream = fmt == GYRO_CORPUS_STREAM;
-        return GYRO_OK;
-    }
-    peek_cookie *c = calloc(1, sizeof *c);
-    if (!c) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
-    c->under = in->raw;
-    c->n = fread(c->buf, 1, 10, in->raw);
-    if (c->n == 0 && ferror(in->raw)) {
-        free(c);
-        return gyro_error_set(GYRO_ERR_IO, "%s: read error: %s", name, strerror(errno));
-    }
-    in->is_stream = looks_like_stream(c->buf, c->n);
-    cookie_io_functions_t io = {.read = peek_read, .close = peek_close};
-    in->fp = fopencookie(c, "rb", io);
-    if (!in->fp) {
-        free(c);
-        return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
-    }
-    return GYRO_OK;
-}
-
-static void input_close(input *in)
-{
-    if (in->fp && in->fp != in->raw) fclose(in->fp);
-    if (in->raw && in->raw != stdin) fclose(in->raw);
-    in->fp = in->raw = NULL;
-}
-
-/* ---- pass 1: count and write provisional ids ------------------------------------------------ */
-
-typedef struct encoder {
+struct gyro_corpus_builder {
     gyro_vocab *vocab;
-    FILE *scratch;
+    FILE *scratch;      /* provisional ids, unlinked */
+    char *path;         /* the encoded corpus to write at finish */
     gyro_corpus_stats *st;
-    FILE *text_out;     /* gyro_corpus_write_tokens: tokens go here instead */
-} encoder;
+    FILE *text_out;     /* gyro_corpus_builder_new_tokens: tokens go here instead */
+};
+
+typedef gyro_corpus_builder encoder;
 
 static int is_space_cluster(const char *s)
 {
@@ -173,104 +74,6 @@ static gyro_status encode_doc(encoder *e, char *const *chars, size_t n)
             return gyro_error_set(GYRO_ERR_IO, "cannot write the scratch corpus: %s", strerror(errno));
     }
     return GYRO_OK;
-}
-
-static gyro_status read_text(encoder *e, input *in, gyro_normalizer *norm)
-{
-    char *buf = malloc(MAX_DOC_BYTES);
-    if (!buf) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
-    gyro_status s = GYRO_OK;
-    uint64_t line = 1;
-    size_t len = 0;
-    int ch, eof = 0;
-    while (!eof) {
-        ch = getc_unlocked(in->fp);
-        if (ch == EOF) {
-            eof = 1;
-            if (ferror(in->fp)) {
-                s = gyro_error_set(GYRO_ERR_IO, "%s: read error: %s", in->name, strerror(errno));
-                break;
-            }
-            if (len == 0) break;
-        } else if (ch != '\n') {
-            buf[len++] = (char)ch;
-            if (len < MAX_DOC_BYTES) continue;
-            /* cut an over-long line at a UTF-8 boundary; the tail starts the next document */
-            size_t cut = len;
-            while (cut > len - 4 && ((unsigned char)buf[cut - 1] & 0xC0) == 0x80) cut--;
-            if (cut > 0 && ((unsigned char)buf[cut - 1] & 0xC0) == 0xC0) cut--;
-            if (cut == 0) cut = len;
-            gyro_normalized r;
-            s = gyro_normalize_text(norm, buf, cut, &r);
-            if (s) { gyro_error_prefix(s, "%s:%llu", in->name, (unsigned long long)line); break; }
-            e->st->documents++;
-            if (r.repairs) e->st->repaired++;
-            if ((s = encode_doc(e, r.chars, r.n_chars))) break;
-            memmove(buf, buf + cut, len - cut);
-            len -= cut;
-            continue;
-        }
-        gyro_normalized r;
-        s = gyro_normalize_text(norm, buf, len, &r);
-        if (s) { gyro_error_prefix(s, "%s:%llu", in->name, (unsigned long long)line); break; }
-        e->st->documents++;
-        if (r.repairs) e->st->repaired++;
-        if ((s = encode_doc(e, r.chars, r.n_chars))) break;
-        len = 0;
-        line++;
-    }
-    free(buf);
-    return s;
-}
-
-static gyro_status read_stream(encoder *e, input *in, gyro_normalizer *norm)
-{
-    gyro_stream_reader *r;
-    gyro_status s = gyro_stream_reader_open_file(in->fp, in->name, NULL, &r);
-    if (s) return s;
-    const char *type = gyro_stream_reader_message_type(r);
-    if (strcmp(type, gyro__v1__document__descriptor.name) != 0) {
-        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: a stream of %s, expected gyro.v1.Document "
-                           "(the output of gyro normalize)", in->name, type);
-        gyro_stream_reader_free(r);
-        return s;
-    }
-    for (;;) {
-        ProtobufCMessage *m;
-        if ((s = gyro_stream_next(r, &gyro__v1__document__descriptor, &m))) break;
-        if (!m) break;
-        Gyro__V1__Document *d = (Gyro__V1__Document *)m;
-        e->st->documents++;
-        if (d->repairs) e->st->repaired++;
-        if (d->n_chars > 0) {
-            s = encode_doc(e, d->chars, d->n_chars);
-        } else if (d->text && d->text[0]) {
-            /* a Document written without its clusters: segment its (normalized) text */
-            gyro_normalized nr;
-            s = gyro_normalize_text(norm, d->text, strlen(d->text), &nr);
-            if (!s) s = encode_doc(e, nr.chars, nr.n_chars);
-            else gyro_error_prefix(s, "%s: record %llu", in->name,
-                                   (unsigned long long)gyro_stream_reader_record(r));
-        }
-        protobuf_c_message_free_unpacked(m, NULL);
-        if (s) break;
-    }
-    gyro_stream_reader_free(r);
-    return s;
-}
-
-/* Every input in turn, as a Document stream or as text. */
-static gyro_status read_inputs(encoder *e, const char *const *inputs, int n_inputs,
-                               gyro_corpus_format fmt, gyro_normalizer *norm)
-{
-    gyro_status s = GYRO_OK;
-    for (int i = 0; i < n_inputs && !s; i++) {
-        input in;
-        if (!(s = input_open(&in, inputs[i], fmt)))
-            s = in.is_stream ? read_stream(e, &in, norm) : read_text(e, &in, norm);
-        input_close(&in);
-    }
-    return s;
 }
 
 /* ---- pass 2: remap to final ids ------------------------------------------------------------ */
@@ -353,64 +156,83 @@ static FILE *scratch_open(const char *path)
     return f ? f : tmpfile();
 }
 
-gyro_status gyro_corpus_encode(const char *const *inputs, int n_inputs,
-                               const gyro_corpus_options *opt, const char *ids_path,
-                               gyro_vocab *vocab, gyro_corpus_stats *stats)
+gyro_status gyro_corpus_builder_new(const char *ids_path, gyro_vocab *vocab,
+                                    gyro_corpus_stats *stats, gyro_corpus_builder **out)
 {
-    gyro_corpus_stats local;
-    if (!stats) stats = &local;
-    memset(stats, 0, sizeof *stats);
-    gyro_status s = gyro_vocab_init(vocab);
-    if (s) return s;
-    if (n_inputs < 1) return gyro_error_set(GYRO_ERR_USAGE, "no input");
-    gyro_normalizer *norm = NULL;
-    if ((s = gyro_normalizer_new(&opt->norm, &norm))) return s;
-    FILE *scratch = scratch_open(ids_path);
-    if (!scratch) {
-        gyro_normalizer_free(norm);
+    if (!ids_path || !vocab || !stats || !out)
+        return gyro_error_set(GYRO_ERR_USAGE, "gyro_corpus_builder_new: NULL argument");
+    gyro_corpus_builder *b = calloc(1, sizeof *b);
+    if (!b) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    b->path = strdup(ids_path);
+    if (!b->path) {
+        free(b);
+        return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    }
+    b->scratch = scratch_open(ids_path);
+    if (!b->scratch) {
+        free(b->path);
+        free(b);
         return gyro_error_set(GYRO_ERR_IO, "cannot create a scratch file: %s", strerror(errno));
     }
-    encoder e = {vocab, scratch, stats, NULL};
-    s = read_inputs(&e, inputs, n_inputs, opt->format, norm);
-    gyro_normalizer_free(norm);
-    if (!s && fflush(scratch) != 0)
+    b->vocab = vocab;
+    b->st = stats;
+    *out = b;
+    return GYRO_OK;
+}
+
+gyro_status gyro_corpus_builder_new_tokens(FILE *text_out, gyro_corpus_stats *stats,
+                                           gyro_corpus_builder **out)
+{
+    if (!text_out || !stats || !out)
+        return gyro_error_set(GYRO_ERR_USAGE, "gyro_corpus_builder_new_tokens: NULL argument");
+    gyro_corpus_builder *b = calloc(1, sizeof *b);
+    if (!b) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    b->text_out = text_out;
+    b->st = stats;
+    *out = b;
+    return GYRO_OK;
+}
+
+gyro_status gyro_corpus_builder_add(gyro_corpus_builder *b, char *const *chars, size_t n)
+{
+    return encode_doc(b, chars, n);
+}
+
+gyro_status gyro_corpus_builder_finish(gyro_corpus_builder *b, uint64_t min_count, int max_vocab)
+{
+    if (b->text_out) {
+        if (fflush(b->text_out) != 0) return gyro_error_set(GYRO_ERR_IO, "write error: %s", strerror(errno));
+        return GYRO_OK;
+    }
+    gyro_corpus_stats *stats = b->st;
+    gyro_vocab *vocab = b->vocab;
+    gyro_status s = GYRO_OK;
+    if (fflush(b->scratch) != 0)
         s = gyro_error_set(GYRO_ERR_IO, "cannot write the scratch corpus: %s", strerror(errno));
     if (!s && vocab->n == 0)
-        s = gyro_error_set(GYRO_ERR_DATA, "the corpus is empty: no character in %d input%s",
-                           n_inputs, n_inputs > 1 ? "s" : "");
+        s = gyro_error_set(GYRO_ERR_DATA, "the corpus is empty: no character");
     int32_t *remap = NULL;
     if (!s) {
         stats->distinct = (uint64_t)vocab->n;
         remap = malloc((size_t)vocab->n * sizeof *remap);
         if (!remap) s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
     }
-    if (!s) s = gyro_vocab_finalize(vocab, opt->min_count, opt->max_vocab, remap);
+    if (!s) s = gyro_vocab_finalize(vocab, min_count, max_vocab, remap);
     if (!s && vocab->n == 0)
         s = gyro_error_set(GYRO_ERR_DATA, "nothing above --min-count %llu: %llu distinct characters, "
-                           "the most frequent seen fewer times", (unsigned long long)opt->min_count,
+                           "the most frequent seen fewer times", (unsigned long long)min_count,
                            (unsigned long long)stats->distinct);
-    if (!s) s = write_final(scratch, remap, vocab, ids_path, stats);
+    if (!s) s = write_final(b->scratch, remap, vocab, b->path, stats);
     free(remap);
-    fclose(scratch);
     return s;
 }
 
-gyro_status gyro_corpus_write_tokens(const char *const *inputs, int n_inputs,
-                                     const gyro_corpus_options *opt, FILE *out,
-                                     gyro_corpus_stats *stats)
+void gyro_corpus_builder_free(gyro_corpus_builder *b)
 {
-    gyro_corpus_stats local;
-    if (!stats) stats = &local;
-    memset(stats, 0, sizeof *stats);
-    if (n_inputs < 1) return gyro_error_set(GYRO_ERR_USAGE, "no input");
-    gyro_normalizer *norm = NULL;
-    gyro_status s = gyro_normalizer_new(&opt->norm, &norm);
-    if (s) return s;
-    encoder e = {NULL, NULL, stats, out};
-    s = read_inputs(&e, inputs, n_inputs, opt->format, norm);
-    gyro_normalizer_free(norm);
-    if (!s && fflush(out) != 0) s = gyro_error_set(GYRO_ERR_IO, "write error: %s", strerror(errno));
-    return s;
+    if (!b) return;
+    if (b->scratch) fclose(b->scratch);
+    free(b->path);
+    free(b);
 }
 
 /* ---- reading ---------------------------------------------------------------------------- */

@@ -1,11 +1,12 @@
-/* corpus.h — turn text into the encoded character corpus char2vec trains on.
+/* corpus.h — the encoded character corpus char2vec trains on.
  *
  * Training makes several passes over the corpus with several threads, each reading its own
  * shard; the input may be stdin or a pipe. So the first step reads every input once, normalizes
- * it (a Document stream from `gyro normalize` is taken as it is; plain UTF-8 text is normalized
- * on the fly by pipeline/normalize.h with the same defaults), counts the characters, and writes
- * the corpus as a file of uint32 ids (one per character, GYRO_CORPUS_EOD after each document)
- * in vocabulary order. Memory stays proportional to the vocabulary: ids go to disk as they are
+ * it, counts the characters, and writes the corpus as a file of uint32 ids (one per character,
+ * GYRO_CORPUS_EOD after each document) in vocabulary order. Reading the inputs (detecting a
+ * Document stream from `gyro normalize`, or normalizing plain UTF-8 text with
+ * models/text/normalize.h) is pipeline/corpus_input.h; it hands each document, as its grapheme
+ * clusters, to the builder below, which knows no file format but its own. Memory stays proportional to the vocabulary: ids go to disk as they are
  * read (first to an unlinked scratch file, then remapped to the final ids once the vocabulary is
  * sorted and pruned), and workers read their shard with pread into a fixed buffer.
  *
@@ -27,26 +28,9 @@
 
 #include "embeddings/vocab.h"
 #include "models/core/status.h"
-#include "pipeline/normalize.h"
 
 #define GYRO_CORPUS_EOD 0xFFFFFFFFu
 #define GYRO_CORPUS_HEADER_BYTES 64
-
-typedef enum gyro_corpus_format {
-    GYRO_CORPUS_AUTO = 0,   /* a gyro Document stream if it starts with a gyro header, else text */
-    GYRO_CORPUS_TEXT,       /* UTF-8 text, one document per line */
-    GYRO_CORPUS_STREAM      /* a Document stream */
-} gyro_corpus_format;
-
-typedef struct gyro_corpus_options {
-    gyro_normalize_options norm;   /* for plain text */
-    gyro_corpus_format format;
-    uint64_t min_count;            /* drop characters seen fewer times (default 5) */
-    int max_vocab;                 /* keep at most this many characters (0 = no limit) */
-} gyro_corpus_options;
-
-/* Defaults: normalizer defaults, auto format, min_count 5, no vocabulary limit. */
-void gyro_corpus_options_init(gyro_corpus_options *opt);
 
 typedef struct gyro_corpus_stats {
     uint64_t documents;     /* documents (lines) read */
@@ -56,24 +40,43 @@ typedef struct gyro_corpus_stats {
     uint64_t repaired;      /* documents with invalid UTF-8 repaired by the normalizer */
 } gyro_corpus_stats;
 
-/* Read the inputs (paths, "-" = stdin; n_inputs >= 1), build the vocabulary into *vocab
- * (initialised here; the caller frees it with gyro_vocab_free, also on error) and write the
- * encoded corpus atomically to `ids_path`. Errors: GYRO_ERR_IO (cannot open/read/write, message
- * names the file), GYRO_ERR_DATA / FORMAT (bad input with file and line or record, e.g. an
- * invalid stream or invalid UTF-8 under the fail policy), GYRO_ERR_DATA when no character
- * reaches min_count ("nothing above --min-count") or the input holds no character at all.
- * `stats` may be NULL. */
-gyro_status gyro_corpus_encode(const char *const *inputs, int n_inputs,
-                               const gyro_corpus_options *opt, const char *ids_path,
-                               gyro_vocab *vocab, gyro_corpus_stats *stats);
+/* ---- building: documents in, the encoded corpus out ----------------------------------------- */
 
-/* Write the token stream training sees, as text: the tokens of each document separated by one
- * space, one document per line (no min_count filtering), to `out`. For feeding the same
- * characters to other tools (word2vec, fastText) in comparisons. Errors as gyro_corpus_encode
- * (GYRO_ERR_IO on a write error). stats->chars = stats->kept = tokens written. */
-gyro_status gyro_corpus_write_tokens(const char *const *inputs, int n_inputs,
-                                     const gyro_corpus_options *opt, FILE *out,
-                                     gyro_corpus_stats *stats);
+typedef struct gyro_corpus_builder gyro_corpus_builder;
+
+/* Start an encoded corpus to be written atomically to `ids_path` at gyro_corpus_builder_finish.
+ * `vocab` must be initialised (gyro_vocab_init) and empty; the builder adds every character to it
+ * and the caller keeps ownership (free it with gyro_vocab_free, also on error). Provisional ids go
+ * to an unlinked scratch file beside ids_path (tmpfile() as a fallback). `stats` (not NULL, owned
+ * by the caller, outliving the builder) receives chars, then distinct and kept at finish; the
+ * builder leaves documents and repaired to the reader. Errors: GYRO_ERR_IO (no scratch file),
+ * GYRO_ERR_NOMEM, GYRO_ERR_USAGE (NULL argument). *out is set only on success. */
+gyro_status gyro_corpus_builder_new(const char *ids_path, gyro_vocab *vocab,
+                                    gyro_corpus_stats *stats, gyro_corpus_builder **out);
+
+/* A builder that writes the token stream training sees instead, as text: the tokens of each
+ * document separated by one space, one document per line (no min_count filtering), to
+ * `text_out` (borrowed). For feeding the same characters to other tools (word2vec, fastText) in
+ * comparisons. stats->chars = stats->kept = tokens written. Errors as gyro_corpus_builder_new. */
+gyro_status gyro_corpus_builder_new_tokens(FILE *text_out, gyro_corpus_stats *stats,
+                                           gyro_corpus_builder **out);
+
+/* Add one document given as its grapheme clusters `chars` (n, NUL-terminated UTF-8, borrowed).
+ * Whitespace clusters are separators, not tokens; a cluster over GYRO_VOCAB_MAX_TOKEN bytes is
+ * dropped. Errors: GYRO_ERR_IO (scratch or text write), GYRO_ERR_NOMEM, GYRO_ERR_LIMIT (vocab). */
+gyro_status gyro_corpus_builder_add(gyro_corpus_builder *b, char *const *chars, size_t n);
+
+/* Finish: sort and prune the vocabulary (characters seen fewer than `min_count` times dropped,
+ * at most `max_vocab` kept, 0 = no limit), remap the provisional ids and write the encoded
+ * corpus atomically (a token builder only flushes its output). Errors: GYRO_ERR_DATA when no
+ * character was added ("the corpus is empty") or none reaches min_count ("nothing above
+ * --min-count"), GYRO_ERR_IO naming the file, GYRO_ERR_NOMEM. Call at most once. */
+gyro_status gyro_corpus_builder_finish(gyro_corpus_builder *b, uint64_t min_count, int max_vocab);
+
+/* Close the scratch file and free the builder (not the vocabulary). NULL is a no-op. */
+void gyro_corpus_builder_free(gyro_corpus_builder *b);
+
+/* ---- reading ---------------------------------------------------------------------------- */
 
 /* An open encoded corpus (read-only; pread is thread-safe, so workers share one). */
 typedef struct gyro_corpus {

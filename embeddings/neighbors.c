@@ -9,9 +9,9 @@
 double gyro_embedding_distance_vec(const gyro_embedding_table *t, const float *x, const float *y)
 {
     switch (t->model) {
-    case GYRO__V1__EMBEDDING_MODEL__HYPERBOLOID:
+    case GYRO_EMBEDDING_HYPERBOLOID:
         return gyro_lorentz_dist_f32(x, y, t->dim);
-    case GYRO__V1__EMBEDDING_MODEL__POINCARE:
+    case GYRO_EMBEDDING_POINCARE:
         return gyro_poincare_dist_f32(x, y, (float)t->curvature, t->dim);
     default: {
         double xy = 0, xx = 0, yy = 0;

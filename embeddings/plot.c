@@ -61,7 +61,7 @@ static void principal_axis(double *axis, const double *X, int n, int d, const do
 gyro_status gyro_plot_layout(const gyro_embedding_table *t, double *xy, int *projected)
 {
     if (t->n < 1) return gyro_error_set(GYRO_ERR_USAGE, "the table is empty");
-    int d = t->dim, n = t->n, hyp = t->model != GYRO__V1__EMBEDDING_MODEL__EUCLIDEAN;
+    int d = t->dim, n = t->n, hyp = t->model != GYRO_EMBEDDING_EUCLIDEAN;
     double *X = malloc((size_t)n * d * sizeof *X), *buf = malloc((size_t)(3 * d + 3) * sizeof *buf);
     if (!X || !buf) {
         free(X); free(buf);
@@ -71,7 +71,7 @@ gyro_status gyro_plot_layout(const gyro_embedding_table *t, double *xy, int *pro
     for (int i = 0; i < n; i++) {
         const float *x = t->vectors + (size_t)i * t->stride;
         double *v = X + (size_t)i * d;
-        if (t->model == GYRO__V1__EMBEDDING_MODEL__HYPERBOLOID) {
+        if (t->model == GYRO_EMBEDDING_HYPERBOLOID) {
             for (int k = 0; k <= d; k++) buf[k] = x[k];
             gyro_hyp_to_poincare_f64(buf + d + 1, buf, d);
             gyro_poincare_logmap0_f64(v, buf + d + 1, 1.0, d);
@@ -155,7 +155,7 @@ gyro_status gyro_plot_svg(const gyro_embedding_table *t, const gyro_plot_options
     gyro_atomic_file af;
     if ((s = gyro_atomic_open(&af, path))) { free(xy); return s; }
     FILE *f = af.fp;
-    int hyp = t->model != GYRO__V1__EMBEDDING_MODEL__EUCLIDEAN;
+    int hyp = t->model != GYRO_EMBEDDING_EUCLIDEAN;
     double S = o->size, c = S / 2, R = S / 2 - 20;
     int npts = o->points > 0 && o->points < t->n ? o->points : t->n;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"

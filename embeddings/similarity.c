@@ -8,7 +8,7 @@
 
 #include "models/hyp/convert.h"
 #include "models/hyp/lorentz.h"
-#include "pipeline/normalize.h"
+#include "models/text/normalize.h"
 
 /* ---- Spearman ------------------------------------------------------------------------------ */
 
@@ -70,7 +70,7 @@ static int word_point(const gyro_embedding_table *t, gyro_normalizer *norm, cons
 {
     gyro_normalized r;
     if (gyro_normalize_text(norm, word, strlen(word), &r)) return -1;
-    int n = t->dim, hyp = t->model != GYRO__V1__EMBEDDING_MODEL__EUCLIDEAN;
+    int n = t->dim, hyp = t->model != GYRO_EMBEDDING_EUCLIDEAN;
     int width = hyp ? n + 1 : n;
     for (int k = 0; k < width; k++) out[k] = 0;
     int used = 0;
@@ -79,7 +79,7 @@ static int word_point(const gyro_embedding_table *t, gyro_normalizer *norm, cons
         int row = gyro_embedding_table_find(t, r.chars[i]);
         if (row < 0) return 0;
         const float *x = t->vectors + (size_t)row * t->stride;
-        if (t->model == GYRO__V1__EMBEDDING_MODEL__POINCARE) {
+        if (t->model == GYRO_EMBEDDING_POINCARE) {
             for (int k = 0; k < n; k++) tmp[k] = x[k];
             gyro_hyp_to_hyperboloid_f64(tmp + n + 1, tmp, n);
             for (int k = 0; k <= n; k++) out[k] += tmp[n + 1 + k];
@@ -102,7 +102,7 @@ static int word_point(const gyro_embedding_table *t, gyro_normalizer *norm, cons
 
 static double word_similarity(const gyro_embedding_table *t, const double *a, const double *b)
 {
-    if (t->model != GYRO__V1__EMBEDDING_MODEL__EUCLIDEAN) return -gyro_lorentz_dist_f64(a, b, t->dim);
+    if (t->model != GYRO_EMBEDDING_EUCLIDEAN) return -gyro_lorentz_dist_f64(a, b, t->dim);
     double ab = 0, aa = 0, bb = 0;
     for (int k = 0; k < t->dim; k++) {
         ab += a[k] * b[k];
@@ -119,10 +119,10 @@ gyro_status gyro_similarity_eval(const gyro_embedding_table *t, const char *path
 {
     memset(res, 0, sizeof *res);
     res->rho = NAN;
-    if (t->model != GYRO__V1__EMBEDDING_MODEL__EUCLIDEAN && t->model != GYRO__V1__EMBEDDING_MODEL__HYPERBOLOID &&
-        t->model != GYRO__V1__EMBEDDING_MODEL__POINCARE)
+    if (t->model != GYRO_EMBEDDING_EUCLIDEAN && t->model != GYRO_EMBEDDING_HYPERBOLOID &&
+        t->model != GYRO_EMBEDDING_POINCARE)
         return gyro_error_set(GYRO_ERR_USAGE, "a table of unknown model");
-    if (t->model == GYRO__V1__EMBEDDING_MODEL__POINCARE && fabs(t->curvature - 1.0) > 1e-12)
+    if (t->model == GYRO_EMBEDDING_POINCARE && fabs(t->curvature - 1.0) > 1e-12)
         return gyro_error_set(GYRO_ERR_USAGE, "only Poincare tables of curvature 1 are supported");
     FILE *f = fopen(path, "rb");
     if (!f) return gyro_error_set(GYRO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));

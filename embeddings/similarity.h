@@ -5,7 +5,7 @@
  * COS960's `w1 w2 mean a1..a15`), CRLF and a UTF-8 BOM tolerated, blank lines and lines
  * starting with '#' skipped. A malformed line is an error naming the file and line.
  *
- * A word is normalized like training text (pipeline/normalize.h: NFKC, Traditional →
+ * A word is normalized like training text (models/text/normalize.h: NFKC, Traditional →
  * Simplified) and split into characters; it is covered when every character is in the table.
  * Its point is the gyromidpoint of its characters (Ungar): computed as the Lorentz centroid
  * (Law et al. 2019) of the characters' hyperboloid points, normalised back onto the

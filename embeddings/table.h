@@ -1,11 +1,7 @@
-/* table.h — an embedding table in memory and its file (a gyro stream of EmbeddingTable records).
+/* table.h — an embedding table in memory.
  *
- * The file is a gyro stream (pipeline/stream.h: StreamHeader "gyro" v1, message_type
- * "gyro.v1.EmbeddingTable", delimited records), written atomically. A table is split over
- * records of at most GYRO_TABLE_CHUNK entries so no record nears the stream's record limit
- * whatever the vocabulary; every record repeats model, curvature and dim, and the loader
- * concatenates their entries. `gyro dump` shows it like any other stream, and other languages
- * read it with their protobuf library.
+ * Its file (a gyro stream of EmbeddingTable records) is read and written by pipeline/table_file.h;
+ * this header knows no file format, so embeddings/ and models/ see only rows of floats.
  *
  * In memory the vectors are one contiguous float block (n, stride): stride = dim + 1 on the
  * hyperboloid (time coordinate first), dim in the Poincaré ball or Euclidean space. Tokens and
@@ -18,13 +14,21 @@
 
 #include "embeddings/vocab.h"
 #include "models/core/status.h"
-#include "proto/gyro.pb-c.h"
 
 #define GYRO_TABLE_CHUNK 4096
 #define GYRO_TABLE_MAX_DIM 65536
 
+/* The geometry of a table's rows. The values are those of gyro.v1.EmbeddingModel (proto/gyro.proto),
+ * so a table file stores them as they are (pipeline/table_file.c asserts the equality). */
+typedef enum gyro_embedding_model {
+    GYRO_EMBEDDING_UNSPECIFIED = 0,
+    GYRO_EMBEDDING_HYPERBOLOID = 1,   /* Lorentz model, time coordinate first: stride dim + 1 */
+    GYRO_EMBEDDING_POINCARE = 2,      /* Poincaré ball of curvature -curvature: stride dim */
+    GYRO_EMBEDDING_EUCLIDEAN = 3      /* ordinary vectors: stride dim */
+} gyro_embedding_model;
+
 typedef struct gyro_embedding_table {
-    int model;            /* GYRO__V1__EMBEDDING_MODEL__HYPERBOLOID / POINCARE / EUCLIDEAN */
+    int model;            /* gyro_embedding_model: GYRO_EMBEDDING_HYPERBOLOID / POINCARE / EUCLIDEAN */
     double curvature;     /* c > 0 of curvature -c (1 on the hyperboloid) */
     int dim;              /* manifold dimension */
     int stride;           /* floats per row: dim + 1 on the hyperboloid, else dim */
@@ -49,15 +53,6 @@ gyro_status gyro_embedding_table_new(int model, double curvature, int dim, int n
  * tokens set so far). Errors: GYRO_ERR_DATA for a duplicate or invalid token. */
 gyro_status gyro_embedding_table_set_token(gyro_embedding_table *t, int row, const char *token,
                                            uint64_t count);
-
-/* Load a table file. Errors name the file and record: GYRO_ERR_IO (cannot open),
- * GYRO_ERR_FORMAT (not a gyro stream, a stream of another type, truncated, inconsistent model or
- * dimension between records, a vector of the wrong length, a non-finite coordinate, a duplicate
- * token, an empty table), GYRO_ERR_VERSION (newer file). *out is set only on success. */
-gyro_status gyro_embedding_table_load(const char *path, gyro_embedding_table **out);
-
-/* Save atomically to `path` ("-" = stdout). GYRO_ERR_IO on failure (the target is unchanged). */
-gyro_status gyro_embedding_table_save(const gyro_embedding_table *t, const char *path);
 
 /* Row of `token`, or -1. */
 int gyro_embedding_table_find(const gyro_embedding_table *t, const char *token);

@@ -20,8 +20,8 @@
 
 #include "models/core/status.h"
 #include "models/transformer.h"
-#include "pipeline/labels.h"
-#include "pipeline/normalize.h"
+#include "models/text/labels.h"
+#include "models/text/normalize.h"
 
 #define GYRO_CLASSIFIER_MAGIC "GYROCLF"      /* 7 characters + NUL = 8 bytes on disk */
 #define GYRO_CLASSIFIER_FORMAT_VERSION 1u

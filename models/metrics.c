@@ -2,7 +2,7 @@
  *
  * All figures are computed on demand from the counts, so adding an example is O(1) and the
  * matrix can be merged or re-reported at will. Hierarchy levels compare the per-class
- * projections the label set (pipeline/labels.h) keeps; the comparison is done once per
+ * projections the label set (models/text/labels.h) keeps; the comparison is done once per
  * (true, predicted) cell with a non-zero count, so the cost is O(k² · label length) at most,
  * independent of the number of examples.
  */

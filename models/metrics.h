@@ -4,7 +4,7 @@
  *
  * Everything is derived from one K×K confusion matrix of counts (rows: true label, columns:
  * predicted label) plus the running sum of −log p(true label). Class names and the hierarchy
- * come from the classifier's label set (pipeline/labels.h): at level l (numbered from 1 here,
+ * come from the classifier's label set (models/text/labels.h): at level l (numbered from 1 here,
  * from 0 in labels.h) a prediction counts as correct when it is the true class, or when the
  * level-(l−1) projections of the true and predicted classes are equal ("music.play" and
  * "music.pause" agree at level 1 on "music"; "a.x+b.y" projects to "a+b"). The deepest level,
@@ -18,7 +18,7 @@
 #include <stdio.h>
 
 #include "models/core/status.h"
-#include "pipeline/labels.h"
+#include "models/text/labels.h"
 
 #define GYRO_METRICS_MAX_LEVELS 8
 

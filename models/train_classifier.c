@@ -17,7 +17,6 @@
 #include "models/core/rng.h"
 #include "models/hyp/convert.h"
 #include "models/hyp/poincare.h"
-#include "pipeline/stream.h"
 
 /* ---- example sets ---------------------------------------------------------------------------- */
 
@@ -52,34 +51,6 @@ void gyro_example_set_free(gyro_example_set *s)
     free(s->label);
     free(s->line);
     memset(s, 0, sizeof *s);
-}
-
-gyro_status gyro_example_set_read(gyro_example_set *s, const char *path, uint64_t *skipped)
-{
-    gyro_stream_reader *r;
-    gyro_status st = gyro_stream_reader_open_path(path, NULL, &r);
-    if (st) return st;
-    const ProtobufCMessageDescriptor *d = &gyro__v1__example__descriptor;
-    if (strcmp(gyro_stream_reader_message_type(r), d->name) != 0) {
-        st = gyro_error_set(GYRO_ERR_FORMAT, "%s: a stream of %s, expected %s (run 'gyro import' first)",
-                            path, gyro_stream_reader_message_type(r), d->name);
-        gyro_stream_reader_free(r);
-        return st;
-    }
-    for (;;) {
-        ProtobufCMessage *msg;
-        if ((st = gyro_stream_next(r, d, &msg)) || !msg) break;
-        Gyro__V1__Example *ex = (Gyro__V1__Example *)msg;
-        if (!ex->text || !ex->text[0] || !ex->label || !ex->label[0]) {
-            if (skipped) (*skipped)++;
-        } else {
-            st = gyro_example_set_add(s, ex->text, ex->label, gyro_stream_reader_record(r));
-        }
-        protobuf_c_message_free_unpacked(msg, NULL);
-        if (st) break;
-    }
-    gyro_stream_reader_free(r);
-    return st;
 }
 
 /* ---- a small string → count map for the vocabulary ------------------------------------------ */
@@ -387,7 +358,7 @@ static gyro_status build_model(const gyro_train_options *opt, const gyro_example
         for (int i = 0; i < nt; i++) {
             const float *src = tab->vectors + (size_t)i * tab->stride;
             float *dst = tf->params.wte + (size_t)(i + 1) * C;
-            if (tab->model == GYRO__V1__EMBEDDING_MODEL__HYPERBOLOID) gyro_hyp_to_poincare_f32(dst, src, C);
+            if (tab->model == GYRO_EMBEDDING_HYPERBOLOID) gyro_hyp_to_poincare_f32(dst, src, C);
             else memcpy(dst, src, (size_t)C * sizeof *dst);
         }
         if (tf->cfg.geometry == GYRO_TF_GEOMETRY_HYPERBOLIC)
@@ -416,7 +387,7 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
         if (tab->dim != opt->model.dim)
             return gyro_error_set(GYRO_ERR_USAGE, "train: the embedding table has %d dimensions, the model %d "
                                   "(set --dim %d)", tab->dim, opt->model.dim, tab->dim);
-        if (tab->model == GYRO__V1__EMBEDDING_MODEL__POINCARE && opt->model.geometry == GYRO_TF_GEOMETRY_HYPERBOLIC &&
+        if (tab->model == GYRO_EMBEDDING_POINCARE && opt->model.geometry == GYRO_TF_GEOMETRY_HYPERBOLIC &&
             fabs(tab->curvature - opt->model.curvature) > 1e-6)
             return gyro_error_set(GYRO_ERR_USAGE, "train: the table's curvature %g differs from the model's %g",
                                   tab->curvature, (double)opt->model.curvature);

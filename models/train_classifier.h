@@ -31,13 +31,10 @@ typedef struct gyro_example_set {
     uint64_t *line;     /* (n) record number in the source (1-based) */
 } gyro_example_set;
 
-/* Append a copy of (text, label). GYRO_ERR_NOMEM. */
+/* Append a copy of (text, label). GYRO_ERR_NOMEM. (A file of Example records is read into a set
+ * by gyro_example_file_read, pipeline/example_file.h.) */
 gyro_status gyro_example_set_add(gyro_example_set *s, const char *text, const char *label,
                                  uint64_t line);
-
-/* Append every Example of a gyro stream ("-" = stdin). Records with an empty text or label are
- * counted in *skipped (may be NULL) and left out. Stream errors as pipeline/stream.h. */
-gyro_status gyro_example_set_read(gyro_example_set *s, const char *path, uint64_t *skipped);
 
 /* Free the strings; the set may be reused. NULL-safe. */
 void gyro_example_set_free(gyro_example_set *s);

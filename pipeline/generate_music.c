@@ -20,8 +20,8 @@
 
 #include "models/core/rng.h"
 #include "pipeline/embedded.h"
-#include "pipeline/labels.h"
-#include "pipeline/utf8.h"
+#include "models/text/labels.h"
+#include "models/text/utf8.h"
 
 /* ---- data ------------------------------------------------------------------------------------- */
 

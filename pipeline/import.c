@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/labels.h"
-#include "pipeline/utf8.h"
+#include "models/text/labels.h"
+#include "models/text/utf8.h"
 
 static const char *const format_names[] = {"tsv", "nlpcc", "smp", "crosswoz"};
 

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "pipeline/json.h"
-#include "pipeline/labels.h"
+#include "models/text/labels.h"
 #include "pipeline/zip_read.h"
 
 /* A dialogue-act piece must be one non-empty level of a label. */

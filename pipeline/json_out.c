@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/utf8.h"
+#include "models/text/utf8.h"
 
 #define MAX_DEPTH 64
 

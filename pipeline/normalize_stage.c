@@ -89,7 +89,7 @@ gyro_status gyro_normalize_stage_run(gyro_normalizer *n, gyro_text_reader *in,
         }
         if (w) {
             Gyro__V1__Document doc = GYRO__V1__DOCUMENT__INIT;
-            gyro_normalized_to_document(&r, name, d.line, *next_id, &doc);
+            gyro_normalize_stage_to_document(&r, name, d.line, *next_id, &doc);
             s = gyro_stream_write(w, &doc.base);
             if (s == GYRO_ERR_LIMIT) {
                 stats->skipped++;
@@ -120,4 +120,17 @@ void gyro_normalize_stats_format(const gyro_normalize_stats *s, char *buf, size_
              (unsigned long long)s->lines, (unsigned long long)s->documents,
              (unsigned long long)s->repaired, (unsigned long long)s->skipped,
              (unsigned long long)s->too_long, (unsigned long long)s->empty);
+}
+
+void gyro_normalize_stage_to_document(const gyro_normalized *r, const char *source,
+                                      uint64_t line, uint64_t id, Gyro__V1__Document *doc)
+{
+    doc->id = id;
+    doc->source = (char *)(source ? source : "");
+    doc->line = line;
+    doc->original = (char *)r->original;
+    doc->text = (char *)r->text;
+    doc->n_chars = r->n_chars;
+    doc->chars = r->chars;
+    doc->repairs = r->repairs;
 }

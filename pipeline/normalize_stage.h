@@ -20,9 +20,10 @@
 
 #include "models/core/progress.h"
 #include "models/core/status.h"
-#include "pipeline/normalize.h"
+#include "models/text/normalize.h"
 #include "pipeline/stream.h"
 #include "pipeline/text_reader.h"
+#include "proto/gyro.pb-c.h"
 
 /* Counts of a run of the stage (accumulated over calls), printed as its summary. */
 typedef struct gyro_normalize_stats {
@@ -54,6 +55,13 @@ gyro_status gyro_normalize_stage_run(gyro_normalizer *n, gyro_text_reader *in,
                                      gyro_stream_writer *w, FILE *text_out,
                                      const gyro_normalize_stage_options *o,
                                      gyro_normalize_stats *stats, uint64_t *next_id);
+
+/* Point the fields of `doc` (initialised with gyro__v1__document__init) at the result `r`:
+ * original, text, chars, repairs; sets id, source and line from the arguments. No copy: `doc`
+ * borrows from the normalizer and from `source`, so it must not be freed with
+ * protobuf_c_message_free_unpacked and is valid only until the next normalize call. */
+void gyro_normalize_stage_to_document(const gyro_normalized *r, const char *source,
+                                      uint64_t line, uint64_t id, Gyro__V1__Document *doc);
 
 /* Format the summary line "N lines read, N documents written, N repaired, N skipped (N too
  * long), N empty" into buf (always NUL-terminated). */

@@ -17,6 +17,7 @@
  * the --composite-policy intent policy (gyro_composite_reason, as `gyro reason --env
  * composite`); each answers UNAVAILABLE when its file is not loaded.
  */
+#include "pipeline/normalize_stage.h"
 #include "pipeline/service.h"
 
 #include <stdatomic.h>
@@ -33,7 +34,8 @@
 #include "models/rl/env.h"
 #include "models/rl/policy.h"
 #include "models/rl/reason.h"
-#include "pipeline/normalize.h"
+#include "models/text/normalize.h"
+#include "pipeline/table_file.h"
 #include "pipeline/text_reader.h"
 #include "proto/gyro.pb-c.h"
 #include "proto/health.pb-c.h"
@@ -152,7 +154,7 @@ gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out
         atomic_store(&svc->current, lm);
     }
     if (opt->embeddings_path) {
-        gyro_status st = gyro_embedding_table_load(opt->embeddings_path, &svc->table);
+        gyro_status st = gyro_table_file_load(opt->embeddings_path, &svc->table);
         if (st == GYRO_OK && svc->table->model != GYRO__V1__EMBEDDING_MODEL__EUCLIDEAN && svc->table->curvature == 1.0)
             st = gyro_embedding_convert(svc->table,
                                         svc->table->model == GYRO__V1__EMBEDDING_MODEL__POINCARE
@@ -445,7 +447,7 @@ static int h_normalize(void *ctx, int t, const ProtobufCMessage *request, gyro_r
             break;
         }
         Gyro__V1__Document doc = GYRO__V1__DOCUMENT__INIT;
-        gyro_normalized_to_document(&nd, source, d.line, ++ns->id, &doc);
+        gyro_normalize_stage_to_document(&nd, source, d.line, ++ns->id, &doc);
         if ((st = gyro_rpc_reply_send(reply, &doc.base)) != GYRO_OK) break;
     }
     if (st != GYRO_OK) return gyro_rpc_reply_error(reply, gyro_rpc_code_from_status(st), "%s", gyro_error_message());

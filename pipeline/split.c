@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/strmap.h"
+#include "models/text/strmap.h"
 
 static uint64_t splitmix64(uint64_t x)
 {

@@ -14,6 +14,7 @@
 #include "embeddings/neighbors.h"
 #include "embeddings/sgns.h"
 #include "models/core/rng.h"
+#include "pipeline/corpus_input.h"
 
 static double sigm(double x) { return 1.0 / (1.0 + exp(-x)); }
 
@@ -80,11 +81,11 @@ static gyro_status train_model(gyro_c2v_model *m, gyro_corpus *c, int threads, i
     snprintf(in, sizeof in, "%s/corpus.txt", dir);
     snprintf(ids, sizeof ids, "%s/corpus.ids", dir);
     if (access(in, F_OK) != 0) write_corpus(in, 1500);
-    gyro_corpus_options co;
-    gyro_corpus_options_init(&co);
+    gyro_corpus_input_options co;
+    gyro_corpus_input_options_init(&co);
     gyro_vocab v;
     const char *inputs[] = {in};
-    ck_assert_int_eq(gyro_corpus_encode(inputs, 1, &co, ids, &v, NULL), GYRO_OK);
+    ck_assert_int_eq(gyro_corpus_input_encode(inputs, 1, &co, ids, &v, NULL), GYRO_OK);
     ck_assert_int_eq(gyro_corpus_open(ids, c), GYRO_OK);
     gyro_c2v_options o;
     gyro_c2v_options_init(&o);
@@ -163,11 +164,11 @@ START_TEST(test_stop_flag_interrupts)
     snprintf(ids, sizeof ids, "%s/corpus.ids", dir);
     snprintf(ck, sizeof ck, "%s/m.ckpt", dir);
     write_corpus(in, 1500);
-    gyro_corpus_options co;
-    gyro_corpus_options_init(&co);
+    gyro_corpus_input_options co;
+    gyro_corpus_input_options_init(&co);
     gyro_vocab v;
     const char *inputs[] = {in};
-    ck_assert_int_eq(gyro_corpus_encode(inputs, 1, &co, ids, &v, NULL), GYRO_OK);
+    ck_assert_int_eq(gyro_corpus_input_encode(inputs, 1, &co, ids, &v, NULL), GYRO_OK);
     gyro_corpus c;
     ck_assert_int_eq(gyro_corpus_open(ids, &c), GYRO_OK);
     gyro_c2v_options o;

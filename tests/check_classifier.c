@@ -362,7 +362,7 @@ START_TEST(test_train_frozen_table_and_errors)
     gyro_example_set train = {0};
     toy_data(&train, 120, 5);
     gyro_embedding_table *tab;
-    ck_assert_int_eq(gyro_embedding_table_new(GYRO__V1__EMBEDDING_MODEL__POINCARE, 1.0, 8, 2, &tab), GYRO_OK);
+    ck_assert_int_eq(gyro_embedding_table_new(GYRO_EMBEDDING_POINCARE, 1.0, 8, 2, &tab), GYRO_OK);
     ck_assert_int_eq(gyro_embedding_table_set_token(tab, 0, "播", 10), GYRO_OK);
     ck_assert_int_eq(gyro_embedding_table_set_token(tab, 1, "龘", 1), GYRO_OK);
     for (int i = 0; i < 16; i++) tab->vectors[i] = 0.01f * (float)(i + 1);

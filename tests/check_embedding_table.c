@@ -16,6 +16,7 @@
 #include "models/core/rng.h"
 #include "models/hyp/lorentz.h"
 #include "pipeline/stream.h"
+#include "pipeline/table_file.h"
 
 static char dir[64];
 
@@ -59,9 +60,9 @@ START_TEST(test_round_trip_chunks)
     t->trained_by = strdup("unit test");
     char p[128];
     path(p, "t.hyp");
-    ck_assert_int_eq(gyro_embedding_table_save(t, p), GYRO_OK);
+    ck_assert_int_eq(gyro_table_file_save(t, p), GYRO_OK);
     gyro_embedding_table *u;
-    ck_assert_int_eq(gyro_embedding_table_load(p, &u), GYRO_OK);
+    ck_assert_int_eq(gyro_table_file_load(p, &u), GYRO_OK);
     ck_assert_int_eq(u->n, t->n);
     ck_assert_int_eq(u->dim, 7);
     ck_assert_int_eq(u->stride, 8);
@@ -95,22 +96,22 @@ START_TEST(test_truncated_and_foreign_files)
     gyro_embedding_table *t = random_table(50, 5, 2), *u = NULL;
     char p[128];
     path(p, "t.hyp");
-    ck_assert_int_eq(gyro_embedding_table_save(t, p), GYRO_OK);
+    ck_assert_int_eq(gyro_table_file_save(t, p), GYRO_OK);
     FILE *f = fopen(p, "rb");
     fseek(f, 0, SEEK_END);
     long len = ftell(f);
     fclose(f);
     for (long cut = 0; cut < len; cut += len / 23 + 1) {
-        ck_assert_int_eq(gyro_embedding_table_save(t, p), GYRO_OK);
+        ck_assert_int_eq(gyro_table_file_save(t, p), GYRO_OK);
         ck_assert_int_eq(truncate(p, cut), 0);
-        gyro_status s = gyro_embedding_table_load(p, &u);
+        gyro_status s = gyro_table_file_load(p, &u);
         ck_assert_msg(s == GYRO_ERR_FORMAT, "cut at %ld: status %d (%s)", cut, s, gyro_error_message());
     }
     /* a plain text file and a stream of another type */
     f = fopen(p, "w");
     fputs("水 0.1 0.2\n", f);
     fclose(f);
-    ck_assert_int_eq(gyro_embedding_table_load(p, &u), GYRO_ERR_FORMAT);
+    ck_assert_int_eq(gyro_table_file_load(p, &u), GYRO_ERR_FORMAT);
     gyro_stream_writer *w;
     ck_assert_int_eq(gyro_stream_writer_open_path(p, &gyro__v1__document__descriptor, "test", &w), GYRO_OK);
     Gyro__V1__Document doc;
@@ -118,9 +119,9 @@ START_TEST(test_truncated_and_foreign_files)
     doc.text = "水";
     ck_assert_int_eq(gyro_stream_write(w, &doc.base), GYRO_OK);
     ck_assert_int_eq(gyro_stream_writer_close(w), GYRO_OK);
-    ck_assert_int_eq(gyro_embedding_table_load(p, &u), GYRO_ERR_FORMAT);
+    ck_assert_int_eq(gyro_table_file_load(p, &u), GYRO_ERR_FORMAT);
     ck_assert_ptr_nonnull(strstr(gyro_error_message(), "Document"));
-    ck_assert_int_eq(gyro_embedding_table_load("/nonexistent/t.hyp", &u), GYRO_ERR_IO);
+    ck_assert_int_eq(gyro_table_file_load("/nonexistent/t.hyp", &u), GYRO_ERR_IO);
     gyro_embedding_table_free(t);
 }
 END_TEST
@@ -154,7 +155,7 @@ static gyro_status load_records(const char *p, int dim2, int n_vec, float bad, c
     ck_assert_int_eq(gyro_stream_write(w, &b.base), GYRO_OK);
     ck_assert_int_eq(gyro_stream_writer_close(w), GYRO_OK);
     gyro_embedding_table *t = NULL;
-    gyro_status s = gyro_embedding_table_load(p, &t);
+    gyro_status s = gyro_table_file_load(p, &t);
     gyro_embedding_table_free(t);
     return s;
 }

@@ -13,7 +13,7 @@
 
 #include "pipeline/embedded.h"
 #include "pipeline/generate_music.h"
-#include "pipeline/labels.h"
+#include "models/text/labels.h"
 
 #define MUSIC_DIR "corpora/music"
 

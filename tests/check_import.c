@@ -377,8 +377,8 @@ END_TEST
 /* ---- fuzz ------------------------------------------------------------------------------------- */
 
 #include "models/core/rng.h"
-#include "pipeline/labels.h"
-#include "pipeline/utf8.h"
+#include "models/text/labels.h"
+#include "models/text/utf8.h"
 
 /* every example that reaches the sink must satisfy the importer's promises (plain checks, not
  * ck_assert: Check records every passing assertion, which would dominate this loop) */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "models/core/rng.h"
-#include "pipeline/labels.h"
+#include "models/text/labels.h"
 
 START_TEST(test_parse_simple_and_hierarchy)
 {

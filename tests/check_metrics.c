@@ -1,6 +1,6 @@
 /* check_metrics.c — Check suite for models/metrics: accuracy, macro-F1 (against figures
  * computed by hand, as scikit-learn's f1_score(average="macro") gives them), cross-entropy,
- * hierarchy levels with composite labels (over a pipeline/labels.h label set, long labels
+ * hierarchy levels with composite labels (over a models/text/labels.h label set, long labels
  * included), the text report and the SVG image. */
 #include <check.h>
 #include <math.h>
@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "models/metrics.h"
-#include "pipeline/labels.h"
+#include "models/text/labels.h"
 
 /* A label set of the n names, in order (class i = names[i]). */
 static gyro_label_set *set_of(const char *const *names, int n)

@@ -15,10 +15,10 @@
 #include <unicode/utrans.h>
 #include <utf8proc.h>
 
-#include "pipeline/normalize.h"
+#include "models/text/normalize.h"
 #include "pipeline/normalize_stage.h"
 #include "pipeline/text_reader.h"
-#include "pipeline/utf8.h"
+#include "models/text/utf8.h"
 
 /* Normalize `in` with default options (or `opt`) and return a copy of the text. */
 static char *norm(const gyro_normalize_options *opt, const char *in, size_t len, gyro_normalized *res)

@@ -9,7 +9,7 @@
 
 #include "models/core/rng.h"
 #include "pipeline/split.h"
-#include "pipeline/strmap.h"
+#include "models/text/strmap.h"
 
 #define N_SESS 600
 

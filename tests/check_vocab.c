@@ -9,6 +9,7 @@
 
 #include "embeddings/corpus.h"
 #include "embeddings/vocab.h"
+#include "pipeline/corpus_input.h"
 #include "pipeline/stream.h"
 
 static int add(gyro_vocab *v, const char *s, uint64_t c)
@@ -197,13 +198,13 @@ START_TEST(test_encode_text)
     snprintf(ids, sizeof ids, "%s/c.ids", tmpdir);
     /* Traditional 愛 becomes 爱; spaces are separators; 鳥 (once) is below min_count 2 */
     write_file(in, "我爱水 水\n\n愛水我鳥\r\n我 爱\n");
-    gyro_corpus_options o;
-    gyro_corpus_options_init(&o);
+    gyro_corpus_input_options o;
+    gyro_corpus_input_options_init(&o);
     o.min_count = 2;
     gyro_vocab v;
     gyro_corpus_stats st;
     const char *inputs[] = {in};
-    ck_assert_int_eq(gyro_corpus_encode(inputs, 1, &o, ids, &v, &st), GYRO_OK);
+    ck_assert_int_eq(gyro_corpus_input_encode(inputs, 1, &o, ids, &v, &st), GYRO_OK);
     ck_assert_int_eq(v.n, 3);
     ck_assert_str_eq(v.tokens[0], "我"); /* 我 3, 水 3, 爱 3: ties by bytes (E6 88.., E6 B0.., E7 ..) */
     ck_assert_str_eq(v.tokens[2], "爱");
@@ -242,32 +243,32 @@ START_TEST(test_encode_errors)
     char in[128], ids[128];
     snprintf(in, sizeof in, "%s/in.txt", tmpdir);
     snprintf(ids, sizeof ids, "%s/c.ids", tmpdir);
-    gyro_corpus_options o;
-    gyro_corpus_options_init(&o);
+    gyro_corpus_input_options o;
+    gyro_corpus_input_options_init(&o);
     gyro_vocab v;
     const char *inputs[] = {in};
     write_file(in, "");
-    ck_assert_int_eq(gyro_corpus_encode(inputs, 1, &o, ids, &v, NULL), GYRO_ERR_DATA);
+    ck_assert_int_eq(gyro_corpus_input_encode(inputs, 1, &o, ids, &v, NULL), GYRO_ERR_DATA);
     ck_assert_ptr_nonnull(strstr(gyro_error_message(), "empty"));
     gyro_vocab_free(&v);
     ck_assert_int_eq(access(ids, F_OK), -1);
     write_file(in, "一二三\n \n");
-    ck_assert_int_eq(gyro_corpus_encode(inputs, 1, &o, ids, &v, NULL), GYRO_ERR_DATA);
+    ck_assert_int_eq(gyro_corpus_input_encode(inputs, 1, &o, ids, &v, NULL), GYRO_ERR_DATA);
     ck_assert_ptr_nonnull(strstr(gyro_error_message(), "min-count"));
     gyro_vocab_free(&v);
     ck_assert_int_eq(access(ids, F_OK), -1);
     const char *missing[] = {"/nonexistent/x.txt"};
-    ck_assert_int_eq(gyro_corpus_encode(missing, 1, &o, ids, &v, NULL), GYRO_ERR_IO);
+    ck_assert_int_eq(gyro_corpus_input_encode(missing, 1, &o, ids, &v, NULL), GYRO_ERR_IO);
     gyro_vocab_free(&v);
     /* a stream of the wrong type */
     write_file(in, "\x16\x0a\x04gyro\x10\x01\x1a\x0egyro.v1.Vocabx");
-    ck_assert_int_eq(gyro_corpus_encode(inputs, 1, &o, ids, &v, NULL), GYRO_ERR_FORMAT);
+    ck_assert_int_eq(gyro_corpus_input_encode(inputs, 1, &o, ids, &v, NULL), GYRO_ERR_FORMAT);
     gyro_vocab_free(&v);
 }
 END_TEST
 
 /* A Document stream (as from gyro normalize) gives the same corpus as the text it came from,
- * and gyro_corpus_write_tokens prints the characters training sees. */
+ * and gyro_corpus_input_write_tokens prints the characters training sees. */
 START_TEST(test_encode_stream_and_tokens)
 {
     char in[128], pb[128], ids1[128], ids2[128], tok[128];
@@ -290,13 +291,13 @@ START_TEST(test_encode_stream_and_tokens)
     doc.text = "爱山"; /* no clusters: the text is segmented */
     ck_assert_int_eq(gyro_stream_write(w, &doc.base), GYRO_OK);
     ck_assert_int_eq(gyro_stream_writer_close(w), GYRO_OK);
-    gyro_corpus_options o;
-    gyro_corpus_options_init(&o);
+    gyro_corpus_input_options o;
+    gyro_corpus_input_options_init(&o);
     o.min_count = 1;
     gyro_vocab v1, v2;
     const char *a[] = {in}, *b[] = {pb};
-    ck_assert_int_eq(gyro_corpus_encode(a, 1, &o, ids1, &v1, NULL), GYRO_OK);
-    ck_assert_int_eq(gyro_corpus_encode(b, 1, &o, ids2, &v2, NULL), GYRO_OK);
+    ck_assert_int_eq(gyro_corpus_input_encode(a, 1, &o, ids1, &v1, NULL), GYRO_OK);
+    ck_assert_int_eq(gyro_corpus_input_encode(b, 1, &o, ids2, &v2, NULL), GYRO_OK);
     ck_assert_uint_eq(gyro_vocab_fingerprint(&v1), gyro_vocab_fingerprint(&v2));
     ck_assert_int_eq(v1.n, 3);
     gyro_corpus c1, c2;
@@ -315,7 +316,7 @@ START_TEST(test_encode_stream_and_tokens)
     gyro_vocab_free(&v2);
     /* the token stream of the text input */
     FILE *out = fopen(tok, "w");
-    ck_assert_int_eq(gyro_corpus_write_tokens(a, 1, &o, out, NULL), GYRO_OK);
+    ck_assert_int_eq(gyro_corpus_input_write_tokens(a, 1, &o, out, NULL), GYRO_OK);
     fclose(out);
     FILE *f = fopen(tok, "r");
     char buf[128];

@@ -26,7 +26,7 @@
 #include "models/classifier.h"
 #include "models/core/rng.h"
 #include "models/core/status.h"
-#include "pipeline/labels.h"
+#include "models/text/labels.h"
 
 #define GYRO_COMPOSITE_STOP "<stop>"        /* the class name of the STOP action */
 #define GYRO_COMPOSITE_MARK_BASE 0xE000u    /* marker of atom i: U+E000 + i */

@@ -18,6 +18,8 @@
 #include "embeddings/corpus.h"
 #include "embeddings/table.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/corpus_input.h"
+#include "pipeline/table_file.h"
 
 static volatile sig_atomic_t c2v_stop;
 
@@ -124,8 +126,8 @@ static int train(int argc, char **argv)
     };
     gyro_c2v_options opt;
     gyro_c2v_options_init(&opt);
-    gyro_corpus_options copt;
-    gyro_corpus_options_init(&copt);
+    gyro_corpus_input_options copt;
+    gyro_corpus_input_options_init(&copt);
     const char *output = NULL, *ckpt_arg = NULL;
     double ckpt_every = 60;
     int resume = 0, keep_ckpt = 0, quiet = 0;
@@ -258,7 +260,7 @@ static int train(int argc, char **argv)
         int n_inputs = optind < argc ? argc - optind : 1;
         gyro_vocab vocab;
         gyro_corpus_stats st;
-        s = gyro_corpus_encode(inputs, n_inputs, &copt, ids, &vocab, &st);
+        s = gyro_corpus_input_encode(inputs, n_inputs, &copt, ids, &vocab, &st);
         int encoded = !s;
         if (!s && !quiet)
             fprintf(stderr, "Read %llu documents, %llu characters: %d distinct characters with count >= %llu "
@@ -287,7 +289,7 @@ static int train(int argc, char **argv)
                  m.opt.sample, (unsigned long long)m.opt.seed);
         gyro_embedding_table *t = NULL;
         s = gyro_c2v_model_table(&m, trained_by, &t);
-        if (!s) s = gyro_embedding_table_save(t, output);
+        if (!s) s = gyro_table_file_save(t, output);
         if (!s && !quiet) {
             fprintf(stderr, "Wrote %s: %d characters, %s, dim %d; %.1f s, %.0f chars/sec/thread",
                     output, t->n, gyro_embedding_model_name(t->model), t->dim, rep.seconds, rep.rate);
@@ -318,8 +320,8 @@ static int tokens(int argc, char **argv)
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    gyro_corpus_options copt;
-    gyro_corpus_options_init(&copt);
+    gyro_corpus_input_options copt;
+    gyro_corpus_input_options_init(&copt);
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -339,7 +341,7 @@ static int tokens(int argc, char **argv)
     const char *stdin_only[] = {"-"};
     const char *const *inputs = optind < argc ? (const char *const *)argv + optind : stdin_only;
     int n_inputs = optind < argc ? argc - optind : 1;
-    gyro_status s = gyro_corpus_write_tokens(inputs, n_inputs, &copt, stdout, NULL);
+    gyro_status s = gyro_corpus_input_write_tokens(inputs, n_inputs, &copt, stdout, NULL);
     return s ? gyro_cli_fail(cmd, s) : 0;
 }
 

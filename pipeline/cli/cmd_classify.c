@@ -21,7 +21,9 @@
 #include "models/metrics.h"
 #include "models/train_classifier.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/example_file.h"
 #include "pipeline/stream.h"
+#include "pipeline/table_file.h"
 
 #define CMD "classify"
 
@@ -207,7 +209,7 @@ static int train_main(int argc, char **argv)
     gyro_embedding_table *table = NULL;
     gyro_status st;
     if (emb) {
-        if ((st = gyro_embedding_table_load(emb, &table))) return fail(st);
+        if ((st = gyro_table_file_load(emb, &table))) return fail(st);
         o.model.dim = table->dim;
         o.table = table;
     }
@@ -235,8 +237,8 @@ static int train_main(int argc, char **argv)
 
     gyro_example_set train = {0}, dev = {0};
     uint64_t skipped = 0;
-    st = gyro_example_set_read(&train, argv[optind], &skipped);
-    if (!st && dev_path) st = gyro_example_set_read(&dev, dev_path, &skipped);
+    st = gyro_example_file_read(&train, argv[optind], &skipped);
+    if (!st && dev_path) st = gyro_example_file_read(&dev, dev_path, &skipped);
     if (!st && skipped && !o.quiet) fprintf(stderr, "gyro classify: skipped %llu examples with an empty text or label\n", (unsigned long long)skipped);
     gyro_classifier *m = NULL;
     gyro_train_result r;
@@ -296,7 +298,7 @@ static int eval_main(int argc, char **argv)
     uint64_t skipped = 0;
     gyro_metrics met = {0};
     int unknown = 0;
-    st = gyro_example_set_read(&set, argv[optind], &skipped);
+    st = gyro_example_file_read(&set, argv[optind], &skipped);
     if (!st) st = gyro_metrics_init(&met, gyro_classifier_num_labels(m));
     if (!st) st = gyro_classifier_evaluate(m, &set, &met, &unknown);
     if (!st) {

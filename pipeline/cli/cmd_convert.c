@@ -8,6 +8,7 @@
 #include "embeddings/convert.h"
 #include "embeddings/table.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/table_file.h"
 
 static void usage(FILE *out)
 {
@@ -53,8 +54,8 @@ int gyro_cmd_convert(int argc, char **argv)
     }
     if (!to) return gyro_cli_usage_error(cmd, "missing --to");
     int model = 0;
-    if (!strcmp(to, "poincare")) model = GYRO__V1__EMBEDDING_MODEL__POINCARE;
-    else if (!strcmp(to, "hyperboloid")) model = GYRO__V1__EMBEDDING_MODEL__HYPERBOLOID;
+    if (!strcmp(to, "poincare")) model = GYRO_EMBEDDING_POINCARE;
+    else if (!strcmp(to, "hyperboloid")) model = GYRO_EMBEDDING_HYPERBOLOID;
     else if (strcmp(to, "vec") && strcmp(to, "tsv"))
         return gyro_cli_usage_error(cmd, "--to must be poincare, hyperboloid, vec or tsv, got '%s'", to);
     if (optind != argc - 1) return gyro_cli_usage_error(cmd, "expected exactly one input TABLE");
@@ -62,11 +63,11 @@ int gyro_cmd_convert(int argc, char **argv)
     if (!output) output = "-";
 
     gyro_embedding_table *t = NULL, *u = NULL;
-    gyro_status s = gyro_embedding_table_load(argv[optind], &t);
+    gyro_status s = gyro_table_file_load(argv[optind], &t);
     if (!s && model) {
         int clamped = 0;
         s = gyro_embedding_convert(t, model, &u, &clamped);
-        if (!s) s = gyro_embedding_table_save(u, output);
+        if (!s) s = gyro_table_file_save(u, output);
         if (!s && !quiet)
             fprintf(stderr, "Wrote %s: %d rows, %s -> %s, dim %d; %d row%s projected into the ball\n",
                     output, u->n, gyro_embedding_model_name(t->model), gyro_embedding_model_name(u->model),

@@ -15,9 +15,9 @@
 
 #include "pipeline/cli/cli.h"
 #include "pipeline/import.h"
-#include "pipeline/labels.h"
+#include "models/text/labels.h"
 #include "pipeline/stream.h"
-#include "pipeline/strmap.h"
+#include "models/text/strmap.h"
 
 static void usage(FILE *out)
 {

@@ -16,7 +16,7 @@
 
 #include "models/core/atomic_file.h"
 #include "models/core/progress.h"
-#include "pipeline/normalize.h"
+#include "models/text/normalize.h"
 #include "pipeline/normalize_stage.h"
 #include "pipeline/stream.h"
 #include "pipeline/text_reader.h"

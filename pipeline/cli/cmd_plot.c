@@ -6,6 +6,7 @@
 #include "embeddings/plot.h"
 #include "embeddings/table.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/table_file.h"
 
 static void usage(FILE *out)
 {
@@ -67,7 +68,7 @@ int gyro_cmd_plot(int argc, char **argv)
     if (!output) return gyro_cli_usage_error(cmd, "missing -o OUTPUT");
     if (optind != argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
     gyro_embedding_table *t = NULL;
-    gyro_status s = gyro_embedding_table_load(table, &t);
+    gyro_status s = gyro_table_file_load(table, &t);
     if (!s) s = gyro_plot_svg(t, &po, output);
     gyro_embedding_table_free(t);
     return s ? gyro_cli_fail(cmd, s) : 0;

@@ -23,6 +23,7 @@
 #include "models/rl/composite_reason.h"
 #include "models/rl/composite_train.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/example_file.h"
 
 int gyro_cli_is_composite(int argc, char **argv)
 {
@@ -155,9 +156,9 @@ int gyro_cli_rl_composite_finetune(int argc, char **argv)
     gyro_example_set train = {0}, dev = {0};
     gyro_composite_data dtrain = {0}, ddev = {0};
     gyro_composite_policy *p = NULL, *ref = NULL;
-    gyro_status s = gyro_example_set_read(&train, train_path, NULL);
+    gyro_status s = gyro_example_file_read(&train, train_path, NULL);
     if (s) s = gyro_error_prefix(s, "%s", train_path);
-    if (!s && dev_path && (s = gyro_example_set_read(&dev, dev_path, NULL)))
+    if (!s && dev_path && (s = gyro_example_file_read(&dev, dev_path, NULL)))
         s = gyro_error_prefix(s, "%s", dev_path);
     if (!s && train.n == 0) s = gyro_error_set(GYRO_ERR_DATA, "%s: no example", train_path);
     gyro_train_result tr = {0};

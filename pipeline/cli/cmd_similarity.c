@@ -8,6 +8,7 @@
 #include "embeddings/similarity.h"
 #include "embeddings/table.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/table_file.h"
 
 static void usage(FILE *out)
 {
@@ -50,7 +51,7 @@ int gyro_cmd_similarity(int argc, char **argv)
     if (!table) return gyro_cli_usage_error(cmd, "missing -t TABLE");
     if (optind >= argc) return gyro_cli_usage_error(cmd, "no similarity file");
     gyro_embedding_table *t;
-    gyro_status s = gyro_embedding_table_load(table, &t);
+    gyro_status s = gyro_table_file_load(table, &t);
     if (s) return gyro_cli_fail(cmd, s);
     for (int a = optind; a < argc && !s; a++) {
         gyro_similarity_result r;

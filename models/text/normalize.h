@@ -22,14 +22,13 @@
  * Documents come from gyro_text_reader (pipeline/text_reader.h), which streams a file line by
  * line (or paragraph by paragraph) with constant memory and a maximum document length.
  */
-#ifndef GYRO_PIPELINE_NORMALIZE_H
-#define GYRO_PIPELINE_NORMALIZE_H
+#ifndef GYRO_TEXT_NORMALIZE_H
+#define GYRO_TEXT_NORMALIZE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "models/core/status.h"
-#include "proto/gyro.pb-c.h"
 
 typedef enum gyro_invalid_policy {
     GYRO_INVALID_REPLACE = 0, /* each maximal invalid subsequence → U+FFFD (the default) */
@@ -93,12 +92,5 @@ const gyro_normalize_options *gyro_normalizer_options(const gyro_normalizer *n);
  * `in` may be NULL when len is 0. */
 gyro_status gyro_normalize_text(gyro_normalizer *n, const char *in, size_t len,
                                 gyro_normalized *out);
-
-/* Point the fields of `doc` (initialised with gyro__v1__document__init) at the result `r`:
- * original, text, chars, repairs; sets id, source and line from the arguments. No copy: `doc`
- * borrows from the normalizer and from `source`, so it must not be freed with
- * protobuf_c_message_free_unpacked and is valid only until the next normalize call. */
-void gyro_normalized_to_document(const gyro_normalized *r, const char *source, uint64_t line,
-                                 uint64_t id, Gyro__V1__Document *doc);
 
 #endif

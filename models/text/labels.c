@@ -7,7 +7,7 @@
  * each class its atom ids, depth, parent and projections, so lookups at evaluation time are
  * allocation-free.
  */
-#include "pipeline/labels.h"
+#include "models/text/labels.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -5,8 +5,8 @@
  * of a well-formed sequence, at least one byte), so a caller replacing each such subpart by
  * U+FFFD follows the W3C/WHATWG and Unicode "best practice" for U+FFFD substitution.
  */
-#ifndef GYRO_PIPELINE_UTF8_H
-#define GYRO_PIPELINE_UTF8_H
+#ifndef GYRO_TEXT_UTF8_H
+#define GYRO_TEXT_UTF8_H
 
 #include <stddef.h>
 #include <stdint.h>

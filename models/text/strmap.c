@@ -4,7 +4,7 @@
  * array indexed by id; the hash table stores ids, with -1 for an empty slot, and keeps the full
  * 64-bit hash beside each id so probing rarely compares strings.
  */
-#include "pipeline/strmap.h"
+#include "models/text/strmap.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,8 +4,8 @@
  * Keys are copied into chunks owned by the map; lookups hash with FNV-1a into an
  * open-addressing table grown at half load. Not thread-safe while inserting.
  */
-#ifndef GYRO_PIPELINE_STRMAP_H
-#define GYRO_PIPELINE_STRMAP_H
+#ifndef GYRO_TEXT_STRMAP_H
+#define GYRO_TEXT_STRMAP_H
 
 #include <stddef.h>
 #include <stdint.h>

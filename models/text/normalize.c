@@ -1,6 +1,6 @@
 /* normalize.c — the text normalizer (see normalize.h for the steps and their order).
  *
- * The text moves through code-point arrays: strict UTF-8 decoding with repair (pipeline/utf8.h)
+ * The text moves through code-point arrays: strict UTF-8 decoding with repair (models/text/utf8.h)
  * → ANSI escape removal in place → NFKC (+ case folding) by utf8proc_decompose +
  * utf8proc_normalize_utf32, or a per-character shortcut for ordinary Chinese lines (nf_fast) →
  * Traditional→Simplified by ICU utrans on UTF-16, only where a rule can apply → control removal
@@ -21,7 +21,7 @@
  * always a boundary (UAX #29 GB999), so those are cut without ICU; the break iterator runs only
  * over the stretches between such certain boundaries that hold more than one code point.
  */
-#include "pipeline/normalize.h"
+#include "models/text/normalize.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -35,7 +35,7 @@
 #include <unicode/utrans.h>
 #include <utf8proc.h>
 
-#include "pipeline/utf8.h"
+#include "models/text/utf8.h"
 
 #define T2S_PIECE 4096
 #define T2S_MEMO 4096
@@ -705,17 +705,4 @@ gyro_status gyro_normalize_text(gyro_normalizer *n, const char *in, size_t len, 
     out->chars = n->chars;
     out->n_chars = nchars;
     return GYRO_OK;
-}
-
-void gyro_normalized_to_document(const gyro_normalized *r, const char *source, uint64_t line,
-                                 uint64_t id, Gyro__V1__Document *doc)
-{
-    doc->id = id;
-    doc->source = (char *)(source ? source : "");
-    doc->line = line;
-    doc->original = (char *)r->original;
-    doc->text = (char *)r->text;
-    doc->n_chars = r->n_chars;
-    doc->chars = r->chars;
-    doc->repairs = r->repairs;
 }

@@ -26,8 +26,8 @@
  * its projections at every level. A set is not thread-safe while labels are added; once built,
  * any number of threads may read it.
  */
-#ifndef GYRO_PIPELINE_LABELS_H
-#define GYRO_PIPELINE_LABELS_H
+#ifndef GYRO_TEXT_LABELS_H
+#define GYRO_TEXT_LABELS_H
 
 #include <stddef.h>
 #include "models/core/status.h"

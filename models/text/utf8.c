@@ -5,7 +5,7 @@
  * are 80..BF. A sequence is cut at the first byte outside its range: the bytes before it form
  * the maximal subpart.
  */
-#include "pipeline/utf8.h"
+#include "models/text/utf8.h"
 
 size_t gyro_utf8_decode(const uint8_t *s, size_t len, int32_t *cp)
 {
