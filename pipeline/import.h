@@ -1,6 +1,7 @@
 /* import.h — turn labelled data sets into gyro.v1.Example records.
  *
- * Formats (one reader each, in pipeline/import_*.c):
+ * Formats (one reader each, in pipeline/import_<format>.c; the record checks they share and the
+ * types below are pipeline/import_record.h):
  *   tsv        `text<TAB>label[<TAB>session]` per line. Without a session column every line is
  *              its own session ("L<line>"). A first line "text<TAB>label[<TAB>session]" is
  *              taken as a header and skipped. Blank lines are skipped.
@@ -31,45 +32,14 @@
 #include <stdint.h>
 
 #include "models/core/status.h"
+#include "pipeline/import_record.h"
 #include "proto/gyro.pb-c.h"
-
-/* Longest line of a line-based format; a longer line is a bad record. */
-#define GYRO_IMPORT_MAX_LINE ((size_t)1 << 20)
-
-typedef enum gyro_import_format {
-    GYRO_IMPORT_TSV = 0,
-    GYRO_IMPORT_NLPCC,
-    GYRO_IMPORT_SMP,
-    GYRO_IMPORT_CROSSWOZ
-} gyro_import_format;
 
 /* Parse a format name ("tsv", "nlpcc", "smp", "crosswoz"); 0 on success, -1 if unknown. */
 int gyro_import_format_parse(const char *name, gyro_import_format *out);
 
 /* Name of a format (as accepted by gyro_import_format_parse). */
 const char *gyro_import_format_name(gyro_import_format f);
-
-/* Receives each example. The message and its strings are owned by the importer and valid only
- * during the call. A status other than GYRO_OK stops the import and is returned by it. */
-typedef gyro_status (*gyro_import_sink)(void *ctx, const Gyro__V1__Example *example);
-
-/* Receives the message of each bad record that is skipped (non-strict mode). */
-typedef void (*gyro_import_warn)(void *ctx, const char *message);
-
-typedef struct gyro_import_options {
-    int strict;               /* 1: the first bad record fails the import (GYRO_ERR_DATA) */
-    gyro_import_warn warn;    /* may be NULL */
-    void *warn_ctx;
-} gyro_import_options;
-
-/* Counts of one or more imports (they accumulate: zero the struct before the first). */
-typedef struct gyro_import_stats {
-    uint64_t examples;        /* examples passed to the sink */
-    uint64_t bad;             /* bad records skipped */
-    uint64_t blank;           /* blank lines skipped (line formats) */
-    uint64_t ignored;         /* records that are not examples: system turns, a header line */
-    uint64_t composite;       /* examples whose label has two or more atoms */
-} gyro_import_stats;
 
 /* Import the file at `path` ("-" = stdin for the line formats and JSON; a ZIP archive must be a
  * file) in format `fmt`, calling `sink` once per example in file order. Example.source is

@@ -9,7 +9,7 @@
  * order, so no unzip step is needed; the examples' source then names the member too
  * ("crosswoz:val.json.zip:val.json"), so dialogues of different members never share a session.
  */
-#include "pipeline/import_internal.h"
+#include "pipeline/import_readers.h"
 
 #include <errno.h>
 #include <stdio.h>

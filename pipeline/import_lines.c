@@ -5,7 +5,7 @@
  * handed to gyro_import_emit. NLPCC sessions are the first column; TSV sessions are the third
  * column when present, else the line number, so a TSV without sessions splits line by line.
  */
-#include "pipeline/import_internal.h"
+#include "pipeline/import_readers.h"
 
 #include <stdio.h>
 #include <stdlib.h>

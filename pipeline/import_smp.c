@@ -6,7 +6,7 @@
  * or null) is labelled with its domain alone. The records carry no dialogue structure, so each
  * is its own session ("r<index>", 1-based).
  */
-#include "pipeline/import_internal.h"
+#include "pipeline/import_readers.h"
 
 #include <stdio.h>
 #include <stdlib.h>
