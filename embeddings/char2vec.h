@@ -26,6 +26,9 @@
  * tables, per-thread position and random state atomically (checkpoint.h), and resumes. On a stop
  * request (Ctrl-C) it writes a checkpoint and returns GYRO_ERR_INTERRUPTED; on a NaN it stops
  * with GYRO_ERR_NAN and keeps the last good checkpoint.
+ *
+ * Files: the model, its options and set-up are c2v_model.h, the checkpoint file checkpoint.h,
+ * the trainer here (c2v_model <- checkpoint <- char2vec: each reaches only down).
  */
 #ifndef GYRO_EMBEDDINGS_CHAR2VEC_H
 #define GYRO_EMBEDDINGS_CHAR2VEC_H
@@ -33,76 +36,10 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include "embeddings/c2v_model.h"
+#include "embeddings/checkpoint.h"
 #include "embeddings/corpus.h"
-#include "embeddings/table.h"
-#include "embeddings/vocab.h"
-#include "models/core/rng.h"
 #include "models/core/status.h"
-
-typedef enum gyro_c2v_geometry {
-    GYRO_C2V_HYPERBOLIC = 0,
-    GYRO_C2V_EUCLIDEAN = 1
-} gyro_c2v_geometry;
-
-#define GYRO_C2V_MAX_SENTENCE 1000   /* tokens per training sentence (longer documents are cut) */
-#define GYRO_C2V_MAX_THREADS 256
-#define GYRO_C2V_MAX_DIM 4096
-
-typedef struct gyro_c2v_options {
-    int geometry;          /* gyro_c2v_geometry (default hyperbolic) */
-    int dim;               /* manifold dimension (default 100) */
-    int window;            /* maximum window; drawn per centre from 1..window (default 5) */
-    int negatives;         /* default 5 */
-    int epochs;            /* default 5 */
-    int threads;           /* default 1 */
-    double sample;         /* subsampling threshold (default 1e-4; 0 = off) */
-    double lr;             /* initial learning rate (default 0.05 hyperbolic, 0.025 Euclidean) */
-    double theta;          /* shift θ of the score (default 3; unused in Euclidean) */
-    double max_step;       /* clip of the tangent step norm (default 1; <= 0 = no clip) */
-    double init_scale;     /* spatial coordinates start uniform in ±init_scale/(2·dim) (default 1) */
-    double neg_power;      /* negatives ∝ count^neg_power (default 0.75) */
-    uint64_t seed;         /* default 1 */
-} gyro_c2v_options;
-
-/* Fill the defaults listed above. */
-void gyro_c2v_options_init(gyro_c2v_options *o);
-
-/* Check ranges; GYRO_ERR_USAGE with a message naming the option. */
-gyro_status gyro_c2v_options_check(const gyro_c2v_options *o);
-
-typedef struct gyro_c2v_thread_state {
-    uint32_t epoch;        /* epochs finished by this thread */
-    uint64_t pos;          /* next id index to read (within the thread's shard) */
-    gyro_rng rng;
-} gyro_c2v_thread_state;
-
-typedef struct gyro_c2v_model {
-    gyro_c2v_options opt;
-    gyro_vocab vocab;      /* owned */
-    int row;               /* floats per padded row in `in`/`out` (multiple of 16) */
-    int width;             /* used floats per row: dim + 1 (hyperbolic) or dim */
-    float *in;             /* (vocab.n, row) centre vectors A, 64-byte aligned */
-    float *out;            /* (vocab.n, row) context vectors B */
-    uint64_t n_tokens;     /* tokens per epoch (of the encoded corpus) */
-    uint64_t n_ids;        /* ids in the encoded corpus (tokens + document ends) */
-    uint64_t words_done;   /* tokens processed over all epochs and threads */
-    double seconds;        /* training time so far (all runs) */
-    gyro_c2v_thread_state *ts;  /* (opt.threads) */
-} gyro_c2v_model;
-
-/* Create a model for `vocab` (moved in: *vocab is zeroed) and an encoded corpus of `n_ids` ids
- * holding `n_tokens` tokens, with tables initialised near the origin from opt->seed.
- * Errors: GYRO_ERR_USAGE (options), GYRO_ERR_DATA (empty vocabulary, or a corpus of at most
- * `window` tokens), GYRO_ERR_NOMEM. The model is safe to free after an error. */
-gyro_status gyro_c2v_model_init(gyro_c2v_model *m, const gyro_c2v_options *opt, gyro_vocab *vocab,
-                                uint64_t n_ids, uint64_t n_tokens);
-
-/* Allocate the zeroed tables and thread states for m->opt and m->vocab (sets row and width).
- * Used by gyro_c2v_model_init and the checkpoint loader. GYRO_ERR_NOMEM on failure. */
-gyro_status gyro_c2v_model_alloc(gyro_c2v_model *m);
-
-/* Free everything (a zeroed model is fine). */
-void gyro_c2v_model_free(gyro_c2v_model *m);
 
 /* Progress of a run, filled by gyro_c2v_train. */
 typedef struct gyro_c2v_report {
@@ -129,18 +66,5 @@ typedef struct gyro_c2v_run {
  * corrupt corpus id, GYRO_ERR_IO / NOMEM. `report` may be NULL. */
 gyro_status gyro_c2v_train(gyro_c2v_model *m, const gyro_corpus *c, const gyro_c2v_run *run,
                            gyro_c2v_report *report);
-
-/* The centre vectors as an embedding table (hyperboloid or Euclidean), rows unpadded, tokens
- * and counts copied; `trained_by` is copied (may be NULL). */
-gyro_status gyro_c2v_model_table(const gyro_c2v_model *m, const char *trained_by,
-                                 gyro_embedding_table **out);
-
-/* Write a checkpoint atomically (checkpoint.c). GYRO_ERR_IO on failure (old file kept). */
-gyro_status gyro_c2v_checkpoint_save(const gyro_c2v_model *m, const char *path);
-
-/* Load a checkpoint into *m (initialised here; free it with gyro_c2v_model_free, also on
- * error). Errors: GYRO_ERR_IO (cannot open), GYRO_ERR_FORMAT (foreign, truncated or corrupt
- * file: bad magic, checksum mismatch, impossible sizes), GYRO_ERR_VERSION (newer file). */
-gyro_status gyro_c2v_checkpoint_load(const char *path, gyro_c2v_model *m);
 
 #endif

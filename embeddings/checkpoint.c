@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "embeddings/char2vec.h"
+#include "embeddings/checkpoint.h"
 #include "models/core/atomic_file.h"
 
 #define CKPT_MAGIC "GYROC2VK"

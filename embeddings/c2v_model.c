@@ -1,0 +1,151 @@
+/* c2v_model.c — the char2vec model: options, tables, set-up and export (see c2v_model.h). */
+#include "embeddings/c2v_model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/hyp/hyp_consts.h"
+#include "models/hyp/lorentz.h"
+
+void gyro_c2v_options_init(gyro_c2v_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->geometry = GYRO_C2V_HYPERBOLIC;
+    o->dim = 100;
+    o->window = 5;
+    o->negatives = 5;
+    o->epochs = 5;
+    o->threads = 1;
+    o->sample = 1e-4;
+    o->lr = 0; /* 0 = the geometry's default */
+    o->theta = 3.0;
+    o->max_step = GYRO_HYP_LORENTZ_MAX_STEP;
+    o->init_scale = 1.0;
+    o->neg_power = 0.75;
+    o->seed = 1;
+}
+
+gyro_status gyro_c2v_options_check(const gyro_c2v_options *o)
+{
+    if (o->geometry != GYRO_C2V_HYPERBOLIC && o->geometry != GYRO_C2V_EUCLIDEAN)
+        return gyro_error_set(GYRO_ERR_USAGE, "unknown geometry %d", o->geometry);
+    if (o->dim < 1 || o->dim > GYRO_C2V_MAX_DIM)
+        return gyro_error_set(GYRO_ERR_USAGE, "--dim must be in [1, %d]", GYRO_C2V_MAX_DIM);
+    if (o->window < 1 || o->window > 100) return gyro_error_set(GYRO_ERR_USAGE, "--window must be in [1, 100]");
+    if (o->negatives < 0 || o->negatives > 100)
+        return gyro_error_set(GYRO_ERR_USAGE, "--negatives must be in [0, 100]");
+    if (o->epochs < 1 || o->epochs > 100000) return gyro_error_set(GYRO_ERR_USAGE, "--epochs must be >= 1");
+    if (o->threads < 1 || o->threads > GYRO_C2V_MAX_THREADS)
+        return gyro_error_set(GYRO_ERR_USAGE, "--threads must be in [1, %d]", GYRO_C2V_MAX_THREADS);
+    if (!(o->sample >= 0) || !isfinite(o->sample)) return gyro_error_set(GYRO_ERR_USAGE, "--sample must be >= 0");
+    if (!(o->lr >= 0) || !isfinite(o->lr) || o->lr > 100) return gyro_error_set(GYRO_ERR_USAGE, "--lr must be in (0, 100]");
+    if (!isfinite(o->theta) || fabs(o->theta) > 1e6) return gyro_error_set(GYRO_ERR_USAGE, "--theta must be a finite number");
+    if (!isfinite(o->max_step)) return gyro_error_set(GYRO_ERR_USAGE, "--max-step must be finite");
+    if (!(o->init_scale > 0) || !isfinite(o->init_scale))
+        return gyro_error_set(GYRO_ERR_USAGE, "the init scale must be positive");
+    if (!(o->neg_power >= 0) || o->neg_power > 4) return gyro_error_set(GYRO_ERR_USAGE, "the negative power must be in [0, 4]");
+    return GYRO_OK;
+}
+
+static double default_lr(const gyro_c2v_options *o)
+{
+    if (o->lr > 0) return o->lr;
+    return o->geometry == GYRO_C2V_HYPERBOLIC ? 0.05 : 0.025;
+}
+
+/* ---- model ------------------------------------------------------------------------------- */
+
+float *gyro_c2v_rows_alloc(int n, int row)
+{
+    size_t bytes = (size_t)n * (size_t)row * sizeof(float);
+    float *p = aligned_alloc(64, bytes ? bytes : 64);
+    if (p) memset(p, 0, bytes);
+    return p;
+}
+
+gyro_status gyro_c2v_model_alloc(gyro_c2v_model *m)
+{
+    m->width = m->opt.geometry == GYRO_C2V_HYPERBOLIC ? m->opt.dim + 1 : m->opt.dim;
+    m->row = (m->width + 15) / 16 * 16;
+    m->in = gyro_c2v_rows_alloc(m->vocab.n, m->row);
+    m->out = gyro_c2v_rows_alloc(m->vocab.n, m->row);
+    m->ts = calloc((size_t)m->opt.threads, sizeof *m->ts);
+    if (!m->in || !m->out || !m->ts)
+        return gyro_error_set(GYRO_ERR_NOMEM, "out of memory for %d x %d embeddings", m->vocab.n, m->width);
+    return GYRO_OK;
+}
+
+gyro_status gyro_c2v_model_init(gyro_c2v_model *m, const gyro_c2v_options *opt, gyro_vocab *vocab,
+                                uint64_t n_ids, uint64_t n_tokens)
+{
+    memset(m, 0, sizeof *m);
+    gyro_status s = gyro_c2v_options_check(opt);
+    if (s) return s;
+    m->opt = *opt;
+    m->opt.lr = default_lr(opt);
+    m->vocab = *vocab;
+    memset(vocab, 0, sizeof *vocab);
+    if (m->vocab.n < 1) return gyro_error_set(GYRO_ERR_DATA, "the vocabulary is empty");
+    if (n_tokens < 2 || n_tokens <= (uint64_t)opt->window)
+        return gyro_error_set(GYRO_ERR_DATA, "the corpus has %llu character%s after --min-count, "
+                              "shorter than the window (%d) + 1: nothing to learn from",
+                              (unsigned long long)n_tokens, n_tokens == 1 ? "" : "s", opt->window);
+    m->n_ids = n_ids;
+    m->n_tokens = n_tokens;
+    if ((s = gyro_c2v_model_alloc(m))) return s;
+    gyro_rng rng;
+    gyro_rng_seed(&rng, opt->seed);
+    double scale = m->opt.init_scale / m->opt.dim;
+    int hyp = m->opt.geometry == GYRO_C2V_HYPERBOLIC;
+    int off = hyp ? 1 : 0;
+    for (int i = 0; i < m->vocab.n; i++) {
+        float *a = m->in + (size_t)i * m->row, *b = m->out + (size_t)i * m->row;
+        for (int k = 0; k < m->opt.dim; k++) a[off + k] = (float)((gyro_rng_uniform(&rng) - 0.5) * scale);
+        if (hyp) {
+            /* the context table also starts near (not at) the origin so that targets differ */
+            for (int k = 0; k < m->opt.dim; k++) b[1 + k] = (float)((gyro_rng_uniform(&rng) - 0.5) * scale);
+            gyro_lorentz_reproject_f32(a, m->opt.dim);
+            gyro_lorentz_reproject_f32(b, m->opt.dim);
+        }
+    }
+    for (int t = 0; t < m->opt.threads; t++) {
+        m->ts[t].epoch = 0;
+        m->ts[t].pos = n_ids * (uint64_t)t / (uint64_t)m->opt.threads;
+        gyro_rng_seed(&m->ts[t].rng, opt->seed * 0x9E3779B97F4A7C15ULL + (uint64_t)t + 1);
+    }
+    return GYRO_OK;
+}
+
+void gyro_c2v_model_free(gyro_c2v_model *m)
+{
+    if (!m) return;
+    gyro_vocab_free(&m->vocab);
+    free(m->in);
+    free(m->out);
+    free(m->ts);
+    memset(m, 0, sizeof *m);
+}
+
+gyro_status gyro_c2v_model_table(const gyro_c2v_model *m, const char *trained_by,
+                                 gyro_embedding_table **out)
+{
+    int model = m->opt.geometry == GYRO_C2V_HYPERBOLIC ? GYRO_EMBEDDING_HYPERBOLOID
+                                                       : GYRO_EMBEDDING_EUCLIDEAN;
+    gyro_embedding_table *t;
+    gyro_status s = gyro_embedding_table_new(model, 1.0, m->opt.dim, m->vocab.n, &t);
+    if (s) return s;
+    for (int i = 0; i < m->vocab.n && !s; i++) {
+        memcpy(t->vectors + (size_t)i * t->stride, m->in + (size_t)i * m->row,
+               (size_t)t->stride * sizeof(float));
+        s = gyro_embedding_table_set_token(t, i, m->vocab.tokens[i], m->vocab.counts[i]);
+    }
+    if (!s && trained_by && !(t->trained_by = strdup(trained_by)))
+        s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    if (s) {
+        gyro_embedding_table_free(t);
+        return s;
+    }
+    *out = t;
+    return GYRO_OK;
+}

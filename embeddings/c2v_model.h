@@ -1,0 +1,91 @@
+/* c2v_model.h — the char2vec model: its options, its two tables and their set-up.
+ *
+ * The trainer (char2vec.h) and the checkpoint file (checkpoint.h) both build on this; it knows
+ * neither. Rows are padded to 16 floats and 64-byte aligned for the trainer's inner loop
+ * (char2vec.h explains the layout and the geometry).
+ */
+#ifndef GYRO_EMBEDDINGS_C2V_MODEL_H
+#define GYRO_EMBEDDINGS_C2V_MODEL_H
+
+#include <stdint.h>
+
+#include "embeddings/table.h"
+#include "embeddings/vocab.h"
+#include "models/core/rng.h"
+#include "models/core/status.h"
+
+typedef enum gyro_c2v_geometry {
+    GYRO_C2V_HYPERBOLIC = 0,
+    GYRO_C2V_EUCLIDEAN = 1
+} gyro_c2v_geometry;
+
+#define GYRO_C2V_MAX_SENTENCE 1000   /* tokens per training sentence (longer documents are cut) */
+#define GYRO_C2V_MAX_THREADS 256
+#define GYRO_C2V_MAX_DIM 4096
+
+typedef struct gyro_c2v_options {
+    int geometry;          /* gyro_c2v_geometry (default hyperbolic) */
+    int dim;               /* manifold dimension (default 100) */
+    int window;            /* maximum window; drawn per centre from 1..window (default 5) */
+    int negatives;         /* default 5 */
+    int epochs;            /* default 5 */
+    int threads;           /* default 1 */
+    double sample;         /* subsampling threshold (default 1e-4; 0 = off) */
+    double lr;             /* initial learning rate (default 0.05 hyperbolic, 0.025 Euclidean) */
+    double theta;          /* shift θ of the score (default 3; unused in Euclidean) */
+    double max_step;       /* clip of the tangent step norm (default 1; <= 0 = no clip) */
+    double init_scale;     /* spatial coordinates start uniform in ±init_scale/(2·dim) (default 1) */
+    double neg_power;      /* negatives ∝ count^neg_power (default 0.75) */
+    uint64_t seed;         /* default 1 */
+} gyro_c2v_options;
+
+/* Fill the defaults listed above. */
+void gyro_c2v_options_init(gyro_c2v_options *o);
+
+/* Check ranges; GYRO_ERR_USAGE with a message naming the option. */
+gyro_status gyro_c2v_options_check(const gyro_c2v_options *o);
+
+typedef struct gyro_c2v_thread_state {
+    uint32_t epoch;        /* epochs finished by this thread */
+    uint64_t pos;          /* next id index to read (within the thread's shard) */
+    gyro_rng rng;
+} gyro_c2v_thread_state;
+
+typedef struct gyro_c2v_model {
+    gyro_c2v_options opt;
+    gyro_vocab vocab;      /* owned */
+    int row;               /* floats per padded row in `in`/`out` (multiple of 16) */
+    int width;             /* used floats per row: dim + 1 (hyperbolic) or dim */
+    float *in;             /* (vocab.n, row) centre vectors A, 64-byte aligned */
+    float *out;            /* (vocab.n, row) context vectors B */
+    uint64_t n_tokens;     /* tokens per epoch (of the encoded corpus) */
+    uint64_t n_ids;        /* ids in the encoded corpus (tokens + document ends) */
+    uint64_t words_done;   /* tokens processed over all epochs and threads */
+    double seconds;        /* training time so far (all runs) */
+    gyro_c2v_thread_state *ts;  /* (opt.threads) */
+} gyro_c2v_model;
+
+/* Create a model for `vocab` (moved in: *vocab is zeroed) and an encoded corpus of `n_ids` ids
+ * holding `n_tokens` tokens, with tables initialised near the origin from opt->seed.
+ * Errors: GYRO_ERR_USAGE (options), GYRO_ERR_DATA (empty vocabulary, or a corpus of at most
+ * `window` tokens), GYRO_ERR_NOMEM. The model is safe to free after an error. */
+gyro_status gyro_c2v_model_init(gyro_c2v_model *m, const gyro_c2v_options *opt, gyro_vocab *vocab,
+                                uint64_t n_ids, uint64_t n_tokens);
+
+/* Allocate the zeroed tables and thread states for m->opt and m->vocab (sets row and width).
+ * Used by gyro_c2v_model_init and the checkpoint loader. GYRO_ERR_NOMEM on failure. */
+gyro_status gyro_c2v_model_alloc(gyro_c2v_model *m);
+
+/* A zeroed block of n rows of `row` floats, 64-byte aligned (free with free()); NULL when out of
+ * memory. */
+float *gyro_c2v_rows_alloc(int n, int row);
+
+/* Free everything (a zeroed model is fine). */
+void gyro_c2v_model_free(gyro_c2v_model *m);
+
+/* The centre vectors as an embedding table (hyperboloid or Euclidean), rows unpadded, tokens
+ * and counts copied; `trained_by` is copied (may be NULL). */
+gyro_status gyro_c2v_model_table(const gyro_c2v_model *m, const char *trained_by,
+                                 gyro_embedding_table **out);
+
+#endif
