@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# layering.sh — every #include reaches down, never up (README "Layout"):
+#   models/, embeddings/  never include pipeline/ or a generated protobuf header (*.pb-c.h);
+#   models/core/          includes nothing of ours outside models/core/;
+#   models/text/          includes nothing of ours but models/core/ and models/text/.
+# Each arrow that reaches up is printed as "file:line: ..." and fails the test. The checker is
+# first run on a small tree with one bad include of each kind, which it must reject, so the test
+# cannot pass by checking nothing.
+set -uo pipefail
+: "${TMPDIR:?}"
+root=$(pwd)
+
+# check_tree DIR: print every upward include under DIR/models and DIR/embeddings (nothing when
+# the tree is clean; xargs may run awk more than once, so the output is the verdict).
+check_tree() {
+  (cd "$1" && find models embeddings -type f \( -name '*.c' -o -name '*.h' -o -name '*.def' \) \
+      -print0 2>/dev/null | sort -z | xargs -0 -r awk '
+    match($0, /^[ \t]*#[ \t]*include[ \t]*[<"][^>"]+[>"]/) {
+      inc = substr($0, RSTART, RLENGTH)
+      quoted = inc ~ /"/
+      sub(/^[^<"]*[<"]/, "", inc); sub(/[>"]$/, "", inc)
+      ours = quoted || inc ~ /^(models|embeddings|pipeline|proto|corpora|tests)\//
+      f = FILENAME; why = ""
+      if (inc ~ /\.pb-c\.h$/) why = "a generated protobuf header"
+      else if (inc ~ /^pipeline\//) why = "pipeline/ is above models/ and embeddings/"
+      else if (f ~ /^models\/core\// && ours && inc !~ /^models\/core\//)
+        why = "models/core/ includes only models/core/"
+      else if (f ~ /^models\/text\// && ours && inc !~ /^models\/(core|text)\//)
+        why = "models/text/ includes only models/core/ and models/text/"
+      if (why != "") printf "%s:%d: #include \"%s\" reaches up: %s\n", f, FNR, inc, why
+    }')
+}
+
+# ---- the checker rejects each kind of upward arrow ---------------------------------------------
+t="$TMPDIR/tree"
+mkdir -p "$t/models/core" "$t/models/text" "$t/models/rl" "$t/embeddings"
+printf '#include <stdio.h>\n#include "models/core/status.h"\n#include "models/text/utf8.h"\n' > "$t/models/core/a.c"
+printf '#include "models/core/status.h"\n#include "models/text/utf8.h"\n  #  include "embeddings/vocab.h"\n' > "$t/models/text/b.h"
+printf '#include "models/text/labels.h"\n#include "pipeline/stream.h"\n' > "$t/models/rl/c.h"
+printf '#include "embeddings/vocab.h"\n#include <proto/gyro.pb-c.h>\n/* #include "pipeline/x.h" in a comment */\n' > "$t/embeddings/d.c"
+out=$(check_tree "$t")
+want='models/core/a.c:3: #include "models/text/utf8.h" reaches up: models/core/ includes only models/core/
+models/rl/c.h:2: #include "pipeline/stream.h" reaches up: pipeline/ is above models/ and embeddings/
+models/text/b.h:3: #include "embeddings/vocab.h" reaches up: models/text/ includes only models/core/ and models/text/
+embeddings/d.c:2: #include "proto/gyro.pb-c.h" reaches up: a generated protobuf header'
+if [ "$(sort <<< "$out")" != "$(sort <<< "$want")" ]; then
+  echo "FAIL: the checker does not report exactly the planted upward includes:"
+  echo "$out"
+  exit 1
+fi
+
+# ---- the tree itself --------------------------------------------------------------------------
+out=$(check_tree "$root")
+if [ -n "$out" ]; then
+  echo "FAIL: includes that reach up (models/ and embeddings/ sit below pipeline/):"
+  echo "$out"
+  exit 1
+fi
+n=$(cd "$root" && find models embeddings -type f \( -name '*.c' -o -name '*.h' \) | wc -l)
+echo "layering: $n files of models/ and embeddings/ include only downwards"
