@@ -19,7 +19,8 @@
  * All buffers belong to the normalizer and are reused from call to call (no allocation once
  * they have grown to the longest document seen), so results are valid until the next call.
  *
- * Documents come from gyro_text_reader (pipeline/text_reader.h), which streams a file line by
+ * This library knows no file or stream: the caller hands it bytes. In the pipeline, documents
+ * come from gyro_text_reader (pipeline/text_reader.h), which streams a file line by
  * line (or paragraph by paragraph) with constant memory and a maximum document length.
  */
 #ifndef GYRO_TEXT_NORMALIZE_H
