@@ -3,9 +3,11 @@
 #   models/, embeddings/  never include pipeline/ or a generated protobuf header (*.pb-c.h);
 #   models/core/          includes nothing of ours outside models/core/;
 #   models/text/          includes nothing of ours but models/core/ and models/text/.
-# Each arrow that reaches up is printed as "file:line: ..." and fails the test. The checker is
-# first run on a small tree with one bad include of each kind, which it must reject, so the test
-# cannot pass by checking nothing.
+# Each arrow that reaches up is printed as "file:line: ..." and fails the test. Then no two
+# library files may call each other in a circle (A.c calls B.c, which calls back into A.c, also
+# through more files): that is read from the symbols of the built objects ($GYRO_BUILD/obj), so
+# it also sees calls declared in a shared header. Each checker is first run on a small planted
+# case, which it must reject, so the test cannot pass by checking nothing.
 set -uo pipefail
 : "${TMPDIR:?}"
 root=$(pwd)
@@ -56,5 +58,55 @@ if [ -n "$out" ]; then
   echo "$out"
   exit 1
 fi
+# ---- no circle of calls between the library's files ------------------------------------------
+# call_circles DIR: the sets of objects under DIR that call each other in a circle, one per line.
+call_circles() {
+  find "$1" -name '*.o' -not -path '*/tests/*' -not -path '*/pipeline/cli/*' -print0 | sort -z |
+    xargs -0 nm -A 2>/dev/null | python3 -c '
+import sys, collections
+defs, uses = {}, collections.defaultdict(set)
+for line in sys.stdin:
+    obj, _, rest = line.partition(":")
+    f = rest.split()
+    if len(f) == 3 and f[1] in "TDBR": defs[f[2]] = obj
+    elif len(f) == 2 and f[0] == "U": uses[obj].add(f[1])
+g = {o: {defs[x] for x in xs if x in defs and defs[x] != o} for o, xs in uses.items()}
+index, low, stack, on, n = {}, {}, [], set(), [0]
+sys.setrecursionlimit(100000)
+def visit(v):   # Tarjan: strongly connected components
+    index[v] = low[v] = n[0]; n[0] += 1; stack.append(v); on.add(v)
+    for w in g.get(v, ()):
+        if w not in index: visit(w); low[v] = min(low[v], low[w])
+        elif w in on: low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        comp = []
+        while True:
+            w = stack.pop(); on.discard(w); comp.append(w)
+            if w == v: break
+        if len(comp) > 1: print(" <-> ".join(sorted(comp)))
+for v in sorted(g):
+    if v not in index: visit(v)
+'
+}
+
+c="$TMPDIR/calls"; mkdir -p "$c"
+printf 'int b(int);\nint a(int x) { return x ? b(x - 1) : 0; }\n' > "$c/a.c"
+printf 'int a(int);\nint b(int x) { return a(x); }\n' > "$c/b.c"
+printf 'int a(int);\nint leaf(int x) { return a(x); }\n' > "$c/leaf.c"
+for f in a b leaf; do cc -c "$c/$f.c" -o "$c/$f.o" || exit 1; done
+out=$(call_circles "$c")
+if [ "$out" != "$c/a.o <-> $c/b.o" ]; then
+  echo "FAIL: the circle checker does not report exactly the planted circle a.o <-> b.o: '$out'"
+  exit 1
+fi
+obj="$root/${GYRO_BUILD:-build}/obj"
+[ -d "$obj/models" ] || { echo "FAIL: no objects in $obj (build first)"; exit 1; }
+out=$(call_circles "$obj")
+if [ -n "$out" ]; then
+  echo "FAIL: library files that call each other in a circle (${obj#$root/}):"
+  echo "$out"
+  exit 1
+fi
+
 n=$(cd "$root" && find models embeddings -type f \( -name '*.c' -o -name '*.h' \) | wc -l)
-echo "layering: $n files of models/ and embeddings/ include only downwards"
+echo "layering: $n files of models/ and embeddings/ include only downwards; no circle of calls"
