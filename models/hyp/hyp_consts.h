@@ -50,6 +50,11 @@
 /* Hyperboloid RSGD: default clip of the Lorentz norm of the tangent step lr*|g|_L. */
 #define GYRO_HYP_LORENTZ_MAX_STEP 1.0
 
+/* HyboNet's Lorentz linear layer (models/layers/lorentz.h): |u|² of the space direction
+ * u = W h(x) + b is floored here before u/|u| (HyboNet's own clamp; the layer is undefined at
+ * u = 0). */
+#define GYRO_HYP_LORENTZ_LINEAR_MIN_USQ 1e-8
+
 /* Below this argument the ratio helpers switch to their Taylor series (error < 1e-18). */
 #define GYRO_HYP_SERIES_T 1e-2
 

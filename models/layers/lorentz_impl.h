@@ -1,0 +1,443 @@
+/* lorentz_impl.h — internal template: the one implementation of models/layers/lorentz.h,
+ * instantiated once per precision by lorentz.c (no include guard on purpose). The including
+ * file defines
+ *   T           storage type (float or double)
+ *   S(name)     per-precision name of a file-local helper
+ *   P(name)     public name, gyro_lorentz_<layer>_<verb>_f32 / _f64
+ *
+ * Index 0 of every point is time. Dot products, norms and sums that feed a square root, a
+ * division or a softmax accumulate in double (hyp_vec_impl.h's loops, or plain double
+ * accumulators); only the stored results are rounded to T. The formulas and paper sections are
+ * in lorentz.h beside each prototype and repeated in short beside each kernel.
+ */
+
+#include "models/hyp/hyp_vec_impl.h"
+
+/* ---- scalar helpers ------------------------------------------------------------------------ */
+
+/* σ(z) = 1/(1+e^(−z)) without overflow for either sign of z. */
+static inline double S(lz_sigmoid)(double z)
+{
+    if (z >= 0.0) return 1.0 / (1.0 + exp(-z));
+    double e = exp(z);
+    return e / (1.0 + e);
+}
+
+/* ⟨a,b⟩_L in double. a, b: (n+1). */
+static inline double S(lz_inner)(const T *a, const T *b, int n)
+{
+    return -(double)a[0] * (double)b[0] + S(hyp_dot)(a + 1, b + 1, n);
+}
+
+/* h_j = mask_j · act(x_j) and its derivative dh_j/dx_j. */
+static inline double S(lz_h)(const T *x, const T *mask, int act, int j, double *dh)
+{
+    double xj = (double)x[j], mj = mask ? (double)mask[j] : 1.0;
+    if (act == GYRO_LORENTZ_ACT_RELU && !(xj > 0.0)) {
+        if (dh) *dh = 0.0;
+        return 0.0;
+    }
+    if (dh) *dh = mj;
+    return mj * xj;
+}
+
+/* Σ_j W_j h_j, h = mask ⊙ act(x), in double. W, x, mask: (d). */
+static inline double S(lz_wdot)(const T *W, const T *x, const T *mask, int act, int d)
+{
+    if (!mask && act == GYRO_LORENTZ_ACT_NONE) return S(hyp_dot)(W, x, d);
+    double s = 0.0;
+    for (int j = 0; j < d; j++) s += (double)W[j] * S(lz_h)(x, mask, act, j, NULL);
+    return s;
+}
+
+/* ============================================================================================ */
+/* Lorentz linear layer (HyboNet §3.1, eq. (3) with φ of appendix C eq. (9)):
+ *   u = W (mask ⊙ act(x)) + b + p_s,  y₀ = λσ(v·x + b_t) + ε,  y_s = √(y₀² − k) u/|u|,  k = −1/K. */
+
+/* The time part of one row: z = v·x + b_t, σ(z), a = y₀ − √k = λσ + (ε − √k), and
+ * r = √(y₀² − k) = √(a(a + 2√k)). */
+typedef struct S(lz_time) {
+    double z, sg, lam, a, y0, r;
+} S(lz_time);
+
+static inline S(lz_time) S(lz_time_of)(const T *xr, const T *v, const T *b_t,
+                                       const T *log_lambda, double eps, double sk, int d)
+{
+    S(lz_time) t;
+    t.z = S(hyp_dot)(v, xr, d) + (double)b_t[0];
+    t.sg = S(lz_sigmoid)(t.z);
+    t.lam = exp((double)log_lambda[0]);
+    t.a = t.lam * t.sg + (eps - sk);
+    t.y0 = t.a + sk;
+    t.r = sqrt(t.a * (t.a + 2.0 * sk));
+    return t;
+}
+
+void P(hlinear_forward)(T *y, T *U, const T *x, const T *mask, const T *Pb, const T *W,
+                        const T *b, const T *v, const T *b_t, const T *log_lambda, double eps,
+                        int act, double K, int rows, int n, int m, int p_rows)
+{
+    assert(K < 0.0 && rows >= 0 && n >= 0 && m >= 1 && (!Pb || p_rows >= 1));
+    double sk = sqrt(-1.0 / K);
+    assert(eps > sk);
+    int d = n + 1;
+    for (int r = 0; r < rows; r++) {
+        const T *xr = x + (size_t)r * d;
+        const T *mr = mask ? mask + (size_t)r * d : NULL;
+        const T *pr = Pb ? Pb + (size_t)(r % p_rows) * (m + 1) : NULL;
+        T *Ur = U + (size_t)r * m, *yr = y + (size_t)r * (m + 1);
+        double q = 0.0;
+        for (int i = 0; i < m; i++) {
+            double ui = S(lz_wdot)(W + (size_t)i * d, xr, mr, act, d);
+            if (b) ui += (double)b[i];
+            if (pr) ui += (double)pr[i + 1];
+            Ur[i] = (T)ui;
+            q += (double)Ur[i] * (double)Ur[i]; /* the stored u: y and the backward agree */
+        }
+        S(lz_time) t = S(lz_time_of)(xr, v, b_t, log_lambda, eps, sk, d);
+        double sc = t.r / sqrt(q > GYRO_HYP_LORENTZ_LINEAR_MIN_USQ ? q
+                                                                   : GYRO_HYP_LORENTZ_LINEAR_MIN_USQ);
+        yr[0] = (T)t.y0;
+        for (int i = 0; i < m; i++) yr[i + 1] = (T)((double)Ur[i] * sc);
+    }
+}
+
+void P(hlinear_backward)(T *dx, T *dP, T *dW, T *db, T *dv, T *db_t, T *dlog_lambda, const T *dy,
+                         const T *U, const T *x, const T *mask, const T *Pb, const T *W,
+                         const T *b, const T *v, const T *b_t, const T *log_lambda, double eps,
+                         int act, double K, int rows, int n, int m, int p_rows)
+{
+    (void)b;
+    assert(K < 0.0 && rows >= 0 && n >= 0 && m >= 1 && (!Pb || p_rows >= 1));
+    double sk = sqrt(-1.0 / K);
+    assert(eps > sk);
+    int d = n + 1;
+    double gbt = 0.0, glam = 0.0;
+    for (int r = 0; r < rows; r++) {
+        const T *xr = x + (size_t)r * d;
+        const T *mr = mask ? mask + (size_t)r * d : NULL;
+        const T *Ur = U + (size_t)r * m, *gr = dy + (size_t)r * (m + 1);
+        double q = 0.0, gu = 0.0;
+        for (int i = 0; i < m; i++) {
+            q += (double)Ur[i] * (double)Ur[i];
+            gu += (double)gr[i + 1] * (double)Ur[i];
+        }
+        int floored = !(q > GYRO_HYP_LORENTZ_LINEAR_MIN_USQ);
+        double nu = sqrt(floored ? GYRO_HYP_LORENTZ_LINEAR_MIN_USQ : q);
+        S(lz_time) t = S(lz_time_of)(xr, v, b_t, log_lambda, eps, sk, d);
+        /* ġ₀ = dy₀ + (dy_s·u/|u|)·dr/dy₀,  dr/dy₀ = y₀/r */
+        double g0 = (double)gr[0] + gu / nu * (t.y0 / t.r);
+        /* du_i = (r/|u|)(dy_i − (dy_s·u) u_i/|u|²)  (the projection drops when |u|² is floored) */
+        double cu = t.r / nu, cp = floored ? 0.0 : gu / q;
+#define LZ_DU(i) (cu * ((double)gr[(i) + 1] - cp * (double)Ur[i]))
+        for (int i = 0; i < m; i++) {
+            double du = LZ_DU(i);
+            if (db) db[i] += (T)du;
+            if (dP) dP[(size_t)(r % p_rows) * (m + 1) + i + 1] += (T)du;
+            if (dW) {
+                T *dWi = dW + (size_t)i * d;
+                if (!mr && act == GYRO_LORENTZ_ACT_NONE) S(hyp_acc1)(dWi, du, xr, d);
+                else
+                    for (int j = 0; j < d; j++) dWi[j] += (T)(du * S(lz_h)(xr, mr, act, j, NULL));
+            }
+        }
+        /* sigmoid path: dz = ġ₀ λ σ(z)σ(−z) */
+        double dz = g0 * t.lam * t.sg * S(lz_sigmoid)(-t.z);
+        glam += g0 * t.lam * t.sg;
+        gbt += dz;
+        if (dv) S(hyp_acc1)(dv, dz, xr, d);
+        if (dx) {
+            T *dxr = dx + (size_t)r * d;
+            for (int j = 0; j < d; j++) {
+                double dhj;
+                S(lz_h)(xr, mr, act, j, &dhj);
+                double s = 0.0;
+                if (dhj != 0.0)
+                    for (int i = 0; i < m; i++) s += LZ_DU(i) * (double)W[(size_t)i * d + j];
+                dxr[j] += (T)(s * dhj + dz * (double)v[j]);
+            }
+        }
+#undef LZ_DU
+    }
+    if (db_t) db_t[0] += (T)gbt;
+    if (dlog_lambda) dlog_lambda[0] += (T)glam;
+}
+
+/* ---- §3.3: residual and position encoding, both the bias-point mode of hlinear ------------- */
+
+void P(residual_forward)(T *y, T *U, const T *o, const T *mask, const T *X, const T *W,
+                         const T *b, const T *v, const T *b_t, const T *log_lambda, double eps,
+                         int act, double K, int rows, int n, int m)
+{
+    assert(X != NULL);
+    P(hlinear_forward)(y, U, o, mask, X, W, b, v, b_t, log_lambda, eps, act, K, rows, n, m,
+                       rows > 0 ? rows : 1);
+}
+
+void P(residual_backward)(T *d_o, T *dX, T *dW, T *db, T *dv, T *db_t, T *dlog_lambda,
+                          const T *dy, const T *U, const T *o, const T *mask, const T *X,
+                          const T *W, const T *b, const T *v, const T *b_t, const T *log_lambda,
+                          double eps, int act, double K, int rows, int n, int m)
+{
+    assert(X != NULL);
+    P(hlinear_backward)(d_o, dX, dW, db, dv, db_t, dlog_lambda, dy, U, o, mask, X, W, b, v, b_t,
+                        log_lambda, eps, act, K, rows, n, m, rows > 0 ? rows : 1);
+}
+
+void P(posenc_forward)(T *y, T *U, const T *x, const T *mask, const T *Ppos, const T *W,
+                       const T *b, const T *v, const T *b_t, const T *log_lambda, double eps,
+                       int act, double K, int B, int Tn, int n, int m)
+{
+    assert(Ppos != NULL && B >= 0 && Tn >= 1);
+    P(hlinear_forward)(y, U, x, mask, Ppos, W, b, v, b_t, log_lambda, eps, act, K, B * Tn, n, m,
+                       Tn);
+}
+
+void P(posenc_backward)(T *dx, T *dPpos, T *dW, T *db, T *dv, T *db_t, T *dlog_lambda,
+                        const T *dy, const T *U, const T *x, const T *mask, const T *Ppos,
+                        const T *W, const T *b, const T *v, const T *b_t, const T *log_lambda,
+                        double eps, int act, double K, int B, int Tn, int n, int m)
+{
+    assert(Ppos != NULL && B >= 0 && Tn >= 1);
+    P(hlinear_backward)(dx, dPpos, dW, db, dv, db_t, dlog_lambda, dy, U, x, mask, Ppos, W, b, v,
+                        b_t, log_lambda, eps, act, K, B * Tn, n, m, Tn);
+}
+
+/* ============================================================================================ */
+/* The weighted Lorentz centroid of eq. (4) over rows with a stride, shared by mha and pool:
+ *   z = Σ_j w_j X_j (w NULL: every w_j = 1),  mu = z/(√(−K)·s),  s = √|⟨z,z⟩_L| (floored at GYRO_HYP_MIN_NORM).
+ * Returns sign(⟨z,z⟩_L)·s. X rows at X + j·stride, d = n+1 entries; w (N) with stride 1. z is
+ * accumulated in double, one coordinate at a time (no scratch). */
+static double S(lz_centroid)(T *mu, const T *X, size_t stride, const T *w, int N, int n,
+                             double sK)
+{
+    double qz = 0.0;
+    for (int e = 0; e <= n; e++) {
+        double ze = 0.0;
+        for (int j = 0; j < N; j++) ze += (w ? (double)w[j] : 1.0) * (double)X[(size_t)j * stride + e];
+        qz += e == 0 ? -ze * ze : ze * ze;
+    }
+    double sg = qz < 0.0 ? -1.0 : 1.0, aq = fabs(qz);
+    if (aq < GYRO_HYP_MIN_NORM * GYRO_HYP_MIN_NORM) aq = GYRO_HYP_MIN_NORM * GYRO_HYP_MIN_NORM;
+    double s = sqrt(aq), c = 1.0 / (sK * s);
+    for (int e = 0; e <= n; e++) {
+        double ze = 0.0;
+        for (int j = 0; j < N; j++) ze += (w ? (double)w[j] : 1.0) * (double)X[(size_t)j * stride + e];
+        mu[e] = (T)(ze * c);
+    }
+    return sg * s;
+}
+
+/* The coefficients of dz = c (G − κ J mu) for the centroid's VJP (lorentz.h):
+ * c = 1/(√(−K) s), κ = sgn(⟨z,z⟩_L)(−K)(G·mu) (0 when s was floored: s is then constant). */
+static inline void S(lz_centroid_dz)(double *c, double *kappa, const T *G, const T *mu, double Sz,
+                                     int n, double K)
+{
+    double s = fabs(Sz);
+    *c = 1.0 / (sqrt(-K) * s);
+    if (s <= GYRO_HYP_MIN_NORM) {
+        *kappa = 0.0;
+        return;
+    }
+    *kappa = (Sz < 0.0 ? -1.0 : 1.0) * (-K) * S(hyp_dot)(G, mu, n + 1);
+}
+
+/* dz_e = c (G_e − κ (J mu)_e) */
+static inline double S(lz_dz)(const T *G, const T *mu, double c, double kappa, int e)
+{
+    double jm = e == 0 ? -(double)mu[0] : (double)mu[e];
+    return c * ((double)G[e] - kappa * jm);
+}
+
+/* The origin (√k, 0, …, 0): the output when no row has weight. */
+static inline void S(lz_origin)(T *mu, int n, double K)
+{
+    mu[0] = (T)sqrt(-1.0 / K);
+    for (int e = 1; e <= n; e++) mu[e] = 0;
+}
+
+/* ============================================================================================ */
+/* Lorentz multi-head attention (HyboNet §3.2, eqs. (4)–(5)):
+ *   ν_ij = softmax_j(2⟨q_i,k_j⟩_L/√n) over valid keys (= softmax(−d²_L/√n), the −2/K cancels),
+ *   O_i = Centroid(ν_i·, V) = z_i/(√(−K)√|⟨z_i,z_i⟩_L|). */
+
+void P(mha_forward)(T *O, T *A, T *Sz, const T *Q, const T *Kx, const T *V, const int *kmask,
+                    double K, int B, int Tq, int Tk, int H, int nh)
+{
+    assert(K < 0.0 && B >= 0 && Tq >= 0 && Tk >= 1 && H >= 1 && nh >= 1);
+    int d = nh + 1;
+    size_t row = (size_t)H * d;
+    double sK = sqrt(-K), scale = 2.0 / sqrt((double)nh);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < Tq; i++) {
+                const T *q = Q + ((size_t)b * Tq + i) * row + (size_t)h * d;
+                T *a = A + (((size_t)b * H + h) * Tq + i) * Tk;
+                T *o = O + ((size_t)b * Tq + i) * row + (size_t)h * d;
+                const int *km = kmask ? kmask + (size_t)b * Tk : NULL;
+                /* max-subtracted softmax: pass 1 the max logit, pass 2 e^(l − max) into a and
+                 * their sum in double, then a /= sum */
+                T *sz = Sz + ((size_t)b * H + h) * Tq + i;
+                double mx = -INFINITY;
+                for (int j = 0; j < Tk; j++) {
+                    if (km && !km[j]) continue;
+                    double l = scale * S(lz_inner)(q, Kx + ((size_t)b * Tk + j) * row + (size_t)h * d, nh);
+                    if (l > mx) mx = l;
+                }
+                if (mx == -INFINITY) { /* no valid key */
+                    for (int j = 0; j < Tk; j++) a[j] = 0;
+                    S(lz_origin)(o, nh, K);
+                    *sz = 0;
+                    continue;
+                }
+                double sum = 0.0;
+                for (int j = 0; j < Tk; j++) {
+                    if (km && !km[j]) {
+                        a[j] = 0;
+                        continue;
+                    }
+                    double l = scale * S(lz_inner)(q, Kx + ((size_t)b * Tk + j) * row + (size_t)h * d, nh);
+                    double e = exp(l - mx);
+                    sum += e;
+                    a[j] = (T)e;
+                }
+                for (int j = 0; j < Tk; j++) a[j] = (T)((double)a[j] / sum);
+                *sz = (T)S(lz_centroid)(o, V + (size_t)b * Tk * row + (size_t)h * d, row, a, Tk,
+                                        nh, sK);
+            }
+}
+
+void P(mha_backward)(T *dQ, T *dKx, T *dV, const T *dO, const T *O, const T *A, const T *Sz,
+                     const T *Q, const T *Kx, const T *V, const int *kmask, double K, int B,
+                     int Tq, int Tk, int H, int nh)
+{
+    assert(K < 0.0 && B >= 0 && Tq >= 0 && Tk >= 1 && H >= 1 && nh >= 1);
+    int d = nh + 1;
+    size_t row = (size_t)H * d;
+    double scale = 2.0 / sqrt((double)nh);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < Tq; i++) {
+                size_t qo = ((size_t)b * Tq + i) * row + (size_t)h * d;
+                const T *q = Q + qo, *o = O + qo, *G = dO + qo;
+                const T *a = A + (((size_t)b * H + h) * Tq + i) * Tk;
+                double sz = (double)Sz[((size_t)b * H + h) * Tq + i];
+                if (sz == 0.0) continue; /* no valid key: constant output */
+                const int *km = kmask ? kmask + (size_t)b * Tk : NULL;
+                double c, kappa;
+                S(lz_centroid_dz)(&c, &kappa, G, o, sz, nh, K);
+                /* dν_ij = v_j·dz = c (v_j·G − κ ⟨v_j, mu⟩_L) ; Σ_l ν_il dν_il */
+                double adot = 0.0;
+                for (int j = 0; j < Tk; j++) {
+                    if ((km && !km[j]) || a[j] == 0) continue;
+                    const T *vj = V + ((size_t)b * Tk + j) * row + (size_t)h * d;
+                    double dn = c * (S(hyp_dot)(vj, G, d) - kappa * S(lz_inner)(vj, o, nh));
+                    adot += (double)a[j] * dn;
+                }
+                for (int j = 0; j < Tk; j++) {
+                    if ((km && !km[j]) || a[j] == 0) continue;
+                    size_t ko = ((size_t)b * Tk + j) * row + (size_t)h * d;
+                    const T *vj = V + ko, *kj = Kx + ko;
+                    double aj = (double)a[j];
+                    if (dV)
+                        for (int e = 0; e < d; e++) dV[ko + e] += (T)(aj * S(lz_dz)(G, o, c, kappa, e));
+                    double dn = c * (S(hyp_dot)(vj, G, d) - kappa * S(lz_inner)(vj, o, nh));
+                    double dl = aj * (dn - adot) * scale;
+                    /* l = scale ⟨q,k⟩_L: dq += dl J k, dk += dl J q */
+                    if (dQ) {
+                        dQ[qo] -= (T)(dl * (double)kj[0]);
+                        S(hyp_acc1)(dQ + qo + 1, dl, kj + 1, nh);
+                    }
+                    if (dKx) {
+                        dKx[ko] -= (T)(dl * (double)q[0]);
+                        S(hyp_acc1)(dKx + ko + 1, dl, q + 1, nh);
+                    }
+                }
+            }
+}
+
+/* ============================================================================================ */
+/* Centroid pooling (HyboNet eq. (4)): mu_b = Σ_t w_bt X_bt / (√(−K)√|⟨z,z⟩_L|). */
+
+void P(pool_forward)(T *mu, T *Sz, const T *X, const T *w, double K, int B, int Tn, int n)
+{
+    assert(K < 0.0 && B >= 0 && Tn >= 1 && n >= 1);
+    size_t d = (size_t)n + 1;
+    double sK = sqrt(-K);
+    for (int b = 0; b < B; b++) {
+        const T *Xb = X + (size_t)b * Tn * d;
+        T *mb = mu + (size_t)b * d;
+        const T *wb = w ? w + (size_t)b * Tn : NULL;
+        int any = !wb;
+        for (int t = 0; wb && t < Tn; t++) any |= wb[t] > 0;
+        if (!any) {
+            S(lz_origin)(mb, n, K);
+            Sz[b] = 0;
+            continue;
+        }
+        Sz[b] = (T)S(lz_centroid)(mb, Xb, d, wb, Tn, n, sK);
+    }
+}
+
+void P(pool_backward)(T *dX, T *dw, const T *dmu, const T *mu, const T *Sz, const T *X,
+                      const T *w, double K, int B, int Tn, int n)
+{
+    assert(K < 0.0 && B >= 0 && Tn >= 1 && n >= 1);
+    size_t d = (size_t)n + 1;
+    for (int b = 0; b < B; b++) {
+        double sz = (double)Sz[b];
+        if (sz == 0.0) continue;
+        const T *G = dmu + (size_t)b * d, *mb = mu + (size_t)b * d;
+        double c, kappa;
+        S(lz_centroid_dz)(&c, &kappa, G, mb, sz, n, K);
+        for (int t = 0; t < Tn; t++) {
+            double wt = w ? (double)w[(size_t)b * Tn + t] : 1.0;
+            const T *xt = X + ((size_t)b * Tn + t) * d;
+            T *dxt = dX ? dX + ((size_t)b * Tn + t) * d : NULL;
+            double dwt = 0.0;
+            for (size_t e = 0; e < d; e++) {
+                double dz = S(lz_dz)(G, mb, c, kappa, (int)e);
+                if (dxt && wt != 0.0) dxt[e] += (T)(wt * dz);
+                dwt += (double)xt[e] * dz;
+            }
+            if (dw) dw[(size_t)b * Tn + t] += (T)dwt;
+        }
+    }
+}
+
+/* ============================================================================================ */
+/* Classification head: logit_bc = −d²_L(x_b, p_c) + β_c = −2/K + 2⟨x_b,p_c⟩_L + β_c. */
+
+void P(head_forward)(T *logits, const T *X, const T *Pc, const T *beta, double K, int B, int C,
+                     int n)
+{
+    assert(K < 0.0 && B >= 0 && C >= 1 && n >= 1);
+    size_t d = (size_t)n + 1;
+    for (int b = 0; b < B; b++)
+        for (int c = 0; c < C; c++) {
+            double l = -2.0 / K + 2.0 * S(lz_inner)(X + (size_t)b * d, Pc + (size_t)c * d, n);
+            if (beta) l += (double)beta[c];
+            logits[(size_t)b * C + c] = (T)l;
+        }
+}
+
+void P(head_backward)(T *dX, T *dP, T *dbeta, const T *dlogits, const T *X, const T *Pc, double K,
+                      int B, int C, int n)
+{
+    assert(K < 0.0 && B >= 0 && C >= 1 && n >= 1);
+    size_t d = (size_t)n + 1;
+    for (int b = 0; b < B; b++)
+        for (int c = 0; c < C; c++) {
+            double g = (double)dlogits[(size_t)b * C + c];
+            if (dbeta) dbeta[c] += (T)g;
+            const T *x = X + (size_t)b * d, *p = Pc + (size_t)c * d;
+            if (dX) {
+                dX[(size_t)b * d] -= (T)(2.0 * g * (double)p[0]);
+                S(hyp_acc1)(dX + (size_t)b * d + 1, 2.0 * g, p + 1, n);
+            }
+            if (dP) {
+                dP[(size_t)c * d] -= (T)(2.0 * g * (double)x[0]);
+                S(hyp_acc1)(dP + (size_t)c * d + 1, 2.0 * g, x + 1, n);
+            }
+        }
+}
