@@ -95,9 +95,13 @@ void P(hlinear_forward)(T *y, T *U, const T *x, const T *mask, const T *Pb, cons
             q += (double)Ur[i] * (double)Ur[i]; /* the stored u: y and the backward agree */
         }
         S(lz_time) t = S(lz_time_of)(xr, v, b_t, log_lambda, eps, sk, d);
-        double sc = t.r / sqrt(q > GYRO_HYP_LORENTZ_LINEAR_MIN_USQ ? q
-                                                                   : GYRO_HYP_LORENTZ_LINEAR_MIN_USQ);
+        /* |y_s| from the STORED y₀: in float32 the rounding of y₀ (relative 2⁻²⁴) would otherwise
+         * leave ⟨y,y⟩_L − 1/K ≈ 2y₀²·2⁻²⁴ (1.5e-5 at y₀ = 11); only the rounding of the y_s
+         * coordinates remains, with random signs. In float64 y₀ is stored exactly. */
         yr[0] = (T)t.y0;
+        double a = sizeof(T) < sizeof(double) ? (double)yr[0] - sk : t.a;
+        double sc = sqrt(a * (a + 2.0 * sk)) /
+                    sqrt(q > GYRO_HYP_LORENTZ_LINEAR_MIN_USQ ? q : GYRO_HYP_LORENTZ_LINEAR_MIN_USQ);
         for (int i = 0; i < m; i++) yr[i + 1] = (T)((double)Ur[i] * sc);
     }
 }
