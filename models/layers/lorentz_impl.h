@@ -137,7 +137,7 @@ void P(hlinear_backward)(T *dx, T *dP, T *dW, T *db, T *dv, T *db_t, T *dlog_lam
         for (int i = 0; i < m; i++) {
             double du = LZ_DU(i);
             if (db) db[i] += (T)du;
-            if (dP) dP[(size_t)(r % p_rows) * (m + 1) + i + 1] += (T)du;
+            if (dP && Pb) dP[(size_t)(r % p_rows) * (m + 1) + i + 1] += (T)du;
             if (dW) {
                 T *dWi = dW + (size_t)i * d;
                 if (!mr && act == GYRO_LORENTZ_ACT_NONE) S(hyp_acc1)(dWi, du, xr, d);
