@@ -476,15 +476,15 @@ static void SFX(lg_hybonet)(lg_ctx *cx, int act)
     ck_assert_int_eq(D1("x"), n + 1);
     double eps = lg_param(cx, "eps");
     T loglam = (T)log(lg_param(cx, "lambda"));
-    T *U = SCRATCH((size_t)m);
-    SFX(gyro_lorentz_hlinear_forward)(OUT("y", (size_t)m + 1), U, IN("x"), NULL, NULL, IN("W"),
+    T *U = SCRATCH((size_t)m), *Hc = SCRATCH((size_t)n + 1);
+    SFX(gyro_lorentz_hlinear_forward)(OUT("y", (size_t)m + 1), U, Hc, IN("x"), NULL, NULL, IN("W"),
                                       IN("b"), IN("v"), IN("b_t"), &loglam, eps, act, -1.0, 1, n,
                                       m, 1);
     if (HAS_W) {
-        T *dll = SCRATCH(1);
+        T *dll = SCRATCH(1), *work = SCRATCH((size_t)m + n + 1);
         SFX(gyro_lorentz_hlinear_backward)(GRAD("x"), NULL, GRAD("W"), GRAD("b"), GRAD("v"),
-                                           GRAD("b_t"), dll, WT("y"), U, IN("x"), NULL, NULL,
-                                           IN("W"), IN("b"), IN("v"), IN("b_t"), &loglam, eps, act,
+                                           GRAD("b_t"), dll, work, WT("y"), U, Hc, IN("x"), NULL,
+                                           NULL, IN("W"), IN("v"), IN("b_t"), &loglam, eps, act,
                                            -1.0, 1, n, m, 1);
     }
 }

@@ -69,7 +69,13 @@ typedef enum gyro_lorentz_act {
  * The paper's main-text eq. (3) instead fixes |y_s| = λσ(·) (y₀ = √(λ²σ² + k)); the paper says
  * it uses eq. (9) in practice, as does the golden file, and so does this layer.
  *
- *   y    (rows, m+1)  output points;   U (rows, m) cache: u, written by forward, read by backward
+ * The product H Wᵀ and the two products of the backward go through gyro_blas_gemm_* (BLAS;
+ * its naive reference is tested in check_blas); everything after them is per row, in double.
+ *
+ *   y    (rows, m+1)  output points
+ *   U    (rows, m)    cache: u, written by forward, read by backward
+ *   Hc   (rows, n+1)  cache: h = mask ⊙ act(x), written by forward when there is a mask or an
+ *                     activation (then required), unused (may be NULL) otherwise (h = x)
  *   x    (rows, n+1)  inputs (hyperboloid points for the first layer; any vector is accepted)
  *   mask (rows, n+1)  dropout mask (0 or 1/(1−p)), NULL = no dropout
  *   P    (p_rows, m+1) bias points: row r uses P[r % p_rows] (its spatial part); NULL = none
@@ -77,34 +83,37 @@ typedef enum gyro_lorentz_act {
  *   eps > √(−1/K); act a gyro_lorentz_act; K < 0.
  * p_rows: rows for the residual (one block input per row), T for position encoding (rows
  * ordered b·T + t), ignored when P is NULL. */
-void gyro_lorentz_hlinear_forward_f32(float *y, float *U, const float *x, const float *mask,
-                                      const float *P, const float *W, const float *b,
-                                      const float *v, const float *b_t, const float *log_lambda,
-                                      double eps, int act, double K, int rows, int n, int m,
-                                      int p_rows);
-void gyro_lorentz_hlinear_forward_f64(double *y, double *U, const double *x, const double *mask,
-                                      const double *P, const double *W, const double *b,
-                                      const double *v, const double *b_t, const double *log_lambda,
-                                      double eps, int act, double K, int rows, int n, int m,
-                                      int p_rows);
-/* Backward of the same call (same inputs, U as the forward left it): given dy (rows, m+1), adds
+void gyro_lorentz_hlinear_forward_f32(float *y, float *U, float *Hc, const float *x,
+                                      const float *mask, const float *P, const float *W,
+                                      const float *b, const float *v, const float *b_t,
+                                      const float *log_lambda, double eps, int act, double K,
+                                      int rows, int n, int m, int p_rows);
+void gyro_lorentz_hlinear_forward_f64(double *y, double *U, double *Hc, const double *x,
+                                      const double *mask, const double *P, const double *W,
+                                      const double *b, const double *v, const double *b_t,
+                                      const double *log_lambda, double eps, int act, double K,
+                                      int rows, int n, int m, int p_rows);
+/* Backward of the same call (same inputs, U and Hc as the forward left them; b is not needed):
+ * given dy (rows, m+1), adds
  *   dx (rows, n+1), dP (p_rows, m+1) (spatial part only: p₀ does not enter the formula),
  *   dW (m, n+1), db (m), dv (n+1), db_t (1), dlog_lambda (1).
- * Any gradient pointer may be NULL. In the notation above (z = v·x + b_t, dy = (dy₀, dy_s)):
+ * Any gradient pointer may be NULL. work (rows, m+n+1) is scratch, overwritten; it may be NULL
+ * only when dx and dW both are. In the notation above (z = v·x + b_t, dy = (dy₀, dy_s)):
  *   ġ₀ = dy₀ + (dy_s·u/|u|)·y₀/√(y₀²−k),   du = √(y₀²−k)/|u| (dy_s − (dy_s·u) u/|u|²),
- *   dz = ġ₀ λ σ(z)σ(−z) (σ′ as σ(z)σ(−z): exact when the sigmoid saturates), dlog λ = ġ₀ λ σ(z). */
+ *   dz = ġ₀ λ σ(z)σ(−z) (σ′ as σ(z)σ(−z): exact when the sigmoid saturates), dlog λ = ġ₀ λ σ(z),
+ *   dW += du hᵀ,  dx += dz v + act′(x) ⊙ mask ⊙ (Wᵀ du). */
 void gyro_lorentz_hlinear_backward_f32(float *dx, float *dP, float *dW, float *db, float *dv,
-                                       float *db_t, float *dlog_lambda, const float *dy,
-                                       const float *U, const float *x, const float *mask,
-                                       const float *P, const float *W, const float *b,
-                                       const float *v, const float *b_t,
+                                       float *db_t, float *dlog_lambda, float *work,
+                                       const float *dy, const float *U, const float *Hc,
+                                       const float *x, const float *mask, const float *P,
+                                       const float *W, const float *v, const float *b_t,
                                        const float *log_lambda, double eps, int act, double K,
                                        int rows, int n, int m, int p_rows);
 void gyro_lorentz_hlinear_backward_f64(double *dx, double *dP, double *dW, double *db, double *dv,
-                                       double *db_t, double *dlog_lambda, const double *dy,
-                                       const double *U, const double *x, const double *mask,
-                                       const double *P, const double *W, const double *b,
-                                       const double *v, const double *b_t,
+                                       double *db_t, double *dlog_lambda, double *work,
+                                       const double *dy, const double *U, const double *Hc,
+                                       const double *x, const double *mask, const double *P,
+                                       const double *W, const double *v, const double *b_t,
                                        const double *log_lambda, double eps, int act, double K,
                                        int rows, int n, int m, int p_rows);
 
@@ -113,62 +122,67 @@ void gyro_lorentz_hlinear_backward_f64(double *dx, double *dP, double *dW, doubl
  * takes the block input X as its bias point, row by row:
  *   y = hlinear(o) with u = W h(o) + b + X_s,   o (rows, n+1) the block's output before that layer,
  *   X (rows, m+1) the block input (so m+1 is the model width).
- * Exactly gyro_lorentz_hlinear_*_forward with P = X, p_rows = rows (the same buffers and
- * contracts); dX of the backward is the residual gradient (spatial part; its time part is 0 —
- * add the block's other path to it). */
-void gyro_lorentz_residual_forward_f32(float *y, float *U, const float *o, const float *mask,
-                                       const float *X, const float *W, const float *b,
-                                       const float *v, const float *b_t, const float *log_lambda,
-                                       double eps, int act, double K, int rows, int n, int m);
-void gyro_lorentz_residual_forward_f64(double *y, double *U, const double *o, const double *mask,
-                                       const double *X, const double *W, const double *b,
-                                       const double *v, const double *b_t,
+ * Exactly gyro_lorentz_hlinear_* with P = X, p_rows = rows (the same buffers and contracts); dX
+ * of the backward is the residual gradient (spatial part; its time part is 0 — the block's
+ * other path adds to it). */
+void gyro_lorentz_residual_forward_f32(float *y, float *U, float *Hc, const float *o,
+                                       const float *mask, const float *X, const float *W,
+                                       const float *b, const float *v, const float *b_t,
+                                       const float *log_lambda, double eps, int act, double K,
+                                       int rows, int n, int m);
+void gyro_lorentz_residual_forward_f64(double *y, double *U, double *Hc, const double *o,
+                                       const double *mask, const double *X, const double *W,
+                                       const double *b, const double *v, const double *b_t,
                                        const double *log_lambda, double eps, int act, double K,
                                        int rows, int n, int m);
-/* Adds do (rows, n+1), dX (rows, m+1), dW, db, dv, db_t, dlog_lambda (each may be NULL). */
+/* Adds do (rows, n+1), dX (rows, m+1), dW, db, dv, db_t, dlog_lambda (each may be NULL);
+ * work (rows, m+n+1) scratch as for hlinear. */
 void gyro_lorentz_residual_backward_f32(float *d_o, float *dX, float *dW, float *db, float *dv,
-                                        float *db_t, float *dlog_lambda, const float *dy,
-                                        const float *U, const float *o, const float *mask,
-                                        const float *X, const float *W, const float *b,
-                                        const float *v, const float *b_t,
+                                        float *db_t, float *dlog_lambda, float *work,
+                                        const float *dy, const float *U, const float *Hc,
+                                        const float *o, const float *mask, const float *X,
+                                        const float *W, const float *v, const float *b_t,
                                         const float *log_lambda, double eps, int act, double K,
                                         int rows, int n, int m);
 void gyro_lorentz_residual_backward_f64(double *d_o, double *dX, double *dW, double *db,
                                         double *dv, double *db_t, double *dlog_lambda,
-                                        const double *dy, const double *U, const double *o,
-                                        const double *mask, const double *X, const double *W,
-                                        const double *b, const double *v, const double *b_t,
-                                        const double *log_lambda, double eps, int act, double K,
-                                        int rows, int n, int m);
+                                        double *work, const double *dy, const double *U,
+                                        const double *Hc, const double *o, const double *mask,
+                                        const double *X, const double *W, const double *v,
+                                        const double *b_t, const double *log_lambda, double eps,
+                                        int act, double K, int rows, int n, int m);
 
 /* Lorentz position encoding (HyboNet §3.3): the token embedding x of position t goes through a
  * Lorentz linear layer shared across positions whose bias point is the learnable position
  * embedding p_t (a hyperboloid point, only its spatial part enters, as in eq. (7)):
  *   y[b,t] = hlinear(x[b,t]) with u = W h(x[b,t]) + b + p_t,s.
- * y (B, T, m+1), U (B, T, m) cache, x (B, T, n+1), mask (B, T, n+1) or NULL, Ppos (T, m+1):
- * the rows of the position table for t = 0..T−1 (a longer table is passed from its first row).
- * Exactly gyro_lorentz_hlinear_* with rows = B·T, P = Ppos, p_rows = T. */
-void gyro_lorentz_posenc_forward_f32(float *y, float *U, const float *x, const float *mask,
-                                     const float *Ppos, const float *W, const float *b,
-                                     const float *v, const float *b_t, const float *log_lambda,
-                                     double eps, int act, double K, int B, int T, int n, int m);
-void gyro_lorentz_posenc_forward_f64(double *y, double *U, const double *x, const double *mask,
-                                     const double *Ppos, const double *W, const double *b,
-                                     const double *v, const double *b_t,
+ * y (B, T, m+1), U (B, T, m) and Hc (B, T, n+1) caches, x (B, T, n+1), mask (B, T, n+1) or
+ * NULL, Ppos (T, m+1): the rows of the position table for t = 0..T−1 (a longer table is passed
+ * from its first row). Exactly gyro_lorentz_hlinear_* with rows = B·T, P = Ppos, p_rows = T. */
+void gyro_lorentz_posenc_forward_f32(float *y, float *U, float *Hc, const float *x,
+                                     const float *mask, const float *Ppos, const float *W,
+                                     const float *b, const float *v, const float *b_t,
+                                     const float *log_lambda, double eps, int act, double K, int B,
+                                     int T, int n, int m);
+void gyro_lorentz_posenc_forward_f64(double *y, double *U, double *Hc, const double *x,
+                                     const double *mask, const double *Ppos, const double *W,
+                                     const double *b, const double *v, const double *b_t,
                                      const double *log_lambda, double eps, int act, double K,
                                      int B, int T, int n, int m);
-/* Adds dx (B, T, n+1), dPpos (T, m+1) (summed over the batch), dW, db, dv, db_t, dlog_lambda. */
+/* Adds dx (B, T, n+1), dPpos (T, m+1) (summed over the batch), dW, db, dv, db_t, dlog_lambda;
+ * work (B·T, m+n+1) scratch as for hlinear. */
 void gyro_lorentz_posenc_backward_f32(float *dx, float *dPpos, float *dW, float *db, float *dv,
-                                      float *db_t, float *dlog_lambda, const float *dy,
-                                      const float *U, const float *x, const float *mask,
-                                      const float *Ppos, const float *W, const float *b,
-                                      const float *v, const float *b_t, const float *log_lambda,
-                                      double eps, int act, double K, int B, int T, int n, int m);
+                                      float *db_t, float *dlog_lambda, float *work,
+                                      const float *dy, const float *U, const float *Hc,
+                                      const float *x, const float *mask, const float *Ppos,
+                                      const float *W, const float *v, const float *b_t,
+                                      const float *log_lambda, double eps, int act, double K,
+                                      int B, int T, int n, int m);
 void gyro_lorentz_posenc_backward_f64(double *dx, double *dPpos, double *dW, double *db,
-                                      double *dv, double *db_t, double *dlog_lambda,
-                                      const double *dy, const double *U, const double *x,
-                                      const double *mask, const double *Ppos, const double *W,
-                                      const double *b, const double *v, const double *b_t,
+                                      double *dv, double *db_t, double *dlog_lambda, double *work,
+                                      const double *dy, const double *U, const double *Hc,
+                                      const double *x, const double *mask, const double *Ppos,
+                                      const double *W, const double *v, const double *b_t,
                                       const double *log_lambda, double eps, int act, double K,
                                       int B, int T, int n, int m);
 

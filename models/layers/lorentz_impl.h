@@ -41,15 +41,6 @@ static inline double S(lz_h)(const T *x, const T *mask, int act, int j, double *
     return mj * xj;
 }
 
-/* Σ_j W_j h_j, h = mask ⊙ act(x), in double. W, x, mask: (d). */
-static inline double S(lz_wdot)(const T *W, const T *x, const T *mask, int act, int d)
-{
-    if (!mask && act == GYRO_LORENTZ_ACT_NONE) return S(hyp_dot)(W, x, d);
-    double s = 0.0;
-    for (int j = 0; j < d; j++) s += (double)W[j] * S(lz_h)(x, mask, act, j, NULL);
-    return s;
-}
-
 /* ============================================================================================ */
 /* Lorentz linear layer (HyboNet §3.1, eq. (3) with φ of appendix C eq. (9)):
  *   u = W (mask ⊙ act(x)) + b + p_s,  y₀ = λσ(v·x + b_t) + ε,  y_s = √(y₀² − k) u/|u|,  k = −1/K. */
@@ -73,7 +64,7 @@ static inline S(lz_time) S(lz_time_of)(const T *xr, const T *v, const T *b_t,
     return t;
 }
 
-void P(hlinear_forward)(T *y, T *U, const T *x, const T *mask, const T *Pb, const T *W,
+void P(hlinear_forward)(T *y, T *U, T *Hc, const T *x, const T *mask, const T *Pb, const T *W,
                         const T *b, const T *v, const T *b_t, const T *log_lambda, double eps,
                         int act, double K, int rows, int n, int m, int p_rows)
 {
@@ -81,17 +72,31 @@ void P(hlinear_forward)(T *y, T *U, const T *x, const T *mask, const T *Pb, cons
     double sk = sqrt(-1.0 / K);
     assert(eps > sk);
     int d = n + 1;
+    if (rows == 0) return;
+    /* H = mask ⊙ act(x) (rows, n+1): x itself when there is neither */
+    const T *Hm = x;
+    if (mask || act != GYRO_LORENTZ_ACT_NONE) {
+        assert(Hc != NULL);
+        for (int r = 0; r < rows; r++)
+            for (int j = 0; j < d; j++)
+                Hc[(size_t)r * d + j] =
+                    (T)S(lz_h)(x + (size_t)r * d, mask ? mask + (size_t)r * d : NULL, act, j, NULL);
+        Hm = Hc;
+    }
+    /* U = H Wᵀ (rows, m) through BLAS, then + b + p_s */
+    GEMM(U, Hm, W, 0, 1, 1, 0, rows, m, d, d, d, m);
     for (int r = 0; r < rows; r++) {
         const T *xr = x + (size_t)r * d;
-        const T *mr = mask ? mask + (size_t)r * d : NULL;
         const T *pr = Pb ? Pb + (size_t)(r % p_rows) * (m + 1) : NULL;
         T *Ur = U + (size_t)r * m, *yr = y + (size_t)r * (m + 1);
         double q = 0.0;
         for (int i = 0; i < m; i++) {
-            double ui = S(lz_wdot)(W + (size_t)i * d, xr, mr, act, d);
-            if (b) ui += (double)b[i];
-            if (pr) ui += (double)pr[i + 1];
-            Ur[i] = (T)ui;
+            if (b || pr) {
+                double ui = (double)Ur[i];
+                if (b) ui += (double)b[i];
+                if (pr) ui += (double)pr[i + 1];
+                Ur[i] = (T)ui;
+            }
             q += (double)Ur[i] * (double)Ur[i]; /* the stored u: y and the backward agree */
         }
         S(lz_time) t = S(lz_time_of)(xr, v, b_t, log_lambda, eps, sk, d);
@@ -106,20 +111,23 @@ void P(hlinear_forward)(T *y, T *U, const T *x, const T *mask, const T *Pb, cons
     }
 }
 
-void P(hlinear_backward)(T *dx, T *dP, T *dW, T *db, T *dv, T *db_t, T *dlog_lambda, const T *dy,
-                         const T *U, const T *x, const T *mask, const T *Pb, const T *W,
-                         const T *b, const T *v, const T *b_t, const T *log_lambda, double eps,
-                         int act, double K, int rows, int n, int m, int p_rows)
+void P(hlinear_backward)(T *dx, T *dP, T *dW, T *db, T *dv, T *db_t, T *dlog_lambda, T *work,
+                         const T *dy, const T *U, const T *Hc, const T *x, const T *mask,
+                         const T *Pb, const T *W, const T *v, const T *b_t, const T *log_lambda,
+                         double eps, int act, double K, int rows, int n, int m, int p_rows)
 {
-    (void)b;
     assert(K < 0.0 && rows >= 0 && n >= 0 && m >= 1 && (!Pb || p_rows >= 1));
     double sk = sqrt(-1.0 / K);
     assert(eps > sk);
     int d = n + 1;
+    if (rows == 0) return;
+    int plain = !mask && act == GYRO_LORENTZ_ACT_NONE;
+    assert(plain || Hc != NULL);
+    assert(work != NULL || (!dx && !dW));
+    T *dU = work; /* (rows, m): du, then dH (rows, n+1) after it */
     double gbt = 0.0, glam = 0.0;
     for (int r = 0; r < rows; r++) {
         const T *xr = x + (size_t)r * d;
-        const T *mr = mask ? mask + (size_t)r * d : NULL;
         const T *Ur = U + (size_t)r * m, *gr = dy + (size_t)r * (m + 1);
         double q = 0.0, gu = 0.0;
         for (int i = 0; i < m; i++) {
@@ -133,78 +141,76 @@ void P(hlinear_backward)(T *dx, T *dP, T *dW, T *db, T *dv, T *db_t, T *dlog_lam
         double g0 = (double)gr[0] + gu / nu * (t.y0 / t.r);
         /* du_i = (r/|u|)(dy_i − (dy_s·u) u_i/|u|²)  (the projection drops when |u|² is floored) */
         double cu = t.r / nu, cp = floored ? 0.0 : gu / q;
-#define LZ_DU(i) (cu * ((double)gr[(i) + 1] - cp * (double)Ur[i]))
         for (int i = 0; i < m; i++) {
-            double du = LZ_DU(i);
+            double du = cu * ((double)gr[i + 1] - cp * (double)Ur[i]);
             if (db) db[i] += (T)du;
             if (dP && Pb) dP[(size_t)(r % p_rows) * (m + 1) + i + 1] += (T)du;
-            if (dW) {
-                T *dWi = dW + (size_t)i * d;
-                if (!mr && act == GYRO_LORENTZ_ACT_NONE) S(hyp_acc1)(dWi, du, xr, d);
-                else
-                    for (int j = 0; j < d; j++) dWi[j] += (T)(du * S(lz_h)(xr, mr, act, j, NULL));
-            }
+            if (dU) dU[(size_t)r * m + i] = (T)du;
         }
         /* sigmoid path: dz = ġ₀ λ σ(z)σ(−z) */
         double dz = g0 * t.lam * t.sg * S(lz_sigmoid)(-t.z);
         glam += g0 * t.lam * t.sg;
         gbt += dz;
         if (dv) S(hyp_acc1)(dv, dz, xr, d);
-        if (dx) {
-            T *dxr = dx + (size_t)r * d;
-            for (int j = 0; j < d; j++) {
-                double dhj;
-                S(lz_h)(xr, mr, act, j, &dhj);
-                double s = 0.0;
-                if (dhj != 0.0)
-                    for (int i = 0; i < m; i++) s += LZ_DU(i) * (double)W[(size_t)i * d + j];
-                dxr[j] += (T)(s * dhj + dz * (double)v[j]);
-            }
-        }
-#undef LZ_DU
+        if (dx) S(hyp_acc1)(dx + (size_t)r * d, dz, v, d);
     }
     if (db_t) db_t[0] += (T)gbt;
     if (dlog_lambda) dlog_lambda[0] += (T)glam;
+    /* dW += dUᵀ H;  dH = dU W, dx += dH ⊙ mask ⊙ act′(x) */
+    const T *Hm = plain ? x : Hc;
+    if (dW) GEMM(dW, dU, Hm, 1, 0, 1, 1, m, d, rows, m, d, d);
+    if (dx && plain) GEMM(dx, dU, W, 0, 0, 1, 1, rows, d, m, m, d, d);
+    if (dx && !plain) {
+        T *dH = work + (size_t)rows * m;
+        GEMM(dH, dU, W, 0, 0, 1, 0, rows, d, m, m, d, d);
+        for (int r = 0; r < rows; r++)
+            for (int j = 0; j < d; j++) {
+                double dhj;
+                S(lz_h)(x + (size_t)r * d, mask ? mask + (size_t)r * d : NULL, act, j, &dhj);
+                dx[(size_t)r * d + j] += (T)((double)dH[(size_t)r * d + j] * dhj);
+            }
+    }
 }
 
 /* ---- §3.3: residual and position encoding, both the bias-point mode of hlinear ------------- */
 
-void P(residual_forward)(T *y, T *U, const T *o, const T *mask, const T *X, const T *W,
+void P(residual_forward)(T *y, T *U, T *Hc, const T *o, const T *mask, const T *X, const T *W,
                          const T *b, const T *v, const T *b_t, const T *log_lambda, double eps,
                          int act, double K, int rows, int n, int m)
 {
     assert(X != NULL);
-    P(hlinear_forward)(y, U, o, mask, X, W, b, v, b_t, log_lambda, eps, act, K, rows, n, m,
+    P(hlinear_forward)(y, U, Hc, o, mask, X, W, b, v, b_t, log_lambda, eps, act, K, rows, n, m,
                        rows > 0 ? rows : 1);
 }
 
-void P(residual_backward)(T *d_o, T *dX, T *dW, T *db, T *dv, T *db_t, T *dlog_lambda,
-                          const T *dy, const T *U, const T *o, const T *mask, const T *X,
-                          const T *W, const T *b, const T *v, const T *b_t, const T *log_lambda,
+void P(residual_backward)(T *d_o, T *dX, T *dW, T *db, T *dv, T *db_t, T *dlog_lambda, T *work,
+                          const T *dy, const T *U, const T *Hc, const T *o, const T *mask,
+                          const T *X, const T *W, const T *v, const T *b_t, const T *log_lambda,
                           double eps, int act, double K, int rows, int n, int m)
 {
     assert(X != NULL);
-    P(hlinear_backward)(d_o, dX, dW, db, dv, db_t, dlog_lambda, dy, U, o, mask, X, W, b, v, b_t,
-                        log_lambda, eps, act, K, rows, n, m, rows > 0 ? rows : 1);
+    P(hlinear_backward)(d_o, dX, dW, db, dv, db_t, dlog_lambda, work, dy, U, Hc, o, mask, X, W, v,
+                        b_t, log_lambda, eps, act, K, rows, n, m, rows > 0 ? rows : 1);
 }
 
-void P(posenc_forward)(T *y, T *U, const T *x, const T *mask, const T *Ppos, const T *W,
+void P(posenc_forward)(T *y, T *U, T *Hc, const T *x, const T *mask, const T *Ppos, const T *W,
                        const T *b, const T *v, const T *b_t, const T *log_lambda, double eps,
                        int act, double K, int B, int Tn, int n, int m)
 {
     assert(Ppos != NULL && B >= 0 && Tn >= 1);
-    P(hlinear_forward)(y, U, x, mask, Ppos, W, b, v, b_t, log_lambda, eps, act, K, B * Tn, n, m,
+    P(hlinear_forward)(y, U, Hc, x, mask, Ppos, W, b, v, b_t, log_lambda, eps, act, K, B * Tn, n, m,
                        Tn);
 }
 
-void P(posenc_backward)(T *dx, T *dPpos, T *dW, T *db, T *dv, T *db_t, T *dlog_lambda,
-                        const T *dy, const T *U, const T *x, const T *mask, const T *Ppos,
-                        const T *W, const T *b, const T *v, const T *b_t, const T *log_lambda,
-                        double eps, int act, double K, int B, int Tn, int n, int m)
+void P(posenc_backward)(T *dx, T *dPpos, T *dW, T *db, T *dv, T *db_t, T *dlog_lambda, T *work,
+                        const T *dy, const T *U, const T *Hc, const T *x, const T *mask,
+                        const T *Ppos, const T *W, const T *v, const T *b_t,
+                        const T *log_lambda, double eps, int act, double K, int B, int Tn, int n,
+                        int m)
 {
     assert(Ppos != NULL && B >= 0 && Tn >= 1);
-    P(hlinear_backward)(dx, dPpos, dW, db, dv, db_t, dlog_lambda, dy, U, x, mask, Ppos, W, b, v,
-                        b_t, log_lambda, eps, act, K, B * Tn, n, m, Tn);
+    P(hlinear_backward)(dx, dPpos, dW, db, dv, db_t, dlog_lambda, work, dy, U, Hc, x, mask, Ppos,
+                        W, v, b_t, log_lambda, eps, act, K, B * Tn, n, m, Tn);
 }
 
 /* ============================================================================================ */
@@ -330,7 +336,9 @@ void P(mha_backward)(T *dQ, T *dKx, T *dV, const T *dO, const T *O, const T *A, 
                 const int *km = kmask ? kmask + (size_t)b * Tk : NULL;
                 double c, kappa;
                 S(lz_centroid_dz)(&c, &kappa, G, o, sz, nh, K);
-                /* dν_ij = v_j·dz = c (v_j·G − κ ⟨v_j, mu⟩_L) ; Σ_l ν_il dν_il */
+                /* dν_ij = v_j·dz = c (v_j·G − κ ⟨v_j, mu⟩_L);  Σ_l ν_il dν_il = z·dz is 0 in exact
+                 * arithmetic (the centroid is homogeneous of degree 0 in ν) unless |⟨z,z⟩_L| was
+                 * floored; it is kept so the softmax VJP holds in both cases. */
                 double adot = 0.0;
                 for (int j = 0; j < Tk; j++) {
                     if ((km && !km[j]) || a[j] == 0) continue;
