@@ -64,10 +64,17 @@ typedef enum gyro_lorentz_act {
  * λ is learned through its logarithm (HyboNet's code keeps the scale as log λ), so it stays > 0
  * under any update; ε > √k is a constant (the paper: ε > √(−1/K); HyboNet and the golden file
  * use 1.1 at K = −1), so y₀ > √k and y_s is finite. |u|² is floored at
- * GYRO_HYP_LORENTZ_LINEAR_MIN_USQ (HyboNet's clamp; below it the direction of y_s is undefined).
+ * GYRO_HYP_LORENTZ_LINEAR_MIN_USQ (HyboNet's clamp; below it the direction of y_s is undefined):
+ * a row with |u|² under the floor comes out with |y_s| < √(y₀² − k), off the hyperboloid, as in
+ * HyboNet (it takes W = 0 and b + p_s = 0, or a cancellation to 1e-4, to get there).
  * y₀² − k is formed as (y₀ − √k)(y₀ + √k) with y₀ − √k = λσ + (ε − √k), exact near y₀ = √k.
  * The paper's main-text eq. (3) instead fixes |y_s| = λσ(·) (y₀ = √(λ²σ² + k)); the paper says
  * it uses eq. (9) in practice, as does the golden file, and so does this layer.
+ * mask ⊙ act(x) equals eq. (9)'s h(drop(x)) for ReLU (positively homogeneous, mask ≥ 0).
+ * HyboNet's public code differs in one detail: it takes v and b_t as the first row of one
+ * (m+1)-row weight matrix applied to h(drop(x)), so its sigmoid sees the activated, dropped
+ * input; eqs. (3)/(9) and the golden file apply the sigmoid to the raw x, and so does this layer
+ * (the two agree without activation and dropout).
  *
  * The product H Wᵀ and the two products of the backward go through gyro_blas_gemm_* (BLAS;
  * its naive reference is tested in check_blas); everything after them is per row, in double.
