@@ -18,8 +18,8 @@
 #include "models/layers/merge.h"
 #include "models/layers/mlr.h"
 #include "models/layers/pool.h"
-#include "models/mla.h"
-#include "models/moe.h"
+#include "models/layers/mla.h"
+#include "models/layers/moe.h"
 #include <stdio.h>
 
 /* Largest batch an activation object may be sized for. */

@@ -16,9 +16,9 @@
  *   logits = hyperbolic MLR (Ganea 2018 eq. 25) of pool   (Euclidean: <a_k, pool − p_k>)
  *
  * Block options (rl-hyperbolic-transformer-grpo eq. 15–38, after DeepSeek-V2): attention kind
- * MLA computes a = MLA(x) instead (models/mla.h; hyperbolic: exp0(MLA(log0 x)), bidirectional
+ * MLA computes a = MLA(x) instead (models/layers/mla.h; hyperbolic: exp0(MLA(log0 x)), bidirectional
  * over each sequence's valid positions), FFN kind MoE computes f = MoE(x1) instead of the two
- * Möbius layers (models/moe.h; hyperbolic: Möbius sum of the experts' ball points), over the
+ * Möbius layers (models/layers/moe.h; hyperbolic: Möbius sum of the experts' ball points), over the
  * valid tokens of the batch. The training loss is then cross-entropy + the balance loss
  * (gyro_tf_balance_loss), whose gradient gyro_tf_backward adds; the expert load of each
  * forward is kept in the acts (gyro_tf_expert_load). MLA and MoE have no dropout inside.
@@ -53,7 +53,7 @@ typedef enum gyro_tf_geometry {
 } gyro_tf_geometry;
 
 /* Kind of attention block. MLA replaces the Möbius-matvec QKV attention and the head merge of
- * a layer by multi-head latent attention (models/mla.h: joint low-rank KV latent, query latent,
+ * a layer by multi-head latent attention (models/layers/mla.h: joint low-rank KV latent, query latent,
  * optional decoupled RoPE; hyperbolic: log0 in, exp0 out), run per sequence over its valid
  * positions (bidirectional, like MHA with its key mask). */
 typedef enum gyro_tf_attention_kind {
@@ -62,7 +62,7 @@ typedef enum gyro_tf_attention_kind {
 } gyro_tf_attention_kind;
 
 /* Kind of feed-forward block. MOE replaces the two Möbius layers by a mixture of experts
- * (models/moe.h: shared + top-k routed GELU experts; hyperbolic: Möbius sum of the experts'
+ * (models/layers/moe.h: shared + top-k routed GELU experts; hyperbolic: Möbius sum of the experts'
  * ball points), run over the valid tokens of the batch; its balance loss (coefficient
  * moe_balance) is part of the training loss and its gradient is added by gyro_tf_backward. */
 typedef enum gyro_tf_ffn_kind {
@@ -163,8 +163,8 @@ typedef struct gyro_tf_tensor {
         R *fcprojb;   /* (L, C)      FFN layer 2 bias                ball rows */               \
         R *ln2g;      /* (L, C)      LayerNorm after FFN: gain */                              \
         R *ln2b;      /* (L, C)      bias */                                                   \
-        R *mla;       /* (L, Pa)     MLA blocks (models/mla.h layout); MLA only */             \
-        R *moe;       /* (L, Pf)     MoE blocks (models/moe.h layout); MoE only */             \
+        R *mla;       /* (L, Pa)     MLA blocks (models/layers/mla.h layout); MLA only */             \
+        R *moe;       /* (L, Pf)     MoE blocks (models/layers/moe.h layout); MoE only */             \
         R *mlr_a;     /* (K, C)      MLR normals a_k */                                        \
         R *mlr_p;     /* (K, C)      MLR offsets p_k                 ball rows */               \
     } NAME;
@@ -267,7 +267,7 @@ void gyro_tf_backward(const gyro_tf_model *m, gyro_tf_acts *a, const gyro_tf_par
 void gyro_tf_backward_f64(const gyro_tf_model_f64 *m, gyro_tf_acts_f64 *a,
                           const gyro_tf_params_f64 *grads, const double *dlogits);
 
-/* Balance loss Σ_layers α Σ_i f_i P_i of the last forward pass (models/moe.h; α =
+/* Balance loss Σ_layers α Σ_i f_i P_i of the last forward pass (models/layers/moe.h; α =
  * cfg.moe_balance, N = the valid tokens of the batch); 0 without MoE. Add it to the
  * cross-entropy for the training loss: gyro_tf_backward adds its gradient. */
 double gyro_tf_balance_loss(const gyro_tf_acts *a);

@@ -10,7 +10,7 @@
 
 #include "models/core/rng.h"
 #include "models/hyp/poincare.h"
-#include "models/mla.h"
+#include "models/layers/mla.h"
 
 static gyro_mla_config small_cfg(int hyperbolic, int causal)
 {

@@ -10,7 +10,7 @@
 
 #include "models/core/rng.h"
 #include "models/hyp/poincare.h"
-#include "models/moe.h"
+#include "models/layers/moe.h"
 
 static gyro_moe_config cfg_of(int hyperbolic, int n_shared, int top_k)
 {

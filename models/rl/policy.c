@@ -92,21 +92,21 @@ void gyro_rl_policy_layout_init(gyro_rl_policy_layout *L, const gyro_rl_policy_c
     L->n_scratch = 6 * N * d + (size_t)B * d + L->mla.n_scratch + L->moe.n_scratch;
 }
 
-#define REAL float
-#define SFX(name) name##_f32
-#define POINCARE(name) name##_f32
+#define T float
+#define S(name) name##_f32
+#define P(name) gyro_rl_policy_##name##_f32
 #include "models/rl/policy_impl.h"
-#undef REAL
-#undef SFX
-#undef POINCARE
+#undef T
+#undef S
+#undef P
 
-#define REAL double
-#define SFX(name) name##_f64
-#define POINCARE(name) name##_f64
+#define T double
+#define S(name) name##_f64
+#define P(name) gyro_rl_policy_##name##_f64
 #include "models/rl/policy_impl.h"
-#undef REAL
-#undef SFX
-#undef POINCARE
+#undef T
+#undef S
+#undef P
 
 /* ---- the policy object ------------------------------------------------------------------- */
 

@@ -12,7 +12,7 @@
  *   x2    = x1 ⊕ MoE(x1)                               (Euclidean: x1 + MoE(x1))
  *   h     = (1/T) Σ_t log_0(x2_t)                      (Euclidean: mean_t x2_t)
  *   z     = W_h h + b_h;  log π(·|s) = log_softmax(z)  (eq. 39, 40)
- * MLA and MoE are models/mla.h and models/moe.h (hyperbolic: tangent space at the origin, exp_0
+ * MLA and MoE are models/layers/mla.h and models/layers/moe.h (hyperbolic: tangent space at the origin, exp_0
  * back); the residuals are Möbius additions (seed: "HL = z̃ ⊕ HMultiHeadAtten(z̃)"). The model
  * deliberately has no LayerNorm (one block; see README).
  *
@@ -27,8 +27,8 @@
 #include <stdint.h>
 
 #include "models/core/status.h"
-#include "models/mla.h"
-#include "models/moe.h"
+#include "models/layers/mla.h"
+#include "models/layers/moe.h"
 
 typedef struct gyro_rl_policy_config {
     int hyperbolic;       /* 1: Hyper-T (Poincaré ball), 0: Vanilla-T */

@@ -1,11 +1,11 @@
 /* mla.c — layout, configuration check and the float32/float64 instantiations of the MLA kernels
  * (formulas in mla.h, implementation in mla_impl.h). */
-#include "models/mla.h"
+#include "models/layers/mla.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
+#include "models/core/blas.h"
 #include "models/hyp/poincare.h"
 
 gyro_status gyro_mla_config_check(const gyro_mla_config *cfg)
@@ -57,22 +57,18 @@ void gyro_mla_layout_init(gyro_mla_layout *L, const gyro_mla_config *cfg, int B,
     L->n_scratch = o;
 }
 
-#define REAL float
-#define SFX(name) name##_f32
-#define GEMM cblas_sgemm
-#define POINCARE(name) name##_f32
-#include "models/mla_impl.h"
-#undef REAL
-#undef SFX
-#undef GEMM
-#undef POINCARE
+#define T float
+#define S(name) name##_f32
+#define P(name) gyro_mla_##name##_f32
+#include "models/layers/mla_impl.h"
+#undef T
+#undef S
+#undef P
 
-#define REAL double
-#define SFX(name) name##_f64
-#define GEMM cblas_dgemm
-#define POINCARE(name) name##_f64
-#include "models/mla_impl.h"
-#undef REAL
-#undef SFX
-#undef GEMM
-#undef POINCARE
+#define T double
+#define S(name) name##_f64
+#define P(name) gyro_mla_##name##_f64
+#include "models/layers/mla_impl.h"
+#undef T
+#undef S
+#undef P

@@ -22,12 +22,13 @@
  *
  * Memory: parameters, activations (floats), routes (ints) and backward scratch are caller-owned
  * flat arrays sized by gyro_moe_layout_init; kernels never allocate. float32 and float64 come
- * from one implementation (moe_impl.h). The experts' matrix products go through OpenBLAS: a
- * shared expert multiplies all N tokens at once (strided into the (N, A, ·) activations), a
- * routed expert the rows of the tokens routed to it, gathered into one block.
+ * from one implementation (moe_impl.h). The experts' matrix products go through gyro_blas_gemm_*
+ * (models/core/blas.h): a shared expert multiplies all N tokens at once (strided into the
+ * (N, A, ·) activations), a routed expert the rows of the tokens routed to it, gathered into
+ * one block.
  */
-#ifndef GYRO_MOE_H
-#define GYRO_MOE_H
+#ifndef GYRO_LAYERS_MOE_H
+#define GYRO_LAYERS_MOE_H
 
 #include <stddef.h>
 

@@ -1,11 +1,11 @@
 /* moe.c — layout, configuration check, load counting and the float32/float64 instantiations of
  * the MoE kernels (formulas in moe.h, implementation in moe_impl.h). */
-#include "models/moe.h"
+#include "models/layers/moe.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
+#include "models/core/blas.h"
 #include "models/hyp/poincare.h"
 
 gyro_status gyro_moe_config_check(const gyro_moe_config *cfg)
@@ -61,26 +61,22 @@ void gyro_moe_count_load(long *counts, const int *route, const gyro_moe_config *
         if (route[i] >= 0 && route[i] < cfg->n_routed) counts[route[i]]++;
 }
 
-#define REAL float
-#define SFX(name) name##_f32
-#define POINCARE(name) name##_f32
-#define GEMM cblas_sgemm
+#define T float
+#define S(name) name##_f32
+#define P(name) gyro_moe_##name##_f32
 #define TANH tanhf
-#include "models/moe_impl.h"
-#undef REAL
-#undef SFX
-#undef POINCARE
-#undef GEMM
+#include "models/layers/moe_impl.h"
+#undef T
+#undef S
+#undef P
 #undef TANH
 
-#define REAL double
-#define SFX(name) name##_f64
-#define POINCARE(name) name##_f64
-#define GEMM cblas_dgemm
+#define T double
+#define S(name) name##_f64
+#define P(name) gyro_moe_##name##_f64
 #define TANH tanh
-#include "models/moe_impl.h"
-#undef REAL
-#undef SFX
-#undef POINCARE
-#undef GEMM
+#include "models/layers/moe_impl.h"
+#undef T
+#undef S
+#undef P
 #undef TANH
