@@ -9,15 +9,7 @@
 #include <string.h>
 
 #include "models/core/arena.h"
-#include "models/layers/act.h"
-#include "models/layers/attention.h"
-#include "models/layers/embed.h"
-#include "models/layers/geo.h"
-#include "models/layers/layernorm.h"
-#include "models/layers/linear.h"
-#include "models/layers/merge.h"
-#include "models/layers/mlr.h"
-#include "models/layers/pool.h"
+#include "models/layers/kernels.h"
 #include "models/layers/mla.h"
 #include "models/layers/moe.h"
 #include <stdio.h>

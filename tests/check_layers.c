@@ -15,15 +15,7 @@
 #include <string.h>
 
 #include "models/core/rng.h"
-#include "models/layers/act.h"
-#include "models/layers/attention.h"
-#include "models/layers/embed.h"
-#include "models/layers/geo.h"
-#include "models/layers/layernorm.h"
-#include "models/layers/linear.h"
-#include "models/layers/merge.h"
-#include "models/layers/mlr.h"
-#include "models/layers/pool.h"
+#include "models/layers/kernels.h"
 
 /* ---- the finite-difference harness -------------------------------------------------------- */
 

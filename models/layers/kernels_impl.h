@@ -1,0 +1,491 @@
+/* kernels_impl.h — internal template: the one implementation of kernels.h, instantiated once
+ * per precision by kernels.c (no include guard on purpose). The including file defines
+ *   T           storage type (float or double)
+ *   S(name)     name with the precision suffix: file-local helpers, and the same-precision ops
+ *               of the math core (S(gyro_poincare_expmap0), S(gyro_blas_gemm))
+ *   P(name)     public name, gyro_<name>_f32 / _f64 (P(geo_exp0) = gyro_geo_exp0_f32 …)
+ *   BALL_EPS    the ball projection margin of the precision (models/hyp/hyp_consts.h)
+ *   EXP         exp of the precision (expf / exp)
+ * Ops follow the network from input to output, each forward before its backward (llm.c's
+ * train_gpt2.c); formulas, papers and shapes are documented at each op in kernels.h. The
+ * sequence length is Tlen here (T is the storage type); kernels.h calls it T.
+ */
+/* ---- geometry maps: exp0 = proj∘exp_0, log0 = log_0, add = proj∘⊕_c (Ganea 2018, Lemma 2, eq. 3);
+ * the identity / x + y in the Euclidean geometry */
+void P(geo_exp0)(T *Y, int ldy, const T *V, int ldv, int geo, T c, int rows, int n)
+{
+    for (int r = 0; r < rows; r++) {
+        T *y = Y + (long)r * ldy;
+        const T *v = V + (long)r * ldv;
+        if (geo == GYRO_GEO_HYPERBOLIC) {
+            S(gyro_poincare_expmap0)(y, v, c, n);
+            S(gyro_poincare_project)(y, y, c, n);
+        } else if (y != v) {
+            memcpy(y, v, (size_t)n * sizeof(T));
+        }
+    }
+}
+
+/* 1 when the forward output y (n) lies clearly inside the projection radius (1 − ε)/√c, so
+ * the projection was the identity. A projected point sits on the radius up to rounding; the
+ * 1e-5 margin keeps those (and points that were barely inside) on the recomputing path. */
+static int S(geo_inside)(const T *y, T c, int n)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0; /* four lanes: not latency-bound */
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += (double)y[i] * y[i];
+        s1 += (double)y[i + 1] * y[i + 1];
+        s2 += (double)y[i + 2] * y[i + 2];
+        s3 += (double)y[i + 3] * y[i + 3];
+    }
+    for (; i < n; i++)
+        s0 += (double)y[i] * y[i];
+    const double s = (s0 + s1) + (s2 + s3);
+    const double rmax = (1.0 - BALL_EPS) * (1.0 - 1e-5);
+    return (double)c * s < rmax * rmax;
+}
+
+void P(geo_exp0_backward)(T *dV, int lddv, T *scratch, const T *dY, int lddy, const T *Y, int ldy,
+                          const T *V, int ldv, int geo, T c, int rows, int n)
+{
+    T *e = scratch, *de = scratch + n;
+    for (int r = 0; r < rows; r++) {
+        T *dv = dV + (long)r * lddv;
+        const T *dy = dY + (long)r * lddy;
+        const T *v = V + (long)r * ldv;
+        if (geo == GYRO_GEO_HYPERBOLIC) {
+            if (Y && S(geo_inside)(Y + (long)r * ldy, c, n)) {
+                S(gyro_poincare_expmap0_backward)(dv, dy, v, c, n);
+                continue;
+            }
+            S(gyro_poincare_expmap0)(e, v, c, n);
+            memset(de, 0, (size_t)n * sizeof(T));
+            S(gyro_poincare_project_backward)(de, dy, e, c, n);
+            S(gyro_poincare_expmap0_backward)(dv, de, v, c, n);
+        } else if (dv != dy) { /* dv == dy: the caller aliased the output to the input */
+            for (int i = 0; i < n; i++)
+                dv[i] += dy[i];
+        }
+    }
+}
+
+void P(geo_log0)(T *V, int ldv, const T *Y, int ldy, int geo, T c, int rows, int n)
+{
+    for (int r = 0; r < rows; r++) {
+        T *v = V + (long)r * ldv;
+        const T *y = Y + (long)r * ldy;
+        if (geo == GYRO_GEO_HYPERBOLIC)
+            S(gyro_poincare_logmap0)(v, y, c, n);
+        else if (v != y)
+            memcpy(v, y, (size_t)n * sizeof(T));
+    }
+}
+
+void P(geo_log0_backward)(T *dY, int lddy, const T *dV, int lddv, const T *Y, int ldy, int geo, T c,
+                          int rows, int n)
+{
+    for (int r = 0; r < rows; r++) {
+        T *dy = dY + (long)r * lddy;
+        const T *dv = dV + (long)r * lddv;
+        if (geo == GYRO_GEO_HYPERBOLIC) {
+            S(gyro_poincare_logmap0_backward)(dy, dv, Y + (long)r * ldy, c, n);
+        } else if (dy != dv) {
+            for (int i = 0; i < n; i++)
+                dy[i] += dv[i];
+        }
+    }
+}
+
+void P(geo_add)(T *Z, const T *X, const T *Y, int ldy, int geo, T c, int rows, int n)
+{
+    for (int r = 0; r < rows; r++) {
+        T *z = Z + (long)r * n;
+        const T *x = X + (long)r * n;
+        const T *y = Y + (long)r * ldy;
+        if (geo == GYRO_GEO_HYPERBOLIC) {
+            S(gyro_poincare_mobius_add)(z, x, y, c, n);
+            S(gyro_poincare_project)(z, z, c, n);
+        } else {
+            for (int i = 0; i < n; i++)
+                z[i] = x[i] + y[i];
+        }
+    }
+}
+
+void P(geo_add_backward)(T *dX, T *dY, T *scratch, const T *dZ, const T *Z, const T *X, const T *Y,
+                         int ldy, int geo, T c, int rows, int n)
+{
+    T *z = scratch, *dz = scratch + n;
+    for (int r = 0; r < rows; r++) {
+        const T *x = X + (long)r * n;
+        const T *y = Y + (long)r * ldy;
+        const T *dzr = dZ + (long)r * n;
+        T *dx = dX ? dX + (long)r * n : NULL;
+        T *dy = dY ? dY + (long)r * ldy : NULL;
+        if (geo == GYRO_GEO_HYPERBOLIC) {
+            if (Z && S(geo_inside)(Z + (long)r * n, c, n)) {
+                S(gyro_poincare_mobius_add_backward)(dx, dy, dzr, x, y, c, n);
+                continue;
+            }
+            S(gyro_poincare_mobius_add)(z, x, y, c, n);
+            memset(dz, 0, (size_t)n * sizeof(T));
+            S(gyro_poincare_project_backward)(dz, dzr, z, c, n);
+            S(gyro_poincare_mobius_add_backward)(dx, dy, dz, x, y, c, n);
+        } else {
+            for (int i = 0; i < n; i++) {
+                if (dx)
+                    dx[i] += dzr[i];
+                if (dy)
+                    dy[i] += dzr[i];
+            }
+        }
+    }
+}
+
+/* ---- embedding: x_{b,t} = E[tok] ⊕_c exp_0(s·PE_t) (hyperbolic-chinese-nlu §4.2), PE the sine /
+ * cosine table of Vaswani et al. 2017 */
+void P(embed_positions)(T *pos, int geo, T c, T s, int Tlen, int C)
+{
+    for (int t = 0; t < Tlen; t++) {
+        T *p = pos + (long)t * C;
+        for (int i = 0; i < C; i++) {
+            /* PE(t, 2j) = sin(t / 10000^(2j/C)), PE(t, 2j+1) = cos(same) */
+            double freq = pow(10000.0, -(double)(i - (i & 1)) / (double)C);
+            double a = (double)t * freq;
+            p[i] = (T)((double)s * ((i & 1) ? cos(a) : sin(a)));
+        }
+        P(geo_exp0)(p, C, p, C, geo, c, 1, C);
+    }
+}
+
+void P(embed_forward)(T *X, const int32_t *tok, const int *len, const T *wte, const T *pos, int geo,
+                      T c, int B, int Tlen, int C)
+{
+    for (int b = 0; b < B; b++) {
+        for (int t = 0; t < Tlen; t++) {
+            T *x = X + ((long)b * Tlen + t) * C;
+            if (t >= len[b]) {
+                memset(x, 0, (size_t)C * sizeof(T));
+                continue;
+            }
+            const T *e = wte + (long)tok[(long)b * Tlen + t] * C;
+            P(geo_add)(x, e, pos + (long)t * C, C, geo, c, 1, C);
+        }
+    }
+}
+
+void P(embed_backward)(T *dwte, T *scratch, const T *dX, const T *X, const int32_t *tok,
+                       const int *len, const T *wte, const T *pos, int geo, T c, int B, int Tlen,
+                       int C)
+{
+    for (int b = 0; b < B; b++) {
+        for (int t = 0; t < len[b] && t < Tlen; t++) {
+            long row = (long)tok[(long)b * Tlen + t] * C;
+            const long xr = ((long)b * Tlen + t) * C;
+            P(geo_add_backward)(dwte + row, NULL, scratch, dX + xr, X + xr, wte + row,
+                                pos + (long)t * C, C, geo, c, 1, C);
+        }
+    }
+}
+
+/* ---- linear: Y = X Wᵀ, the inner product of the Möbius matvec exp_0(M log_0 x)
+ * (Ganea 2018, eq. 6) */
+void P(linear_forward)(T *Y, int ldy, const T *X, int ldx, const T *W, int ldw, int N, int K, int M)
+{
+    S(gyro_blas_gemm)(Y, X, W, 0, 1, (T)1, (T)0, N, M, K, ldx, ldw, ldy);
+}
+
+void P(linear_backward)(T *dX, int lddx, T *dW, int lddw, const T *dY, int lddy, const T *X,
+                        int ldx, const T *W, int ldw, int N, int K, int M)
+{
+    if (dX)
+        S(gyro_blas_gemm)(dX, dY, W, 0, 0, (T)1, (T)1, N, K, M, lddy, ldw, lddx);
+    if (dW)
+        S(gyro_blas_gemm)(dW, dY, X, 1, 0, (T)1, (T)1, M, K, N, lddy, ldx, lddw);
+}
+
+/* ---- attention: softmax(q kᵀ/√D) v per head in the tangent space (Vaswani 2017;
+ * hyperbolic-chinese-nlu §4.2) */
+void P(attention_forward)(T *O, T *P, const T *QKV, const int *len, int B, int Tlen, int H, int D)
+{
+    const int A = H * D, ld = 3 * A;
+    const T scale = (T)(1.0 / sqrt((double)D));
+    for (int b = 0; b < B; b++) {
+        const int n = len[b];
+        for (int t = n; t < Tlen; t++)
+            memset(O + ((long)b * Tlen + t) * A, 0, (size_t)A * sizeof(T));
+        for (int h = 0; h < H; h++) {
+            const T *q = QKV + (long)b * Tlen * ld + (long)h * D;
+            const T *k = q + A, *v = q + 2 * A;
+            T *p = P + ((long)b * H + h) * Tlen * Tlen;
+            S(gyro_blas_gemm)(p, q, k, 0, 1, scale, (T)0, n, n, D, ld, ld, Tlen);
+            for (int i = 0; i < n; i++) {
+                T *row = p + (long)i * Tlen;
+                T mx = row[0];
+                for (int j = 1; j < n; j++)
+                    if (row[j] > mx)
+                        mx = row[j];
+                double sum = 0.0;
+                for (int j = 0; j < n; j++) {
+                    row[j] = EXP(row[j] - mx);
+                    sum += row[j];
+                }
+                T inv = (T)(1.0 / sum);
+                for (int j = 0; j < n; j++)
+                    row[j] *= inv;
+            }
+            S(gyro_blas_gemm)(O + (long)b * Tlen * A + (long)h * D, p, v, 0, 0, (T)1, (T)0, n, D, n,
+                              Tlen, ld, A);
+        }
+    }
+}
+
+void P(attention_backward)(T *dQKV, T *scratch, const T *dO, const T *QKV, const T *P,
+                           const int *len, int B, int Tlen, int H, int D)
+{
+    const int A = H * D, ld = 3 * A;
+    const T scale = (T)(1.0 / sqrt((double)D));
+    for (int b = 0; b < B; b++) {
+        const int n = len[b];
+        for (int h = 0; h < H; h++) {
+            const long off = (long)b * Tlen * ld + (long)h * D;
+            const T *q = QKV + off, *k = q + A, *v = q + 2 * A;
+            T *dq = dQKV + off, *dk = dq + A, *dv = dq + 2 * A;
+            const T *p = P + ((long)b * H + h) * Tlen * Tlen;
+            const T *dout = dO + (long)b * Tlen * A + (long)h * D;
+            T *dp = scratch; /* (n, n) with ld Tlen */
+            /* dP = dO Vᵀ */
+            S(gyro_blas_gemm)(dp, dout, v, 0, 1, (T)1, (T)0, n, n, D, A, ld, Tlen);
+            /* dV += Pᵀ dO */
+            S(gyro_blas_gemm)(dv, p, dout, 1, 0, (T)1, (T)1, n, D, n, Tlen, A, ld);
+            for (int i = 0; i < n; i++) { /* softmax VJP */
+                const T *pr = p + (long)i * Tlen;
+                T *dr = dp + (long)i * Tlen;
+                double dot = 0.0;
+                for (int j = 0; j < n; j++)
+                    dot += (double)pr[j] * dr[j];
+                for (int j = 0; j < n; j++)
+                    dr[j] = (T)(pr[j] * (dr[j] - dot));
+            }
+            /* dQ += s dS K */
+            S(gyro_blas_gemm)(dq, dp, k, 0, 0, scale, (T)1, n, D, n, Tlen, ld, ld);
+            /* dK += s dSᵀ Q */
+            S(gyro_blas_gemm)(dk, dp, q, 1, 0, scale, (T)1, n, D, n, Tlen, ld, ld);
+        }
+    }
+}
+
+/* ---- head merge: y = r_1 ⊕ … ⊕ r_H, r_i = exp_0(M_i o_i) (hyperbolic-chinese-nlu §4.2);
+ * y = W [o_1 … o_H] in the Euclidean geometry */
+void P(merge_forward)(T *Y, T *RR, T *RB, const T *O, const T *W, int geo, T c, int N, int H, int D,
+                      int C)
+{
+    const int A = H * D;
+    if (geo != GYRO_GEO_HYPERBOLIC) {
+        S(gyro_blas_gemm)(Y, O, W, 0, 1, (T)1, (T)0, N, C, A, A, A, C);
+        return;
+    }
+    for (int i = 0; i < H; i++) /* RR_i = O_i M_iᵀ */
+        S(gyro_blas_gemm)(RR + (long)i * C, O + (long)i * D, W + (long)i * D, 0, 1, (T)1, (T)0, N,
+                          C, D, A, A, H * C);
+    for (int n = 0; n < N; n++) {
+        const T *rr = RR + (long)n * H * C;
+        T *rb = RB + (long)n * 2 * H * C, *ps = rb + (long)H * C;
+        P(geo_exp0)(rb, C, rr, C, geo, c, H, C); /* r_i = exp0(M_i o_i) */
+        memcpy(ps, rb, (size_t)C * sizeof(T));
+        for (int i = 1; i < H; i++) /* s_i = s_{i-1} ⊕ r_i */
+            P(geo_add)(ps + (long)i * C, ps + (long)(i - 1) * C, rb + (long)i * C, C, geo, c, 1, C);
+        memcpy(Y + (long)n * C, ps + (long)(H - 1) * C, (size_t)C * sizeof(T));
+    }
+}
+
+void P(merge_backward)(T *dO, T *dW, T *dRR, T *scratch, const T *dY, const T *O, const T *RR,
+                       const T *RB, const T *W, int geo, T c, int N, int H, int D, int C)
+{
+    const int A = H * D;
+    if (geo != GYRO_GEO_HYPERBOLIC) {
+        S(gyro_blas_gemm)(dO, dY, W, 0, 0, (T)1, (T)1, N, A, C, C, A, A);
+        S(gyro_blas_gemm)(dW, dY, O, 1, 0, (T)1, (T)1, C, A, N, C, A, A);
+        return;
+    }
+    T *g = scratch;  /* (C) dL/ds_i */
+    T *gp = g + C;   /* (C) dL/ds_{i-1} */
+    T *dr = gp + C;  /* (C) dL/dr_i */
+    T *tmp = dr + C; /* (2C) geo backward scratch */
+    for (int n = 0; n < N; n++) {
+        const T *rr = RR + (long)n * H * C;
+        const T *rb = RB + (long)n * 2 * H * C, *ps = rb + (long)H * C;
+        T *drr = dRR + (long)n * H * C;
+        memset(drr, 0, (size_t)H * C * sizeof(T));
+        memcpy(g, dY + (long)n * C, (size_t)C * sizeof(T));
+        for (int i = H - 1; i >= 1; i--) {
+            memset(gp, 0, (size_t)C * sizeof(T));
+            memset(dr, 0, (size_t)C * sizeof(T));
+            P(geo_add_backward)(gp, dr, tmp, g, ps + (long)i * C, ps + (long)(i - 1) * C,
+                                rb + (long)i * C, C, geo, c, 1, C);
+            P(geo_exp0_backward)(drr + (long)i * C, C, tmp, dr, C, rb + (long)i * C, C,
+                                 rr + (long)i * C, C, geo, c, 1, C);
+            memcpy(g, gp, (size_t)C * sizeof(T));
+        }
+        P(geo_exp0_backward)(drr, C, tmp, g, C, rb, C, rr, C, geo, c, 1, C);
+    }
+    for (int i = 0; i < H; i++) {
+        S(gyro_blas_gemm)(dO + (long)i * D, dRR + (long)i * C, W + (long)i * D, 0, 0, (T)1, (T)1, N,
+                          D, C, H * C, A, A);
+        S(gyro_blas_gemm)(dW + (long)i * D, dRR + (long)i * C, O + (long)i * D, 1, 0, (T)1, (T)1, C,
+                          D, N, H * C, A, A);
+    }
+}
+
+/* ---- activation and dropout: ReLU φ (Ganea 2018 §3.2: φ⊗(x) = exp_0(φ(log_0 x)));
+ * inverted dropout y = x ⊙ m, m_i = 1/(1−p) with probability 1−p (Srivastava 2014) */
+void P(relu_forward)(T *Y, const T *X, long n)
+{
+    for (long i = 0; i < n; i++)
+        Y[i] = X[i] > 0 ? X[i] : (T)0;
+}
+
+void P(relu_backward)(T *dX, const T *dY, const T *X, long n)
+{
+    for (long i = 0; i < n; i++)
+        dX[i] += X[i] > 0 ? dY[i] : (T)0; /* branch-free: vectorizes */
+}
+
+void P(dropout_forward)(T *Y, T *mask, const T *X, gyro_rng *rng, T p, long n)
+{
+    const T keep = (T)(1.0 / (1.0 - (double)p));
+    /* Drop when a 32-bit draw falls below p·2³² (probability p within 2⁻³²); each 64-bit
+     * output of the generator decides two elements. */
+    const uint64_t thr = (uint64_t)((double)p * 4294967296.0);
+    long i = 0;
+    for (; i + 2 <= n; i += 2) {
+        const uint64_t r = gyro_rng_next(rng);
+        mask[i] = (r >> 32) < thr ? (T)0 : keep;
+        mask[i + 1] = (r & 0xffffffffu) < thr ? (T)0 : keep;
+    }
+    if (i < n)
+        mask[i] = (gyro_rng_next(rng) >> 32) < thr ? (T)0 : keep;
+    for (i = 0; i < n; i++)
+        Y[i] = X[i] * mask[i];
+}
+
+void P(dropout_backward)(T *dX, const T *dY, const T *mask, long n)
+{
+    for (long i = 0; i < n; i++)
+        dX[i] += dY[i] * mask[i];
+}
+
+/* ---- LayerNorm: y = (x − μ)/σ ⊙ γ + β, σ = sqrt(var + 1e-5) (Ba 2016) */
+void P(layernorm_forward)(T *Y, T *mean, T *rstd, const T *X, const T *g, const T *b, int N, int C)
+{
+    for (int n = 0; n < N; n++) {
+        const T *x = X + (long)n * C;
+        T *y = Y + (long)n * C;
+        double m = 0.0, v = 0.0;
+        for (int i = 0; i < C; i++)
+            m += x[i];
+        m /= C;
+        for (int i = 0; i < C; i++)
+            v += ((double)x[i] - m) * ((double)x[i] - m);
+        v /= C;
+        double rs = 1.0 / sqrt(v + GYRO_LAYERNORM_EPS);
+        for (int i = 0; i < C; i++)
+            y[i] = (T)(((double)x[i] - m) * rs * g[i] + b[i]);
+        mean[n] = (T)m;
+        rstd[n] = (T)rs;
+    }
+}
+
+void P(layernorm_backward)(T *dX, T *dg, T *db, const T *dY, const T *X, const T *mean,
+                           const T *rstd, const T *g, int N, int C)
+{
+    for (int n = 0; n < N; n++) {
+        const T *x = X + (long)n * C, *dy = dY + (long)n * C;
+        T *dx = dX + (long)n * C;
+        double m = mean[n], rs = rstd[n];
+        double dnorm_mean = 0.0, dnorm_norm = 0.0;
+        for (int i = 0; i < C; i++) {
+            double xh = ((double)x[i] - m) * rs;
+            double dn = (double)g[i] * dy[i];
+            dnorm_mean += dn;
+            dnorm_norm += dn * xh;
+        }
+        dnorm_mean /= C;
+        dnorm_norm /= C;
+        for (int i = 0; i < C; i++) {
+            double xh = ((double)x[i] - m) * rs;
+            double dn = (double)g[i] * dy[i];
+            db[i] += dy[i];
+            dg[i] += (T)(xh * dy[i]);
+            dx[i] += (T)((dn - dnorm_mean - xh * dnorm_norm) * rs);
+        }
+    }
+}
+
+/* ---- pooling: y_i = max_{t < len} x_{t,i} over the valid positions
+ * (hyperbolic-chinese-nlu §4.2) */
+void P(pool_forward)(T *Y, int *idx, const T *X, const int *len, int B, int Tlen, int C)
+{
+    for (int b = 0; b < B; b++) {
+        T *y = Y + (long)b * C;
+        int *ix = idx + (long)b * C;
+        const T *x0 = X + (long)b * Tlen * C;
+        for (int i = 0; i < C; i++) {
+            y[i] = x0[i];
+            ix[i] = 0;
+        }
+        for (int t = 1; t < len[b]; t++) {
+            const T *x = x0 + (long)t * C;
+            for (int i = 0; i < C; i++)
+                if (x[i] > y[i]) {
+                    y[i] = x[i];
+                    ix[i] = t;
+                }
+        }
+    }
+}
+
+void P(pool_backward)(T *dX, const T *dY, const int *idx, int B, int Tlen, int C)
+{
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < C; i++)
+            dX[((long)b * Tlen + idx[(long)b * C + i]) * C + i] += dY[(long)b * C + i];
+}
+
+/* ---- classifier head: hyperbolic MLR (Ganea 2018, eq. 25), or logit_k = <a_k, x − p_k> */
+void P(mlr_forward)(T *Lg, const T *X, const T *P, const T *A, int geo, T c, int B, int K, int C)
+{
+    if (geo == GYRO_GEO_HYPERBOLIC) {
+        S(gyro_poincare_hyp_mlr_batch)(Lg, X, P, A, c, B, K, C);
+        return;
+    }
+    S(gyro_blas_gemm)(Lg, X, A, 0, 1, (T)1, (T)0, B, K, C, C, C, K);
+    for (int k = 0; k < K; k++) {
+        double ap = 0.0;
+        for (int i = 0; i < C; i++)
+            ap += (double)A[(long)k * C + i] * P[(long)k * C + i];
+        for (int b = 0; b < B; b++)
+            Lg[(long)b * K + k] -= (T)ap;
+    }
+}
+
+void P(mlr_backward)(T *dX, T *dP, T *dA, const T *dLg, const T *X, const T *P, const T *A, int geo,
+                     T c, int B, int K, int C)
+{
+    if (geo == GYRO_GEO_HYPERBOLIC) {
+        S(gyro_poincare_hyp_mlr_backward_batch)(dX, dP, dA, dLg, X, P, A, c, B, K, C);
+        return;
+    }
+    S(gyro_blas_gemm)(dX, dLg, A, 0, 0, (T)1, (T)1, B, C, K, K, C, C);
+    S(gyro_blas_gemm)(dA, dLg, X, 1, 0, (T)1, (T)1, K, C, B, K, C, C);
+    for (int k = 0; k < K; k++) {
+        double s = 0.0;
+        for (int b = 0; b < B; b++)
+            s += dLg[(long)b * K + k];
+        for (int i = 0; i < C; i++) {
+            dA[(long)k * C + i] -= (T)(s * P[(long)k * C + i]);
+            dP[(long)k * C + i] -= (T)(s * A[(long)k * C + i]);
+        }
+    }
+}
