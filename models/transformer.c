@@ -297,30 +297,30 @@ char *gyro_tf_expert_load_format(char *buf, size_t cap, const long *counts,
 
 /* ---- the two precisions ------------------------------------------------------------------- */
 
-#define R float
-#define TF(name) name
-#define L_(name) name##_f32
+#define T float
+#define S(name) name##_f32
+#define P(name) name
 #define PARAMS gyro_tf_params
 #define MODEL gyro_tf_model
 #define ACTS gyro_tf_acts
 #include "models/transformer_impl.h"
-#undef R
-#undef TF
-#undef L_
+#undef T
+#undef S
+#undef P
 #undef PARAMS
 #undef MODEL
 #undef ACTS
 
-#define R double
-#define TF(name) name##_f64
-#define L_(name) name##_f64
+#define T double
+#define S(name) name##_f64
+#define P(name) name##_f64
 #define PARAMS gyro_tf_params_f64
 #define MODEL gyro_tf_model_f64
 #define ACTS gyro_tf_acts_f64
 #include "models/transformer_impl.h"
-#undef R
-#undef TF
-#undef L_
+#undef T
+#undef S
+#undef P
 #undef PARAMS
 #undef MODEL
 #undef ACTS

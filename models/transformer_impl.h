@@ -1,6 +1,12 @@
-/* transformer_impl.h — generic body of the transformer (transformer.h), instantiated twice by
- * transformer.c: R = float with TF(name) = name, and R = double with TF(name) = name_f64.
- * L_(name) names the layer kernel of the precision (gyro_attention_forward_f32 …).
+/* transformer_impl.h — internal template: the one implementation of the transformer
+ * (transformer.h), instantiated once per precision by transformer.c (no include guard on
+ * purpose). The including file defines
+ *   T           storage type (float or double)
+ *   S(name)     name with the precision suffix (_f32 / _f64): file-local helpers, and the layer
+ *               kernels of that precision (S(gyro_attention_forward) = gyro_attention_forward_f32)
+ *   P(name)     public name: name for float32 (gyro_tf_forward), name_f64 for float64
+ *   PARAMS, MODEL, ACTS   the precision's parameter, model and activation types
+ * The sequence length is Tlen here (T is the storage type); transformer.h calls it T.
  *
  * Activation block layout: every per-layer activation is an (L, Nmax, width) array carved
  * from one block (Nmax = max_batch · max_len); a forward over B·T rows uses the first B·T rows
@@ -24,50 +30,54 @@
 #define TF_AW(cfg) ((cfg)->attention_kind == GYRO_TF_ATTENTION_MLA ? 0L                       \
                     : (long)(cfg)->n_heads * (cfg)->head_dim)
 #define TF_FW(cfg) ((cfg)->ffn_kind == GYRO_TF_FFN_MOE ? 0L : (long)(cfg)->ffn_dim)
+/* The layer-l slice of a stacked (L, width) parameter or gradient tensor, or NULL when the
+ * configuration has no such tensor (no LayerNorm, MLA instead of attention, MoE instead of
+ * the dense feed-forward): the offset is never applied to a NULL base. */
+#define TF_SLICE(p, l, width) ((p) ? (p) + (long)(l) * (width) : NULL)
 #endif
 
 /* Named pointers to the activations of one layer (or their gradients). */
-typedef struct TF(tf_layer_ptrs) {
-    R *xin;    /* (N, C)   layer input (ball)                                   */
-    R *u;      /* (N, C)   log0(xin)                                            */
-    R *qkvy;   /* (N, 3A)  u Wqkvᵀ                                              */
-    R *qkvz;   /* (N, 3A)  exp0(qkvy): the Möbius matvec output (ball, 3A-d)    */
-    R *qkvt;   /* (N, 3A)  log0 of each head's D-slice: tangent q | k | v       */
-    R *att;    /* (B, H, T, T) attention probabilities                          */
-    R *o;      /* (N, A)   head outputs (tangent)                               */
-    R *od;     /* (N, A)   after dropout (aliases o without dropout)            */
-    R *rr;     /* (N, H, C) M_i o_i (hyperbolic merge cache)                    */
-    R *rb;     /* (N, 2H, C) exp0(rr) and partial gyro-sums (forward block only) */
-    R *a;      /* (N, C)   gyro-added heads (ball)                              */
-    R *la;     /* (N, C)   log0(a)             (tangent residual)               */
-    R *ts1;    /* (N, C)   u + la              (tangent residual)               */
-    R *res1;   /* (N, C)   after the residual (aliases a without residual)      */
-    R *lnu1;   /* (N, C)   log0(res1)          (LayerNorm)                      */
-    R *lnv1;   /* (N, C)   LN(lnu1)                                             */
-    R *lnm1;   /* (N)      LN mean                                              */
-    R *lnr1;   /* (N)      LN 1/σ                                               */
-    R *x1;     /* (N, C)   exp0(lnv1) (aliases res1 without LayerNorm)          */
-    R *u2;     /* (N, C)   log0(x1)                                             */
-    R *y2;     /* (N, F)   u2 W1ᵀ                                               */
-    R *e2;     /* (N, F)   exp0(y2)                                             */
-    R *h;      /* (N, F)   e2 ⊕ b1                                              */
-    R *g0;     /* (N, F)   log0(h)                                              */
-    R *g1;     /* (N, F)   φ(g0) (aliases g0 for the identity)                  */
-    R *gd;     /* (N, F)   after dropout (aliases g1 without dropout)           */
-    R *y3;     /* (N, C)   gd W2ᵀ                                               */
-    R *e3;     /* (N, C)   exp0(y3)                                             */
-    R *f;      /* (N, C)   e3 ⊕ b2                                              */
-    R *lf;     /* (N, C)   log0(f)             (tangent residual)               */
-    R *ts2;    /* (N, C)   u2 + lf             (tangent residual)               */
-    R *res2;   /* (N, C)   after the residual (aliases f without residual)      */
-    R *lnu2;   /* (N, C)   log0(res2)                                           */
-    R *lnv2;   /* (N, C)   LN(lnu2)                                             */
-    R *lnm2;   /* (N)                                                           */
-    R *lnr2;   /* (N)                                                           */
-    R *xout;   /* (N, C)   layer output (aliases res2 without LayerNorm)        */
-    R *mask_o; /* (N, A)   dropout mask of o (forward block only)               */
-    R *mask_f; /* (N, F)   dropout mask of g1 (forward block only)              */
-} TF(tf_layer_ptrs);
+typedef struct S(tf_layer_ptrs) {
+    T *xin;    /* (N, C)   layer input (ball)                                   */
+    T *u;      /* (N, C)   log0(xin)                                            */
+    T *qkvy;   /* (N, 3A)  u Wqkvᵀ                                              */
+    T *qkvz;   /* (N, 3A)  exp0(qkvy): the Möbius matvec output (ball, 3A-d)    */
+    T *qkvt;   /* (N, 3A)  log0 of each head's D-slice: tangent q | k | v       */
+    T *att;    /* (B, H, T, T) attention probabilities                          */
+    T *o;      /* (N, A)   head outputs (tangent)                               */
+    T *od;     /* (N, A)   after dropout (aliases o without dropout)            */
+    T *rr;     /* (N, H, C) M_i o_i (hyperbolic merge cache)                    */
+    T *rb;     /* (N, 2H, C) exp0(rr) and partial gyro-sums (forward block only) */
+    T *a;      /* (N, C)   gyro-added heads (ball)                              */
+    T *la;     /* (N, C)   log0(a)             (tangent residual)               */
+    T *ts1;    /* (N, C)   u + la              (tangent residual)               */
+    T *res1;   /* (N, C)   after the residual (aliases a without residual)      */
+    T *lnu1;   /* (N, C)   log0(res1)          (LayerNorm)                      */
+    T *lnv1;   /* (N, C)   LN(lnu1)                                             */
+    T *lnm1;   /* (N)      LN mean                                              */
+    T *lnr1;   /* (N)      LN 1/σ                                               */
+    T *x1;     /* (N, C)   exp0(lnv1) (aliases res1 without LayerNorm)          */
+    T *u2;     /* (N, C)   log0(x1)                                             */
+    T *y2;     /* (N, F)   u2 W1ᵀ                                               */
+    T *e2;     /* (N, F)   exp0(y2)                                             */
+    T *h;      /* (N, F)   e2 ⊕ b1                                              */
+    T *g0;     /* (N, F)   log0(h)                                              */
+    T *g1;     /* (N, F)   φ(g0) (aliases g0 for the identity)                  */
+    T *gd;     /* (N, F)   after dropout (aliases g1 without dropout)           */
+    T *y3;     /* (N, C)   gd W2ᵀ                                               */
+    T *e3;     /* (N, C)   exp0(y3)                                             */
+    T *f;      /* (N, C)   e3 ⊕ b2                                              */
+    T *lf;     /* (N, C)   log0(f)             (tangent residual)               */
+    T *ts2;    /* (N, C)   u2 + lf             (tangent residual)               */
+    T *res2;   /* (N, C)   after the residual (aliases f without residual)      */
+    T *lnu2;   /* (N, C)   log0(res2)                                           */
+    T *lnv2;   /* (N, C)   LN(lnu2)                                             */
+    T *lnm2;   /* (N)                                                           */
+    T *lnr2;   /* (N)                                                           */
+    T *xout;   /* (N, C)   layer output (aliases res2 without LayerNorm)        */
+    T *mask_o; /* (N, A)   dropout mask of o (forward block only)               */
+    T *mask_f; /* (N, F)   dropout mask of g1 (forward block only)              */
+} S(tf_layer_ptrs);
 
 /* Per-layer arrays of one block: base pointers of (L, Nmax, width) arrays. Listed with their
  * width in values per row; `att` has Bmax·H·Tmax·Tmax values per layer. */
@@ -77,52 +87,52 @@ typedef struct TF(tf_layer_ptrs) {
     X(u2, C) X(y2, F) X(e2, F) X(h, F) X(g0, F) X(g1, F) X(gd, F) X(y3, C) X(e3, C) X(f, C)    \
     X(lf, C) X(ts2, C) X(res2, C) X(lnu2, C) X(lnv2, C) X(lnm2, 1) X(lnr2, 1) X(xout, C)
 
-typedef struct TF(tf_block) {
-    R *x0;       /* (Nmax, C)  embeddings ⊕ positions            */
-    R *lfin;     /* (Nmax, C)  log0 of the last layer's output     */
-    R *pooled;   /* (Bmax, C)  max over valid positions (tangent)  */
-    R *pdrop;    /* (Bmax, C)  after dropout (aliases pooled)      */
-    R *pball;    /* (Bmax, C)  exp0(pdrop): the MLR input          */
-    R *logits;   /* (Bmax, K)                                      */
-    R *att;      /* (L, Bmax, H, Tmax, Tmax)                       */
-#define TF_DECLARE_FIELD(name, w) R *name;
+typedef struct S(tf_block) {
+    T *x0;       /* (Nmax, C)  embeddings ⊕ positions            */
+    T *lfin;     /* (Nmax, C)  log0 of the last layer's output     */
+    T *pooled;   /* (Bmax, C)  max over valid positions (tangent)  */
+    T *pdrop;    /* (Bmax, C)  after dropout (aliases pooled)      */
+    T *pball;    /* (Bmax, C)  exp0(pdrop): the MLR input          */
+    T *logits;   /* (Bmax, K)                                      */
+    T *att;      /* (L, Bmax, H, Tmax, Tmax)                       */
+#define TF_DECLARE_FIELD(name, w) T *name;
     TF_LAYER_FIELDS(TF_DECLARE_FIELD)
 #undef TF_DECLARE_FIELD
-} TF(tf_block);
+} S(tf_block);
 
-struct TF(gyro_tf_acts) {
+struct P(gyro_tf_acts) {
     int max_batch, max_len, training;
-    int B, T;                 /* sizes of the last forward (0 before the first) */
+    int B, Tlen;                 /* sizes of the last forward (0 before the first) */
     int dropout_on;           /* the last forward drew dropout masks */
     long nmax;                /* max_batch · max_len */
     int32_t *tokens;          /* (Bmax, Tmax) copy of the last forward's tokens */
     int *lengths;             /* (Bmax) */
     int *pidx;                /* (Bmax, C) argmax of the pooling */
-    R *memory;                /* the activation block (owned) */
-    R *dmemory;               /* the activation-gradient block (owned; training only) */
+    T *memory;                /* the activation block (owned) */
+    T *dmemory;               /* the activation-gradient block (owned; training only) */
     size_t block_values;      /* values in each block */
-    TF(tf_block) a, d;        /* carved activations and their gradients */
-    R *mask_o;                /* (L, Nmax, A) (training only) */
-    R *mask_f;                /* (L, Nmax, F) */
-    R *mask_p;                /* (Bmax, C) */
-    R *merge_cache;           /* (L, Nmax, 2H·C) hyperbolic merge cache (NULL otherwise) */
-    R *scratch;               /* (scratch_values) per-row backward scratch */
+    S(tf_block) a, d;        /* carved activations and their gradients */
+    T *mask_o;                /* (L, Nmax, A) (training only) */
+    T *mask_f;                /* (L, Nmax, F) */
+    T *mask_p;                /* (Bmax, C) */
+    T *merge_cache;           /* (L, Nmax, 2H·C) hyperbolic merge cache (NULL otherwise) */
+    T *scratch;               /* (scratch_values) per-row backward scratch */
     size_t scratch_values;
     /* MLA (attention_kind MLA) */
     size_t mla_np;            /* parameters per layer */
     size_t mla_nacts;         /* cache values per sequence (layout for 1 x max_len) */
-    R *mla_cache;             /* (L, Bmax, mla_nacts) */
-    R *mla_scratch;           /* (layout n_scratch) backward scratch (training only) */
+    T *mla_cache;             /* (L, Bmax, mla_nacts) */
+    T *mla_scratch;           /* (layout n_scratch) backward scratch (training only) */
     /* MoE (ffn_kind MOE) */
     size_t moe_np;            /* parameters per layer */
     size_t moe_nacts;         /* cache values per layer (layout for Nmax tokens) */
     size_t moe_nroute;        /* route ints per layer */
-    R *moe_cache;             /* (L, moe_nacts) */
+    T *moe_cache;             /* (L, moe_nacts) */
     int *moe_route;           /* (L, moe_nroute) */
     long *moe_load;           /* (L, Nr) tokens routed to each expert, last forward */
-    R *moe_scratch;           /* backward scratch (training only) */
-    R *moe_gin, *moe_gout;    /* (Nmax, C) valid rows gathered: input, output / its gradient */
-    R *moe_gdin;              /* (Nmax, C) gradient of the gathered input (training only) */
+    T *moe_scratch;           /* backward scratch (training only) */
+    T *moe_gin, *moe_gout;    /* (Nmax, C) valid rows gathered: input, output / its gradient */
+    T *moe_gdin;              /* (Nmax, C) gradient of the gathered input (training only) */
     int moe_tokens;           /* Nv: valid tokens of the last forward */
     double balance;           /* balance loss of the last forward */
     gyro_arena arena;         /* owns every buffer above (one allocation) */
@@ -130,7 +140,7 @@ struct TF(gyro_tf_acts) {
 
 /* ---- parameters --------------------------------------------------------------------------- */
 
-static R **TF(tf_slot)(PARAMS *p, int k)
+static T **S(tf_slot)(PARAMS *p, int k)
 {
     switch (k) {
     case GYRO_TF_T_WTE: return &p->wte;
@@ -151,26 +161,26 @@ static R **TF(tf_slot)(PARAMS *p, int k)
     }
 }
 
-void TF(gyro_tf_carve)(const gyro_tf_config *cfg, R *block, PARAMS *out)
+void P(gyro_tf_carve)(const gyro_tf_config *cfg, T *block, PARAMS *out)
 {
     memset(out, 0, sizeof *out);
     tf_entry e[GYRO_TF_MAX_TENSORS];
     int n = tf_entries(cfg, e);
     for (int i = 0; i < n; i++)
-        *TF(tf_slot)(out, e[i].slot) = block + e[i].t.offset;
+        *S(tf_slot)(out, e[i].slot) = block + e[i].t.offset;
 }
 
-static void TF(tf_init_params)(MODEL *m, uint64_t seed)
+static void S(tf_init_params)(MODEL *m, uint64_t seed)
 {
     const gyro_tf_config *cfg = &m->cfg;
     const int geo = cfg->geometry;
-    const R c = (R)cfg->curvature;
+    const T c = (T)cfg->curvature;
     gyro_rng rng;
     gyro_rng_seed(&rng, seed);
     tf_entry e[GYRO_TF_MAX_TENSORS];
     int n = tf_entries(cfg, e);
     for (int i = 0; i < n; i++) {
-        R *p = m->params_memory + e[i].t.offset;
+        T *p = m->params_memory + e[i].t.offset;
         const size_t size = e[i].t.size;
         const int rows = e[i].t.rows, cols = e[i].t.cols;
         switch (e[i].slot) {
@@ -178,22 +188,22 @@ static void TF(tf_init_params)(MODEL *m, uint64_t seed)
             gyro_mla_config mc;
             tf_mla_config(cfg, &mc);
             for (int l = 0; l < rows; l++)
-                L_(gyro_mla_init_params)(p + (size_t)l * cols, &mc, &rng);
+                S(gyro_mla_init_params)(p + (size_t)l * cols, &mc, &rng);
             break;
         }
         case GYRO_TF_T_MOE: {
             gyro_moe_config fc;
             tf_moe_config(cfg, &fc);
             for (int l = 0; l < rows; l++)
-                L_(gyro_moe_init_params)(p + (size_t)l * cols, &fc, &rng);
+                S(gyro_moe_init_params)(p + (size_t)l * cols, &fc, &rng);
             break;
         }
         case GYRO_TF_T_WTE: {
             /* tangent rows N(0, 1/C), then exp0 into the ball: |row| ≈ tanh(1) */
             const double sd = 1.0 / sqrt((double)cols);
             for (size_t j = 0; j < size; j++)
-                p[j] = (R)(sd * gyro_rng_normal(&rng));
-            L_(gyro_geo_exp0)(p, cols, p, cols, geo, c, rows, cols);
+                p[j] = (T)(sd * gyro_rng_normal(&rng));
+            S(gyro_geo_exp0)(p, cols, p, cols, geo, c, rows, cols);
             break;
         }
         case GYRO_TF_T_LN1G:
@@ -203,7 +213,7 @@ static void TF(tf_init_params)(MODEL *m, uint64_t seed)
              * float32 ball point keeps), so the hyperbolic gains start at 1/√C (norm ≈ 1). */
             const double g0 = geo == GYRO_TF_GEOMETRY_HYPERBOLIC ? 1.0 / sqrt((double)cols) : 1.0;
             for (size_t j = 0; j < size; j++)
-                p[j] = (R)g0;
+                p[j] = (T)g0;
             break;
         }
         case GYRO_TF_T_LN1B:
@@ -211,7 +221,7 @@ static void TF(tf_init_params)(MODEL *m, uint64_t seed)
         case GYRO_TF_T_FCB:
         case GYRO_TF_T_FCPROJB:
         case GYRO_TF_T_MLR_P:
-            memset(p, 0, size * sizeof(R)); /* Euclidean zero = the ball's origin */
+            memset(p, 0, size * sizeof(T)); /* Euclidean zero = the ball's origin */
             break;
         default: {
             /* matrices (stacked per layer): Xavier-uniform on (out, in) = the matrix shape */
@@ -225,14 +235,14 @@ static void TF(tf_init_params)(MODEL *m, uint64_t seed)
             }
             const double lim = sqrt(6.0 / (double)(fan_in + fan_out));
             for (size_t j = 0; j < size; j++)
-                p[j] = (R)(lim * (2.0 * gyro_rng_uniform(&rng) - 1.0));
+                p[j] = (T)(lim * (2.0 * gyro_rng_uniform(&rng) - 1.0));
             break;
         }
         }
     }
 }
 
-void TF(gyro_tf_free)(MODEL *m)
+void P(gyro_tf_free)(MODEL *m)
 {
     if (!m)
         return;
@@ -242,7 +252,7 @@ void TF(gyro_tf_free)(MODEL *m)
     free(m);
 }
 
-gyro_status TF(gyro_tf_new)(const gyro_tf_config *cfg, uint64_t seed, int with_grads, MODEL **out)
+gyro_status P(gyro_tf_new)(const gyro_tf_config *cfg, uint64_t seed, int with_grads, MODEL **out)
 {
     *out = NULL;
     gyro_status st = gyro_tf_config_validate(cfg);
@@ -254,21 +264,21 @@ gyro_status TF(gyro_tf_new)(const gyro_tf_config *cfg, uint64_t seed, int with_g
     m->cfg = *cfg;
     m->n_params = gyro_tf_param_count(cfg);
     m->n_tensors = gyro_tf_tensor_table(cfg, m->tensors);
-    m->params_memory = calloc(m->n_params, sizeof(R));
-    m->pos = calloc((size_t)cfg->max_len * cfg->dim, sizeof(R));
+    m->params_memory = calloc(m->n_params, sizeof(T));
+    m->pos = calloc((size_t)cfg->max_len * cfg->dim, sizeof(T));
     if (with_grads)
-        m->grads_memory = calloc(m->n_params, sizeof(R));
+        m->grads_memory = calloc(m->n_params, sizeof(T));
     if (!m->params_memory || !m->pos || (with_grads && !m->grads_memory)) {
-        TF(gyro_tf_free)(m);
+        P(gyro_tf_free)(m);
         return gyro_error_set(GYRO_ERR_NOMEM, "transformer: cannot allocate %zu parameters",
                               gyro_tf_param_count(cfg));
     }
-    TF(gyro_tf_carve)(cfg, m->params_memory, &m->params);
+    P(gyro_tf_carve)(cfg, m->params_memory, &m->params);
     if (with_grads)
-        TF(gyro_tf_carve)(cfg, m->grads_memory, &m->grads);
-    L_(gyro_embed_positions)(m->pos, cfg->geometry, (R)cfg->curvature, (R)cfg->pos_scale,
-                             cfg->max_len, cfg->dim);
-    TF(tf_init_params)(m, seed);
+        P(gyro_tf_carve)(cfg, m->grads_memory, &m->grads);
+    S(gyro_embed_positions)(m->pos, cfg->geometry, (T)cfg->curvature, (T)cfg->pos_scale,
+                            cfg->max_len, cfg->dim);
+    S(tf_init_params)(m, seed);
     *out = m;
     return GYRO_OK;
 }
@@ -276,8 +286,8 @@ gyro_status TF(gyro_tf_new)(const gyro_tf_config *cfg, uint64_t seed, int with_g
 /* ---- activations -------------------------------------------------------------------------- */
 
 /* Carve (or, with base == NULL, measure) one block. Returns the number of values. */
-static size_t TF(tf_carve_block)(R *base, TF(tf_block) *blk, const gyro_tf_config *cfg, int bmax,
-                                 int tmax)
+static size_t S(tf_carve_block)(T *base, S(tf_block) *blk, const gyro_tf_config *cfg, int bmax,
+                                int tmax)
 {
     const long N = (long)bmax * tmax;
     const long C = cfg->dim, F = TF_FW(cfg), H = cfg->n_heads, A = TF_AW(cfg);
@@ -306,7 +316,7 @@ static size_t TF(tf_carve_block)(R *base, TF(tf_block) *blk, const gyro_tf_confi
     return off;
 }
 
-void TF(gyro_tf_acts_free)(ACTS *a)
+void P(gyro_tf_acts_free)(ACTS *a)
 {
     if (!a)
         return;
@@ -314,8 +324,8 @@ void TF(gyro_tf_acts_free)(ACTS *a)
     free(a);
 }
 
-gyro_status TF(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int training,
-                                 ACTS **out)
+gyro_status P(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int training,
+                                ACTS **out)
 {
     *out = NULL;
     const gyro_tf_config *cfg = &m->cfg;
@@ -360,7 +370,7 @@ gyro_status TF(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int
     a->max_len = max_len;
     a->training = training != 0;
     a->nmax = N;
-    a->block_values = TF(tf_carve_block)(NULL, &a->a, cfg, max_batch, max_len);
+    a->block_values = S(tf_carve_block)(NULL, &a->a, cfg, max_batch, max_len);
     long wide = 3 * A > F ? 3 * A : F;
     if (C > wide)
         wide = C;
@@ -368,25 +378,25 @@ gyro_status TF(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int
 
     /* Everything comes from one arena: the sizes, in allocation order. */
     const size_t sizes[] = {
-        a->block_values * sizeof(R),                              /* activations */
+        a->block_values * sizeof(T),                              /* activations */
         (size_t)N * sizeof(int32_t),                              /* tokens */
         (size_t)max_batch * sizeof(int),                          /* lengths */
         (size_t)max_batch * C * sizeof(int),                      /* pidx */
-        a->scratch_values * sizeof(R),                            /* scratch */
-        hyp ? (size_t)(Lr * N * 2 * H * C) * sizeof(R) : 0,       /* merge cache */
-        a->training ? a->block_values * sizeof(R) : 0,            /* activation gradients */
-        a->training ? (size_t)(Lr * N * A) * sizeof(R) : 0,       /* dropout masks */
-        a->training ? (size_t)(Lr * N * F) * sizeof(R) : 0,
-        a->training ? (size_t)max_batch * C * sizeof(R) : 0,
-        (size_t)Lr * max_batch * a->mla_nacts * sizeof(R),        /* 10: MLA caches */
-        a->training ? mla_nscratch * sizeof(R) : 0,
-        (size_t)Lr * a->moe_nacts * sizeof(R),                    /* 12: MoE caches */
+        a->scratch_values * sizeof(T),                            /* scratch */
+        hyp ? (size_t)(Lr * N * 2 * H * C) * sizeof(T) : 0,       /* merge cache */
+        a->training ? a->block_values * sizeof(T) : 0,            /* activation gradients */
+        a->training ? (size_t)(Lr * N * A) * sizeof(T) : 0,       /* dropout masks */
+        a->training ? (size_t)(Lr * N * F) * sizeof(T) : 0,
+        a->training ? (size_t)max_batch * C * sizeof(T) : 0,
+        (size_t)Lr * max_batch * a->mla_nacts * sizeof(T),        /* 10: MLA caches */
+        a->training ? mla_nscratch * sizeof(T) : 0,
+        (size_t)Lr * a->moe_nacts * sizeof(T),                    /* 12: MoE caches */
         (size_t)Lr * a->moe_nroute * sizeof(int),
         (size_t)(Lr * moe_nr) * sizeof(long),
-        a->training ? moe_nscratch * sizeof(R) : 0,
-        moe ? (size_t)N * C * sizeof(R) : 0,
-        moe ? (size_t)N * C * sizeof(R) : 0,
-        moe && a->training ? (size_t)N * C * sizeof(R) : 0,
+        a->training ? moe_nscratch * sizeof(T) : 0,
+        moe ? (size_t)N * C * sizeof(T) : 0,
+        moe ? (size_t)N * C * sizeof(T) : 0,
+        moe && a->training ? (size_t)N * C * sizeof(T) : 0,
     };
     size_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
@@ -425,11 +435,33 @@ gyro_status TF(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int
         a->moe_gout = gyro_arena_alloc(ar, sizes[17]);
         a->moe_gdin = a->training ? gyro_arena_alloc(ar, sizes[18]) : NULL;
     }
-    TF(tf_carve_block)(a->memory, &a->a, cfg, max_batch, max_len);
+    S(tf_carve_block)(a->memory, &a->a, cfg, max_batch, max_len);
     if (a->training)
-        TF(tf_carve_block)(a->dmemory, &a->d, cfg, max_batch, max_len);
+        S(tf_carve_block)(a->dmemory, &a->d, cfg, max_batch, max_len);
     *out = a;
     return GYRO_OK;
+}
+
+/* The aliases of one residual-and-LayerNorm sublayer (see tf_sublayer below), the same after
+ * attention (y = a) and after the feed-forward block (y = f): ly = log0 y is y itself in the
+ * Euclidean geometry; without a residual the result is y, with a Euclidean tangent residual it
+ * is the sum ts (exp0 is the identity); without LayerNorm the output is the residual's result,
+ * with a Euclidean LayerNorm its input is that result and its output is lnv. */
+static void S(tf_sublayer_alias)(T **ly, T **res, T **lnu, T **out, T *y, T *ts, T *lnv,
+                                 const gyro_tf_config *cfg, int eu)
+{
+    if (eu)
+        *ly = y;
+    if (cfg->residual == GYRO_TF_RESIDUAL_NONE)
+        *res = y;
+    else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT && eu)
+        *res = ts;
+    if (!cfg->layernorm) {
+        *out = *res;
+    } else if (eu) {
+        *lnu = *res;
+        *out = lnv;
+    }
 }
 
 /* The pointers of layer l in block `blk` with the configuration's aliases. `fwd` selects the
@@ -437,8 +469,8 @@ gyro_status TF(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int
  * input. In the Euclidean geometry exp0 and log0 are the identity, so their outputs alias
  * their inputs instead of being copies (the geo kernels skip a map whose output is its input,
  * and its backward whose gradient buffers coincide). */
-static void TF(tf_layer_ptrs_get)(TF(tf_layer_ptrs) *p, const ACTS *a, const TF(tf_block) *blk,
-                                  const gyro_tf_config *cfg, int l, int fwd, R *xin)
+static void S(tf_layer_ptrs_get)(S(tf_layer_ptrs) *p, const ACTS *a, const S(tf_block) *blk,
+                                 const gyro_tf_config *cfg, int l, int fwd, T *xin)
 {
     const long N = a->nmax, C = cfg->dim, F = TF_FW(cfg), H = cfg->n_heads;
     const long A = TF_AW(cfg);
@@ -459,18 +491,7 @@ static void TF(tf_layer_ptrs_get)(TF(tf_layer_ptrs) *p, const ACTS *a, const TF(
     if (!a->dropout_on)
         p->od = p->o;
     /* residual and LayerNorm 1 */
-    if (eu)
-        p->la = p->a;
-    if (cfg->residual == GYRO_TF_RESIDUAL_NONE)
-        p->res1 = p->a;
-    else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT && eu)
-        p->res1 = p->ts1;
-    if (!cfg->layernorm) {
-        p->x1 = p->res1;
-    } else if (eu) {
-        p->lnu1 = p->res1;
-        p->x1 = p->lnv1;
-    }
+    S(tf_sublayer_alias)(&p->la, &p->res1, &p->lnu1, &p->x1, p->a, p->ts1, p->lnv1, cfg, eu);
     /* feed-forward */
     if (eu) {
         p->u2 = p->x1;
@@ -481,21 +502,10 @@ static void TF(tf_layer_ptrs_get)(TF(tf_layer_ptrs) *p, const ACTS *a, const TF(
         p->g1 = p->g0;
     if (!a->dropout_on)
         p->gd = p->g1;
-    if (eu) {
+    if (eu)
         p->e3 = p->y3;
-        p->lf = p->f;
-    }
     /* residual and LayerNorm 2 */
-    if (cfg->residual == GYRO_TF_RESIDUAL_NONE)
-        p->res2 = p->f;
-    else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT && eu)
-        p->res2 = p->ts2;
-    if (!cfg->layernorm) {
-        p->xout = p->res2;
-    } else if (eu) {
-        p->lnu2 = p->res2;
-        p->xout = p->lnv2;
-    }
+    S(tf_sublayer_alias)(&p->lf, &p->res2, &p->lnu2, &p->xout, p->f, p->ts2, p->lnv2, cfg, eu);
     p->mask_o = fwd && a->mask_o ? a->mask_o + (long)l * N * A : NULL;
     p->mask_f = fwd && a->mask_f ? a->mask_f + (long)l * N * F : NULL;
     p->rb = fwd && a->merge_cache ? a->merge_cache + (long)l * N * 2 * H * C : NULL;
@@ -503,24 +513,24 @@ static void TF(tf_layer_ptrs_get)(TF(tf_layer_ptrs) *p, const ACTS *a, const TF(
 
 /* The output of layer l (with aliases): what layer l+1 reads as its input (it does not depend
  * on the layer's own input). */
-static R *TF(tf_layer_out)(const ACTS *a, const TF(tf_block) *blk, const gyro_tf_config *cfg,
-                           int l)
+static T *S(tf_layer_out)(const ACTS *a, const S(tf_block) *blk, const gyro_tf_config *cfg,
+                          int l)
 {
-    TF(tf_layer_ptrs) p;
-    TF(tf_layer_ptrs_get)(&p, a, blk, cfg, l, 0, blk->x0);
+    S(tf_layer_ptrs) p;
+    S(tf_layer_ptrs_get)(&p, a, blk, cfg, l, 0, blk->x0);
     return p.xout;
 }
 
-static void TF(tf_ptrs)(TF(tf_layer_ptrs) *p, const ACTS *a, const TF(tf_block) *blk,
-                        const gyro_tf_config *cfg, int l, int fwd)
+static void S(tf_ptrs)(S(tf_layer_ptrs) *p, const ACTS *a, const S(tf_block) *blk,
+                       const gyro_tf_config *cfg, int l, int fwd)
 {
-    R *xin = l > 0 ? TF(tf_layer_out)(a, blk, cfg, l - 1) : blk->x0;
-    TF(tf_layer_ptrs_get)(p, a, blk, cfg, l, fwd, xin);
+    T *xin = l > 0 ? S(tf_layer_out)(a, blk, cfg, l - 1) : blk->x0;
+    S(tf_layer_ptrs_get)(p, a, blk, cfg, l, fwd, xin);
 }
 
 /* The head's buffers with the same aliases: lf = log0(xl), pd = dropout(pooled), pb = exp0(pd). */
-static void TF(tf_head_ptrs)(R **lf, R **pd, R **pb, const ACTS *a, const TF(tf_block) *blk,
-                             const gyro_tf_config *cfg, R *xl)
+static void S(tf_head_ptrs)(T **lf, T **pd, T **pb, const ACTS *a, const S(tf_block) *blk,
+                            const gyro_tf_config *cfg, T *xl)
 {
     const int eu = cfg->geometry != GYRO_TF_GEOMETRY_HYPERBOLIC;
     *lf = eu ? xl : blk->lfin;
@@ -531,11 +541,12 @@ static void TF(tf_head_ptrs)(R **lf, R **pd, R **pb, const ACTS *a, const TF(tf_
 /* ---- valid-token gather / scatter (MoE) ------------------------------------------------------ */
 
 /* dst (Nv, C) = the rows of src (B, T, C) at valid positions, in order; returns Nv. */
-static int TF(tf_gather_valid)(R *dst, const R *src, const int *lengths, int B, int T, int C)
+static int S(tf_gather_valid)(T *dst, const T *src, const int *lengths, int B, int Tlen, int C)
 {
     int nv = 0;
     for (int b = 0; b < B; b++) {
-        memcpy(dst + (size_t)nv * C, src + (size_t)b * T * C, (size_t)lengths[b] * C * sizeof(R));
+        memcpy(dst + (size_t)nv * C, src + (size_t)b * Tlen * C,
+               (size_t)lengths[b] * C * sizeof(T));
         nv += lengths[b];
     }
     return nv;
@@ -543,19 +554,19 @@ static int TF(tf_gather_valid)(R *dst, const R *src, const int *lengths, int B, 
 
 /* dst (B, T, C): valid rows = src (Nv, C) in order (accumulate != 0: +=); with accumulate == 0
  * the padded rows are set to 0 (the origin of the ball). */
-static void TF(tf_scatter_valid)(R *dst, const R *src, const int *lengths, int B, int T, int C,
-                                 int accumulate)
+static void S(tf_scatter_valid)(T *dst, const T *src, const int *lengths, int B, int Tlen, int C,
+                                int accumulate)
 {
     size_t k = 0;
     for (int b = 0; b < B; b++) {
-        R *row = dst + (size_t)b * T * C;
+        T *row = dst + (size_t)b * Tlen * C;
         const size_t nval = (size_t)lengths[b] * C;
         if (accumulate) {
             for (size_t i = 0; i < nval; i++)
                 row[i] += src[k + i];
         } else {
-            memcpy(row, src + k, nval * sizeof(R));
-            memset(row + nval, 0, ((size_t)T * C - nval) * sizeof(R));
+            memcpy(row, src + k, nval * sizeof(T));
+            memset(row + nval, 0, ((size_t)Tlen * C - nval) * sizeof(T));
         }
         k += nval;
     }
@@ -563,7 +574,7 @@ static void TF(tf_scatter_valid)(R *dst, const R *src, const int *lengths, int B
 
 /* ---- forward ------------------------------------------------------------------------------ */
 
-const R *TF(gyro_tf_logits)(const ACTS *a)
+const T *P(gyro_tf_logits)(const ACTS *a)
 {
     return a->a.logits;
 }
@@ -574,89 +585,89 @@ const R *TF(gyro_tf_logits)(const ACTS *a)
  * The same named buffers of one layer serve the forward pass and, in the gradient block, the
  * backward pass; which buffers alias which (no residual, no LayerNorm, Euclidean) is settled
  * by tf_layer_ptrs_get. All buffers are (Nr, C); lnm, lnr are (Nr). */
-typedef struct TF(tf_sublayer) {
-    R *xin, *u;       /* the sublayer's input and its log0 */
-    R *y, *ly;        /* the block's output and its log0 (tangent residual) */
-    R *ts, *res;      /* u + ly (tangent residual), the residual's result */
-    R *lnu, *lnv;     /* log0 res, LN(lnu) */
-    R *lnm, *lnr;     /* LayerNorm mean and reciprocal deviation */
-    R *out;           /* the sublayer's output */
-} TF(tf_sublayer);
+typedef struct S(tf_sublayer) {
+    T *xin, *u;       /* the sublayer's input and its log0 */
+    T *y, *ly;        /* the block's output and its log0 (tangent residual) */
+    T *ts, *res;      /* u + ly (tangent residual), the residual's result */
+    T *lnu, *lnv;     /* log0 res, LN(lnu) */
+    T *lnm, *lnr;     /* LayerNorm mean and reciprocal deviation */
+    T *out;           /* the sublayer's output */
+} S(tf_sublayer);
 
-static void TF(tf_sublayer_forward)(const TF(tf_sublayer) *p, const R *gain, const R *bias,
-                                    const gyro_tf_config *cfg, int geo, R c, int Nr, int C)
+static void S(tf_sublayer_forward)(const S(tf_sublayer) *p, const T *gain, const T *bias,
+                                   const gyro_tf_config *cfg, int geo, T c, int Nr, int C)
 {
     if (cfg->residual == GYRO_TF_RESIDUAL_MOBIUS) {
-        L_(gyro_geo_add)(p->res, p->xin, p->y, C, geo, c, Nr, C);
+        S(gyro_geo_add)(p->res, p->xin, p->y, C, geo, c, Nr, C);
     } else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT) {
-        L_(gyro_geo_log0)(p->ly, C, p->y, C, geo, c, Nr, C);
+        S(gyro_geo_log0)(p->ly, C, p->y, C, geo, c, Nr, C);
         for (long i = 0; i < (long)Nr * C; i++)
             p->ts[i] = p->u[i] + p->ly[i];
-        L_(gyro_geo_exp0)(p->res, C, p->ts, C, geo, c, Nr, C);
+        S(gyro_geo_exp0)(p->res, C, p->ts, C, geo, c, Nr, C);
     }
     if (cfg->layernorm) {
-        L_(gyro_geo_log0)(p->lnu, C, p->res, C, geo, c, Nr, C);
-        L_(gyro_layernorm_forward)(p->lnv, p->lnm, p->lnr, p->lnu, gain, bias, Nr, C);
-        L_(gyro_geo_exp0)(p->out, C, p->lnv, C, geo, c, Nr, C);
+        S(gyro_geo_log0)(p->lnu, C, p->res, C, geo, c, Nr, C);
+        S(gyro_layernorm_forward)(p->lnv, p->lnm, p->lnr, p->lnu, gain, bias, Nr, C);
+        S(gyro_geo_exp0)(p->out, C, p->lnv, C, geo, c, Nr, C);
     }
 }
 
 /* Backward of tf_sublayer_forward: q holds the gradient buffers (q->out filled), p the forward
  * activations; accumulates into q->xin (Möbius residual), q->u (tangent residual), q->y and the
  * LayerNorm gain and bias gradients. */
-static void TF(tf_sublayer_backward)(const TF(tf_sublayer) *q, R *dgain, R *dbias,
-                                     const TF(tf_sublayer) *p, const R *gain, R *scr,
-                                     const gyro_tf_config *cfg, int geo, R c, int Nr, int C)
+static void S(tf_sublayer_backward)(const S(tf_sublayer) *q, T *dgain, T *dbias,
+                                    const S(tf_sublayer) *p, const T *gain, T *scr,
+                                    const gyro_tf_config *cfg, int geo, T c, int Nr, int C)
 {
     if (cfg->layernorm) {
-        L_(gyro_geo_exp0_backward)(q->lnv, C, scr, q->out, C, p->out, C, p->lnv, C, geo, c, Nr,
-                                   C);
-        L_(gyro_layernorm_backward)(q->lnu, dgain, dbias, q->lnv, p->lnu, p->lnm, p->lnr, gain,
-                                    Nr, C);
-        L_(gyro_geo_log0_backward)(q->res, C, q->lnu, C, p->res, C, geo, c, Nr, C);
+        S(gyro_geo_exp0_backward)(q->lnv, C, scr, q->out, C, p->out, C, p->lnv, C, geo, c, Nr,
+                                  C);
+        S(gyro_layernorm_backward)(q->lnu, dgain, dbias, q->lnv, p->lnu, p->lnm, p->lnr, gain,
+                                   Nr, C);
+        S(gyro_geo_log0_backward)(q->res, C, q->lnu, C, p->res, C, geo, c, Nr, C);
     }
     if (cfg->residual == GYRO_TF_RESIDUAL_MOBIUS) {
-        L_(gyro_geo_add_backward)(q->xin, q->y, scr, q->res, p->res, p->xin, p->y, C, geo, c, Nr,
-                                  C);
+        S(gyro_geo_add_backward)(q->xin, q->y, scr, q->res, p->res, p->xin, p->y, C, geo, c, Nr,
+                                 C);
     } else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT) {
-        L_(gyro_geo_exp0_backward)(q->ts, C, scr, q->res, C, p->res, C, p->ts, C, geo, c, Nr,
-                                   C);
+        S(gyro_geo_exp0_backward)(q->ts, C, scr, q->res, C, p->res, C, p->ts, C, geo, c, Nr,
+                                  C);
         for (long i = 0; i < (long)Nr * C; i++) {
             q->u[i] += q->ts[i];
             q->ly[i] += q->ts[i];
         }
-        L_(gyro_geo_log0_backward)(q->y, C, q->ly, C, p->y, C, geo, c, Nr, C);
+        S(gyro_geo_log0_backward)(q->y, C, q->ly, C, p->y, C, geo, c, Nr, C);
     }
 }
 
 /* The sublayer after attention (which = 1) or after the feed-forward block (which = 2). */
-static TF(tf_sublayer) TF(tf_sublayer_of)(const TF(tf_layer_ptrs) *p, int which)
+static S(tf_sublayer) S(tf_sublayer_of)(const S(tf_layer_ptrs) *p, int which)
 {
     if (which == 1)
-        return (TF(tf_sublayer)){p->xin, p->u, p->a, p->la, p->ts1, p->res1,
+        return (S(tf_sublayer)){p->xin, p->u, p->a, p->la, p->ts1, p->res1,
                                  p->lnu1, p->lnv1, p->lnm1, p->lnr1, p->x1};
-    return (TF(tf_sublayer)){p->x1, p->u2, p->f, p->lf, p->ts2, p->res2,
+    return (S(tf_sublayer)){p->x1, p->u2, p->f, p->lf, p->ts2, p->res2,
                              p->lnu2, p->lnv2, p->lnm2, p->lnr2, p->xout};
 }
 
-gyro_status TF(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
-                                const int *lengths, int B, int T, gyro_rng *rng)
+gyro_status P(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
+                               const int *lengths, int B, int Tlen, gyro_rng *rng)
 {
     const gyro_tf_config *cfg = &m->cfg;
-    if (B < 1 || B > a->max_batch || T < 1 || T > a->max_len)
+    if (B < 1 || B > a->max_batch || Tlen < 1 || Tlen > a->max_len)
         return gyro_error_set(GYRO_ERR_USAGE,
                               "transformer: batch %d x %d exceeds the activations (%d x %d)", B,
-                              T, a->max_batch, a->max_len);
+                              Tlen, a->max_batch, a->max_len);
     const int want_dropout = rng != NULL && cfg->dropout > 0.0f;
     if (want_dropout && !a->training)
         return gyro_error_set(GYRO_ERR_USAGE,
                               "transformer: dropout needs activations created for training");
     for (int b = 0; b < B; b++) {
-        if (lengths[b] < 1 || lengths[b] > T)
+        if (lengths[b] < 1 || lengths[b] > Tlen)
             return gyro_error_set(GYRO_ERR_DATA, "transformer: sequence %d has length %d "
-                                  "outside [1, %d]", b, lengths[b], T);
+                                  "outside [1, %d]", b, lengths[b], Tlen);
         for (int t = 0; t < lengths[b]; t++) {
-            int32_t id = tokens[(long)b * T + t];
+            int32_t id = tokens[(long)b * Tlen + t];
             if (id < 0 || id >= cfg->vocab_size)
                 return gyro_error_set(GYRO_ERR_DATA, "transformer: sequence %d position %d: "
                                       "token id %d outside [0, %d)", b, t, (int)id,
@@ -664,17 +675,17 @@ gyro_status TF(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
         }
     }
     a->B = B;
-    a->T = T;
+    a->Tlen = Tlen;
     a->dropout_on = want_dropout;
-    memcpy(a->tokens, tokens, (size_t)B * T * sizeof(int32_t));
+    memcpy(a->tokens, tokens, (size_t)B * Tlen * sizeof(int32_t));
     memcpy(a->lengths, lengths, (size_t)B * sizeof(int));
 
     const int geo = cfg->geometry;
-    const R c = (R)cfg->curvature, pdrop = (R)cfg->dropout;
+    const T c = (T)cfg->curvature, pdrop = (T)cfg->dropout;
     const int C = cfg->dim, F = cfg->ffn_dim, H = cfg->n_heads, D = cfg->head_dim, A = H * D;
-    const int K = cfg->n_classes, Nr = B * T;
+    const int K = cfg->n_classes, Nr = B * Tlen;
     const PARAMS *w = &m->params;
-    TF(tf_block) *blk = &a->a;
+    S(tf_block) *blk = &a->a;
 
     const int mla = cfg->attention_kind == GYRO_TF_ATTENTION_MLA;
     const int moe = cfg->ffn_kind == GYRO_TF_FFN_MOE;
@@ -687,86 +698,86 @@ gyro_status TF(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
     a->balance = 0.0;
     a->moe_tokens = 0;
 
-    L_(gyro_embed_forward)(blk->x0, tokens, lengths, w->wte, m->pos, geo, c, B, T, C);
+    S(gyro_embed_forward)(blk->x0, tokens, lengths, w->wte, m->pos, geo, c, B, Tlen, C);
     for (int l = 0; l < cfg->n_layers; l++) {
-        TF(tf_layer_ptrs) p;
-        TF(tf_ptrs)(&p, a, blk, cfg, l, 1);
+        S(tf_layer_ptrs) p;
+        S(tf_ptrs)(&p, a, blk, cfg, l, 1);
 
-        L_(gyro_geo_log0)(p.u, C, p.xin, C, geo, c, Nr, C);
+        S(gyro_geo_log0)(p.u, C, p.xin, C, geo, c, Nr, C);
         if (mla) {
             /* MLA per sequence over its valid positions; padded rows of `a` at the origin */
-            const R *wm = w->mla + (size_t)l * a->mla_np;
+            const T *wm = TF_SLICE(w->mla, l, a->mla_np);
             for (int b = 0; b < B; b++) {
-                const size_t r0 = (size_t)b * T * C, n = (size_t)lengths[b];
-                R *cache = a->mla_cache + ((size_t)l * a->max_batch + b) * a->mla_nacts;
-                L_(gyro_mla_forward)(p.a + r0, cache, p.xin + r0, wm, &mc, 1, lengths[b]);
-                memset(p.a + r0 + n * C, 0, ((size_t)T - n) * C * sizeof(R));
+                const size_t r0 = (size_t)b * Tlen * C, n = (size_t)lengths[b];
+                T *cache = a->mla_cache + ((size_t)l * a->max_batch + b) * a->mla_nacts;
+                S(gyro_mla_forward)(p.a + r0, cache, p.xin + r0, wm, &mc, 1, lengths[b]);
+                memset(p.a + r0 + n * C, 0, ((size_t)Tlen - n) * C * sizeof(T));
             }
         } else {
             /* attention: q,k,v = per-head log0 of W ⊗ x = exp0(W log0 x) */
-            const R *wqkv = w->qkvw + (long)l * 3 * A * C, *wo = w->attprojw + (long)l * C * A;
-            L_(gyro_linear_forward)(p.qkvy, 3 * A, p.u, C, wqkv, C, Nr, C, 3 * A);
-            L_(gyro_geo_exp0)(p.qkvz, 3 * A, p.qkvy, 3 * A, geo, c, Nr, 3 * A);
-            L_(gyro_geo_log0)(p.qkvt, D, p.qkvz, D, geo, c, Nr * 3 * H, D);
-            L_(gyro_attention_forward)(p.o, p.att, p.qkvt, lengths, B, T, H, D);
+            const T *wqkv = TF_SLICE(w->qkvw, l, 3 * A * C), *wo = TF_SLICE(w->attprojw, l, C * A);
+            S(gyro_linear_forward)(p.qkvy, 3 * A, p.u, C, wqkv, C, Nr, C, 3 * A);
+            S(gyro_geo_exp0)(p.qkvz, 3 * A, p.qkvy, 3 * A, geo, c, Nr, 3 * A);
+            S(gyro_geo_log0)(p.qkvt, D, p.qkvz, D, geo, c, Nr * 3 * H, D);
+            S(gyro_attention_forward)(p.o, p.att, p.qkvt, lengths, B, Tlen, H, D);
             if (a->dropout_on)
-                L_(gyro_dropout_forward)(p.od, p.mask_o, p.o, rng, pdrop, (long)Nr * A);
-            L_(gyro_merge_forward)(p.a, p.rr, p.rb, p.od, wo, geo, c, Nr, H, D, C);
+                S(gyro_dropout_forward)(p.od, p.mask_o, p.o, rng, pdrop, (long)Nr * A);
+            S(gyro_merge_forward)(p.a, p.rr, p.rb, p.od, wo, geo, c, Nr, H, D, C);
         }
 
         /* residual and LayerNorm after attention */
-        const TF(tf_sublayer) s1 = TF(tf_sublayer_of)(&p, 1);
-        TF(tf_sublayer_forward)(&s1, w->ln1g + (long)l * C, w->ln1b + (long)l * C, cfg, geo, c,
-                                Nr, C);
+        const S(tf_sublayer) s1 = S(tf_sublayer_of)(&p, 1);
+        S(tf_sublayer_forward)(&s1, TF_SLICE(w->ln1g, l, C), TF_SLICE(w->ln1b, l, C), cfg, geo, c,
+                               Nr, C);
 
-        L_(gyro_geo_log0)(p.u2, C, p.x1, C, geo, c, Nr, C);
+        S(gyro_geo_log0)(p.u2, C, p.x1, C, geo, c, Nr, C);
         if (moe) {
             /* mixture of experts over the valid tokens; padded rows of f at the origin */
-            R *cache = a->moe_cache + (size_t)l * a->moe_nacts;
+            T *cache = a->moe_cache + (size_t)l * a->moe_nacts;
             int *route = a->moe_route + (size_t)l * a->moe_nroute;
             long *load = a->moe_load + (size_t)l * cfg->moe_experts;
-            const int nv = TF(tf_gather_valid)(a->moe_gin, p.x1, lengths, B, T, C);
-            L_(gyro_moe_forward)(a->moe_gout, cache, route, a->moe_gin,
-                                 w->moe + (size_t)l * a->moe_np, &fc, nv);
-            TF(tf_scatter_valid)(p.f, a->moe_gout, lengths, B, T, C, 0);
-            a->balance += L_(gyro_moe_balance_loss)(NULL, cache, route, &fc, nv,
-                                                    (double)cfg->moe_balance);
+            const int nv = S(tf_gather_valid)(a->moe_gin, p.x1, lengths, B, Tlen, C);
+            S(gyro_moe_forward)(a->moe_gout, cache, route, a->moe_gin,
+                                TF_SLICE(w->moe, l, a->moe_np), &fc, nv);
+            S(tf_scatter_valid)(p.f, a->moe_gout, lengths, B, Tlen, C, 0);
+            a->balance += S(gyro_moe_balance_loss)(NULL, cache, route, &fc, nv,
+                                                   (double)cfg->moe_balance);
             memset(load, 0, (size_t)cfg->moe_experts * sizeof(long));
             gyro_moe_count_load(load, route, &fc, nv);
             a->moe_tokens = nv;
         } else {
             /* feed-forward: M2 ⊗ φ⊗(M1 ⊗ x ⊕ b1) ⊕ b2 */
-            const R *w1 = w->fcw + (long)l * F * C, *b1 = w->fcb + (long)l * F;
-            const R *w2 = w->fcprojw + (long)l * C * F, *b2 = w->fcprojb + (long)l * C;
-            L_(gyro_linear_forward)(p.y2, F, p.u2, C, w1, C, Nr, C, F);
-            L_(gyro_geo_exp0)(p.e2, F, p.y2, F, geo, c, Nr, F);
-            L_(gyro_geo_add)(p.h, p.e2, b1, 0, geo, c, Nr, F);
-            L_(gyro_geo_log0)(p.g0, F, p.h, F, geo, c, Nr, F);
+            const T *w1 = TF_SLICE(w->fcw, l, F * C), *b1 = TF_SLICE(w->fcb, l, F);
+            const T *w2 = TF_SLICE(w->fcprojw, l, C * F), *b2 = TF_SLICE(w->fcprojb, l, C);
+            S(gyro_linear_forward)(p.y2, F, p.u2, C, w1, C, Nr, C, F);
+            S(gyro_geo_exp0)(p.e2, F, p.y2, F, geo, c, Nr, F);
+            S(gyro_geo_add)(p.h, p.e2, b1, 0, geo, c, Nr, F);
+            S(gyro_geo_log0)(p.g0, F, p.h, F, geo, c, Nr, F);
             if (cfg->ffn_activation == GYRO_TF_ACTIVATION_RELU)
-                L_(gyro_relu_forward)(p.g1, p.g0, (long)Nr * F);
+                S(gyro_relu_forward)(p.g1, p.g0, (long)Nr * F);
             if (a->dropout_on)
-                L_(gyro_dropout_forward)(p.gd, p.mask_f, p.g1, rng, pdrop, (long)Nr * F);
-            L_(gyro_linear_forward)(p.y3, C, p.gd, F, w2, F, Nr, F, C);
-            L_(gyro_geo_exp0)(p.e3, C, p.y3, C, geo, c, Nr, C);
-            L_(gyro_geo_add)(p.f, p.e3, b2, 0, geo, c, Nr, C);
+                S(gyro_dropout_forward)(p.gd, p.mask_f, p.g1, rng, pdrop, (long)Nr * F);
+            S(gyro_linear_forward)(p.y3, C, p.gd, F, w2, F, Nr, F, C);
+            S(gyro_geo_exp0)(p.e3, C, p.y3, C, geo, c, Nr, C);
+            S(gyro_geo_add)(p.f, p.e3, b2, 0, geo, c, Nr, C);
         }
 
         /* residual and LayerNorm after the feed-forward block */
-        const TF(tf_sublayer) s2 = TF(tf_sublayer_of)(&p, 2);
-        TF(tf_sublayer_forward)(&s2, w->ln2g + (long)l * C, w->ln2b + (long)l * C, cfg, geo, c,
-                                Nr, C);
+        const S(tf_sublayer) s2 = S(tf_sublayer_of)(&p, 2);
+        S(tf_sublayer_forward)(&s2, TF_SLICE(w->ln2g, l, C), TF_SLICE(w->ln2b, l, C), cfg, geo, c,
+                               Nr, C);
     }
 
     /* max pooling in the tangent space, then hyperbolic MLR */
-    R *xl = cfg->n_layers ? TF(tf_layer_out)(a, blk, cfg, cfg->n_layers - 1) : blk->x0;
-    R *lf, *pd, *pb;
-    TF(tf_head_ptrs)(&lf, &pd, &pb, a, blk, cfg, xl);
-    L_(gyro_geo_log0)(lf, C, xl, C, geo, c, Nr, C);
-    L_(gyro_pool_forward)(blk->pooled, a->pidx, lf, lengths, B, T, C);
+    T *xl = cfg->n_layers ? S(tf_layer_out)(a, blk, cfg, cfg->n_layers - 1) : blk->x0;
+    T *lf, *pd, *pb;
+    S(tf_head_ptrs)(&lf, &pd, &pb, a, blk, cfg, xl);
+    S(gyro_geo_log0)(lf, C, xl, C, geo, c, Nr, C);
+    S(gyro_pool_forward)(blk->pooled, a->pidx, lf, lengths, B, Tlen, C);
     if (a->dropout_on)
-        L_(gyro_dropout_forward)(pd, a->mask_p, blk->pooled, rng, pdrop, (long)B * C);
-    L_(gyro_geo_exp0)(pb, C, pd, C, geo, c, B, C);
-    L_(gyro_mlr_forward)(blk->logits, pb, w->mlr_p, w->mlr_a, geo, c, B, K, C);
+        S(gyro_dropout_forward)(pd, a->mask_p, blk->pooled, rng, pdrop, (long)B * C);
+    S(gyro_geo_exp0)(pb, C, pd, C, geo, c, B, C);
+    S(gyro_mlr_forward)(blk->logits, pb, w->mlr_p, w->mlr_a, geo, c, B, K, C);
     return GYRO_OK;
 }
 
@@ -775,10 +786,10 @@ gyro_status TF(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
 /* Zero the live gradient buffers of one layer (B·T rows each; aliases zeroed once; buffers
  * that never receive a gradient, such as the LayerNorm statistics, skipped). The layer's input
  * gradient belongs to the layer below and is not touched. */
-static void TF(tf_zero_layer)(const TF(tf_layer_ptrs) *q, const gyro_tf_config *cfg, long Nr)
+static void S(tf_zero_layer)(const S(tf_layer_ptrs) *q, const gyro_tf_config *cfg, long Nr)
 {
     const long C = cfg->dim, F = TF_FW(cfg), A = TF_AW(cfg);
-    R *ptr[40];
+    T *ptr[40];
     long width[40];
     int n = 0;
 #define TF_LIVE(field, w)                                                                      \
@@ -804,24 +815,24 @@ static void TF(tf_zero_layer)(const TF(tf_layer_ptrs) *q, const gyro_tf_config *
     }
 #undef TF_LIVE
     for (int i = 0; i < n; i++)
-        memset(ptr[i], 0, (size_t)(Nr * width[i]) * sizeof(R));
+        memset(ptr[i], 0, (size_t)(Nr * width[i]) * sizeof(T));
 }
 
-void TF(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const R *dlogits)
+void P(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const T *dlogits)
 {
     const gyro_tf_config *cfg = &m->cfg;
     assert(a->training && a->B > 0);
 
     const int geo = cfg->geometry;
-    const R c = (R)cfg->curvature;
-    const int B = a->B, T = a->T;
+    const T c = (T)cfg->curvature;
+    const int B = a->B, Tlen = a->Tlen;
     const int C = cfg->dim, F = cfg->ffn_dim, H = cfg->n_heads, D = cfg->head_dim, A = H * D;
-    const int K = cfg->n_classes, Nr = B * T;
+    const int K = cfg->n_classes, Nr = B * Tlen;
     const int *lengths = a->lengths;
     const PARAMS *w = &m->params;
     const PARAMS *g = grads;
-    TF(tf_block) *fa = &a->a, *da = &a->d;
-    R *scr = a->scratch;
+    S(tf_block) *fa = &a->a, *da = &a->d;
+    T *scr = a->scratch;
     const int mla = cfg->attention_kind == GYRO_TF_ATTENTION_MLA;
     const int moe = cfg->ffn_kind == GYRO_TF_FFN_MOE;
     gyro_mla_config mc;
@@ -833,133 +844,134 @@ void TF(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const R 
 
     /* head: MLR, exp0, dropout, pooling, log0 */
     const int Lr = cfg->n_layers;
-    R *xl = Lr ? TF(tf_layer_out)(a, fa, cfg, Lr - 1) : fa->x0;
-    R *dxl = Lr ? TF(tf_layer_out)(a, da, cfg, Lr - 1) : da->x0;
-    R *lf, *pd, *pb, *dlf, *dpd, *dpb;
-    TF(tf_head_ptrs)(&lf, &pd, &pb, a, fa, cfg, xl);
-    TF(tf_head_ptrs)(&dlf, &dpd, &dpb, a, da, cfg, dxl);
+    T *xl = Lr ? S(tf_layer_out)(a, fa, cfg, Lr - 1) : fa->x0;
+    T *dxl = Lr ? S(tf_layer_out)(a, da, cfg, Lr - 1) : da->x0;
+    T *lf, *pd, *pb, *dlf, *dpd, *dpb;
+    S(tf_head_ptrs)(&lf, &pd, &pb, a, fa, cfg, xl);
+    S(tf_head_ptrs)(&dlf, &dpd, &dpb, a, da, cfg, dxl);
     /* zero the gradients that accumulate: the head's, the embeddings', the top layer's (each
      * lower layer is zeroed just before the layer above it starts writing into its output) */
-    memset(da->x0, 0, (size_t)Nr * C * sizeof(R));
-    memset(da->lfin, 0, (size_t)Nr * C * sizeof(R));
-    memset(da->pooled, 0, (size_t)B * C * sizeof(R));
-    memset(da->pdrop, 0, (size_t)B * C * sizeof(R));
-    memset(da->pball, 0, (size_t)B * C * sizeof(R));
+    memset(da->x0, 0, (size_t)Nr * C * sizeof(T));
+    memset(da->lfin, 0, (size_t)Nr * C * sizeof(T));
+    memset(da->pooled, 0, (size_t)B * C * sizeof(T));
+    memset(da->pdrop, 0, (size_t)B * C * sizeof(T));
+    memset(da->pball, 0, (size_t)B * C * sizeof(T));
     if (Lr) {
-        TF(tf_layer_ptrs) top;
-        TF(tf_ptrs)(&top, a, da, cfg, Lr - 1, 0);
-        TF(tf_zero_layer)(&top, cfg, Nr);
+        S(tf_layer_ptrs) top;
+        S(tf_ptrs)(&top, a, da, cfg, Lr - 1, 0);
+        S(tf_zero_layer)(&top, cfg, Nr);
     }
-    L_(gyro_mlr_backward)(dpb, g->mlr_p, g->mlr_a, dlogits, pb, w->mlr_p, w->mlr_a, geo, c, B, K,
-                          C);
-    L_(gyro_geo_exp0_backward)(dpd, C, scr, dpb, C, pb, C, pd, C, geo, c, B, C);
+    S(gyro_mlr_backward)(dpb, g->mlr_p, g->mlr_a, dlogits, pb, w->mlr_p, w->mlr_a, geo, c, B, K,
+                         C);
+    S(gyro_geo_exp0_backward)(dpd, C, scr, dpb, C, pb, C, pd, C, geo, c, B, C);
     if (a->dropout_on)
-        L_(gyro_dropout_backward)(da->pooled, dpd, a->mask_p, (long)B * C);
-    L_(gyro_pool_backward)(dlf, da->pooled, a->pidx, B, T, C);
-    L_(gyro_geo_log0_backward)(dxl, C, dlf, C, xl, C, geo, c, Nr, C);
+        S(gyro_dropout_backward)(da->pooled, dpd, a->mask_p, (long)B * C);
+    S(gyro_pool_backward)(dlf, da->pooled, a->pidx, B, Tlen, C);
+    S(gyro_geo_log0_backward)(dxl, C, dlf, C, xl, C, geo, c, Nr, C);
 
     for (int l = Lr - 1; l >= 0; l--) {
-        TF(tf_layer_ptrs) p, q; /* activations, their gradients */
-        TF(tf_ptrs)(&p, a, fa, cfg, l, 1);
-        TF(tf_ptrs)(&q, a, da, cfg, l, 0);
+        S(tf_layer_ptrs) p, q; /* activations, their gradients */
+        S(tf_ptrs)(&p, a, fa, cfg, l, 1);
+        S(tf_ptrs)(&q, a, da, cfg, l, 0);
         if (l > 0) {
-            TF(tf_layer_ptrs) below;
-            TF(tf_ptrs)(&below, a, da, cfg, l - 1, 0);
-            TF(tf_zero_layer)(&below, cfg, Nr);
+            S(tf_layer_ptrs) below;
+            S(tf_ptrs)(&below, a, da, cfg, l - 1, 0);
+            S(tf_zero_layer)(&below, cfg, Nr);
         }
 
         /* LayerNorm and residual after the feed-forward block */
-        const TF(tf_sublayer) ps2 = TF(tf_sublayer_of)(&p, 2), qs2 = TF(tf_sublayer_of)(&q, 2);
-        TF(tf_sublayer_backward)(&qs2, g->ln2g + (long)l * C, g->ln2b + (long)l * C, &ps2,
-                                 w->ln2g + (long)l * C, scr, cfg, geo, c, Nr, C);
+        const S(tf_sublayer) ps2 = S(tf_sublayer_of)(&p, 2), qs2 = S(tf_sublayer_of)(&q, 2);
+        S(tf_sublayer_backward)(&qs2, TF_SLICE(g->ln2g, l, C), TF_SLICE(g->ln2b, l, C), &ps2,
+                                TF_SLICE(w->ln2g, l, C), scr, cfg, geo, c, Nr, C);
 
         if (moe) {
             /* mixture of experts (with the balance-loss gradient) over the valid tokens */
             const size_t ln = (size_t)l;
-            const int nv = TF(tf_gather_valid)(a->moe_gin, p.x1, lengths, B, T, C);
-            TF(tf_gather_valid)(a->moe_gout, q.f, lengths, B, T, C);
-            memset(a->moe_gdin, 0, (size_t)nv * C * sizeof(R));
-            L_(gyro_moe_backward)(a->moe_gdin, g->moe + ln * a->moe_np, a->moe_scratch,
-                                  a->moe_gout, a->moe_cache + ln * a->moe_nacts,
-                                  a->moe_route + ln * a->moe_nroute, a->moe_gin,
-                                  w->moe + ln * a->moe_np, &fc, nv, (double)cfg->moe_balance);
-            TF(tf_scatter_valid)(q.x1, a->moe_gdin, lengths, B, T, C, 1);
+            const int nv = S(tf_gather_valid)(a->moe_gin, p.x1, lengths, B, Tlen, C);
+            S(tf_gather_valid)(a->moe_gout, q.f, lengths, B, Tlen, C);
+            memset(a->moe_gdin, 0, (size_t)nv * C * sizeof(T));
+            S(gyro_moe_backward)(a->moe_gdin, TF_SLICE(g->moe, ln, a->moe_np), a->moe_scratch,
+                                 a->moe_gout, a->moe_cache + ln * a->moe_nacts,
+                                 a->moe_route + ln * a->moe_nroute, a->moe_gin,
+                                 TF_SLICE(w->moe, ln, a->moe_np), &fc, nv,
+                                 (double)cfg->moe_balance);
+            S(tf_scatter_valid)(q.x1, a->moe_gdin, lengths, B, Tlen, C, 1);
         } else {
             /* feed-forward */
-            const R *w1 = w->fcw + (long)l * F * C, *b1 = w->fcb + (long)l * F;
-            const R *w2 = w->fcprojw + (long)l * C * F, *b2 = w->fcprojb + (long)l * C;
-            R *gw1 = g->fcw + (long)l * F * C, *gb1 = g->fcb + (long)l * F;
-            R *gw2 = g->fcprojw + (long)l * C * F, *gb2 = g->fcprojb + (long)l * C;
-            L_(gyro_geo_add_backward)(q.e3, gb2, scr, q.f, p.f, p.e3, b2, 0, geo, c, Nr, C);
-            L_(gyro_geo_exp0_backward)(q.y3, C, scr, q.e3, C, p.e3, C, p.y3, C, geo, c, Nr, C);
-            L_(gyro_linear_backward)(q.gd, F, gw2, F, q.y3, C, p.gd, F, w2, F, Nr, F, C);
+            const T *w1 = TF_SLICE(w->fcw, l, F * C), *b1 = TF_SLICE(w->fcb, l, F);
+            const T *w2 = TF_SLICE(w->fcprojw, l, C * F), *b2 = TF_SLICE(w->fcprojb, l, C);
+            T *gw1 = TF_SLICE(g->fcw, l, F * C), *gb1 = TF_SLICE(g->fcb, l, F);
+            T *gw2 = TF_SLICE(g->fcprojw, l, C * F), *gb2 = TF_SLICE(g->fcprojb, l, C);
+            S(gyro_geo_add_backward)(q.e3, gb2, scr, q.f, p.f, p.e3, b2, 0, geo, c, Nr, C);
+            S(gyro_geo_exp0_backward)(q.y3, C, scr, q.e3, C, p.e3, C, p.y3, C, geo, c, Nr, C);
+            S(gyro_linear_backward)(q.gd, F, gw2, F, q.y3, C, p.gd, F, w2, F, Nr, F, C);
             if (a->dropout_on)
-                L_(gyro_dropout_backward)(q.g1, q.gd, p.mask_f, (long)Nr * F);
+                S(gyro_dropout_backward)(q.g1, q.gd, p.mask_f, (long)Nr * F);
             if (cfg->ffn_activation == GYRO_TF_ACTIVATION_RELU)
-                L_(gyro_relu_backward)(q.g0, q.g1, p.g0, (long)Nr * F);
-            L_(gyro_geo_log0_backward)(q.h, F, q.g0, F, p.h, F, geo, c, Nr, F);
-            L_(gyro_geo_add_backward)(q.e2, gb1, scr, q.h, p.h, p.e2, b1, 0, geo, c, Nr, F);
-            L_(gyro_geo_exp0_backward)(q.y2, F, scr, q.e2, F, p.e2, F, p.y2, F, geo, c, Nr, F);
-            L_(gyro_linear_backward)(q.u2, C, gw1, C, q.y2, F, p.u2, C, w1, C, Nr, C, F);
+                S(gyro_relu_backward)(q.g0, q.g1, p.g0, (long)Nr * F);
+            S(gyro_geo_log0_backward)(q.h, F, q.g0, F, p.h, F, geo, c, Nr, F);
+            S(gyro_geo_add_backward)(q.e2, gb1, scr, q.h, p.h, p.e2, b1, 0, geo, c, Nr, F);
+            S(gyro_geo_exp0_backward)(q.y2, F, scr, q.e2, F, p.e2, F, p.y2, F, geo, c, Nr, F);
+            S(gyro_linear_backward)(q.u2, C, gw1, C, q.y2, F, p.u2, C, w1, C, Nr, C, F);
         }
-        L_(gyro_geo_log0_backward)(q.x1, C, q.u2, C, p.x1, C, geo, c, Nr, C);
+        S(gyro_geo_log0_backward)(q.x1, C, q.u2, C, p.x1, C, geo, c, Nr, C);
 
         /* LayerNorm and residual after attention */
-        const TF(tf_sublayer) ps1 = TF(tf_sublayer_of)(&p, 1), qs1 = TF(tf_sublayer_of)(&q, 1);
-        TF(tf_sublayer_backward)(&qs1, g->ln1g + (long)l * C, g->ln1b + (long)l * C, &ps1,
-                                 w->ln1g + (long)l * C, scr, cfg, geo, c, Nr, C);
+        const S(tf_sublayer) ps1 = S(tf_sublayer_of)(&p, 1), qs1 = S(tf_sublayer_of)(&q, 1);
+        S(tf_sublayer_backward)(&qs1, TF_SLICE(g->ln1g, l, C), TF_SLICE(g->ln1b, l, C), &ps1,
+                                TF_SLICE(w->ln1g, l, C), scr, cfg, geo, c, Nr, C);
 
         if (mla) {
             /* MLA per sequence (the padded rows of `a` carry no gradient) */
-            const R *wm = w->mla + (size_t)l * a->mla_np;
-            R *gm = g->mla + (size_t)l * a->mla_np;
+            const T *wm = TF_SLICE(w->mla, l, a->mla_np);
+            T *gm = TF_SLICE(g->mla, l, a->mla_np);
             for (int b = 0; b < B; b++) {
-                const size_t r0 = (size_t)b * T * C;
-                const R *cache = a->mla_cache + ((size_t)l * a->max_batch + b) * a->mla_nacts;
-                L_(gyro_mla_backward)(q.xin + r0, gm, a->mla_scratch, q.a + r0, cache,
-                                      p.xin + r0, wm, &mc, 1, lengths[b]);
+                const size_t r0 = (size_t)b * Tlen * C;
+                const T *cache = a->mla_cache + ((size_t)l * a->max_batch + b) * a->mla_nacts;
+                S(gyro_mla_backward)(q.xin + r0, gm, a->mla_scratch, q.a + r0, cache,
+                                     p.xin + r0, wm, &mc, 1, lengths[b]);
             }
         } else {
             /* attention */
-            const R *wqkv = w->qkvw + (long)l * 3 * A * C, *wo = w->attprojw + (long)l * C * A;
-            R *gwqkv = g->qkvw + (long)l * 3 * A * C, *gwo = g->attprojw + (long)l * C * A;
-            L_(gyro_merge_backward)(q.od, gwo, q.rr, scr, q.a, p.od, p.rr, p.rb, wo, geo, c, Nr,
-                                    H, D, C);
+            const T *wqkv = TF_SLICE(w->qkvw, l, 3 * A * C), *wo = TF_SLICE(w->attprojw, l, C * A);
+            T *gwqkv = TF_SLICE(g->qkvw, l, 3 * A * C), *gwo = TF_SLICE(g->attprojw, l, C * A);
+            S(gyro_merge_backward)(q.od, gwo, q.rr, scr, q.a, p.od, p.rr, p.rb, wo, geo, c, Nr,
+                                   H, D, C);
             if (a->dropout_on)
-                L_(gyro_dropout_backward)(q.o, q.od, p.mask_o, (long)Nr * A);
-            L_(gyro_attention_backward)(q.qkvt, scr, q.o, p.qkvt, p.att, lengths, B, T, H, D);
-            L_(gyro_geo_log0_backward)(q.qkvz, D, q.qkvt, D, p.qkvz, D, geo, c, Nr * 3 * H, D);
-            L_(gyro_geo_exp0_backward)(q.qkvy, 3 * A, scr, q.qkvz, 3 * A, p.qkvz, 3 * A, p.qkvy,
-                                       3 * A, geo, c, Nr, 3 * A);
-            L_(gyro_linear_backward)(q.u, C, gwqkv, C, q.qkvy, 3 * A, p.u, C, wqkv, C, Nr, C,
-                                     3 * A);
+                S(gyro_dropout_backward)(q.o, q.od, p.mask_o, (long)Nr * A);
+            S(gyro_attention_backward)(q.qkvt, scr, q.o, p.qkvt, p.att, lengths, B, Tlen, H, D);
+            S(gyro_geo_log0_backward)(q.qkvz, D, q.qkvt, D, p.qkvz, D, geo, c, Nr * 3 * H, D);
+            S(gyro_geo_exp0_backward)(q.qkvy, 3 * A, scr, q.qkvz, 3 * A, p.qkvz, 3 * A, p.qkvy,
+                                      3 * A, geo, c, Nr, 3 * A);
+            S(gyro_linear_backward)(q.u, C, gwqkv, C, q.qkvy, 3 * A, p.u, C, wqkv, C, Nr, C,
+                                    3 * A);
         }
-        L_(gyro_geo_log0_backward)(q.xin, C, q.u, C, p.xin, C, geo, c, Nr, C);
+        S(gyro_geo_log0_backward)(q.xin, C, q.u, C, p.xin, C, geo, c, Nr, C);
     }
-    L_(gyro_embed_backward)(g->wte, scr, da->x0, fa->x0, a->tokens, lengths, w->wte, m->pos, geo,
-                            c, B, T, C);
+    S(gyro_embed_backward)(g->wte, scr, da->x0, fa->x0, a->tokens, lengths, w->wte, m->pos, geo,
+                           c, B, Tlen, C);
 }
 
 /* ---- MoE statistics ------------------------------------------------------------------------ */
 
-double TF(gyro_tf_balance_loss)(const ACTS *a)
+double P(gyro_tf_balance_loss)(const ACTS *a)
 {
     return a->balance;
 }
 
-const long *TF(gyro_tf_expert_load)(const ACTS *a)
+const long *P(gyro_tf_expert_load)(const ACTS *a)
 {
     return a->moe_load;
 }
 
 /* ---- loss --------------------------------------------------------------------------------- */
 
-double TF(gyro_tf_softmax_xent)(R *dlogits, R *probs, const R *logits, const int *labels, int B,
-                                int K)
+double P(gyro_tf_softmax_xent)(T *dlogits, T *probs, const T *logits, const int *labels, int B,
+                               int K)
 {
     double total = 0.0;
     for (int b = 0; b < B; b++) {
-        const R *z = logits + (long)b * K;
+        const T *z = logits + (long)b * K;
         double mx = z[0];
         for (int k = 1; k < K; k++)
             if (z[k] > mx)
@@ -972,9 +984,9 @@ double TF(gyro_tf_softmax_xent)(R *dlogits, R *probs, const R *logits, const int
         for (int k = 0; k < K; k++) {
             double pk = exp((double)z[k] - lse);
             if (probs)
-                probs[(long)b * K + k] = (R)pk;
+                probs[(long)b * K + k] = (T)pk;
             if (dlogits)
-                dlogits[(long)b * K + k] = (R)((pk - (k == labels[b] ? 1.0 : 0.0)) / B);
+                dlogits[(long)b * K + k] = (T)((pk - (k == labels[b] ? 1.0 : 0.0)) / B);
         }
     }
     return total / B;

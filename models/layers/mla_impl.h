@@ -16,7 +16,7 @@ static void S(lin_fwd)(T *Y, const T *X, const T *W, int N, int C, int OC, T bet
 
 /* dX(N, C) += dY(N, OC) · W;  dW(OC, C) += dYᵀ · X. Either output may be NULL. */
 static void S(lin_bwd)(T *dX, T *dW, const T *dY, const T *X, const T *W, int N,
-                         int C, int OC)
+                       int C, int OC)
 {
     if (dX) S(gyro_blas_gemm)(dX, dY, W, 0, 0, (T)1, (T)1, N, C, OC, OC, C, C);
     if (dW) S(gyro_blas_gemm)(dW, dY, X, 1, 0, (T)1, (T)1, OC, C, N, OC, C, C);
@@ -54,7 +54,7 @@ void P(init_params)(T *params, const gyro_mla_config *cfg, gyro_rng *rng)
 }
 
 void P(forward)(T *out, T *acts, const T *in, const T *params,
-                           const gyro_mla_config *cfg, int B, int Tlen)
+                const gyro_mla_config *cfg, int B, int Tlen)
 {
     gyro_mla_layout L;
     gyro_mla_layout_init(&L, cfg, B, Tlen);
@@ -79,7 +79,8 @@ void P(forward)(T *out, T *acts, const T *in, const T *params,
         S(lin_fwd)(kr, z, P + L.w_kr, N, d, dr, 0);        /* (21) */
         for (int r = 0; r < N; r++) {
             int pos = r % Tlen;
-            for (int h = 0; h < H; h++) S(rope)(qr + (size_t)r * H * dr + h * dr, dr, pos, cfg->rope_base, 1);
+            for (int h = 0; h < H; h++) S(rope)(qr + (size_t)r * H * dr + h * dr, dr, pos,
+                                                cfg->rope_base, 1);
             S(rope)(kr + (size_t)r * dr, dr, pos, cfg->rope_base, 1);
         }
     }
@@ -126,8 +127,8 @@ void P(forward)(T *out, T *acts, const T *in, const T *params,
 }
 
 void P(backward)(T *din, T *dparams, T *scratch, const T *dout,
-                            const T *acts, const T *in, const T *params,
-                            const gyro_mla_config *cfg, int B, int Tlen)
+                 const T *acts, const T *in, const T *params,
+                 const gyro_mla_config *cfg, int B, int Tlen)
 {
     gyro_mla_layout L;
     gyro_mla_layout_init(&L, cfg, B, Tlen);
@@ -194,7 +195,8 @@ void P(backward)(T *din, T *dparams, T *scratch, const T *dout,
     if (dr > 0) {
         for (int r = 0; r < N; r++) {
             int pos = r % Tlen;
-            for (int h = 0; h < H; h++) S(rope)(dqr + (size_t)r * H * dr + h * dr, dr, pos, cfg->rope_base, -1);
+            for (int h = 0; h < H; h++) S(rope)(dqr + (size_t)r * H * dr + h * dr, dr, pos,
+                                                cfg->rope_base, -1);
             S(rope)(dkr + (size_t)r * dr, dr, pos, cfg->rope_base, -1);
         }
         S(lin_bwd)(dcq_, dP + L.w_qr, dqr, cq, P + L.w_qr, N, dcq, H * dr);

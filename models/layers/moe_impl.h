@@ -31,7 +31,8 @@ void P(init_params)(T *params, const gyro_moe_config *cfg, gyro_rng *rng)
         params[L.centroids + i] = (T)(gyro_rng_normal(rng) / sqrt((double)d));
 }
 
-static double S(slot_gate)(const gyro_moe_config *cfg, const T *probs, const int *route, int t, int j)
+static double S(slot_gate)(const gyro_moe_config *cfg, const T *probs, const int *route, int t,
+                           int j)
 {
     if (j < cfg->n_shared) return 1.0;
     int i = route[(size_t)t * cfg->top_k + (j - cfg->n_shared)];
@@ -41,8 +42,8 @@ static double S(slot_gate)(const gyro_moe_config *cfg, const T *probs, const int
 /* One expert's forward on n rows: pre (rows of ld_pre), hid (ld_hid), y (ld_y) from X (ld_x).
  * pre = X W1ᵀ + b1, hid = GELU(pre), y = hid W2ᵀ + b2. */
 static void S(expert_fwd)(T *pre, int ld_pre, T *hid, int ld_hid, T *y, int ld_y,
-                            const T *X, int ld_x, const T *P, const gyro_moe_layout *L,
-                            int n, int d, int F)
+                          const T *X, int ld_x, const T *P, const gyro_moe_layout *L,
+                          int n, int d, int F)
 {
     if (n == 0) return;
     S(gyro_blas_gemm)(pre, X, P + L->w1, 0, 1, (T)1, (T)0, n, F, d, ld_x, d, ld_pre);
@@ -64,8 +65,8 @@ static void S(expert_fwd)(T *pre, int ld_pre, T *hid, int ld_hid, T *y, int ld_y
 /* One expert's backward on n rows given dY (ld_dy): ACCUMULATES dW1, db1, dW2, db2 into dP and
  * dX (ld_dx) += dpre W1. dh (n, F) is scratch. */
 static void S(expert_bwd)(T *dX, int ld_dx, T *dP, T *dh, const T *dY, int ld_dy,
-                            const T *X, int ld_x, const T *pre, int ld_pre, const T *hid,
-                            int ld_hid, const T *P, const gyro_moe_layout *L, int n, int d, int F)
+                          const T *X, int ld_x, const T *pre, int ld_pre, const T *hid,
+                          int ld_hid, const T *P, const gyro_moe_layout *L, int n, int d, int F)
 {
     if (n == 0) return;
     for (int r = 0; r < n; r++) {
@@ -92,7 +93,7 @@ static void S(expert_bwd)(T *dX, int ld_dx, T *dP, T *dh, const T *dY, int ld_dy
 }
 
 void P(forward)(T *out, T *acts, int *route, const T *in, const T *params,
-                           const gyro_moe_config *cfg, int N)
+                const gyro_moe_config *cfg, int N)
 {
     gyro_moe_layout L;
     gyro_moe_layout_init(&L, cfg, N);
@@ -151,7 +152,7 @@ void P(forward)(T *out, T *acts, int *route, const T *in, const T *params,
     for (int j = 0; j < Ns; j++) {
         const T *P = params + (size_t)j * L.expert_stride;
         S(expert_fwd)(pre + (size_t)j * F, A * F, hid + (size_t)j * F, A * F, y + (size_t)j * d,
-                        A * d, z, d, P, &L, N, d, F);
+                      A * d, z, d, P, &L, N, d, F);
     }
     /* routed experts: gather, multiply, scatter */
     T *gz = acts + L.gather, *gpre = gz + (size_t)N * d, *ghid = gpre + (size_t)N * F;
@@ -160,7 +161,8 @@ void P(forward)(T *out, T *acts, int *route, const T *in, const T *params,
         int n = offs[i + 1] - offs[i];
         if (n == 0) continue;
         const int *q = order + offs[i];
-        for (int r = 0; r < n; r++) memcpy(gz + (size_t)r * d, z + (size_t)(q[r] / K) * d, sizeof(T) * d);
+        for (int r = 0; r < n; r++) memcpy(gz + (size_t)r * d, z + (size_t)(q[r] / K) * d,
+                                           sizeof(T) * d);
         const T *P = params + (size_t)(Ns + i) * L.expert_stride;
         S(expert_fwd)(gpre, F, ghid, F, gy, d, gz, d, P, &L, n, d, F);
         for (int r = 0; r < n; r++) {
@@ -193,7 +195,7 @@ void P(forward)(T *out, T *acts, int *route, const T *in, const T *params,
 }
 
 double P(balance_loss)(double *f, const T *acts, const int *route,
-                                  const gyro_moe_config *cfg, int N, double alpha)
+                       const gyro_moe_config *cfg, int N, double alpha)
 {
     gyro_moe_layout L;
     gyro_moe_layout_init(&L, cfg, N);
@@ -215,8 +217,8 @@ double P(balance_loss)(double *f, const T *acts, const int *route,
 }
 
 void P(backward)(T *din, T *dparams, T *scratch, const T *dout,
-                            const T *acts, const int *route, const T *in,
-                            const T *params, const gyro_moe_config *cfg, int N, double alpha)
+                 const T *acts, const int *route, const T *in,
+                 const T *params, const gyro_moe_config *cfg, int N, double alpha)
 {
     gyro_moe_layout L;
     gyro_moe_layout_init(&L, cfg, N);
@@ -248,7 +250,7 @@ void P(backward)(T *din, T *dparams, T *scratch, const T *dout,
                 const T *sprev = acts + L.s + ((size_t)t * A + j - 1) * d;
                 const T *ej = acts + L.e + ((size_t)t * A + j) * d;
                 S(gyro_poincare_mobius_add_backward)(dS + (size_t)(j - 1) * d, dE + (size_t)j * d,
-                                                            dS + (size_t)j * d, sprev, ej, c, d);
+                                                     dS + (size_t)j * d, sprev, ej, c, d);
             }
             for (int k = 0; k < d; k++) dE[k] += dS[k]; /* S_1 = E_1 */
         }
@@ -290,7 +292,7 @@ void P(backward)(T *din, T *dparams, T *scratch, const T *dout,
         const T *P = params + (size_t)j * L.expert_stride;
         T *dP = dparams + (size_t)j * L.expert_stride;
         S(expert_bwd)(dz, d, dP, gdh, dY + (size_t)j * d, A * d, z, d, pre + (size_t)j * F, A * F,
-                        hid + (size_t)j * F, A * F, P, &L, N, d, F);
+                      hid + (size_t)j * F, A * F, P, &L, N, d, F);
     }
     for (int i = 0; i < Nr; i++) {
         int n = offs[i + 1] - offs[i];

@@ -29,7 +29,7 @@ void P(init_params)(T *params, const gyro_rl_policy_config *cfg, gyro_rng *rng)
 }
 
 void P(forward)(T *acts, int *route, const T *obs, const T *params,
-                                 const gyro_rl_policy_config *cfg, int B)
+                const gyro_rl_policy_config *cfg, int B)
 {
     gyro_rl_policy_layout L;
     gyro_rl_policy_layout_init(&L, cfg, B);
@@ -86,9 +86,9 @@ void P(forward)(T *acts, int *route, const T *obs, const T *params,
 }
 
 void P(backward)(T *dparams, T *scratch, const T *dlogits,
-                                  const T *acts, const int *route, const T *obs,
-                                  const T *params, const gyro_rl_policy_config *cfg, int B,
-                                  double balance_alpha)
+                 const T *acts, const int *route, const T *obs,
+                 const T *params, const gyro_rl_policy_config *cfg, int B,
+                 double balance_alpha)
 {
     gyro_rl_policy_layout L;
     gyro_rl_policy_layout_init(&L, cfg, B);
@@ -134,7 +134,7 @@ void P(backward)(T *dparams, T *scratch, const T *dlogits,
             dm[i] += dx2[i];
         }
     S(gyro_moe_backward)(dx1, dparams + L.moe_p, moe_s, dm, acts + L.moe_a, route, x1,
-                           params + L.moe_p, &cfg->moe, N, balance_alpha);
+                         params + L.moe_p, &cfg->moe, N, balance_alpha);
     /* x1 = x0 ⊕ a */
     if (cfg->hyperbolic) S(gyro_poincare_mobius_add_backward_batch)(dx0, da, dx1, x0, a, c, N, d);
     else
@@ -143,7 +143,7 @@ void P(backward)(T *dparams, T *scratch, const T *dlogits,
             da[i] += dx1[i];
         }
     S(gyro_mla_backward)(dx0, dparams + L.mla_p, mla_s, da, acts + L.mla_a, x0,
-                           params + L.mla_p, &cfg->mla, B, Tlen);
+                         params + L.mla_p, &cfg->mla, B, Tlen);
     if (cfg->hyperbolic) S(gyro_poincare_expmap0_backward_batch)(du, dx0, u, c, N, d);
     else memcpy(du, dx0, sizeof(T) * Nd);
     for (int b = 0; b < B; b++)
