@@ -16,10 +16,10 @@
  *   logits = hyperbolic MLR (Ganea 2018 eq. 25) of pool   (Euclidean: <a_k, pool − p_k>)
  *
  * Block options (rl-hyperbolic-transformer-grpo eq. 15–38, after DeepSeek-V2): attention kind
- * MLA computes a = MLA(x) instead (models/layers/mla.h; hyperbolic: exp0(MLA(log0 x)), bidirectional
- * over each sequence's valid positions), FFN kind MoE computes f = MoE(x1) instead of the two
- * Möbius layers (models/layers/moe.h; hyperbolic: Möbius sum of the experts' ball points), over the
- * valid tokens of the batch. The training loss is then cross-entropy + the balance loss
+ * MLA computes a = MLA(x) instead (models/layers/mla.h; hyperbolic: exp0(MLA(log0 x)),
+ * bidirectional over each sequence's valid positions), FFN kind MoE computes f = MoE(x1)
+ * instead of the two Möbius layers (models/layers/moe.h; hyperbolic: Möbius sum of the experts'
+ * ball points), over the valid tokens of the batch. The training loss is then cross-entropy + the balance loss
  * (gyro_tf_balance_loss), whose gradient gyro_tf_backward adds; the expert load of each
  * forward is kept in the acts (gyro_tf_expert_load). MLA and MoE have no dropout inside.
  *
@@ -53,8 +53,8 @@ typedef enum gyro_tf_geometry {
 } gyro_tf_geometry;
 
 /* Kind of attention block. MLA replaces the Möbius-matvec QKV attention and the head merge of
- * a layer by multi-head latent attention (models/layers/mla.h: joint low-rank KV latent, query latent,
- * optional decoupled RoPE; hyperbolic: log0 in, exp0 out), run per sequence over its valid
+ * a layer by multi-head latent attention (models/layers/mla.h: joint low-rank KV latent, query
+ * latent, optional decoupled RoPE; hyperbolic: log0 in, exp0 out), run per sequence over its valid
  * positions (bidirectional, like MHA with its key mask). */
 typedef enum gyro_tf_attention_kind {
     GYRO_TF_ATTENTION_MHA = 0,
@@ -163,8 +163,8 @@ typedef struct gyro_tf_tensor {
         R *fcprojb;   /* (L, C)      FFN layer 2 bias                ball rows */               \
         R *ln2g;      /* (L, C)      LayerNorm after FFN: gain */                              \
         R *ln2b;      /* (L, C)      bias */                                                   \
-        R *mla;       /* (L, Pa)     MLA blocks (models/layers/mla.h layout); MLA only */             \
-        R *moe;       /* (L, Pf)     MoE blocks (models/layers/moe.h layout); MoE only */             \
+        R *mla;       /* (L, Pa)     MLA blocks (layers/mla.h layout); MLA only */             \
+        R *moe;       /* (L, Pf)     MoE blocks (layers/moe.h layout); MoE only */             \
         R *mlr_a;     /* (K, C)      MLR normals a_k */                                        \
         R *mlr_p;     /* (K, C)      MLR offsets p_k                 ball rows */               \
     } NAME;

@@ -1,5 +1,5 @@
-/* check_mla.c — Check suite for models/mla: configuration checks, attention structure (rows sum
- * to one, causal mask, RoPE's relative-position property), float32 against float64, and the
+/* check_mla.c — Check suite for models/layers/mla: configuration checks, attention structure (rows
+ * sum to one, causal mask, RoPE's relative-position property), float32 against float64, and the
  * backward pass against central finite differences in float64 (Euclidean and hyperbolic, causal
  * and not), reporting the max abs and relative error. */
 #include <check.h>

@@ -1,6 +1,6 @@
-/* check_moe.c — Check suite for models/moe: configuration checks, routing (softmax, top-k, ties,
- * load counts), the balance loss by hand, float32 against float64, and the backward pass against
- * central finite differences in float64 (Euclidean and hyperbolic, with and without shared
+/* check_moe.c — Check suite for models/layers/moe: configuration checks, routing (softmax, top-k,
+ * ties, load counts), the balance loss by hand, float32 against float64, and the backward pass
+ * against central finite differences in float64 (Euclidean and hyperbolic, with and without shared
  * experts, top-1 and top-2, with the balance loss). */
 #include <check.h>
 #include <math.h>

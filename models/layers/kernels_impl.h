@@ -10,6 +10,7 @@
  * train_gpt2.c); formulas, papers and shapes are documented at each op in kernels.h. The
  * sequence length is Tlen here (T is the storage type); kernels.h calls it T.
  */
+
 /* ---- geometry maps: exp0 = proj∘exp_0, log0 = log_0, add = proj∘⊕_c (Ganea 2018, Lemma 2, eq. 3);
  * the identity / x + y in the Euclidean geometry */
 void P(geo_exp0)(T *Y, int ldy, const T *V, int ldv, int geo, T c, int rows, int n)

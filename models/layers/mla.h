@@ -19,7 +19,8 @@
  * with exp_0 (eq. 36). Curvature c of the ball (radius 1/√c).
  *
  * Memory: parameters, activations and backward scratch are flat arrays the caller owns, sized by
- * gyro_mla_layout_init(); the layout is fixed and documented in gyro_mla_layout. Kernels never allocate.
+ * gyro_mla_layout_init(); the layout is fixed and documented in gyro_mla_layout. Kernels never
+ * allocate.
  * Both precisions come from one implementation (mla_impl.h) instantiated twice: float32 for
  * training, float64 for the finite-difference tests. Matrix products go through
  * gyro_blas_gemm_* (models/core/blas.h).

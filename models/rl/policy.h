@@ -12,8 +12,8 @@
  *   x2    = x1 ⊕ MoE(x1)                               (Euclidean: x1 + MoE(x1))
  *   h     = (1/T) Σ_t log_0(x2_t)                      (Euclidean: mean_t x2_t)
  *   z     = W_h h + b_h;  log π(·|s) = log_softmax(z)  (eq. 39, 40)
- * MLA and MoE are models/layers/mla.h and models/layers/moe.h (hyperbolic: tangent space at the origin, exp_0
- * back); the residuals are Möbius additions (seed: "HL = z̃ ⊕ HMultiHeadAtten(z̃)"). The model
+ * MLA and MoE are models/layers/mla.h and models/layers/moe.h (hyperbolic: tangent space at
+ * the origin, exp_0 back); the residuals are Möbius additions (seed: "HL = z̃ ⊕ HMultiHeadAtten(z̃)"). The model
  * deliberately has no LayerNorm (one block; see README).
  *
  * Memory: one parameter block (layout below), one gradient block, activations and scratch sized
