@@ -18,15 +18,16 @@ START_TEST(test_registry)
     ck_assert_ptr_eq(gyro_rl_env_find("root"), &gyro_rl_env_root);
     ck_assert_ptr_eq(gyro_rl_env_find("vdp"), &gyro_rl_env_vdp);
     ck_assert_ptr_eq(gyro_rl_env_find("unicycle"), &gyro_rl_env_unicycle);
+    ck_assert_ptr_eq(gyro_rl_env_find("primefield"), &gyro_rl_env_primefield);
     ck_assert_ptr_null(gyro_rl_env_find("nope"));
     ck_assert_ptr_null(gyro_rl_env_find(NULL));
     int n = 0;
     for (const gyro_rl_env *const *e = gyro_rl_env_all(); *e; e++) {
         ck_assert((*e)->obs_dim > 0 && (*e)->n_actions > 1 && (*e)->max_steps > 0);
-        ck_assert((*e)->n_start >= 1 && (*e)->set_start && (*e)->start_help);
+        ck_assert((*e)->n_start >= 0 && (*e)->set_start && (*e)->start_help);
         n++;
     }
-    ck_assert_int_eq(n, 3);
+    ck_assert_int_eq(n, 4);
 }
 END_TEST
 

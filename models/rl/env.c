@@ -7,6 +7,7 @@ static const gyro_rl_env *const all_envs[] = {
     &gyro_rl_env_root,
     &gyro_rl_env_vdp,
     &gyro_rl_env_unicycle,
+    &gyro_rl_env_primefield,
     NULL,
 };
 

@@ -8,7 +8,8 @@
  * terminal ("outcome" reward, as in GRPO): higher is better. `metric` is the figure a user reads
  * (MAE for root finding, the cost J for the control problems): lower is better.
  *
- * Environments: "root" (env_root.c), "vdp" (env_vdp.c), "unicycle" (env_unicycle.c).
+ * Environments: "root" (env_root.c), "vdp" (env_vdp.c), "unicycle" (env_unicycle.c),
+ * "primefield" (env_primefield.c: an answer written digit by digit, checked by a verifier).
  * Every function is pure C over the state; none allocates, prints or fails.
  */
 #ifndef GYRO_RL_ENV_H
@@ -19,16 +20,17 @@
 #include "models/core/rng.h"
 
 typedef struct gyro_rl_env {
-    const char *name;        /* "root", "vdp", "unicycle" */
+    const char *name;        /* "root", "vdp", "unicycle", "primefield" */
     const char *description; /* one line for --help */
-    const char *metric_name; /* "MAE", "J" */
+    const char *metric_name; /* "MAE", "J", "miss" */
     int obs_dim;             /* floats per observation */
     int n_actions;
     int max_steps;           /* every episode ends after at most this many actions */
     size_t state_size;       /* bytes of one episode's state */
     /* Sample an initial state from the environment's start distribution. */
     void (*reset)(void *st, gyro_rng *rng);
-    /* Number of values set_start takes, and a short description of them ("x0"). */
+    /* Number of values set_start takes (0 for a fixed start), and a short description of them
+     * ("x0"). */
     int n_start;
     const char *start_help;
     /* Start from given values (n_start of them); returns 0, or −1 if they are outside the
@@ -61,5 +63,6 @@ const gyro_rl_env *const *gyro_rl_env_all(void);
 extern const gyro_rl_env gyro_rl_env_root;
 extern const gyro_rl_env gyro_rl_env_vdp;
 extern const gyro_rl_env gyro_rl_env_unicycle;
+extern const gyro_rl_env gyro_rl_env_primefield;
 
 #endif
