@@ -155,23 +155,27 @@ START_TEST(test_env_incorrect)
 {
     const gyro_rl_env *e = &gyro_rl_env_primefield;
     gyro_rl_pf_state s;
-    /* 9817 ≡ 3 (mod 7): closeness only */
+    /* 9817 ≡ 3 (mod 7): three leading digits right, closeness only */
     const int a1[] = {9, 8, 1, 7, GYRO_RL_PF_STOP};
     play(e, &s, a1, 5);
-    double c = 0.5 * (1.0 - 6.0 / 9811.0);
-    ck_assert_double_eq_tol(e->reward(&s), c, 1e-12);
+    ck_assert_double_eq_tol(e->reward(&s), GYRO_RL_PF_W_PREFIX * 3.0 / 4.0, 1e-12);
     ck_assert_double_eq(e->metric(&s), 1.0);
-    /* 11: prime ≡ 4 (mod 7) that the criterion rejects: closeness + 0.25 */
+    /* 11: a prime ≡ 4 (mod 7) that the criterion rejects, no digit right: the bonus alone */
     const int a2[] = {1, 1, GYRO_RL_PF_STOP};
     play(e, &s, a2, 3);
     ck_assert(e->done(&s));
-    ck_assert_double_eq_tol(e->reward(&s), 0.5 * (11.0 / 9811.0) + 0.25, 1e-12);
+    ck_assert_double_eq_tol(e->reward(&s), GYRO_RL_PF_W_VALID, 1e-12);
     ck_assert_double_eq(e->metric(&s), 1.0);
-    /* 98110: five digits end the episode without STOP; far from p*: only closeness (≤ 0) */
+    /* 9803 ≡ 3 (mod 7) and 9839 ≡ 4 (mod 7), prime: two digits right, plus the bonus */
+    ck_assert(gyro_rl_pf_is_prime(9839) && 9839 % 7 == 4);
+    const int a7[] = {9, 8, 3, 9, GYRO_RL_PF_STOP};
+    play(e, &s, a7, 5);
+    ck_assert_double_eq_tol(e->reward(&s), GYRO_RL_PF_W_PREFIX * 2.0 / 4.0 + GYRO_RL_PF_W_VALID, 1e-12);
+    /* 98110: five digits end the episode without STOP; all four digits of p* then one more */
     const int a3[] = {9, 8, 1, 1, 0};
     play(e, &s, a3, 5);
     ck_assert(e->done(&s));
-    ck_assert_double_eq(e->reward(&s), 0.0);
+    ck_assert_double_eq_tol(e->reward(&s), GYRO_RL_PF_W_PREFIX, 1e-12);
     ck_assert_double_eq(e->metric(&s), 1.0);
     /* STOP first: no answer */
     const int a4[] = {GYRO_RL_PF_STOP};
@@ -196,7 +200,8 @@ START_TEST(test_env_incorrect)
         int n = snprintf(d, sizeof d, "%llu", (unsigned long long)p);
         for (int i = 0; i < n; i++) e->step(&s, d[i] - '0');
         if (!e->done(&s)) e->step(&s, GYRO_RL_PF_STOP);
-        ck_assert(e->reward(&s) <= 0.75);
+        ck_assert(e->reward(&s) <= GYRO_RL_PF_W_PREFIX + GYRO_RL_PF_W_VALID + 1e-12);
+        ck_assert(e->reward(&s) < 1.0);
     }
 }
 END_TEST

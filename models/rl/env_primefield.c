@@ -258,6 +258,15 @@ static int well_formed(const gyro_rl_pf_state *s)
     return s->n > 0 && s->digits[0] != 0;
 }
 
+/* Leading decimal digits the candidate shares with p* (0 ≤ k ≤ digits of p*). */
+static int common_prefix(const gyro_rl_pf_state *s)
+{
+    char d[24];
+    int len = snprintf(d, sizeof d, "%lu", (unsigned long)s->answer), k = 0;
+    while (k < s->n && k < len && s->digits[k] == d[k] - '0') k++;
+    return k;
+}
+
 static double pf_reward(const void *st)
 {
     const gyro_rl_pf_state *s = st;
@@ -266,10 +275,11 @@ static double pf_reward(const void *st)
     if (s->answer && p == s->answer) return 1.0;
     double r = 0.0;
     if (s->answer) {
-        double c = 1.0 - fabs((double)p - (double)s->answer) / (double)s->answer;
-        r += 0.5 * (c > 0.0 ? c : 0.0);
+        char d[24];
+        int len = snprintf(d, sizeof d, "%lu", (unsigned long)s->answer);
+        r += GYRO_RL_PF_W_PREFIX * common_prefix(s) / len;
     }
-    if (p % GYRO_RL_PF_MODULUS == GYRO_RL_PF_RESIDUE && gyro_rl_pf_is_prime(p)) r += 0.25;
+    if (p % GYRO_RL_PF_MODULUS == GYRO_RL_PF_RESIDUE && gyro_rl_pf_is_prime(p)) r += GYRO_RL_PF_W_VALID;
     return r;
 }
 
@@ -288,13 +298,13 @@ static int pf_format_action(int a, char *buf, size_t n)
 static int pf_format_state(const void *st, char *buf, size_t n)
 {
     const gyro_rl_pf_state *s = st;
-    if (s->n == 0) return snprintf(buf, n, "p = _ (no digits yet)");
+    if (s->n == 0) return snprintf(buf, n, "answer = _ (no digits yet)");
     char d[GYRO_RL_PF_DIGITS + 1];
     for (int i = 0; i < s->n; i++) d[i] = (char)('0' + s->digits[i]);
     d[s->n] = 0;
     uint64_t p = gyro_rl_pf_candidate(s);
     int prime = gyro_rl_pf_is_prime(p);
-    return snprintf(buf, n, "p = %s%s  %s  p mod 7 = %d  %s", d, pf_done(s) ? "" : "_",
+    return snprintf(buf, n, "answer = %s%s  %s  mod 7 = %d  %s", d, pf_done(s) ? "" : "_",
                     !well_formed(s) ? "leading zero" : prime ? "prime" : "not prime",
                     (int)(p % GYRO_RL_PF_MODULUS),
                     !prime ? "" : gyro_rl_pf_continuous(p) ? "f = (x-1)^4 mod p: extends to Z_p"

@@ -59,16 +59,20 @@
  * (digits written)/GYRO_RL_PF_DIGITS. The start is fixed (the problem is one instance); the
  * answer p* the reward compares with is computed at reset by the verifier (never written in).
  *
- * Reward (terminal, in [0, 1]); with p the candidate:
+ * Reward (terminal, in [0, 1]); with p the candidate, k the number of its leading decimal
+ * digits that agree with p*'s and L the number of digits of p*:
  *   1                                      p = p* (prime, ≡ 4 mod 7, continuous, smallest);
- *   0.5·max(0, 1 − |p − p*|/p*)            closeness, the dense part: every digit moves it, the
- *     + 0.25·[p prime and p ≡ 4 (mod 7)]   and a bonus for a well-formed candidate that the
- *                                          continuity criterion rejects;
+ *   0.5·k/L                                digit closeness, the dense part: one more right digit
+ *     + 0.2·[p prime and p ≡ 4 (mod 7)]    is worth 0.5/L at every step; and a bonus for a
+ *                                          well-formed candidate that the continuity criterion
+ *                                          rejects;
  *   0                                      no digits, or a leading zero.
- * A wrong answer earns at most 0.75, so the exact answer is the unique maximum. Without the
- * dense part the reward is a needle (one of ~10⁵ digit strings) that sampling never finds; the
- * closeness term orders digit by digit (GRPO's group normalisation turns even small differences
- * in the later digits into unit-scale advantages), and the validity bonus rewards the
+ * A wrong answer earns at most 0.7, so the exact answer is the unique maximum. Without the
+ * dense part the reward is a needle (one of ~10⁵ digit strings) that sampling never finds. The
+ * closeness is counted in digits, the unit the policy acts in, rather than as |p − p*|: with
+ * |p − p*|/p* the 5-digit strings 1xxxx (10000 is 189 from 9811) outscore most 4-digit ones, and
+ * GRPO settled on "11111" (seed 1, both geometries); with digits, each step is a 10-armed
+ * bandit whose right arm is the next digit of p* (or STOP). The validity bonus rewards the
  * checkable structure of an answer. Metric: 0 if p = p*, else 1, so its mean over evaluation
  * episodes is the seed's miss-prediction rate.
  */
@@ -89,6 +93,8 @@
 #define GYRO_RL_PF_STOP 10           /* the action that ends the answer */
 #define GYRO_RL_PF_NACTIONS 11
 #define GYRO_RL_PF_LIMIT 100000      /* candidates are below 10^GYRO_RL_PF_DIGITS */
+#define GYRO_RL_PF_W_PREFIX 0.5      /* reward weight of the digit closeness k/L */
+#define GYRO_RL_PF_W_VALID 0.2       /* reward of a prime ≡ 4 (mod 7) that is not the answer */
 
 typedef struct gyro_rl_pf_state {
     int digits[GYRO_RL_PF_DIGITS]; /* written so far, most significant first */
