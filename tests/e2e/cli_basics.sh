@@ -69,7 +69,7 @@ expect_rc 2 "$GYRO" dump --type gyro.v1.NoSuchThing ok.pb
 expect_rc 2 "$GYRO" dump --limit -3 ok.pb
 
 # ---- every --seed is parsed alike: a non-negative integer up to 2^64-1, anything else exit 2 ------
-for c in "generate music" split reason "rl finetune" "classify train" "char2vec train"; do
+for c in "generate music" split reason "rl finetune" "classify train" "char2vec train" "sudoku generate"; do
   for s in -3 1x "" 18446744073709551616; do
     # shellcheck disable=SC2086
     expect_rc 2 "$GYRO" $c --seed "$s"
