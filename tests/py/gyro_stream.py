@@ -1,99 +1,93 @@
-#!/usr/bin/python3
-"""gyro_stream.py - read and write gyro streams from Python (python3-protobuf), for the
-interoperability test tests/e2e/python_interop.sh.
+"""gyro_stream.py - gyro streams from Python through the gyro package (pipeline/python), for
+tests/e2e/python_interop.sh and tests/e2e/python_package.sh. Run it with the python of an
+environment where the package is installed (tests/py/python_lib.bash makes one).
 
-A gyro stream is protobuf's "delimited" format: each record is preceded by its length as a
-varint; the first record is a gyro.v1.StreamHeader naming the type of the others.
-
-  gyro_stream.py PBDIR read STREAM          print each record as JSON (proto field names)
-  gyro_stream.py PBDIR write KIND STREAM     write a sample stream of KIND (documents,
-                                            embeddings, examples-headerless) and print the JSON
-                                            of its records as `gyro dump` should print them
-  gyro_stream.py PBDIR compare A.json B.json compare two JSON-lines files record by record
-                                            (floats to 1e-6 relative, NaN equal to NaN)
-
-PBDIR holds gyro_pb2.py, generated at test time with grpc_tools.protoc.
+  gyro_stream.py read STREAM [TYPE]     print each record as JSON (proto field names), as
+                                        `gyro dump` does; TYPE: the type of a headerless stream
+  gyro_stream.py error STREAM           read STREAM to its end; print the StreamError's message
+                                        and class and exit 0, or exit 1 if it reads cleanly
+  gyro_stream.py write KIND STREAM      write a sample stream of KIND (documents, embeddings,
+                                        examples-headerless) and print the JSON of its records
+                                        as `gyro dump` should print them
+  gyro_stream.py tsv2ex TSV STREAM      write the Examples of a `text<TAB>label[<TAB>session]`
+                                        file as `gyro import -f tsv` does (source tsv:NAME,
+                                        session L<line> unless given, line)
+  gyro_stream.py copy IN OUT            read IN and write its records to OUT with the same type
+  gyro_stream.py compare A.json B.json  compare two JSON-lines files record by record
+                                        (floats to 1e-6 relative, NaN equal to NaN)
 """
 import json
 import math
+import os
 import sys
 
-from google.protobuf import json_format
-from google.protobuf.internal.decoder import _DecodeVarint
-from google.protobuf.internal.encoder import _VarintBytes
+import gyro
 
 
-def to_json(msg):
-    return json.dumps(json_format.MessageToDict(msg, preserving_proto_field_name=True),
-                      ensure_ascii=False, separators=(",", ":"))
+def cmd_read(path, headerless=None):
+    with gyro.StreamReader(path, headerless_type=headerless) as r:
+        for m in r:
+            print(gyro.to_json(m))
 
 
-def read_records(data):
-    pos = 0
-    while pos < len(data):
-        size, pos = _DecodeVarint(data, pos)
-        if pos + size > len(data):
-            raise ValueError("truncated record at byte %d" % pos)
-        yield data[pos:pos + size]
-        pos += size
+def cmd_error(path):
+    try:
+        for _ in gyro.read_stream(path):
+            pass
+    except gyro.StreamError as e:
+        print("%s\t%s" % (type(e).__name__, e))
+        return 0
+    print("%s read without error" % path)
+    return 1
 
 
-def cmd_read(pb, path):
-    with open(path, "rb") as f:
-        data = f.read()
-    records = read_records(data)
-    header = pb.StreamHeader()
-    header.ParseFromString(next(records))
-    assert header.magic == "gyro", header
-    assert header.version == 1, header
-    name = header.message_type
-    assert name.startswith("gyro.v1."), name
-    cls = getattr(pb, name[len("gyro.v1."):])
-    for raw in records:
-        m = cls()
-        m.ParseFromString(raw)
-        print(to_json(m))
-
-
-def sample(pb, kind):
+def sample(kind):
     if kind == "documents":
         out = []
         for i, (orig, text) in enumerate([("學生ＡＢＣ", "学生ABC"), ("👍🏽 e\u0301", "👍🏽 é"),
                                           ("", ""), ("引号\"与\\反斜杠\n换行", "x")]):
-            d = pb.Document(id=i + 1, source="python", line=10 * i + 1, original=orig, text=text,
-                            repairs=i)
-            d.chars.extend(list(text))
-            out.append(d)
+            out.append(gyro.Document(id=i + 1, source="python", line=10 * i + 1, original=orig, text=text,
+                                     chars=list(text), repairs=i))
         return "gyro.v1.Document", out
     if kind == "embeddings":
-        t = pb.EmbeddingTable(model=pb.HYPERBOLOID, curvature=1.0, dim=3, trained_by="python")
+        t = gyro.EmbeddingTable(model=gyro.HYPERBOLOID, curvature=1.0, dim=3, trained_by="python")
         t.entries.add(token="学", count=12345678901, vector=[1.5, 0.1, -0.25, 3e-8])
         t.entries.add(token="生", count=1, vector=[float("nan"), float("inf"), -float("inf"), 0.0])
-        p = pb.EmbeddingTable(model=pb.POINCARE, curvature=0.5, dim=2)
+        p = gyro.EmbeddingTable(model=gyro.POINCARE, curvature=0.5, dim=2)
         p.entries.add(token="A", vector=[0.3333333432674408, -0.7])
         return "gyro.v1.EmbeddingTable", [t, p]
     if kind == "examples-headerless":
-        out = [pb.Example(text="播放周杰伦的晴天", label="music.play", labels=["music.play"],
-                          source="py", session="s1", line=1),
-               pb.Example(text="查询歌曲然后播放", label="query_song+play_song",
-                          labels=["play_song", "query_song"], line=2)]
+        out = [gyro.example("播放周杰伦的晴天", "music.play", source="py", session="s1", line=1),
+               gyro.example("查询歌曲然后播放", "query_song+play_song", line=2)]
         return None, out
     raise SystemExit("unknown kind " + kind)
 
 
-def cmd_write(pb, kind, path):
-    type_name, msgs = sample(pb, kind)
-    with open(path, "wb") as f:
-        if type_name:
-            h = pb.StreamHeader(magic="gyro", version=1, message_type=type_name,
-                                producer="python gyro_stream.py")
-            raw = h.SerializeToString()
-            f.write(_VarintBytes(len(raw)) + raw)
-        for m in msgs:
-            raw = m.SerializeToString()
-            f.write(_VarintBytes(len(raw)) + raw)
+def cmd_write(kind, path):
+    type_name, msgs = sample(kind)
+    if type_name:
+        gyro.write_stream(path, msgs, type_name, producer="python gyro_stream.py")
+    else:
+        gyro.write_examples(path, msgs, header=False)
     for m in msgs:
-        print(to_json(m))
+        print(gyro.to_json(m))
+
+
+def cmd_tsv2ex(tsv, path):
+    items = []
+    name = os.path.basename(tsv)
+    with open(tsv, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            parts = line.rstrip("\r\n").split("\t")
+            session = parts[2] if len(parts) > 2 else "L%d" % n
+            items.append(gyro.example(parts[0], parts[1], source="tsv:" + name, session=session, line=n))
+    print("%d examples" % gyro.write_examples(path, items))
+
+
+def cmd_copy(src, dst):
+    with gyro.StreamReader(src) as r:
+        n = gyro.write_stream(dst, r, r.message_class, producer=r.header.producer)
+    print("%d %s records copied" % (n, r.message_type))
 
 
 def same(a, b, where):
@@ -132,15 +126,19 @@ def cmd_compare(path_a, path_b):
 
 
 def main():
-    sys.path.insert(0, sys.argv[1])
-    import gyro_pb2 as pb
-    cmd = sys.argv[2]
+    cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "read":
-        cmd_read(pb, sys.argv[3])
+        cmd_read(*args)
+    elif cmd == "error":
+        sys.exit(cmd_error(*args))
     elif cmd == "write":
-        cmd_write(pb, sys.argv[3], sys.argv[4])
+        cmd_write(*args)
+    elif cmd == "tsv2ex":
+        cmd_tsv2ex(*args)
+    elif cmd == "copy":
+        cmd_copy(*args)
     elif cmd == "compare":
-        cmd_compare(sys.argv[3], sys.argv[4])
+        cmd_compare(*args)
     else:
         raise SystemExit(__doc__)
 

@@ -1,0 +1,211 @@
+"""gyro.client — a client of `gyro serve` over grpcio, with the generated stubs.
+
+    import gyro
+    client = gyro.Client("127.0.0.1:50051")
+    reply = client.classify("播放周杰伦的稻香")
+    for intent in reply.intents:
+        print(intent.label, round(intent.probability, 3))
+
+One method per RPC of gyro.v1.Gyro (Classify, ClassifyStream, Normalize, Embed, Neighbors,
+Reason, Stats) and grpc.health.v1.Health/Check; each returns the response message (streaming
+methods: an iterator of messages). A call that does not end with OK raises a
+gyro.errors.RpcError subclass named after its status code (gyro.Unavailable,
+gyro.InvalidArgument, gyro.DeadlineExceeded, ...) with .code, .details and .method; for a
+streaming method the error is raised while iterating. Every call has a deadline: the client's
+`timeout` (default 10 s, as `gyro client --timeout-ms`) unless the call gives its own;
+timeout=None means no deadline.
+
+TLS: give `root_certificates` (PEM bytes, or a path) to verify the server (tls=True alone
+uses the system's roots), plus `private_key` and `certificate_chain` for mutual TLS;
+`server_name` overrides the name checked in the server's certificate. Plaintext otherwise.
+
+The underlying objects are public for anything this class does not wrap: `channel`, `stub`
+(gyro_pb2_grpc.GyroStub) and `health_stub` (health_pb2_grpc.HealthStub). A Client is
+thread-safe (grpcio channels are); close it, or use it as a context manager.
+"""
+import os
+
+import grpc
+
+from . import gyro_pb2, gyro_pb2_grpc, health_pb2, health_pb2_grpc
+from .errors import rpc_error
+
+DEFAULT_TARGET = "127.0.0.1:50051"
+DEFAULT_TIMEOUT = 10.0
+_CLIENT_DEFAULT = object()  # "use the client's timeout"
+
+_MODELS = {"poincare": gyro_pb2.POINCARE, "hyperboloid": gyro_pb2.HYPERBOLOID,
+           "euclidean": gyro_pb2.EUCLIDEAN, "unspecified": gyro_pb2.EMBEDDING_MODEL_UNSPECIFIED}
+
+
+def _pem(value, what):
+    """PEM bytes from bytes, a PEM string, or a path; None stays None."""
+    if value is None or isinstance(value, bytes):
+        return value
+    if isinstance(value, str) and value.lstrip().startswith("-----BEGIN"):
+        return value.encode("ascii")
+    if isinstance(value, (str, os.PathLike)):
+        with open(value, "rb") as f:
+            return f.read()
+    raise TypeError("%s: expected PEM bytes or a path, got %r" % (what, value))
+
+
+def _model(model):
+    if isinstance(model, str):
+        try:
+            return _MODELS[model.lower()]
+        except KeyError:
+            raise ValueError("unknown embedding model %r (poincare, hyperboloid, euclidean)" % model) from None
+    return model
+
+
+class Client:
+    """A connection to `gyro serve`.
+
+    Client(target="127.0.0.1:50051", timeout=10.0, tls=False, root_certificates=None,
+           private_key=None, certificate_chain=None, server_name=None, options=(),
+           max_message_bytes=64 MiB, channel=None)
+
+    `target` is host:port (any grpcio target). `options` are extra grpcio channel options
+    (name, value) pairs. `channel`: use this grpc.Channel instead of making one (target and the
+    TLS arguments are then ignored; close() still closes it). Making a Client does not connect;
+    the first call (or wait_ready) does.
+    """
+
+    def __init__(self, target=DEFAULT_TARGET, timeout=DEFAULT_TIMEOUT, tls=False, root_certificates=None,
+                 private_key=None, certificate_chain=None, server_name=None, options=(),
+                 max_message_bytes=64 << 20, channel=None):
+        self.target = target
+        self.timeout = timeout
+        if channel is None:
+            opts = [("grpc.max_send_message_length", max_message_bytes),
+                    ("grpc.max_receive_message_length", max_message_bytes)]
+            if server_name:
+                opts.append(("grpc.ssl_target_name_override", server_name))
+            opts += list(options)
+            key = _pem(private_key, "private_key")
+            chain = _pem(certificate_chain, "certificate_chain")
+            if (key is None) != (chain is None):
+                raise ValueError("mutual TLS needs both private_key and certificate_chain")
+            if tls or root_certificates is not None or key is not None:
+                creds = grpc.ssl_channel_credentials(root_certificates=_pem(root_certificates, "root_certificates"),
+                                                     private_key=key, certificate_chain=chain)
+                channel = grpc.secure_channel(target, creds, options=opts)
+            else:
+                channel = grpc.insecure_channel(target, options=opts)
+        self.channel = channel
+        self.stub = gyro_pb2_grpc.GyroStub(channel)
+        self.health_stub = health_pb2_grpc.HealthStub(channel)
+
+    # -- plumbing -------------------------------------------------------------------------------
+    def _timeout(self, timeout):
+        return self.timeout if timeout is _CLIENT_DEFAULT else timeout
+
+    def _unary(self, method, fn, request, timeout):
+        try:
+            return fn(request, timeout=self._timeout(timeout))
+        except grpc.RpcError as e:
+            raise rpc_error(e.code(), e.details(), method) from e
+
+    @staticmethod
+    def _stream(method, call):
+        """Iterate over a streaming call, translating its error; closing the iterator early
+        cancels the call."""
+        try:
+            for item in call:
+                yield item
+        except grpc.RpcError as e:
+            raise rpc_error(e.code(), e.details(), method) from e
+        finally:
+            call.cancel()
+
+    # -- gyro.v1.Gyro ---------------------------------------------------------------------------
+    def classify(self, text, top_k=0, id="", timeout=_CLIENT_DEFAULT):
+        """Classify one utterance: a gyro_pb2.ClassifyResponse with the top_k intents (0: the
+        server's default, 5), most probable first, the model version and the normalized text.
+        Raises Unavailable without a model, InvalidArgument for an empty text."""
+        req = gyro_pb2.ClassifyRequest(text=text, top_k=top_k, id=id)
+        return self._unary("/gyro.v1.Gyro/Classify", self.stub.Classify, req, timeout)
+
+    def classify_stream(self, texts, top_k=0, timeout=_CLIENT_DEFAULT):
+        """Classify many utterances over one ClassifyStream call: an iterator of
+        ClassifyResponse, one per input, in order. `texts` is an iterable of strings (sent with
+        id = their 0-based position) or of ClassifyRequest messages (sent as they are); it is
+        consumed as the call proceeds, so it may be a generator. The timeout bounds the whole
+        stream."""
+        def requests():
+            for k, t in enumerate(texts):
+                yield t if isinstance(t, gyro_pb2.ClassifyRequest) else \
+                    gyro_pb2.ClassifyRequest(text=t, top_k=top_k, id=str(k))
+        call = self.stub.ClassifyStream(requests(), timeout=self._timeout(timeout))
+        return self._stream("/gyro.v1.Gyro/ClassifyStream", call)
+
+    def normalize(self, text, keep_traditional=False, case_fold=False, paragraphs=False, source="",
+                  timeout=_CLIENT_DEFAULT):
+        """Normalize text as `gyro normalize` does: an iterator of gyro_pb2.Document, one per
+        line (paragraphs=True: per blank-line-separated paragraph)."""
+        req = gyro_pb2.NormalizeRequest(text=text, keep_traditional=keep_traditional, case_fold=case_fold,
+                                        paragraphs=paragraphs, source=source)
+        call = self.stub.Normalize(req, timeout=self._timeout(timeout))
+        return self._stream("/gyro.v1.Gyro/Normalize", call)
+
+    def embed(self, tokens=(), text="", model="poincare", timeout=_CLIENT_DEFAULT):
+        """Vectors of characters from the server's table: `tokens` (a list of characters) or
+        `text` (normalized and segmented by the server). `model`: "poincare" (default) or
+        "hyperboloid" (or a gyro_pb2.EmbeddingModel value). A gyro_pb2.EmbedResponse; tokens
+        not in the table are listed in `missing`. Raises Unavailable without --embeddings."""
+        req = gyro_pb2.EmbedRequest(tokens=list(tokens), text=text, model=_model(model))
+        return self._unary("/gyro.v1.Gyro/Embed", self.stub.Embed, req, timeout)
+
+    def neighbors(self, token, k=0, timeout=_CLIENT_DEFAULT):
+        """The k nearest characters of `token` by hyperbolic distance (k 0: 10), a
+        gyro_pb2.NeighborsResponse. Raises NotFound for a character not in the table."""
+        req = gyro_pb2.NeighborsRequest(token=token, k=k)
+        return self._unary("/gyro.v1.Gyro/Neighbors", self.stub.Neighbors, req, timeout)
+
+    def reason(self, input="", environment="", max_steps=0, seed=0, sample=False, timeout=_CLIENT_DEFAULT):
+        """One episode of the server's reasoning policy from `input`: a gyro_pb2.ReasonResponse
+        with its steps, total reward and answer. environment "composite" runs the
+        composite-intent policy on an utterance; "" the policy's own environment."""
+        req = gyro_pb2.ReasonRequest(environment=environment, input=input, max_steps=max_steps,
+                                     seed=seed, sample=sample)
+        return self._unary("/gyro.v1.Gyro/Reason", self.stub.Reason, req, timeout)
+
+    def stats(self, timeout=_CLIENT_DEFAULT):
+        """The server's counters: a gyro_pb2.StatsResponse (calls per method and status code,
+        the latency histogram, uptime, model version)."""
+        return self._unary("/gyro.v1.Gyro/Stats", self.stub.Stats, gyro_pb2.StatsRequest(), timeout)
+
+    # -- grpc.health.v1.Health ------------------------------------------------------------------
+    def health(self, service="", timeout=_CLIENT_DEFAULT):
+        """grpc.health.v1.Health/Check: the status name, "SERVING" or "NOT_SERVING" (while the
+        server drains). service "" is the server, "gyro.v1.Gyro" the service; an unknown
+        service raises NotFound."""
+        r = self._unary("/grpc.health.v1.Health/Check", self.health_stub.Check,
+                        health_pb2.HealthCheckRequest(service=service), timeout)
+        return health_pb2.HealthCheckResponse.ServingStatus.Name(r.status)
+
+    # -- connection -----------------------------------------------------------------------------
+    def wait_ready(self, timeout=_CLIENT_DEFAULT):
+        """Block until the channel is connected; gyro.Unavailable if it is not within the
+        timeout (e.g. right after starting a server)."""
+        t = self._timeout(timeout)
+        try:
+            grpc.channel_ready_future(self.channel).result(timeout=t)
+        except grpc.FutureTimeoutError:
+            raise rpc_error(grpc.StatusCode.UNAVAILABLE, "not connected to %s within %s s" % (self.target, t),
+                            "(connect)") from None
+
+    def close(self):
+        """Close the channel; calls in flight are cancelled. Idempotent."""
+        self.channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self):
+        return "gyro.Client(%r)" % self.target
