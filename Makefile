@@ -6,7 +6,8 @@
 #   make check      deps + build + the whole test suite (Check suites, end-to-end tests)
 #   make sanitize   the whole suite built with ASan and UBSan (in build-san/)
 #   make test       build + run the suite without touching packages; BUILD=dir ONLY="suites" narrow it
-#   make install    PREFIX=/usr/local DESTDIR= : binary, libraries, headers, gyro.pc, man page
+#   make install    PREFIX=/usr/local DESTDIR= : binary, libraries, headers, gyro.pc, man page,
+#                   share/gyro/*.proto, and the Python package (install-python; PYTHON= skips it)
 #   make clean
 #
 # Sources are picked up by wildcard: every .c under models/, embeddings/ and pipeline/ goes into
@@ -22,7 +23,8 @@ SHELL      := /bin/bash
 PKGS       := icu-uc icu-i18n libutf8proc openblas libprotobuf-c grpc zlib
 DEB_PKGS   := build-essential pkg-config libicu-dev libutf8proc-dev libopenblas-dev \
               protobuf-c-compiler libprotobuf-c-dev libgrpc-dev check fortunes-zh \
-              python3-protobuf python3-grpcio python3-grpc-tools nghttp2-client openssl
+              python3-protobuf python3-grpcio python3-grpc-tools python3-pkg-resources \
+              python3-pip python3-venv python3-setuptools python3-wheel nghttp2-client openssl
 
 CC         ?= cc
 ARCH_FLAGS ?= -march=native
@@ -63,7 +65,7 @@ RUN_E2E    := $(if $(ONLY),$(foreach o,$(ONLY),$(filter %/$(o).sh,$(E2E))),$(E2E
 SANBUILD   ?= build-san
 HEADERS    := $(sort $(shell find models embeddings pipeline -name '*.h' -not -path 'pipeline/cli/*' 2>/dev/null))
 
-.PHONY: all deps run check test sanitize install clean bench
+.PHONY: all deps run check test sanitize install install-python clean bench
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -140,7 +142,7 @@ bench: all
 	@./tests/bench/run-all.sh $(BUILD)/gyro
 
 # ---- installation -----------------------------------------------------------------------------
-install: all
+install: all install-python
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	  $(DESTDIR)$(PREFIX)/include/gyro $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BUILD)/gyro $(DESTDIR)$(PREFIX)/bin/gyro
@@ -152,6 +154,24 @@ install: all
 	for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/gyro/$$h; done
 	for h in $(GEN_H); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/gyro/$${h#$(BUILD)/gen/}; done
 	install -m 644 doc/gyro.1 $(DESTDIR)$(PREFIX)/share/man/man1/gyro.1
+	install -d $(DESTDIR)$(PREFIX)/share/gyro
+	install -m 644 $(PROTOS) $(DESTDIR)$(PREFIX)/share/gyro/
+
+# The Python package (pipeline/python) for PYTHON (default Debian's python3), built by pip from
+# the checkout without an index or build isolation (the protobuf modules are generated from
+# proto/ on the way; needs python3-pip, -setuptools, -wheel, -grpc-tools), into the site
+# directory of PREFIX that pipeline/python/site_dir.py names (Debian: /usr/lib/python3/
+# dist-packages for /usr, /usr/local/lib/python3.X/dist-packages for /usr/local).
+# `make install PYTHON=` leaves it out.
+PYTHON     ?= /usr/bin/python3
+install-python:
+	@if [ -n "$(PYTHON)" ]; then \
+	  site=$$($(PYTHON) pipeline/python/site_dir.py '$(PREFIX)') || exit 1; \
+	  $(PYTHON) -m pip --version >/dev/null 2>&1 || { echo "gyro: $(PYTHON) has no pip (make deps; or make install PYTHON= to skip the Python package)" >&2; exit 1; }; \
+	  echo "gyro: Python package -> $(DESTDIR)$$site"; \
+	  $(PYTHON) -m pip install -q --no-build-isolation --no-index --no-deps --no-compile --upgrade \
+	    --root-user-action=ignore --target '$(DESTDIR)'"$$site" ./pipeline/python; \
+	fi
 
 clean:
 	rm -rf build build-san build-*
