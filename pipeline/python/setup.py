@@ -106,4 +106,4 @@ if os.path.isfile(os.path.join(CHECKOUT, "Makefile")) and os.path.isdir(os.path.
     options = {"build": {"build_base": scratch}, "egg_info": {"egg_base": scratch}}
     os.makedirs(scratch, exist_ok=True)
 
-setup(cmdclass={"build_py": BuildPy, "sdist": Sdist}, options=options)
+setup(packages=["gyro"], cmdclass={"build_py": BuildPy, "sdist": Sdist}, options=options)

@@ -12,7 +12,8 @@ try:
 except ImportError as e:  # running from the source tree, where nothing is generated
     raise ImportError("gyro: the generated modules gyro_pb2/health_pb2 are missing (%s); install the "
                       "package (python3 -m pip install --no-build-isolation ./pipeline/python) "
-                      "rather than importing it from the source tree" % e) from e
+                      "rather than importing it from the source tree or installing it editable "
+                      "(pip install -e), where they do not exist" % e) from e
 
 PACKAGE = gyro_pb2.DESCRIPTOR.package  # "gyro.v1"
 
