@@ -5,7 +5,8 @@
 # PREFIX /usr/local and /opt/gyro); nothing generated lands in the source tree. Then: the stream
 # API offline (tests/py/package_suite.py streams); streams of `gyro normalize` and `gyro import`
 # read by the package and equal to `gyro dump`, streams written by the package read by gyro
-# (dump, classify train); corrupt streams refused by Python with the C reader's very message;
+# (dump, classify train), the README's streams example; corrupt streams refused by Python with
+# the C reader's very message;
 # a real `gyro serve` (a classifier trained on a stream the package wrote, a character table, a
 # root-finding policy) called through every Client method, the README's five-line example, and
 # TLS.
@@ -82,6 +83,15 @@ for s in docs imp; do
   "$GYRO" dump $s.copy.pb | cmp -s - $s.gyro.json || { echo "FAIL: $s copied by Python differs"; exit 1; }
 done
 echo "ok   gyro normalize and gyro import streams read by Python as gyro dump; Python's streams read by gyro"
+
+# the README's streams example (its second Python block), on these streams
+awk '/^## Python/ { s = 1 } s && /^```python/ { n++; if (n == 2) { p = 1; next } } p && /^```/ { exit } p' "$root/README.md" > readme_streams.py
+grep -q read_examples readme_streams.py || { echo "FAIL: no streams example in the README"; exit 1; }
+cp imp.pb nlpcc.pb
+"$PYV" readme_streams.py > readme_streams.out
+[ "$(wc -l < readme_streams.out)" = 3 ] && grep -q '^1 学生ABC� ' readme_streams.out || { echo "FAIL: README streams example printed:"; cat readme_streams.out; exit 1; }
+[ "$("$GYRO" dump mine.pb | wc -l)" = 2 ] || { echo "FAIL: README streams example wrote:"; "$GYRO" dump mine.pb; exit 1; }
+echo "ok   the README's streams example runs"
 
 # corrupt streams: Python's message is the C reader's (gyro dump: <same text>)
 hlen=$(( $(od -An -tu1 -N1 docs.pb) + 1 ))          # the header's length prefix is one byte
