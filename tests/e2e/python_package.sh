@@ -8,8 +8,8 @@
 # (dump, classify train), the README's streams example; corrupt streams refused by Python with
 # the C reader's very message;
 # a real `gyro serve` (a classifier trained on a stream the package wrote, a character table, a
-# root-finding policy) called through every Client method, the README's five-line example, and
-# TLS.
+# root-finding policy) called through every Client method, the README's five-line example, TLS
+# and mutual TLS.
 set -euo pipefail
 : "${GYRO:?}" "${TMPDIR:?}"
 . tests/py/python_lib.bash
@@ -175,4 +175,10 @@ if command -v openssl > /dev/null; then
   "$PYV" "$suite_py" tls "$ADDR" --ca "$T/server.pem" --server-name wrong.example --expect-fail
   "$PYV" "$suite_py" tls "$ADDR" --ca "$T/other.pem" --expect-fail
   stop_server
+  start_server mtls --tls-cert "$T/server.pem" --tls-key "$T/server.key" --tls-client-ca "$T/other.pem"
+  "$PYV" "$suite_py" tls "$ADDR" --ca "$T/server.pem" --cert "$T/other.pem" --key "$T/other.key"
+  "$PYV" "$suite_py" tls "$ADDR" --ca "$T/server.pem" --expect-fail
+  "$PYV" "$suite_py" tls "$ADDR" --ca "$T/server.pem" --cert "$T/server.pem" --key "$T/server.key" --expect-fail
+  stop_server
+  echo "ok   mutual TLS: the client certificate is required and checked"
 fi

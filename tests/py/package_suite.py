@@ -7,8 +7,8 @@ installed. Prints one line per assertion and exits 1 at the first failure.
     package_suite.py client ADDR --texts-file F --n-labels N --dim D
                                         every Client method against a `gyro serve` with a
                                         model, a character table and a root-finding policy
-    package_suite.py tls ADDR --ca PEM [--server-name NAME] [--expect-fail]
-                                        Client over TLS
+    package_suite.py tls ADDR --ca PEM [--server-name NAME] [--cert PEM --key PEM] [--expect-fail]
+                                        Client over TLS (mutual TLS with --cert and --key)
 """
 import argparse
 import io
@@ -306,14 +306,20 @@ def client(args):
 
 
 def tls(args):
-    c = gyro.Client(args.addr, root_certificates=args.ca, server_name=args.server_name, timeout=5)
+    c = gyro.Client(args.addr, root_certificates=args.ca, server_name=args.server_name, timeout=5,
+                    private_key=args.key, certificate_chain=args.cert)
     if args.expect_fail:
         ok(raises(c.health, gyro.Unavailable) is not None, "TLS refused as expected")
     else:
         ok(c.health() == "SERVING" and c.stats().uptime_seconds > 0, "health and stats over TLS (%s)" % args.addr)
-        with open(args.ca, "rb") as f:
-            c2 = gyro.Client(args.addr, root_certificates=f.read(), server_name=args.server_name, timeout=5)
-        ok(c2.health() == "SERVING", "root certificates given as PEM bytes")
+        def pem(path):
+            if path is None:
+                return None
+            with open(path, "rb") as f:
+                return f.read()
+        c2 = gyro.Client(args.addr, root_certificates=pem(args.ca), server_name=args.server_name, timeout=5,
+                         private_key=pem(args.key), certificate_chain=pem(args.cert))
+        ok(c2.health() == "SERVING", "certificates given as PEM bytes")
         c2.close()
     c.close()
 
@@ -327,6 +333,8 @@ def main():
     p.add_argument("--dim", type=int, default=0)
     p.add_argument("--ca")
     p.add_argument("--server-name")
+    p.add_argument("--cert")
+    p.add_argument("--key")
     p.add_argument("--expect-fail", action="store_true")
     args = p.parse_args()
     args.dir = args.addr = args.target
