@@ -41,3 +41,12 @@ for _name in gyro_pb2.DESCRIPTOR.enum_types_by_name:
 HealthCheckRequest = health_pb2.HealthCheckRequest
 HealthCheckResponse = health_pb2.HealthCheckResponse
 del _name, _value
+
+__all__ = (["Client", "StreamReader", "StreamWriter", "read_stream", "write_stream", "encode_varint",
+            "decode_varint", "DEFAULT_MAX_RECORD", "read_examples", "write_examples", "read_documents",
+            "write_documents", "example", "parse_label", "to_dict", "from_dict", "to_json", "message_class",
+            "message_types", "proto_dir", "gyro_pb2", "gyro_pb2_grpc", "health_pb2", "health_pb2_grpc",
+            "errors", "messages", "HealthCheckRequest", "HealthCheckResponse"]
+           + errors.__all__ + list(gyro_pb2.DESCRIPTOR.message_types_by_name)
+           + list(gyro_pb2.DESCRIPTOR.enum_types_by_name)
+           + [v.name for e in gyro_pb2.DESCRIPTOR.enum_types_by_name.values() for v in e.values])
