@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "pipeline/cli/cli.h"
+
+#include "models/core/atomic_file.h"
 #include "pipeline/import.h"
 #include "models/text/labels.h"
 #include "pipeline/stream.h"
@@ -109,6 +111,9 @@ int gyro_cmd_import(int argc, char **argv)
         return gyro_cli_usage_error("import", "standard output is a terminal: use -o FILE, or pipe "
                                     "into 'gyro dump'");
 
+    /* a SIGINT/SIGTERM must not leave OUT.tmp.PID.N behind */
+    if (strcmp(output, "-") != 0 && gyro_atomic_cleanup_on_signals() != GYRO_OK)
+        return gyro_cli_fail("import", GYRO_ERR_IO);
     import_run run = {0};
     run.max_warnings = max_warnings;
     gyro_status st = gyro_label_set_new(&run.labels);

@@ -148,6 +148,9 @@ int gyro_cmd_normalize(int argc, char **argv)
     sopt.progress_total = total;
     sopt.progress_start = gyro_now();
 
+    /* a SIGINT/SIGTERM must not leave OUT.tmp.PID.N behind */
+    if (strcmp(output, "-") != 0 && gyro_atomic_cleanup_on_signals() != GYRO_OK)
+        return gyro_cli_fail(cmd, GYRO_ERR_IO);
     gyro_normalizer *n = NULL;
     gyro_stream_writer *w = NULL;
     gyro_atomic_file af;
