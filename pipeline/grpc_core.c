@@ -698,11 +698,17 @@ gyro_status gyro_rpc_server_start(const gyro_rpc_server_options *opt,
     pthread_cond_init(&s->pool.cv, NULL);
     grpc_init();
 
-    grpc_arg args[1];
+    /* SO_REUSEPORT off (core's default is on): with it a second server on a busy port binds
+     * silently and takes half of the connections, and HOST:0 binds one ephemeral port per
+     * completion queue. Off, a busy port makes grpc_server_add_http2_port return 0. */
+    grpc_arg args[2];
     args[0].type = GRPC_ARG_INTEGER;
     args[0].key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
     args[0].value.integer = (int)opt->max_request_bytes;
-    grpc_channel_args cargs = {1, args};
+    args[1].type = GRPC_ARG_INTEGER;
+    args[1].key = GRPC_ARG_ALLOW_REUSEPORT;
+    args[1].value.integer = 0;
+    grpc_channel_args cargs = {2, args};
     s->server = grpc_server_create(&cargs, NULL);
     s->handles = calloc((size_t)(n_methods ? n_methods : 1), sizeof *s->handles);
     s->workers = calloc((size_t)opt->threads, sizeof *s->workers);
@@ -757,8 +763,10 @@ gyro_status gyro_rpc_server_start(const gyro_rpc_server_options *opt,
     grpc_server_credentials_release(creds);
     if (s->port == 0) {
         server_destroy_parts(s);
-        return gyro_error_set(GYRO_ERR_IO, "cannot listen on %s%s", opt->addr,
-                              opt->tls_cert_pem ? " (or the TLS key/certificate is invalid)" : "");
+        return gyro_error_set(GYRO_ERR_IO,
+                              "cannot listen on %s: the port is in use (another server?) or the "
+                              "address is not local%s", opt->addr,
+                              opt->tls_cert_pem ? ", or the TLS key/certificate is invalid" : "");
     }
     grpc_server_start(s->server);
     s->t_start = now_ns();
