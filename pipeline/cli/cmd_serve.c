@@ -1,7 +1,9 @@
 /* cmd_serve.c — `gyro serve`: the gRPC service (gyro.v1.Gyro + grpc.health.v1.Health/Check).
  *
- * The main thread only handles signals: SIGTERM/SIGINT/SIGHUP are blocked before gRPC starts
- * its threads (so they all inherit the mask) and taken here with sigwait; SIGPIPE is ignored.
+ * The main thread only handles signals: SIGTERM/SIGINT/SIGHUP are blocked in every thread
+ * (main.c blocks them and re-executes gyro before OpenBLAS's load-time threads exist; the
+ * pthread_sigmask here is for callers of gyro_cmd_serve that skip main) and taken here with
+ * sigwait, so a second signal during a slow reload waits its turn; SIGPIPE is ignored.
  *   SIGHUP   reload the --model file; a file that fails to load is refused and the old model
  *            keeps serving (a message on stderr either way).
  *   SIGTERM  health turns NOT_SERVING; calls are still served for --drain-ms; then the server
