@@ -31,13 +31,19 @@
 #include <grpc/grpc_security.h>
 #include <grpc/support/time.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- small helpers ------------------------------------------------------------------------- */
 
@@ -677,6 +683,59 @@ static void server_destroy_parts(gyro_rpc_server *s)
     grpc_shutdown();
 }
 
+/* ---- descriptor exhaustion ----------------------------------------------------------------------
+ * gRPC core 1.51 (src/core/lib/iomgr/tcp_server_posix.cc, on_read) re-arms its listener after
+ * accept4 fails with EAGAIN, EWOULDBLOCK or ECONNABORTED, but on any other error (EMFILE,
+ * ENFILE) it logs "Failed accept4" and never polls that listener again: one burst of
+ * connections past RLIMIT_NOFILE and the port is dead until restart, with no event the
+ * application could see. So gyro interposes accept4 (this definition in the executable wins
+ * over libc's for libgrpc's calls; the real call is the raw system call) and, once a server has
+ * started, turns exhaustion into the libev/nginx remedy: close the reserve descriptor, accept
+ * the pending connection and close it at once (that client sees a reset instead of a hang),
+ * reopen the reserve, and report EAGAIN so that core re-arms the listener. Before any server
+ * started, errors pass through unchanged. gyro_rpc_server_start also raises the soft
+ * RLIMIT_NOFILE to the hard limit, so this only happens when the hard limit is reached. */
+static atomic_int fd_reserve = -1;      /* an open /dev/null kept for the moment of EMFILE */
+static atomic_int fd_reserve_armed;     /* 1 once a server has started */
+static atomic_ulong fd_shed;            /* connections closed at once for lack of descriptors */
+
+int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags)
+{
+    int r = (int)syscall(SYS_accept4, sockfd, addr, addrlen, flags);
+    if (r >= 0 || (errno != EMFILE && errno != ENFILE) || !atomic_load(&fd_reserve_armed)) return r;
+    int reserve = atomic_exchange(&fd_reserve, -1);
+    if (reserve >= 0) close(reserve);
+    int c = (int)syscall(SYS_accept4, sockfd, NULL, NULL, SOCK_CLOEXEC);
+    if (c >= 0) close(c);
+    int fresh = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fresh >= 0) {
+        int none = -1;
+        if (!atomic_compare_exchange_strong(&fd_reserve, &none, fresh)) close(fresh);
+    }
+    unsigned long n = atomic_fetch_add(&fd_shed, 1) + 1;
+    if (n == 1 || n % 1000 == 0)
+        fprintf(stderr, "gyro serve: out of file descriptors: %lu connection%s refused so far "
+                        "(raise ulimit -n)\n", n, n == 1 ? "" : "s");
+    errno = EAGAIN;
+    return -1;
+}
+
+/* Raise the soft descriptor limit to the hard one and open the reserve descriptor. */
+static void fd_reserve_setup(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (atomic_load(&fd_reserve) < 0) {
+        int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        int none = -1;
+        if (fd >= 0 && !atomic_compare_exchange_strong(&fd_reserve, &none, fd)) close(fd);
+    }
+    atomic_store(&fd_reserve_armed, 1);
+}
+
 gyro_status gyro_rpc_server_start(const gyro_rpc_server_options *opt,
                                   const gyro_rpc_method *methods, int n_methods, void *ctx,
                                   gyro_rpc_server **out)
@@ -696,6 +755,7 @@ gyro_status gyro_rpc_server_start(const gyro_rpc_server_options *opt,
     s->ctx = ctx;
     pthread_mutex_init(&s->pool.mu, NULL);
     pthread_cond_init(&s->pool.cv, NULL);
+    fd_reserve_setup();
     grpc_init();
 
     /* SO_REUSEPORT off (core's default is on): with it a second server on a busy port binds
