@@ -31,7 +31,7 @@ static void usage(FILE *f)
 {
     fputs("usage: gyro classify train [options] -o MODEL TRAIN.pb\n"
           "       gyro classify eval -m MODEL [--svg FILE] [--confusion N] DATA.pb\n"
-          "       gyro classify predict -m MODEL [-k K] [--stream] [-o OUT] [IN|-]\n"
+          "       gyro classify predict -m MODEL [-k K] [--stream] [-o OUT] [--max-line BYTES] [IN|-]\n"
           "\n"
           "train options (defaults: the seed's settings for the geometry):\n"
           "  --geometry hyperbolic|euclidean   model geometry (hyperbolic)\n"
@@ -52,7 +52,10 @@ static void usage(FILE *f)
           "  --words             tokens are ICU dictionary words instead of characters\n"
           "eval: accuracy, macro-F1, cross-entropy, per-intent precision/recall, hierarchy levels,\n"
           "  confusion matrix (--confusion N most frequent intents, 0 = all; --svg writes an image)\n"
-          "predict: top-k intents as JSON lines, or a ClassifyResponse stream with --stream\n",
+          "predict: top-k intents as JSON lines, or a ClassifyResponse stream with --stream\n"
+          "  --max-line BYTES    longest input line or record text (default 16777216, as normalize);\n"
+          "                      longer ones are skipped (never held in memory), reported with their\n"
+          "                      line or record number and counted in a summary\n",
           f);
 }
 
@@ -72,7 +75,7 @@ enum {
     O_GEOMETRY = 256, O_DIM, O_LAYERS, O_HEADS, O_HEAD_DIM, O_FFN, O_MAXLEN, O_DROPOUT, O_CURV,
     O_LN, O_RESIDUAL, O_RELU, O_OPTIMIZER, O_LR, O_BALL_LR, O_CLIP, O_EPOCHS, O_BATCH, O_PATIENCE,
     O_RESTART, O_RESTART_MULT, O_DEV, O_DEV_FRAC, O_MIN_COUNT, O_SEED, O_EMB, O_FREEZE, O_CKPT,
-    O_KEEP_TRAD, O_CASE_FOLD, O_WORDS, O_BUCKET, O_QUIET, O_SVG, O_CONFUSION, O_STREAM, O_HELP,
+    O_KEEP_TRAD, O_CASE_FOLD, O_WORDS, O_BUCKET, O_QUIET, O_SVG, O_CONFUSION, O_STREAM, O_MAX_LINE, O_HELP,
     O_ATTENTION, O_MLA_LATENT, O_MLA_Q, O_MLA_ROPE, O_EXPERTS, O_SHARED, O_TOP_K, O_BALANCE
 };
 
@@ -371,7 +374,55 @@ typedef struct predict_ctx {
     gyro_intent *top;
     gyro_stream_writer *w;      /* --stream */
     uint64_t n, errors;
+    size_t max_line;            /* --max-line */
+    uint64_t too_long;          /* inputs skipped for it */
 } predict_ctx;
+
+/* One input over --max-line: a warning (the first ten) on stderr, and the count. */
+static void predict_skip(predict_ctx *c, const char *path, unsigned long long where)
+{
+    if (++c->too_long <= 10)
+        fprintf(stderr, "gyro classify: %s:%llu: skipped: line longer than --max-line (%zu bytes)\n",
+                path, where, c->max_line);
+    else if (c->too_long == 11)
+        fprintf(stderr, "gyro classify: further skipped lines not shown (see the summary)\n");
+}
+
+/* Read one line of `in` into *buf (NUL-terminated, without the '\n'), keeping at most `max`
+ * bytes: a longer line is read to its end and dropped (*too_long = 1, *buf undefined), so its
+ * size never reaches memory. Returns the kept length, or -1 at end of input. *buf grows with
+ * realloc (owned by the caller); -2 if it cannot. */
+static ssize_t read_line_max(FILE *in, char **buf, size_t *cap, size_t max, int *too_long)
+{
+    size_t n = 0;
+    int c, any = 0;
+    *too_long = 0;
+    while ((c = getc(in)) != EOF) {
+        any = 1;
+        if (c == '\n') break;
+        if (*too_long) continue;
+        if (n + 1 >= *cap) {
+            size_t nc = *cap ? *cap * 2 : 256;
+            if (nc > max + 2) nc = max + 2;
+            char *b = realloc(*buf, nc);
+            if (!b) return -2;
+            *buf = b;
+            *cap = nc;
+        }
+        /* one byte of slack for a '\r' before the '\n' */
+        if (n >= max + 1) { *too_long = 1; continue; }
+        (*buf)[n++] = (char)c;
+    }
+    if (!any) return -1;
+    if (!*too_long && n > 0 && (*buf)[n - 1] == '\r') n--;
+    if (n > max) *too_long = 1;
+    if (*cap == 0) {
+        if (!(*buf = malloc(1))) return -2;
+        *cap = 1;
+    }
+    if (!*too_long) (*buf)[n] = '\0';
+    return (ssize_t)n;
+}
 
 /* Classify one text and write one output record. A data error (empty text, invalid UTF-8 under
  * the model's policy) is reported in the record and counted; other errors stop. */
@@ -422,9 +473,9 @@ static int predict_main(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"model", 1, 0, 'm'}, {"top", 1, 0, 'k'}, {"stream", 0, 0, O_STREAM},
-        {"output", 1, 0, 'o'}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
+        {"output", 1, 0, 'o'}, {"max-line", 1, 0, O_MAX_LINE}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
     const char *model = NULL, *out = "-";
-    long k = 1;
+    long k = 1, max_line = 16L << 20;
     int stream = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "m:k:o:", longopts, NULL)) != -1) {
@@ -433,6 +484,9 @@ static int predict_main(int argc, char **argv)
         case 'k': if (!gyro_cli_parse_long(CMD, "-k", optarg, 1, 1L << 20, &k)) return 2; break;
         case 'o': out = optarg; break;
         case O_STREAM: stream = 1; break;
+        case O_MAX_LINE:
+            if (!gyro_cli_parse_long(CMD, "--max-line", optarg, 1, 1L << 30, &max_line)) return 2;
+            break;
         case O_HELP: usage(stdout); return 0;
         default: return gyro_cli_usage_error(CMD, "unknown option");
         }
@@ -442,7 +496,7 @@ static int predict_main(int argc, char **argv)
     if (!stream && strcmp(out, "-") != 0) return gyro_cli_usage_error(CMD, "-o is for --stream output; JSON lines go to stdout");
     const char *in_path = optind < argc ? argv[optind] : "-";
 
-    predict_ctx ctx = {.k = (int)k};
+    predict_ctx ctx = {.k = (int)k, .max_line = (size_t)max_line};
     gyro_classifier *m = NULL;
     gyro_status st = gyro_classifier_load(model, &m);
     if (st) return fail(st);
@@ -493,7 +547,10 @@ static int predict_main(int argc, char **argv)
                 text = q->text;
                 if (q->id && q->id[0]) id = q->id;
             }
-            st = predict_one(&ctx, text ? text : "", id);
+            if (text && strlen(text) > ctx.max_line)
+                predict_skip(&ctx, in_path, (unsigned long long)gyro_stream_reader_record(r));
+            else
+                st = predict_one(&ctx, text ? text : "", id);
             protobuf_c_message_free_unpacked(msg, NULL);
         }
         gyro_stream_reader_free(r);
@@ -502,9 +559,17 @@ static int predict_main(int argc, char **argv)
         size_t cap = 0;
         ssize_t len;
         uint64_t lineno = 0;
-        while (!st && (len = getline(&line, &cap, in)) >= 0) {
+        int too_long = 0;
+        while (!st && (len = read_line_max(in, &line, &cap, ctx.max_line, &too_long)) != -1) {
             lineno++;
-            while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
+            if (len == -2) {
+                st = gyro_error_set(GYRO_ERR_NOMEM, "%s:%llu: out of memory", in_path, (unsigned long long)lineno);
+                break;
+            }
+            if (too_long) {
+                predict_skip(&ctx, in_path, (unsigned long long)lineno);
+                continue;
+            }
             if ((size_t)len != strlen(line)) {
                 st = gyro_error_set(GYRO_ERR_DATA, "%s:%llu: NUL byte in the text", in_path, (unsigned long long)lineno);
                 break;
@@ -519,6 +584,9 @@ static int predict_main(int argc, char **argv)
         if (st) gyro_stream_writer_abort(ctx.w);
         else st = gyro_stream_writer_close(ctx.w);
     }
+    if (ctx.too_long)
+        fprintf(stderr, "gyro classify: %llu line%s skipped (longer than --max-line)\n",
+                (unsigned long long)ctx.too_long, ctx.too_long == 1 ? "" : "s");
     if (!st && ctx.errors)
         fprintf(stderr, "gyro classify: %llu of %llu inputs could not be classified (see their \"error\")\n",
                 (unsigned long long)ctx.errors, (unsigned long long)ctx.n);
