@@ -136,6 +136,7 @@ gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out
     gyro_service *svc = calloc(1, sizeof *svc);
     if (!svc) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
     svc->opt = *opt;
+    if (!svc->opt.max_text_bytes) svc->opt.max_text_bytes = GYRO_SERVICE_DEFAULT_MAX_TEXT;
     svc->hazard = calloc((size_t)opt->n_threads, sizeof *svc->hazard);
     svc->ts = calloc((size_t)opt->n_threads, sizeof *svc->ts);
     if (opt->model_path) svc->model_path = strdup(opt->model_path);
@@ -325,10 +326,25 @@ static int fill_atoms(thread_state *s, int n)
     return 1;
 }
 
+/* The text limit (gyro_service_options.max_text_bytes): INVALID_ARGUMENT naming the field, its
+ * size and the limit when `text` is longer, else GYRO_RPC_OK. Costs and peak memory of a
+ * request grow with its text (about 18 bytes per byte for Classify), so the limit bounds them
+ * independently of --max-request-bytes. */
+static int text_limit(const gyro_service *svc, const char *field, const char *text, gyro_rpc_reply *reply)
+{
+    size_t n = text ? strlen(text) : 0;
+    if (n <= svc->opt.max_text_bytes) return GYRO_RPC_OK;
+    return gyro_rpc_reply_error(reply, GYRO_RPC_INVALID_ARGUMENT,
+                                "%s is %zu bytes, over the limit of %zu (gyro serve --max-text-bytes)",
+                                field, n, svc->opt.max_text_bytes);
+}
+
 static int h_classify(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
 {
     gyro_service *svc = ctx;
     const Gyro__V1__ClassifyRequest *rq = (const Gyro__V1__ClassifyRequest *)request;
+    int lim = text_limit(svc, "text", rq->text, reply);
+    if (lim != GYRO_RPC_OK) return lim;
     loaded_model *lm = pin(svc, t);
     if (!lm) {
         unpin(svc, t);
@@ -428,7 +444,7 @@ static int h_normalize(void *ctx, int t, const ProtobufCMessage *request, gyro_r
         gyro_rpc_reply_set_state(reply, ns, normalize_state_free);
         ns->fp = fmemopen(rq->text, len, "r");
         if (!ns->fp) return gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
-        gyro_text_reader_options ro = {len + 1, rq->paragraphs ? 1 : 0};
+        gyro_text_reader_options ro = {svc->opt.max_text_bytes, rq->paragraphs ? 1 : 0};
         gyro_status st = gyro_text_reader_open_file(ns->fp, source, &ro, &ns->reader);
         if (st != GYRO_OK) return gyro_rpc_reply_error(reply, gyro_rpc_code_from_status(st), "%s", gyro_error_message());
     }
@@ -441,6 +457,11 @@ static int h_normalize(void *ctx, int t, const ProtobufCMessage *request, gyro_r
             gyro_rpc_reply_set_state(reply, NULL, NULL);
             return GYRO_RPC_OK;
         }
+        if (d.too_long)
+            return gyro_rpc_reply_error(reply, GYRO_RPC_INVALID_ARGUMENT,
+                                        "%s:%llu: a document over the limit of %zu bytes "
+                                        "(gyro serve --max-text-bytes)",
+                                        source, (unsigned long long)d.line, svc->opt.max_text_bytes);
         gyro_normalized nd;
         if ((st = gyro_normalize_text(s->norm[which], d.data, d.len, &nd)) != GYRO_OK) {
             gyro_error_prefix(st, "%s:%llu", source, (unsigned long long)d.line);
@@ -461,6 +482,8 @@ static int h_embed(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_r
 {
     gyro_service *svc = ctx;
     const Gyro__V1__EmbedRequest *rq = (const Gyro__V1__EmbedRequest *)request;
+    int lim = text_limit(svc, "text", rq->text, reply);
+    if (lim != GYRO_RPC_OK) return lim;
     if (!svc->table)
         return gyro_rpc_reply_error(reply, GYRO_RPC_UNAVAILABLE, "no embedding table loaded (start gyro serve with --embeddings)");
     const gyro_embedding_table *tab = NULL;
@@ -625,6 +648,8 @@ static int h_reason(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_
 {
     gyro_service *svc = ctx;
     const Gyro__V1__ReasonRequest *rq = (const Gyro__V1__ReasonRequest *)request;
+    int lim = text_limit(svc, "input", rq->input, reply);
+    if (lim != GYRO_RPC_OK) return lim;
     if (!strcmp(rq->environment, "composite")) return reason_composite(svc, t, rq, reply);
     const gyro_rl_env *want = rq->environment[0] ? gyro_rl_env_find(rq->environment) : NULL;
     if (rq->environment[0] && !want)

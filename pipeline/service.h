@@ -31,7 +31,12 @@ typedef struct gyro_service_options {
     int max_top_k;               /* larger top_k requests are clamped to it (e.g. 100) */
     const char *composite_path;  /* composite-intent policy (gyro rl finetune --env composite);
                                     NULL: Reason with environment "composite" answers UNAVAILABLE */
+    size_t max_text_bytes;       /* longest text of a Classify, ClassifyStream, Embed or Reason
+                                    request, and longest document of a Normalize request; longer
+                                    ones get INVALID_ARGUMENT. 0: GYRO_SERVICE_DEFAULT_MAX_TEXT */
 } gyro_service_options;
+
+#define GYRO_SERVICE_DEFAULT_MAX_TEXT ((size_t)1 << 20)
 
 /* Create the service and load the files named in `opt`. Errors: the loader's status (message
  * names the file), GYRO_ERR_USAGE for bad options, GYRO_ERR_NOMEM. */

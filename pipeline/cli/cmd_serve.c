@@ -46,6 +46,8 @@ static void usage(FILE *out)
             "  --tls-key FILE           PEM private key\n"
             "  --tls-client-ca FILE     PEM roots: require and verify client certificates (mutual TLS)\n"
             "  --max-request-bytes N    larger requests get RESOURCE_EXHAUSTED (default 4194304)\n"
+            "  --max-text-bytes N       longer texts (Classify, ClassifyStream, Embed, Reason input,\n"
+            "                           each Normalize document) get INVALID_ARGUMENT (default 1048576)\n"
             "  --drain-ms N             on SIGTERM, keep serving with health NOT_SERVING (default 0)\n"
             "  --grace-ms N             then let running calls finish before cancelling (default 5000)\n"
             "  --port-file FILE         write the bound port to FILE once listening\n"
@@ -112,7 +114,7 @@ int gyro_cmd_serve(int argc, char **argv)
 {
     const char *cmd = "serve";
     const char *model = NULL, *emb = NULL, *policy = NULL, *composite = NULL, *addr = "127.0.0.1:50051", *cert = NULL, *key = NULL, *ca = NULL, *port_file = NULL;
-    long threads = 2, pool = 2, max_bytes = 4L << 20, drain_ms = 0, grace_ms = 5000;
+    long threads = 2, pool = 2, max_bytes = 4L << 20, max_text = 1L << 20, drain_ms = 0, grace_ms = 5000;
     static const struct option longopts[] = {
         {"model", required_argument, NULL, 'm'},
         {"embeddings", required_argument, NULL, 'e'},
@@ -125,6 +127,7 @@ int gyro_cmd_serve(int argc, char **argv)
         {"tls-key", required_argument, NULL, 'K'},
         {"tls-client-ca", required_argument, NULL, 'A'},
         {"max-request-bytes", required_argument, NULL, 'b'},
+        {"max-text-bytes", required_argument, NULL, 'T'},
         {"drain-ms", required_argument, NULL, 'd'},
         {"grace-ms", required_argument, NULL, 'g'},
         {"port-file", required_argument, NULL, 'p'},
@@ -148,6 +151,9 @@ int gyro_cmd_serve(int argc, char **argv)
         case 'A': ca = optarg; break;
         case 'b':
             if (!gyro_cli_parse_long(cmd, "--max-request-bytes", optarg, 16, 1L << 30, &max_bytes)) return 2;
+            break;
+        case 'T':
+            if (!gyro_cli_parse_long(cmd, "--max-text-bytes", optarg, 1, 1L << 30, &max_text)) return 2;
             break;
         case 'd': if (!gyro_cli_parse_long(cmd, "--drain-ms", optarg, 0, 3600000, &drain_ms)) return 2; break;
         case 'g': if (!gyro_cli_parse_long(cmd, "--grace-ms", optarg, 0, 3600000, &grace_ms)) return 2; break;
@@ -180,7 +186,7 @@ int gyro_cmd_serve(int argc, char **argv)
     if (key && (st = read_file(key, &key_pem)) != GYRO_OK) goto fail;
     if (ca && (st = read_file(ca, &ca_pem)) != GYRO_OK) goto fail;
 
-    gyro_service_options so = {model, emb, policy, (int)(threads + pool), 5, 100, composite};
+    gyro_service_options so = {model, emb, policy, (int)(threads + pool), 5, 100, composite, (size_t)max_text};
     if ((st = gyro_service_new(&so, &svc)) != GYRO_OK) goto fail;
     int n_methods;
     const gyro_rpc_method *methods = gyro_service_methods(&n_methods);
