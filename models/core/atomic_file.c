@@ -3,8 +3,9 @@
  * Pending temporary paths live in a fixed table of static buffers: registering takes a mutex
  * (never held in a signal handler); a slot's `used` flag is set only after its path is fully
  * written and cleared before the file is renamed or unlinked, so a handler reading the table
- * unlinks only complete paths. A handler racing a commit may unlink a path that was just
- * renamed away: unlink then fails with ENOENT, harmlessly.
+ * unlinks only complete paths. A slot is cleared after the rename, so a handler racing a commit
+ * may unlink a path that was just renamed away: unlink then fails with ENOENT, harmlessly. (A
+ * new temporary file cannot take that name: the counter in it never repeats.)
  */
 #include "models/core/atomic_file.h"
 
@@ -208,7 +209,8 @@ gyro_status gyro_atomic_commit(gyro_atomic_file *f)
     int bad = ferror(f->fp) || fflush(f->fp) != 0 || fsync(fileno(f->fp)) != 0;
     int e = errno;
     if (fclose(f->fp) != 0 && !bad) { bad = 1; e = errno; }
-    pending_drop(f->slot);
+    /* the slot is dropped only after the rename: a signal in between unlinks a path that no
+     * longer exists (ENOENT, harmless) rather than leaving the temporary file behind */
     if (!bad && rename(f->tmp_path, f->path) != 0) { bad = 1; e = errno; }
     if (bad) {
         s = gyro_error_set(GYRO_ERR_IO, "cannot write %s: %s", f->path, strerror(e));
@@ -216,6 +218,7 @@ gyro_status gyro_atomic_commit(gyro_atomic_file *f)
     } else {
         fsync_parent(f->path);
     }
+    pending_drop(f->slot);
     release(f);
     return s;
 }
@@ -226,8 +229,8 @@ void gyro_atomic_abort(gyro_atomic_file *f)
         fclose(f->fp);
     } else if (f->mode == GYRO_ATOMIC_RENAME && f->tmp_path) {
         fclose(f->fp);
-        pending_drop(f->slot);
         unlink(f->tmp_path);
+        pending_drop(f->slot);
     }
     release(f);
 }
