@@ -223,6 +223,13 @@ gyro_status gyro_atomic_commit(gyro_atomic_file *f)
     return s;
 }
 
+int gyro_atomic_remove_file(const char *path)
+{
+    struct stat st;
+    if (!path || lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    return unlink(path) == 0;
+}
+
 void gyro_atomic_abort(gyro_atomic_file *f)
 {
     if (f->mode == GYRO_ATOMIC_IN_PLACE) {

@@ -50,6 +50,11 @@ gyro_status gyro_atomic_commit(gyro_atomic_file *f);
  * written). Frees the handle. */
 void gyro_atomic_abort(gyro_atomic_file *f);
 
+/* Remove `path` if it is a regular file (a scratch file such as a checkpoint that is no longer
+ * needed); anything else — a device, FIFO, socket, directory, symbolic link or absent path — is
+ * left alone, so `--checkpoint /dev/null` can never delete /dev/null. Returns 1 if removed. */
+int gyro_atomic_remove_file(const char *path);
+
 /* Unlink every temporary file currently open through gyro_atomic_open in this process.
  * Async-signal-safe (only unlink(2) on paths held in static storage): for signal handlers and
  * exit paths. The handles stay valid; commit will then fail and abort is harmless. */

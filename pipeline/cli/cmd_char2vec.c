@@ -17,6 +17,7 @@
 #include "embeddings/char2vec.h"
 #include "embeddings/corpus.h"
 #include "embeddings/table.h"
+#include "models/core/atomic_file.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/corpus_input.h"
 #include "pipeline/table_file.h"
@@ -299,8 +300,8 @@ static int train(int argc, char **argv)
         }
         gyro_embedding_table_free(t);
         if (!s && !keep_ckpt) {
-            unlink(ckpt);
-            unlink(ids);
+            gyro_atomic_remove_file(ckpt);   /* never a device or FIFO given as --checkpoint */
+            gyro_atomic_remove_file(ids);
         }
     }
     gyro_c2v_model_free(&m);

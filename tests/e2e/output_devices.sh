@@ -54,6 +54,7 @@ for kind in char fifo; do
   run_to $kind normalize-text sh -c 'echo 你好 | "$0" normalize -q --text -o "$1"' "$GYRO" OUT
   run_to $kind import         "$GYRO" import -f tsv -q -o OUT d.tsv
   run_to $kind char2vec       "$GYRO" char2vec train -q --dim 4 --epochs 1 --min-count 1 --window 2 -o OUT corpus.txt
+  run_to $kind char2vec-ckpt  "$GYRO" char2vec train -q --dim 4 --epochs 1 --min-count 1 --window 2 --checkpoint OUT -o c.hyp corpus.txt
   run_to $kind convert        "$GYRO" convert -q --to poincare -o OUT t.hyp
   run_to $kind generate       "$GYRO" generate music -n 20 -o OUT
   run_to $kind plot           "$GYRO" plot -t t.hyp -o OUT
@@ -63,6 +64,7 @@ for kind in char fifo; do
   run_to $kind classify-ckpt  "$GYRO" classify train --dim 8 --layers 1 --heads 2 --epochs 1 --dev-fraction 0 --quiet --checkpoint OUT -o m2.clf d.pb
   run_to $kind predict        sh -c 'echo 播放 | "$0" classify predict -m m.clf --stream -o "$1" -' "$GYRO" OUT
   run_to $kind rl             "$GYRO" rl finetune --env root "${small[@]}" --seed 3 --out OUT
+  run_to $kind rl-transition  "$GYRO" rl transition --env vdp --episodes 4 --test-episodes 2 --epochs 1 -q --out OUT
   run_to $kind serve          sh -c '"$0" serve --model m.clf --addr 127.0.0.1:0 --port-file "$1" 2> serve.err & p=$!
     for i in $(seq 1 100); do grep -q listening serve.err && break; sleep 0.1; done
     sleep 0.5; kill -TERM $p; wait $p' "$GYRO" OUT
