@@ -24,6 +24,7 @@
  * Client: a pluck queue, one op type per batch, so that any method kind can be driven as a
  * stream: open, send*, close_send, recv*, finish.
  */
+#include "models/text/utf8.h"
 #include "pipeline/grpc_core.h"
 
 #include <grpc/byte_buffer_reader.h>
@@ -80,31 +81,6 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Length of the valid UTF-8 prefix of s (RFC 3629: no overlongs, surrogates or > U+10FFFF). */
-static size_t utf8_valid_prefix(const unsigned char *s)
-{
-    size_t i = 0;
-    while (s[i]) {
-        unsigned c = s[i];
-        int n;
-        unsigned min;
-        if (c < 0x80) { i++; continue; }
-        if (c >= 0xC2 && c <= 0xDF) { n = 1; min = 0x80; }
-        else if (c >= 0xE0 && c <= 0xEF) { n = 2; min = 0x800; }
-        else if (c >= 0xF0 && c <= 0xF4) { n = 3; min = 0x10000; }
-        else return i;
-        unsigned cp = c & (0x3F >> n);
-        for (int k = 1; k <= n; k++) {
-            unsigned d = s[i + k];
-            if ((d & 0xC0) != 0x80) return i;
-            cp = (cp << 6) | (d & 0x3F);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
-        i += (size_t)n + 1;
-    }
-    return i;
-}
-
 int gyro_rpc_message_utf8_ok(const ProtobufCMessage *m, char *msg, size_t msg_size)
 {
     if (!m) return 1;
@@ -130,8 +106,8 @@ int gyro_rpc_message_utf8_ok(const ProtobufCMessage *m, char *msg, size_t msg_si
                 continue;
             }
             const unsigned char *s = v;
-            size_t ok = utf8_valid_prefix(s);
-            if (s[ok]) {
+            size_t len = strlen((const char *)s), ok = gyro_utf8_find_invalid(s, len);
+            if (ok < len) {
                 if (msg)
                     snprintf(msg, msg_size, "field '%s' of %s is not valid UTF-8 at byte %zu",
                              fd->name, d->short_name, ok);

@@ -7,6 +7,7 @@
  * into the arena when their container closes, so a container costs one arena copy however
  * deep the nesting. Every read checks the cursor against the end first.
  */
+#include "models/text/utf8.h"
 #include "pipeline/json.h"
 
 #include <errno.h>
@@ -115,27 +116,6 @@ static gyro_json *new_node(parser *ps, gyro_json_type t, const unsigned char *st
 
 static gyro_status nomem(void) { return gyro_error_set(GYRO_ERR_NOMEM, "out of memory parsing JSON"); }
 
-/* Valid UTF-8 sequence length at p (bounded by end), 0 if invalid. */
-static size_t utf8_len(const unsigned char *p, const unsigned char *end)
-{
-    unsigned char c = p[0];
-    if (c < 0x80) return 1;
-    size_t len;
-    uint32_t cp;
-    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; }
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; }
-    else return 0;
-    if ((size_t)(end - p) < len) return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((p[i] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return 0;
-    if (cp >= 0xD800 && cp <= 0xDFFF) return 0;
-    return len;
-}
-
 static int hex4(const unsigned char *p, const unsigned char *end, uint32_t *out)
 {
     if (end - p < 4) return 0;
@@ -186,8 +166,9 @@ static gyro_status parse_string_raw(parser *ps, const char **out, size_t *out_le
             q += 2;
             continue;
         }
-        size_t l = utf8_len(q, ps->end);
-        if (!l) return fail_at(ps, q, GYRO_ERR_DATA, "invalid UTF-8 in string");
+        int32_t cp;
+        size_t l = gyro_utf8_decode(q, (size_t)(ps->end - q), &cp);
+        if (cp < 0) return fail_at(ps, q, GYRO_ERR_DATA, "invalid UTF-8 in string");
         q += l;
     }
     size_t raw = (size_t)(q - (ps->p + 1));

@@ -8,6 +8,7 @@
  * allocation-free.
  */
 #include "models/text/labels.h"
+#include "models/text/utf8.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -21,30 +22,6 @@ typedef struct span { size_t off, len; } span;
 static int is_space(unsigned char c)
 {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
-}
-
-/* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if invalid; *out = code point. */
-static size_t utf8_len(const unsigned char *p, size_t n, uint32_t *out)
-{
-    unsigned char c = p[0];
-    *out = c;
-    if (c < 0x80) return 1;
-    size_t len;
-    uint32_t cp;
-    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; }
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; }
-    else return 0;
-    if (n < len) return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((p[i] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return 0;
-    if (cp >= 0xD800 && cp <= 0xDFFF) return 0;
-    if (cp >= 0x80 && cp <= 0x9F) return 0; /* C1 controls */
-    *out = cp;
-    return len;
 }
 
 /* Unicode spaces and invisible characters that must not hide inside a label. */
@@ -95,9 +72,9 @@ static gyro_status label_split(const char *text, span *atoms, int *n_atoms, int 
                 return gyro_error_set(GYRO_ERR_DATA,
                                       "whitespace or control character at byte %zu of a label",
                                       j);
-            uint32_t cp;
-            size_t l = utf8_len(t + j, ae - j, &cp);
-            if (l == 0)
+            int32_t cp;
+            size_t l = gyro_utf8_decode(t + j, ae - j, &cp);
+            if (cp < 0 || (cp >= 0x80 && cp <= 0x9F)) /* ill-formed, or a C1 control */
                 return gyro_error_set(GYRO_ERR_DATA, "invalid UTF-8 at byte %zu of a label", j);
             if (is_invisible(cp))
                 return gyro_error_set(GYRO_ERR_DATA, "space or invisible character U+%04X at byte "
