@@ -21,6 +21,7 @@
 #include "models/metrics.h"
 #include "models/train_classifier.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/json_out.h"
 #include "pipeline/example_file.h"
 #include "pipeline/stream.h"
 #include "pipeline/table_file.h"
@@ -349,23 +350,8 @@ static int looks_like_stream(const unsigned char *b, size_t n)
     return i + 6 <= n && b[i] == 0x0a && b[i + 1] == 4 && memcmp(b + i + 2, "gyro", 4) == 0;
 }
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        default:
-            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-            else fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
+/* A NUL-terminated string as a JSON string (pipeline/json_out.h escapes it). */
+static void json_string(FILE *f, const char *s) { gyro_json_write_string(f, s, strlen(s)); }
 
 typedef struct predict_ctx {
     const gyro_classifier *m;
