@@ -7,6 +7,7 @@
  * into the arena when their container closes, so a container costs one arena copy however
  * deep the nesting. Every read checks the cursor against the end first.
  */
+#include "models/core/arena.h"
 #include "models/text/utf8.h"
 #include "pipeline/json.h"
 
@@ -16,18 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- arena ------------------------------------------------------------------------------------ */
-
-#define ARENA_CHUNK ((size_t)1 << 20)
-
-typedef struct arena_chunk {
-    struct arena_chunk *next;
-    size_t used, cap;
-    max_align_t data[];
-} arena_chunk;
+#define JSON_BLOCK ((size_t)1 << 20) /* bytes per block of the document's arena */
 
 struct gyro_json_doc {
-    arena_chunk *chunks;
+    gyro_arena arena;      /* every node and string of the document (growing) */
     const gyro_json *root;
     char *name;
     const char *text;      /* the parsed text; valid only during parsing and for column lookups */
@@ -35,29 +28,7 @@ struct gyro_json_doc {
     char *owned_text;      /* the file contents when the document read the file itself */
 };
 
-static void *arena_alloc(gyro_json_doc *d, size_t size)
-{
-    size = (size + 15) & ~(size_t)15;
-    arena_chunk *c = d->chunks;
-    if (!c || c->cap - c->used < size) {
-        size_t cap = size > ARENA_CHUNK / 4 ? size : ARENA_CHUNK;
-        arena_chunk *n = malloc(sizeof *n + cap);
-        if (!n) return NULL;
-        n->used = 0;
-        n->cap = cap;
-        if (c && cap != ARENA_CHUNK) {   /* a big block: keep filling the current chunk */
-            n->next = c->next;
-            c->next = n;
-        } else {
-            n->next = c;
-            d->chunks = n;
-        }
-        c = n;
-    }
-    void *p = (char *)c->data + c->used;
-    c->used += size;
-    return p;
-}
+static void *arena_alloc(gyro_json_doc *d, size_t size) { return gyro_arena_alloc(&d->arena, size); }
 
 /* ---- parser state ------------------------------------------------------------------------------ */
 
@@ -426,12 +397,7 @@ static gyro_status parse_value(parser *ps, gyro_json **out)
 void gyro_json_doc_free(gyro_json_doc *d)
 {
     if (!d) return;
-    arena_chunk *c = d->chunks;
-    while (c) {
-        arena_chunk *n = c->next;
-        free(c);
-        c = n;
-    }
+    gyro_arena_free(&d->arena);
     free(d->owned_text);
     free(d->name);
     free(d);
@@ -444,6 +410,7 @@ gyro_status gyro_json_parse(const char *text, size_t len, const char *name, gyro
     *out = NULL;
     gyro_json_doc *d = calloc(1, sizeof *d);
     if (!d) return nomem();
+    gyro_arena_init_growing(&d->arena, JSON_BLOCK);
     d->name = strdup(name ? name : "-");
     if (!d->name) { free(d); return nomem(); }
     d->text = text;

@@ -6,7 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <math.h>
+#include <stdint.h>
 
+#include "models/core/arena.h"
 #include "models/core/atomic_file.h"
 #include "models/core/rng.h"
 #include "models/core/status.h"
@@ -95,6 +97,48 @@ START_TEST(test_rng_reproducible_and_uniform)
 }
 END_TEST
 
+START_TEST(test_arena_fixed_and_growing)
+{
+    /* fixed: 64-byte aligned slices, exhaustion returns NULL, mark/reset reuse memory */
+    gyro_arena f;
+    ck_assert_int_eq(gyro_arena_init(&f, 256), GYRO_OK);
+    void *a = gyro_arena_alloc(&f, 10);
+    size_t mark = gyro_arena_mark(&f);
+    void *b = gyro_arena_alloc(&f, 100);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_uint_eq((uintptr_t)b % GYRO_ARENA_ALIGN, 0);
+    ck_assert_ptr_null(gyro_arena_alloc(&f, 200));
+    gyro_arena_reset(&f, mark);
+    ck_assert_ptr_eq(gyro_arena_alloc(&f, 100), b);
+    gyro_arena_free(&f);
+
+    /* growing: never exhausted; slices 16-byte aligned, disjoint and intact after many blocks,
+     * a large slice gets its own block without abandoning the current one */
+    gyro_arena g;
+    gyro_arena_init_growing(&g, 4096);
+    enum { N = 3000 };
+    unsigned char *p[N];
+    size_t len[N];
+    for (int i = 0; i < N; i++) {
+        len[i] = (i % 97 == 0) ? 5000 + (size_t)i : 1 + (size_t)(i * 7919) % 200;
+        p[i] = gyro_arena_alloc(&g, len[i]);
+        ck_assert_ptr_nonnull(p[i]);
+        ck_assert_uint_eq((uintptr_t)p[i] % 16, 0);
+        memset(p[i], i & 0xFF, len[i]);
+    }
+    for (int i = 0; i < N; i++)
+        for (size_t k = 0; k < len[i]; k++) ck_assert_uint_eq(p[i][k], (unsigned)(i & 0xFF));
+    unsigned char *small1 = gyro_arena_alloc(&g, 16);
+    unsigned char *big = gyro_arena_alloc(&g, 100000);
+    unsigned char *small2 = gyro_arena_alloc(&g, 16);
+    ck_assert_ptr_nonnull(big);
+    ck_assert_ptr_eq(small2, small1 + 16); /* the big slice did not retire the current block */
+    gyro_arena_free(&g);
+    gyro_arena_free(&g); /* freeing an empty arena is a no-op */
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("core");
@@ -103,6 +147,7 @@ int main(void)
     tcase_add_test(tc, test_error_message);
     tcase_add_test(tc, test_atomic_commit_and_abort);
     tcase_add_test(tc, test_rng_reproducible_and_uniform);
+    tcase_add_test(tc, test_arena_fixed_and_growing);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
