@@ -3,11 +3,12 @@
  * Parsing is one pass over the bytes: split on '+', trim ASCII whitespace around each atom,
  * check every level (non-empty, no whitespace or control characters, valid UTF-8), then sort
  * and deduplicate the atoms. The label set interns class names and atom names in two
- * open-addressing hash tables (FNV-1a, linear probing, grown at half load) and precomputes for
+ * string maps (models/text/strmap.h: ids in insertion order) and precomputes for
  * each class its atom ids, depth, parent and projections, so lookups at evaluation time are
  * allocation-free.
  */
 #include "models/text/labels.h"
+#include "models/text/strmap.h"
 #include "models/text/utf8.h"
 
 #include <stdint.h>
@@ -240,69 +241,28 @@ typedef struct label_class {
     char *parent;      /* NULL for composites and top-level simple labels */
 } label_class;
 
-/* String -> dense id, open addressing. */
-typedef struct str_index {
-    int *slots;        /* (cap) id or -1 */
-    size_t cap;
-} str_index;
-
 struct gyro_label_set {
     label_class *classes;  /* (n_classes) */
     int n_classes, cap_classes;
     char **atoms;          /* (n_atoms) atom names */
     int n_atoms, cap_atoms;
     int max_depth;
-    str_index class_index, atom_index;
+    gyro_strmap *class_ids;  /* class name -> class id (ids in insertion order) */
+    gyro_strmap *atom_ids;   /* atom name -> atom id */
 };
-
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) { h ^= (unsigned char)*s; h *= 1099511628211ull; }
-    return h;
-}
-
-/* Find `key` among names[] through the index; returns the id or -1, and the free slot. */
-static int index_lookup(const str_index *ix, char *const *names, size_t stride, const char *key,
-                        size_t *slot)
-{
-    if (ix->cap == 0) { if (slot) *slot = 0; return -1; }
-    size_t mask = ix->cap - 1, i = (size_t)fnv1a(key) & mask;
-    for (;;) {
-        int id = ix->slots[i];
-        if (id < 0) { if (slot) *slot = i; return -1; }
-        const char *name = *(char *const *)((const char *)names + (size_t)id * stride);
-        if (strcmp(name, key) == 0) { if (slot) *slot = i; return id; }
-        i = (i + 1) & mask;
-    }
-}
-
-/* Make room for `count` + 1 entries at load <= 1/2, rehashing. */
-static gyro_status index_reserve(str_index *ix, char *const *names, size_t stride, int count)
-{
-    if (ix->cap >= 2 * (size_t)(count + 1)) return GYRO_OK;
-    size_t cap = ix->cap ? ix->cap * 2 : 16;
-    while (cap < 2 * (size_t)(count + 1)) cap *= 2;
-    int *slots = malloc(cap * sizeof *slots);
-    if (!slots) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory growing a label index");
-    for (size_t i = 0; i < cap; i++) slots[i] = -1;
-    for (int id = 0; id < count; id++) {
-        const char *name = *(char *const *)((const char *)names + (size_t)id * stride);
-        size_t i = (size_t)fnv1a(name) & (cap - 1);
-        while (slots[i] >= 0) i = (i + 1) & (cap - 1);
-        slots[i] = id;
-    }
-    free(ix->slots);
-    ix->slots = slots;
-    ix->cap = cap;
-    return GYRO_OK;
-}
 
 gyro_status gyro_label_set_new(gyro_label_set **out)
 {
     if (!out) return gyro_error_set(GYRO_ERR_USAGE, "gyro_label_set_new: NULL argument");
-    *out = calloc(1, sizeof **out);
-    if (!*out) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory creating a label set");
+    gyro_label_set *s = calloc(1, sizeof *s);
+    if (!s) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory creating a label set");
+    gyro_status st = gyro_strmap_new(&s->class_ids);
+    if (st == GYRO_OK) st = gyro_strmap_new(&s->atom_ids);
+    if (st != GYRO_OK) {
+        gyro_label_set_free(s);
+        return st;
+    }
+    *out = s;
     return GYRO_OK;
 }
 
@@ -323,19 +283,16 @@ void gyro_label_set_free(gyro_label_set *s)
     free(s->classes);
     for (int i = 0; i < s->n_atoms; i++) free(s->atoms[i]);
     free(s->atoms);
-    free(s->class_index.slots);
-    free(s->atom_index.slots);
+    gyro_strmap_free(s->class_ids);
+    gyro_strmap_free(s->atom_ids);
     free(s);
 }
 
 /* Intern an atom name; *id receives its atom id. */
 static gyro_status atom_intern(gyro_label_set *s, const char *atom, int *id)
 {
-    size_t slot;
-    int found = index_lookup(&s->atom_index, s->atoms, sizeof *s->atoms, atom, &slot);
+    int found = gyro_strmap_find(s->atom_ids, atom);
     if (found >= 0) { *id = found; return GYRO_OK; }
-    gyro_status st = index_reserve(&s->atom_index, s->atoms, sizeof *s->atoms, s->n_atoms);
-    if (st != GYRO_OK) return st;
     if (s->n_atoms == s->cap_atoms) {
         int cap = s->cap_atoms ? 2 * s->cap_atoms : 16;
         char **a = realloc(s->atoms, (size_t)cap * sizeof *a);
@@ -345,9 +302,10 @@ static gyro_status atom_intern(gyro_label_set *s, const char *atom, int *id)
     }
     char *copy = strdup(atom);
     if (!copy) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory adding an atom");
-    index_lookup(&s->atom_index, s->atoms, sizeof *s->atoms, atom, &slot);
-    s->atoms[s->n_atoms] = copy;
-    s->atom_index.slots[slot] = s->n_atoms;
+    int32_t mid;
+    gyro_status st = gyro_strmap_intern(s->atom_ids, atom, &mid, NULL);
+    if (st != GYRO_OK) { free(copy); return st; }
+    s->atoms[s->n_atoms] = copy;   /* mid == n_atoms: both grow in lockstep */
     *id = s->n_atoms++;
     return GYRO_OK;
 }
@@ -358,9 +316,7 @@ gyro_status gyro_label_set_add(gyro_label_set *s, const char *label, int *id)
     gyro_label l;
     gyro_status st = gyro_label_parse(label, &l);
     if (st != GYRO_OK) return st;
-    size_t slot;
-    int found = index_lookup(&s->class_index, (char *const *)s->classes, sizeof *s->classes,
-                             l.name, &slot);
+    int found = gyro_strmap_find(s->class_ids, l.name);
     if (found >= 0) {
         gyro_label_free(&l);
         if (id) *id = found;
@@ -370,10 +326,6 @@ gyro_status gyro_label_set_add(gyro_label_set *s, const char *label, int *id)
         gyro_label_free(&l);
         return gyro_error_set(GYRO_ERR_LIMIT, "more than 2^30 labels");
     }
-    st = index_reserve(&s->class_index, (char *const *)s->classes, sizeof *s->classes,
-                       s->n_classes);
-    if (st != GYRO_OK) { gyro_label_free(&l); return st; }
-    index_lookup(&s->class_index, (char *const *)s->classes, sizeof *s->classes, l.name, &slot);
     if (s->n_classes == s->cap_classes) {
         int cap = s->cap_classes ? 2 * s->cap_classes : 16;
         label_class *c = realloc(s->classes, (size_t)cap * sizeof *c);
@@ -404,11 +356,13 @@ gyro_status gyro_label_set_add(gyro_label_set *s, const char *label, int *id)
             c.parent[dot - l.name] = '\0';
         }
     }
+    int32_t cid;
+    st = gyro_strmap_intern(s->class_ids, l.name, &cid, NULL);  /* cid == n_classes */
+    if (st != GYRO_OK) goto fail;
     c.name = l.name;   /* take ownership */
     l.name = NULL;
     gyro_label_free(&l);
     s->classes[s->n_classes] = c;
-    s->class_index.slots[slot] = s->n_classes;
     if (c.depth > s->max_depth) s->max_depth = c.depth;
     if (id) *id = s->n_classes;
     s->n_classes++;
@@ -424,8 +378,7 @@ fail:
 int gyro_label_set_find(const gyro_label_set *s, const char *label)
 {
     if (!s || !label) return -1;
-    int id = index_lookup(&s->class_index, (char *const *)s->classes, sizeof *s->classes, label,
-                          NULL);
+    int id = gyro_strmap_find(s->class_ids, label);
     if (id >= 0) return id;
     /* an unparsable name is simply absent: keep the caller's error message as it was */
     char saved[1024];
@@ -436,8 +389,7 @@ int gyro_label_set_find(const gyro_label_set *s, const char *label)
         else gyro_error_clear();
         return -1;
     }
-    id = index_lookup(&s->class_index, (char *const *)s->classes, sizeof *s->classes, l.name,
-                      NULL);
+    id = gyro_strmap_find(s->class_ids, l.name);
     gyro_label_free(&l);
     return id;
 }
@@ -477,7 +429,7 @@ const char *gyro_label_set_atom_name(const gyro_label_set *s, int atom_id)
 int gyro_label_set_atom_find(const gyro_label_set *s, const char *atom)
 {
     if (!s || !atom) return -1;
-    return index_lookup(&s->atom_index, s->atoms, sizeof *s->atoms, atom, NULL);
+    return gyro_strmap_find(s->atom_ids, atom);
 }
 
 int gyro_label_set_depth(const gyro_label_set *s, int id)
@@ -505,6 +457,5 @@ int gyro_label_set_parent_id(const gyro_label_set *s, int id)
 {
     const label_class *c = get_class(s, id);
     if (!c || !c->parent) return -1;
-    return index_lookup(&s->class_index, (char *const *)s->classes, sizeof *s->classes,
-                        c->parent, NULL);
+    return gyro_strmap_find(s->class_ids, c->parent);
 }
