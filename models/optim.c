@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/hyp/lorentz.h"
 #include "models/hyp/poincare.h"
 
 gyro_optim_config gyro_optim_config_default(void)
@@ -48,9 +49,17 @@ gyro_status gyro_optim_init(gyro_optim *o, const gyro_optim_config *cfg,
         if (!t->w || !t->g)
             return gyro_error_set(GYRO_ERR_USAGE, "optimizer: tensor %s has no buffer",
                                   t->name ? t->name : "?");
-        if (t->manifold == GYRO_OPTIM_MANIFOLD_POINCARE && !(t->c > 0))
-            return gyro_error_set(GYRO_ERR_USAGE, "optimizer: ball tensor %s needs c > 0",
+        if ((t->manifold == GYRO_OPTIM_MANIFOLD_POINCARE || t->manifold == GYRO_OPTIM_MANIFOLD_LORENTZ) &&
+            !(t->c > 0))
+            return gyro_error_set(GYRO_ERR_USAGE, "optimizer: manifold tensor %s needs c > 0",
                                   t->name ? t->name : "?");
+        if (t->manifold == GYRO_OPTIM_MANIFOLD_LORENTZ && t->cols < 2)
+            return gyro_error_set(GYRO_ERR_USAGE, "optimizer: hyperboloid tensor %s needs >= 2 "
+                                  "columns", t->name ? t->name : "?");
+        if (t->manifold != GYRO_OPTIM_MANIFOLD_EUCLIDEAN && t->manifold != GYRO_OPTIM_MANIFOLD_POINCARE &&
+            t->manifold != GYRO_OPTIM_MANIFOLD_LORENTZ)
+            return gyro_error_set(GYRO_ERR_USAGE, "optimizer: tensor %s has unknown manifold %d",
+                                  t->name ? t->name : "?", (int)t->manifold);
         if (t->manifold == GYRO_OPTIM_MANIFOLD_EUCLIDEAN) total += t->rows * t->cols;
     }
     o->tensors = malloc((size_t)(n ? n : 1) * sizeof *o->tensors);
@@ -115,6 +124,24 @@ static void step_sgd(float *w, const float *g, size_t n, float gs, float lr, flo
     for (size_t i = 0; i < n; i++) w[i] -= lr * (g[i] * gs + wd * w[i]);
 }
 
+/* ---- Riemannian SGD on the hyperboloid ------------------------------------------------------- */
+
+/* One row x (n+1 floats, ⟨x,x⟩_L = −1/c): y = √c x on the unit hyperboloid, one
+ * gyro_lorentz_rsgd_step_f32 with the gradient √c·gs·∇E (so the step is −η proj_x(J∇E) in x's
+ * coordinates), then x = y/√c. `tmp` holds 2·(n+1) floats. */
+static void step_lorentz_row(float *x, const float *g, float gs, float lr, float max_step,
+                             float c, float *tmp, int n)
+{
+    const double sc = sqrt((double)c);
+    float *y = tmp, *eg = tmp + n + 1;
+    for (int i = 0; i <= n; i++) {
+        y[i] = (float)(sc * x[i]);
+        eg[i] = (float)(sc * gs * g[i]);
+    }
+    gyro_lorentz_rsgd_step_f32(y, y, eg, lr, max_step, n);
+    for (int i = 0; i <= n; i++) x[i] = (float)(y[i] / sc);
+}
+
 /* ---- Riemannian SGD in the ball --------------------------------------------------------------- */
 
 /* One row: g_R = ((1−c|x|²)²/4)·∇E; v = −η g_R with |v|_x = λ_x|v| clipped to max_step;
@@ -171,6 +198,20 @@ gyro_status gyro_optim_step(gyro_optim *o, double lr_factor)
         gyro_optim_tensor *T = &o->tensors[t];
         if (T->frozen) continue;
         size_t n = T->rows * T->cols;
+        if (T->manifold == GYRO_OPTIM_MANIFOLD_LORENTZ) {
+            float tmp[2 * 1024];
+            if (T->cols > 1024) return gyro_error_set(GYRO_ERR_LIMIT, "hyperboloid tensor %s: %zu columns over 1024",
+                                                      T->name ? T->name : "?", T->cols);
+            for (size_t r = 0; r < T->rows; r++) {
+                const float *g = T->g + r * T->cols; /* rows absent from the batch stay */
+                size_t j = 0;
+                while (j < T->cols && g[j] == 0.0f) j++;
+                if (j == T->cols) continue;
+                step_lorentz_row(T->w + r * T->cols, g, gs, blr, (float)c->ball_max_step, T->c, tmp,
+                                 (int)T->cols - 1);
+            }
+            continue;
+        }
         if (T->manifold == GYRO_OPTIM_MANIFOLD_POINCARE) {
             float tmp[2 * 1024];
             float *buf = tmp;

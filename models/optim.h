@@ -7,7 +7,13 @@
  * Riemannian SGD (Bonnabel 2013; Nickel & Kiela 2017):
  *     g_R = ((1 − c|x|²)² / 4) · ∇E                (egrad2rgrad, conformal factor λ_x = 2/(1−c|x|²))
  *     x  ← proj(exp_x(−η g_R))                    (Ganea et al. 2018, eq. 8 exponential map)
- * with the tangent step's Riemannian norm clipped to `ball_max_step`. The ball math comes from
+ * with the tangent step's Riemannian norm clipped to `ball_max_step`. Tensors whose rows are
+ * points of the hyperboloid of curvature −c (time first) get Riemannian SGD there with the same
+ * learning rate and clip (Nickel & Kiela 2018, §3; models/hyp/lorentz.h):
+ *     g_R = proj_x(J ∇E) = J∇E + c⟨x, J∇E⟩_L x,   x ← reproject(exp_x(−η g_R)),
+ * evaluated on the unit hyperboloid through y = √c·x (gyro_lorentz_rsgd_step_f32 on y with the
+ * gradient ∇E·√c: the same step, since proj and exp commute with the scaling), then x = y/√c;
+ * the re-projection x₀ = √(1/c + |x_s|²) keeps every row on the manifold. The ball math comes from
  * models/hyp/poincare.h. The seed trains kernels with RMSProp (lr 1e-3) and hyperbolic biases
  * with RSGD (lr 0.05); both learning rates are scaled by the same schedule factor.
  *
@@ -31,6 +37,8 @@
 typedef enum gyro_optim_manifold {
     GYRO_OPTIM_MANIFOLD_EUCLIDEAN = 0,
     GYRO_OPTIM_MANIFOLD_POINCARE = 1,  /* each row of `cols` floats is a point of the ball */
+    GYRO_OPTIM_MANIFOLD_LORENTZ = 2,   /* each row of `cols` = n+1 floats (time first) is a point
+                                        * of the hyperboloid ⟨x,x⟩_L = −1/c */
 } gyro_optim_manifold;
 
 /* One parameter tensor as the optimizer sees it. Pointers are borrowed from the model. */
@@ -40,7 +48,7 @@ typedef struct gyro_optim_tensor {
     float *g;                      /* (rows, cols) gradients of the loss */
     size_t rows, cols;
     gyro_optim_manifold manifold;
-    float c;                       /* ball curvature (> 0) for POINCARE tensors */
+    float c;                       /* curvature c > 0 of POINCARE and LORENTZ tensors */
     int frozen;                    /* 1: never updated (e.g. a frozen embedding table) */
 } gyro_optim_tensor;
 
@@ -57,7 +65,7 @@ typedef struct gyro_optim_config {
     double beta1, beta2;           /* Adam (0.9, 0.999) */
     double eps;                    /* 1e-8 (Adam), 1e-7 (RMSProp, as Keras) */
     double weight_decay;           /* decoupled L2 on Euclidean tensors (0 = none) */
-    double ball_lr;                /* RSGD learning rate for Poincaré tensors */
+    double ball_lr;                /* RSGD learning rate for Poincaré and hyperboloid tensors */
     double ball_max_step;          /* clip of the Riemannian tangent step norm (0 = none) */
     double clip_norm;              /* global gradient-norm clip (0 = none) */
 } gyro_optim_config;

@@ -10,6 +10,7 @@
 
 #include "models/core/arena.h"
 #include "models/layers/kernels.h"
+#include "models/layers/lorentz.h"
 #include "models/layers/mla.h"
 #include "models/layers/moe.h"
 #include <stdio.h>
@@ -21,8 +22,20 @@
 enum {
     GYRO_TF_T_WTE, GYRO_TF_T_QKVW, GYRO_TF_T_ATTPROJW, GYRO_TF_T_LN1G, GYRO_TF_T_LN1B,
     GYRO_TF_T_FCW, GYRO_TF_T_FCB, GYRO_TF_T_FCPROJW, GYRO_TF_T_FCPROJB, GYRO_TF_T_LN2G,
-    GYRO_TF_T_LN2B, GYRO_TF_T_MLR_A, GYRO_TF_T_MLR_P, GYRO_TF_T_MLA, GYRO_TF_T_MOE
+    GYRO_TF_T_LN2B, GYRO_TF_T_MLR_A, GYRO_TF_T_MLR_P, GYRO_TF_T_MLA, GYRO_TF_T_MOE,
+    GYRO_TF_T_LZPOS, GYRO_TF_T_LZPEW, GYRO_TF_T_LZQKVW, GYRO_TF_T_LZQKVB, GYRO_TF_T_LZINV,
+    GYRO_TF_T_LZOW, GYRO_TF_T_LZOV, GYRO_TF_T_LZF1W, GYRO_TF_T_LZF1B, GYRO_TF_T_LZF2W,
+    GYRO_TF_T_LZF2V, GYRO_TF_T_LZTIME, GYRO_TF_T_LZCLS, GYRO_TF_T_LZBETA
 };
+
+/* The constant ε of the Lorentz linear layers' time coordinate, y₀ = λσ(·) + ε: HyboNet's 1.1
+ * at K = −1, scaled with the radius √k = 1/√c (lorentz.h requires ε > √k). */
+#define TF_LZ_EPS(c) (1.1 / sqrt((double)(c)))
+/* Initial log λ of every Lorentz linear layer: λ = 4 puts a fresh layer's points at
+ * y₀ ≈ λ/2 + ε ≈ 3.1 (distance ≈ 1.8 from the origin at c = 1). HyboNet starts at λ = 10
+ * (y₀ ≈ 6); with its −d²_L attention logits (2⟨q,k⟩_L/√n, which scale like y₀²) that makes the
+ * first steps' attention one-hot, which 4 avoids. */
+#define TF_LZ_LOG_LAMBDA0 1.3862943611198906
 
 /* The MLA kernel configuration of a layer (cfg.attention_kind == MLA): non-causal, run per
  * sequence over its valid positions. */
@@ -75,12 +88,41 @@ static size_t tf_moe_params(const gyro_tf_config *cfg)
 
 /* ---- configuration ------------------------------------------------------------------------ */
 
+const char *gyro_tf_geometry_name(int geometry)
+{
+    switch (geometry) {
+    case GYRO_TF_GEOMETRY_EUCLIDEAN: return "euclidean";
+    case GYRO_TF_GEOMETRY_HYPERBOLIC: return "hyperbolic";
+    case GYRO_TF_GEOMETRY_LORENTZ: return "lorentz";
+    default: return NULL;
+    }
+}
+
+gyro_status gyro_tf_geometry_parse(const char *name, gyro_tf_geometry *out)
+{
+    static const gyro_tf_geometry all[] = {GYRO_TF_GEOMETRY_EUCLIDEAN, GYRO_TF_GEOMETRY_HYPERBOLIC,
+                                           GYRO_TF_GEOMETRY_LORENTZ};
+    if (name) {
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            if (strcmp(name, gyro_tf_geometry_name(all[i])) == 0) {
+                *out = all[i];
+                return GYRO_OK;
+            }
+        if (strcmp(name, "poincare") == 0) {
+            *out = GYRO_TF_GEOMETRY_HYPERBOLIC;
+            return GYRO_OK;
+        }
+    }
+    return gyro_error_set(GYRO_ERR_USAGE, "geometry must be hyperbolic, lorentz or euclidean, "
+                          "not '%s'", name ? name : "(null)");
+}
+
 gyro_tf_config gyro_tf_config_default(gyro_tf_geometry geometry)
 {
     gyro_tf_config c;
     memset(&c, 0, sizeof c);
     c.geometry = geometry;
-    c.dim = geometry == GYRO_TF_GEOMETRY_HYPERBOLIC ? 100 : 128;
+    c.dim = geometry == GYRO_TF_GEOMETRY_EUCLIDEAN ? 128 : 100;
     c.n_layers = 3;
     c.n_heads = 16;
     c.head_dim = (c.dim + c.n_heads - 1) / c.n_heads;
@@ -93,6 +135,10 @@ gyro_tf_config gyro_tf_config_default(gyro_tf_geometry geometry)
         c.layernorm = 0;
         c.residual = GYRO_TF_RESIDUAL_NONE;
         c.ffn_activation = GYRO_TF_ACTIVATION_IDENTITY;
+    } else if (geometry == GYRO_TF_GEOMETRY_LORENTZ) {
+        c.layernorm = 0;
+        c.residual = GYRO_TF_RESIDUAL_MOBIUS; /* read as: the Lorentz residual (§3.3) on */
+        c.ffn_activation = GYRO_TF_ACTIVATION_RELU;
     } else {
         c.layernorm = 1;
         c.residual = GYRO_TF_RESIDUAL_MOBIUS;
@@ -115,7 +161,7 @@ gyro_status gyro_tf_config_validate(const gyro_tf_config *cfg)
 {
     if (!cfg)
         return gyro_error_set(GYRO_ERR_USAGE, "transformer config: NULL");
-    TF_CHECK_RANGE(geometry, GYRO_TF_GEOMETRY_EUCLIDEAN, GYRO_TF_GEOMETRY_HYPERBOLIC);
+    TF_CHECK_RANGE(geometry, GYRO_TF_GEOMETRY_EUCLIDEAN, GYRO_TF_GEOMETRY_LORENTZ);
     TF_CHECK_RANGE(vocab_size, 1, 1 << 24);
     TF_CHECK_RANGE(n_classes, 1, 1 << 20);
     TF_CHECK_RANGE(dim, 1, 4096);
@@ -167,6 +213,18 @@ gyro_status gyro_tf_config_validate(const gyro_tf_config *cfg)
                               cfg->moe_experts, cfg->moe_shared, cfg->moe_top_k,
                               (double)cfg->moe_balance);
     }
+    if (cfg->geometry == GYRO_TF_GEOMETRY_LORENTZ) {
+        if (cfg->layernorm)
+            return gyro_error_set(GYRO_ERR_USAGE, "transformer config: the Lorentz geometry has "
+                                  "no LayerNorm (its time scale bounds the points)");
+        if (cfg->attention_kind != GYRO_TF_ATTENTION_MHA || cfg->ffn_kind != GYRO_TF_FFN_DENSE)
+            return gyro_error_set(GYRO_ERR_USAGE, "transformer config: the Lorentz geometry has "
+                                  "Lorentz MHA and a dense Lorentz feed-forward block (no MLA, "
+                                  "no MoE)");
+        if ((long)cfg->n_heads * (cfg->head_dim + 1) > 4096 || cfg->dim > 4095 ||
+            cfg->ffn_dim > 16383)
+            return gyro_error_set(GYRO_ERR_USAGE, "transformer config: Lorentz widths too large");
+    }
     /* the kernels' own checks (sizes, curvature) on the derived configurations */
     if (cfg->attention_kind == GYRO_TF_ATTENTION_MLA) {
         gyro_mla_config mc;
@@ -213,6 +271,26 @@ static int tf_entries(const gyro_tf_config *cfg, tf_entry *e)
         off += e[n].t.size;                                                                    \
         n++;                                                                                   \
     } while (0)
+    if (cfg->geometry == GYRO_TF_GEOMETRY_LORENTZ) {
+        const gyro_tf_manifold lz = GYRO_TF_MANIFOLD_LORENTZ;
+        const int d = C + 1, D = cfg->head_dim, H = cfg->n_heads, HD1 = H * (D + 1);
+        TF_ENTRY(GYRO_TF_T_WTE, "wte", V, d, lz);
+        TF_ENTRY(GYRO_TF_T_LZPOS, "lz_pos", cfg->max_len, d, lz);
+        TF_ENTRY(GYRO_TF_T_LZPEW, "lz_pe_w", C, d, eu);
+        TF_ENTRY(GYRO_TF_T_LZQKVW, "lz_qkv_w", L * 3 * H * D, d, eu);
+        TF_ENTRY(GYRO_TF_T_LZQKVB, "lz_qkv_b", L * 3 * H, D, eu);
+        TF_ENTRY(GYRO_TF_T_LZINV, "lz_in_v", 1 + L * (3 * H + 1), d, eu);
+        TF_ENTRY(GYRO_TF_T_LZOW, "lz_o_w", L * C, HD1, eu);
+        TF_ENTRY(GYRO_TF_T_LZOV, "lz_o_v", L, HD1, eu);
+        TF_ENTRY(GYRO_TF_T_LZF1W, "lz_f1_w", L * F, d, eu);
+        TF_ENTRY(GYRO_TF_T_LZF1B, "lz_f1_b", L, F, eu);
+        TF_ENTRY(GYRO_TF_T_LZF2W, "lz_f2_w", L * C, F + 1, eu);
+        TF_ENTRY(GYRO_TF_T_LZF2V, "lz_f2_v", L, F + 1, eu);
+        TF_ENTRY(GYRO_TF_T_LZTIME, "lz_time", 1 + L * (3 * H + 3), 2, eu);
+        TF_ENTRY(GYRO_TF_T_LZCLS, "lz_cls", K, d, lz);
+        TF_ENTRY(GYRO_TF_T_LZBETA, "lz_beta", 1, K, eu);
+        return n;
+    }
     TF_ENTRY(GYRO_TF_T_WTE, "wte", V, C, ball);
     const int mla = cfg->attention_kind == GYRO_TF_ATTENTION_MLA;
     const int moe = cfg->ffn_kind == GYRO_TF_FFN_MOE;

@@ -33,6 +33,25 @@
  * Every parameter tensor is listed in a table with its manifold: Euclidean, or rows that are
  * points of the Poincaré ball of curvature −c (the optimizer applies Riemannian SGD to those).
  *
+ * The Lorentz geometry (GYRO_TF_GEOMETRY_LORENTZ; HyboNet, Chen et al. ACL 2022, models/layers/
+ * lorentz.h for every layer's formula) is a fully hyperbolic network on the hyperboloid of
+ * curvature K = −c: no tangent space anywhere. `dim` C is the SPATIAL dimension (points have
+ * d = C+1 coordinates, time first; a hyperboloid char2vec table of dimension C fits as is),
+ * head_dim D and ffn_dim F likewise (head points D+1, FFN points F+1). Every Lorentz linear
+ * layer hl(·) has its own W, b, time vector v and (b_t, log λ) (§3.1, y₀ = λσ(v·x + b_t) + ε,
+ * ε = 1.1/√c):
+ *   x0    = posenc(E[tok]): hl(E[tok]) with the position point p_t as bias point   (§3.3)
+ *   per layer: q,k,v heads = hl_{q,h}(x), hl_{k,h}(x), hl_{v,h}(x)     (one layer per head)
+ *     o   = [MHA_L(q,k,v) per head] (concatenated, H·(D+1) values)      (§3.2, centroid)
+ *     x1  = hl_o(dropout(o)) with x as bias point                       (§3.3 residual)
+ *     h   = hl_1(x1)                                                      (F+1 coordinates)
+ *     x   = hl_2(dropout(φ(h))) with x1 as bias point                   (φ = ReLU inside)
+ *   pool  = centroid of the valid tokens (eq. 4);  logit_k = −d²_L(pool, p_k) + β_k.
+ * With residual NONE the two residual layers take no bias point. It has no LayerNorm (the
+ * bounded time scale keeps the points within arcosh(λ+ε) of the origin) and neither MLA nor MoE.
+ * Its points (embedding rows, position points, class points) are tagged LORENTZ: the optimizer
+ * applies Riemannian SGD on the hyperboloid and re-projects.
+ *
  * A float64 twin of the whole model (gyro_tf_model_f64, same functions with an _f64 suffix) is
  * generated from the same source; it exists for the end-to-end gradient checks.
  */
@@ -49,8 +68,18 @@
 
 typedef enum gyro_tf_geometry {
     GYRO_TF_GEOMETRY_EUCLIDEAN = 0,
-    GYRO_TF_GEOMETRY_HYPERBOLIC = 1   /* Poincaré ball of curvature -c */
+    GYRO_TF_GEOMETRY_HYPERBOLIC = 1,  /* Poincaré ball of curvature -c */
+    GYRO_TF_GEOMETRY_LORENTZ = 2      /* the hyperboloid of curvature -c: fully Lorentz (HyboNet) */
 } gyro_tf_geometry;
+
+/* The name of a geometry as the CLI, the model file's version string and the benches spell it:
+ * "euclidean", "hyperbolic" (Poincaré), "lorentz"; NULL for a value outside the enum. */
+const char *gyro_tf_geometry_name(int geometry);
+
+/* Parse a geometry name (the names above; "poincare" is accepted for "hyperbolic"). On success
+ * *out is set and GYRO_OK returned; otherwise GYRO_ERR_USAGE with a message listing the names
+ * (*out untouched). */
+gyro_status gyro_tf_geometry_parse(const char *name, gyro_tf_geometry *out);
 
 /* Kind of attention block. MLA replaces the Möbius-matvec QKV attention and the head merge of
  * a layer by multi-head latent attention (models/layers/mla.h: joint low-rank KV latent, query
@@ -121,6 +150,9 @@ typedef struct gyro_tf_config {
  * norm √(C/2) (≈ 7 at C = 100), which exp0 sends to the float32 boundary of the ball and which
  * would drown the character embedding; scaled, |s·PE| = 1. vocab_size and n_classes are 0: the
  * caller sets them. */
+/* Lorentz: as the hyperbolic defaults (C = 100 spatial, 16 heads of D = 7, F = 400, no
+ * LayerNorm), with the Lorentz residual on (residual = MOBIUS, read as "on") and ReLU inside
+ * the feed-forward block. */
 gyro_tf_config gyro_tf_config_default(gyro_tf_geometry geometry);
 
 /* Check a configuration. GYRO_ERR_USAGE with a message naming the bad field, or GYRO_OK. */
@@ -130,7 +162,9 @@ gyro_status gyro_tf_config_validate(const gyro_tf_config *cfg);
 
 typedef enum gyro_tf_manifold {
     GYRO_TF_MANIFOLD_EUCLIDEAN = 0,
-    GYRO_TF_MANIFOLD_BALL = 1      /* each row of `cols` values is a Poincaré-ball point */
+    GYRO_TF_MANIFOLD_BALL = 1,     /* each row of `cols` values is a Poincaré-ball point */
+    GYRO_TF_MANIFOLD_LORENTZ = 2   /* each row of `cols` = C+1 values is a point of the
+                                    * hyperboloid ⟨x,x⟩_L = −1/c, time first */
 } gyro_tf_manifold;
 
 /* One parameter tensor: rows × cols values at `offset` (in values) from the start of a
@@ -167,6 +201,21 @@ typedef struct gyro_tf_tensor {
         R *moe;       /* (L, Pf)     MoE blocks (layers/moe.h layout); MoE only */             \
         R *mlr_a;     /* (K, C)      MLR normals a_k */                                        \
         R *mlr_p;     /* (K, C)      MLR offsets p_k                 ball rows */               \
+        /* Lorentz geometry only (all NULL otherwise; d = C+1, D1 = D+1, HD1 = H·D1): */        \
+        R *lzpos;     /* (Tmax, d)   position points                 hyperboloid rows */        \
+        R *lzpew;     /* (C, d)      position-encoding layer W */                              \
+        R *lzqkvw;    /* (L·3H·D, d) q|k|v Lorentz linear layers, one per head, W */            \
+        R *lzqkvb;    /* (L·3H, D)   their biases b */                                         \
+        R *lzinv;     /* (1+L(3H+1), d) time vectors v of the layers that read d-wide rows */   \
+        R *lzow;      /* (L·C, HD1)  attention output layer (the residual layer) W */          \
+        R *lzov;      /* (L, HD1)    its time vector v */                                      \
+        R *lzf1w;     /* (L·F, d)    FFN layer 1 W */                                          \
+        R *lzf1b;     /* (L, F)      FFN layer 1 b */                                          \
+        R *lzf2w;     /* (L·C, F+1)  FFN layer 2 (the residual layer) W */                     \
+        R *lzf2v;     /* (L, F+1)    its time vector v */                                      \
+        R *lztime;    /* (1+L(3H+3), 2) (b_t, log λ) of every Lorentz linear layer */          \
+        R *lzcls;     /* (K, d)      class points of the distance head   hyperboloid rows */    \
+        R *lzbeta;    /* (1, K)      class biases β */                                         \
     } NAME;
 
 GYRO_TF_DEFINE_PARAMS(float, gyro_tf_params)
@@ -257,6 +306,12 @@ gyro_status gyro_tf_forward_f64(const gyro_tf_model_f64 *m, gyro_tf_acts_f64 *a,
 /* Logits (B, K) of the last forward pass; owned by the acts. */
 const float *gyro_tf_logits(const gyro_tf_acts *a);
 const double *gyro_tf_logits_f64(const gyro_tf_acts_f64 *a);
+
+/* The head's input of the last forward pass (NULL before the first), owned by the acts:
+ * Lorentz (B, C+1) the pooled hyperboloid points (centroids), hyperbolic (B, C) the pooled ball
+ * point, Euclidean (B, C) the pooled vector (after dropout when it was on). */
+const float *gyro_tf_head_input(const gyro_tf_acts *a);
+const double *gyro_tf_head_input_f64(const gyro_tf_acts_f64 *a);
 
 /* Backward pass of the last forward pass (same acts, created with training != 0): given
  * dlogits (B, K), ACCUMULATE (+=) the parameter gradients into `grads` (m->grads or any block

@@ -100,6 +100,14 @@ typedef struct S(tf_block) {
 #undef TF_DECLARE_FIELD
 } S(tf_block);
 
+/* The activations of the Lorentz geometry (transformer_lorentz_impl.h); shapes there. */
+typedef struct S(tf_lz) {
+    T *e, *Upe, *x0;                /* (Nmax, d) token points, (Nmax, C) cache, (Nmax, d) x0 */
+    T *mu, *szp, *pw;               /* (Bmax, d) pooled, (Bmax) cache, (Bmax, Tmax) weights */
+    T *att, *sz;                    /* (L, Bmax, H, Tmax, Tmax), (L, Bmax, H, Tmax) */
+    T *qkvU, *qkv, *O, *Hco, *mo, *Uo, *x1, *U1, *hf, *Hcf, *mf, *U2, *xout; /* (L, Nmax, w) */
+} S(tf_lz);
+
 struct P(gyro_tf_acts) {
     int max_batch, max_len, training;
     int B, Tlen;                 /* sizes of the last forward (0 before the first) */
@@ -135,6 +143,14 @@ struct P(gyro_tf_acts) {
     T *moe_gdin;              /* (Nmax, C) gradient of the gathered input (training only) */
     int moe_tokens;           /* Nv: valid tokens of the last forward */
     double balance;           /* balance loss of the last forward */
+    /* Lorentz geometry (NULL otherwise) */
+    S(tf_lz) lz, dlz;         /* carved activations and their gradients */
+    size_t lz_values;         /* values in each Lorentz block */
+    T *lz_memory, *lz_dmemory;
+    int *lz_kmask;            /* (Bmax, Tmax) key mask of the last forward */
+    T *lz_tmp;                /* (Nmax, D+1) one head's points / gradient, staged */
+    T *lz_work;               /* hlinear backward scratch (training only) */
+    const T *head_in;         /* (B, C) or Lorentz (B, C+1): the head's input, last forward */
     gyro_arena arena;         /* owns every buffer above (one allocation) */
 };
 
@@ -157,6 +173,20 @@ static T **S(tf_slot)(PARAMS *p, int k)
     case GYRO_TF_T_MLR_A: return &p->mlr_a;
     case GYRO_TF_T_MLA: return &p->mla;
     case GYRO_TF_T_MOE: return &p->moe;
+    case GYRO_TF_T_LZPOS: return &p->lzpos;
+    case GYRO_TF_T_LZPEW: return &p->lzpew;
+    case GYRO_TF_T_LZQKVW: return &p->lzqkvw;
+    case GYRO_TF_T_LZQKVB: return &p->lzqkvb;
+    case GYRO_TF_T_LZINV: return &p->lzinv;
+    case GYRO_TF_T_LZOW: return &p->lzow;
+    case GYRO_TF_T_LZOV: return &p->lzov;
+    case GYRO_TF_T_LZF1W: return &p->lzf1w;
+    case GYRO_TF_T_LZF1B: return &p->lzf1b;
+    case GYRO_TF_T_LZF2W: return &p->lzf2w;
+    case GYRO_TF_T_LZF2V: return &p->lzf2v;
+    case GYRO_TF_T_LZTIME: return &p->lztime;
+    case GYRO_TF_T_LZCLS: return &p->lzcls;
+    case GYRO_TF_T_LZBETA: return &p->lzbeta;
     default: return &p->mlr_p;
     }
 }
@@ -170,6 +200,8 @@ void P(gyro_tf_carve)(const gyro_tf_config *cfg, T *block, PARAMS *out)
         *S(tf_slot)(out, e[i].slot) = block + e[i].t.offset;
 }
 
+#include "models/transformer_lorentz_impl.h"
+
 static void S(tf_init_params)(MODEL *m, uint64_t seed)
 {
     const gyro_tf_config *cfg = &m->cfg;
@@ -177,6 +209,10 @@ static void S(tf_init_params)(MODEL *m, uint64_t seed)
     const T c = (T)cfg->curvature;
     gyro_rng rng;
     gyro_rng_seed(&rng, seed);
+    if (geo == GYRO_TF_GEOMETRY_LORENTZ) {
+        S(tf_lz_init_params)(m, &rng);
+        return;
+    }
     tf_entry e[GYRO_TF_MAX_TENSORS];
     int n = tf_entries(cfg, e);
     for (int i = 0; i < n; i++) {
@@ -276,8 +312,10 @@ gyro_status P(gyro_tf_new)(const gyro_tf_config *cfg, uint64_t seed, int with_gr
     P(gyro_tf_carve)(cfg, m->params_memory, &m->params);
     if (with_grads)
         P(gyro_tf_carve)(cfg, m->grads_memory, &m->grads);
-    S(gyro_embed_positions)(m->pos, cfg->geometry, (T)cfg->curvature, (T)cfg->pos_scale,
-                            cfg->max_len, cfg->dim);
+    /* Lorentz: the Euclidean s·PE table, lifted into the initial position points */
+    S(gyro_embed_positions)(m->pos, cfg->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC
+                                        ? GYRO_TF_GEOMETRY_HYPERBOLIC : GYRO_TF_GEOMETRY_EUCLIDEAN,
+                            (T)cfg->curvature, (T)cfg->pos_scale, cfg->max_len, cfg->dim);
     S(tf_init_params)(m, seed);
     *out = m;
     return GYRO_OK;
@@ -301,6 +339,10 @@ static size_t S(tf_carve_block)(T *base, S(tf_block) *blk, const gyro_tf_config 
         off += (size_t)(count);                                                                \
         off = (off + 15) & ~(size_t)15; /* 64-byte aligned in float32 */                     \
     } while (0)
+    if (cfg->geometry == GYRO_TF_GEOMETRY_LORENTZ) { /* only the logits: the rest is in lz */
+        TF_TAKE(logits, bmax * K);
+        return off;
+    }
     TF_TAKE(x0, N * C);
     TF_TAKE(lfin, N * C);
     TF_TAKE(pooled, bmax * C);
@@ -375,6 +417,12 @@ gyro_status P(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int 
     if (C > wide)
         wide = C;
     a->scratch_values = (size_t)((2 * H + 6) * C + 4 * wide + (long)max_len * max_len);
+    const int lz = cfg->geometry == GYRO_TF_GEOMETRY_LORENTZ;
+    if (lz) {
+        a->scratch_values = 0;
+        a->lz_values = S(tf_lz_carve)(NULL, &a->lz, cfg, max_batch, max_len);
+    }
+    const int masks = a->training && !lz; /* Lorentz masks live in its block */
 
     /* Everything comes from one arena: the sizes, in allocation order. */
     const size_t sizes[] = {
@@ -385,9 +433,9 @@ gyro_status P(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int 
         a->scratch_values * sizeof(T),                            /* scratch */
         hyp ? (size_t)(Lr * N * 2 * H * C) * sizeof(T) : 0,       /* merge cache */
         a->training ? a->block_values * sizeof(T) : 0,            /* activation gradients */
-        a->training ? (size_t)(Lr * N * A) * sizeof(T) : 0,       /* dropout masks */
-        a->training ? (size_t)(Lr * N * F) * sizeof(T) : 0,
-        a->training ? (size_t)max_batch * C * sizeof(T) : 0,
+        masks ? (size_t)(Lr * N * A) * sizeof(T) : 0,             /* dropout masks */
+        masks ? (size_t)(Lr * N * F) * sizeof(T) : 0,
+        masks ? (size_t)max_batch * C * sizeof(T) : 0,
         (size_t)Lr * max_batch * a->mla_nacts * sizeof(T),        /* 10: MLA caches */
         a->training ? mla_nscratch * sizeof(T) : 0,
         (size_t)Lr * a->moe_nacts * sizeof(T),                    /* 12: MoE caches */
@@ -397,6 +445,11 @@ gyro_status P(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int 
         moe ? (size_t)N * C * sizeof(T) : 0,
         moe ? (size_t)N * C * sizeof(T) : 0,
         moe && a->training ? (size_t)N * C * sizeof(T) : 0,
+        a->lz_values * sizeof(T),                                 /* 19: Lorentz block */
+        a->training ? a->lz_values * sizeof(T) : 0,               /* its gradients */
+        lz ? (size_t)N * sizeof(int) : 0,                         /* key mask */
+        lz ? (size_t)N * (cfg->head_dim + 1) * sizeof(T) : 0,     /* head staging */
+        lz && a->training ? S(tf_lz_work_values)(cfg, N) * sizeof(T) : 0,
     };
     size_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
@@ -414,8 +467,9 @@ gyro_status P(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int 
     a->pidx = gyro_arena_alloc(ar, sizes[3]);
     a->scratch = gyro_arena_alloc(ar, sizes[4]);
     a->merge_cache = hyp ? gyro_arena_alloc(ar, sizes[5]) : NULL;
-    if (a->training) {
+    if (a->training)
         a->dmemory = gyro_arena_alloc(ar, sizes[6]);
+    if (masks) {
         a->mask_o = gyro_arena_alloc(ar, sizes[7]);
         a->mask_f = gyro_arena_alloc(ar, sizes[8]);
         a->mask_p = gyro_arena_alloc(ar, sizes[9]);
@@ -434,6 +488,16 @@ gyro_status P(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int 
         a->moe_gin = gyro_arena_alloc(ar, sizes[16]);
         a->moe_gout = gyro_arena_alloc(ar, sizes[17]);
         a->moe_gdin = a->training ? gyro_arena_alloc(ar, sizes[18]) : NULL;
+    }
+    if (lz) {
+        a->lz_memory = gyro_arena_alloc(ar, sizes[19]);
+        a->lz_dmemory = a->training ? gyro_arena_alloc(ar, sizes[20]) : NULL;
+        a->lz_kmask = gyro_arena_alloc(ar, sizes[21]);
+        a->lz_tmp = gyro_arena_alloc(ar, sizes[22]);
+        a->lz_work = a->training ? gyro_arena_alloc(ar, sizes[23]) : NULL;
+        S(tf_lz_carve)(a->lz_memory, &a->lz, cfg, max_batch, max_len);
+        if (a->training)
+            S(tf_lz_carve)(a->lz_dmemory, &a->dlz, cfg, max_batch, max_len);
     }
     S(tf_carve_block)(a->memory, &a->a, cfg, max_batch, max_len);
     if (a->training)
@@ -679,6 +743,11 @@ gyro_status P(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
     a->dropout_on = want_dropout;
     memcpy(a->tokens, tokens, (size_t)B * Tlen * sizeof(int32_t));
     memcpy(a->lengths, lengths, (size_t)B * sizeof(int));
+    if (cfg->geometry == GYRO_TF_GEOMETRY_LORENTZ) {
+        S(tf_lz_forward)(m, a, B, Tlen, rng);
+        a->head_in = a->lz.mu;
+        return GYRO_OK;
+    }
 
     const int geo = cfg->geometry;
     const T c = (T)cfg->curvature, pdrop = (T)cfg->dropout;
@@ -778,7 +847,13 @@ gyro_status P(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
         S(gyro_dropout_forward)(pd, a->mask_p, blk->pooled, rng, pdrop, (long)B * C);
     S(gyro_geo_exp0)(pb, C, pd, C, geo, c, B, C);
     S(gyro_mlr_forward)(blk->logits, pb, w->mlr_p, w->mlr_a, geo, c, B, K, C);
+    a->head_in = pb;
     return GYRO_OK;
+}
+
+const T *P(gyro_tf_head_input)(const ACTS *a)
+{
+    return a->head_in;
 }
 
 /* ---- backward ----------------------------------------------------------------------------- */
@@ -822,6 +897,10 @@ void P(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const T *
 {
     const gyro_tf_config *cfg = &m->cfg;
     assert(a->training && a->B > 0);
+    if (cfg->geometry == GYRO_TF_GEOMETRY_LORENTZ) {
+        S(tf_lz_backward)(m, a, grads, dlogits);
+        return;
+    }
 
     const int geo = cfg->geometry;
     const T c = (T)cfg->curvature;

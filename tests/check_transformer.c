@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/hyp/lorentz.h"
 #include "models/hyp/poincare.h"
 #include "models/transformer.h"
 
@@ -81,6 +82,12 @@ static double fd_model(const gyro_tf_config *cfg, const char *name)
         if (strcmp(T->name, "fcb") == 0 || strcmp(T->name, "fcprojb") == 0 ||
             strcmp(T->name, "mlr_p") == 0 || strcmp(T->name, "ln1b") == 0)
             for (size_t i = 0; i < T->size; i++) p[i] = 0.2 * (2 * gyro_rng_uniform(&r) - 1);
+        /* Lorentz: the zero-initialised biases, time vectors, b_t and class biases, and log λ */
+        if (strcmp(T->name, "lz_qkv_b") == 0 || strcmp(T->name, "lz_in_v") == 0 ||
+            strcmp(T->name, "lz_o_v") == 0 || strcmp(T->name, "lz_f1_b") == 0 ||
+            strcmp(T->name, "lz_f2_v") == 0 || strcmp(T->name, "lz_beta") == 0 ||
+            strcmp(T->name, "lz_time") == 0)
+            for (size_t i = 0; i < T->size; i++) p[i] += 0.2 * (2 * gyro_rng_uniform(&r) - 1);
     }
     ck_assert_int_eq(gyro_tf_acts_new_f64(m, 3, 4, 1, &a), GYRO_OK);
     const int dropout = cfg->dropout > 0;
@@ -637,6 +644,107 @@ START_TEST(test_threads_share_model)
 }
 END_TEST
 
+/* The Lorentz geometry end to end: every parameter (token, position and class points
+ * included, as ambient coordinates) against central differences in float64, with and
+ * without the residual, ReLU and dropout. */
+START_TEST(test_fd_lorentz)
+{
+    gyro_tf_config c = tiny(GYRO_TF_GEOMETRY_LORENTZ);
+    ck_assert_double_lt(fd_model(&c, "lorentz (residual, ReLU)"), FD_TOL);
+    c.dropout = 0.3f;
+    ck_assert_double_lt(fd_model(&c, "lorentz + dropout"), FD_TOL);
+    c.dropout = 0;
+    c.residual = GYRO_TF_RESIDUAL_NONE;
+    c.ffn_activation = GYRO_TF_ACTIVATION_IDENTITY;
+    c.curvature = 2.0f;
+    ck_assert_double_lt(fd_model(&c, "lorentz (no residual, c = 2)"), FD_TOL);
+    c = tiny(GYRO_TF_GEOMETRY_LORENTZ);
+    c.n_layers = 0;
+    ck_assert_double_lt(fd_model(&c, "lorentz (no layer)"), FD_TOL);
+}
+END_TEST
+
+/* Lorentz: float32 against float64, and padding / batch independence. */
+START_TEST(test_lorentz_f32_padding)
+{
+    gyro_tf_config c = tiny(GYRO_TF_GEOMETRY_LORENTZ);
+    gyro_tf_model *m = NULL;
+    gyro_tf_model_f64 *md = NULL;
+    gyro_tf_acts *a = NULL;
+    gyro_tf_acts_f64 *ad = NULL;
+    ck_assert_int_eq(gyro_tf_new(&c, 9, 1, &m), GYRO_OK);
+    ck_assert_int_eq(gyro_tf_new_f64(&c, 9, 1, &md), GYRO_OK);
+    for (size_t i = 0; i < m->n_params; i++)
+        md->params_memory[i] = m->params_memory[i];
+    ck_assert_int_eq(gyro_tf_acts_new(m, 3, 5, 1, &a), GYRO_OK);
+    ck_assert_int_eq(gyro_tf_acts_new_f64(md, 3, 5, 1, &ad), GYRO_OK);
+    ck_assert_int_eq(gyro_tf_forward(m, a, TOK, LEN, 3, 4, NULL), GYRO_OK);
+    ck_assert_int_eq(gyro_tf_forward_f64(md, ad, TOK, LEN, 3, 4, NULL), GYRO_OK);
+    float batch[9];
+    memcpy(batch, gyro_tf_logits(a), sizeof batch);
+    for (int i = 0; i < 9; i++)
+        ck_assert(fabs(batch[i] - gyro_tf_logits_f64(ad)[i]) < 1e-4);
+    float dl[9];
+    double dld[9];
+    gyro_tf_softmax_xent(dl, NULL, gyro_tf_logits(a), LAB, 3, 3);
+    gyro_tf_softmax_xent_f64(dld, NULL, gyro_tf_logits_f64(ad), LAB, 3, 3);
+    gyro_tf_backward(m, a, &m->grads, dl);
+    gyro_tf_backward_f64(md, ad, &md->grads, dld);
+    double gw = 0, gm = 0;
+    for (size_t i = 0; i < m->n_params; i++) {
+        gw = fmax(gw, fabs(m->grads_memory[i] - md->grads_memory[i]));
+        gm = fmax(gm, fabs(md->grads_memory[i]));
+    }
+    ck_assert_double_gt(gm, 1e-3);
+    ck_assert_double_lt(gw, 1e-3 * gm + 1e-6);
+    /* the pooled points lie on the hyperboloid ⟨x,x⟩_L = −1/c */
+    for (int b = 0; b < 3; b++) {
+        const float *x = gyro_tf_head_input(a) + b * 7;
+        double q = -(double)x[0] * x[0];
+        for (int j = 1; j < 7; j++) q += (double)x[j] * x[j];
+        ck_assert(fabs(q + 1.0) < 1e-5 * x[0] * x[0]);
+    }
+    const int32_t one[2] = {5, 0};
+    const int len2 = 2;
+    ck_assert_int_eq(gyro_tf_forward(m, a, one, &len2, 1, 2, NULL), GYRO_OK);
+    for (int k = 0; k < 3; k++)
+        ck_assert(fabsf(gyro_tf_logits(a)[k] - batch[3 + k]) < 1e-5f);
+    const int32_t padded[5] = {5, 0, 3, 3, 1};
+    ck_assert_int_eq(gyro_tf_forward(m, a, padded, &len2, 1, 5, NULL), GYRO_OK);
+    for (int k = 0; k < 3; k++)
+        ck_assert(fabsf(gyro_tf_logits(a)[k] - batch[3 + k]) < 1e-5f);
+    /* configuration: no LayerNorm, MLA or MoE in the Lorentz geometry */
+    c.layernorm = 1;
+    ck_assert_int_eq(gyro_tf_config_validate(&c), GYRO_ERR_USAGE);
+    c.layernorm = 0;
+    c = with_blocks(c, 1, 0);
+    ck_assert_int_eq(gyro_tf_config_validate(&c), GYRO_ERR_USAGE);
+    gyro_tf_acts_free(a);
+    gyro_tf_acts_free_f64(ad);
+    gyro_tf_free(m);
+    gyro_tf_free_f64(md);
+}
+END_TEST
+
+START_TEST(test_geometry_names)
+{
+    gyro_tf_geometry g = GYRO_TF_GEOMETRY_EUCLIDEAN;
+    ck_assert_int_eq(gyro_tf_geometry_parse("lorentz", &g), GYRO_OK);
+    ck_assert_int_eq(g, GYRO_TF_GEOMETRY_LORENTZ);
+    ck_assert_int_eq(gyro_tf_geometry_parse("hyperbolic", &g), GYRO_OK);
+    ck_assert_int_eq(g, GYRO_TF_GEOMETRY_HYPERBOLIC);
+    ck_assert_int_eq(gyro_tf_geometry_parse("euclidean", &g), GYRO_OK);
+    ck_assert_int_eq(g, GYRO_TF_GEOMETRY_EUCLIDEAN);
+    ck_assert_int_eq(gyro_tf_geometry_parse("klein", &g), GYRO_ERR_USAGE);
+    ck_assert_int_eq(g, GYRO_TF_GEOMETRY_EUCLIDEAN);
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(gyro_tf_geometry_parse(gyro_tf_geometry_name(k), &g), GYRO_OK);
+        ck_assert_int_eq((int)g, k);
+    }
+    ck_assert_ptr_null(gyro_tf_geometry_name(3));
+}
+END_TEST
+
 /* Learn a toy task: the class is the position class of the largest token. RMSProp-free plain
  * SGD (Euclidean tensors) and Riemannian SGD (ball tensors) must bring the loss far down. */
 static double train_toy(gyro_tf_geometry geo, int blocks)
@@ -671,7 +779,7 @@ static double train_toy(gyro_tf_geometry geo, int blocks)
     int len[32], lab[32];
     float dl[32 * 3];
     double first = 0, last = 0;
-    const float lr = geo == GYRO_TF_GEOMETRY_HYPERBOLIC ? 0.05f : 0.3f;
+    const float lr = geo == GYRO_TF_GEOMETRY_EUCLIDEAN ? 0.3f : 0.05f;
     for (int step = 0; step < 300; step++) {
         for (int b = 0; b < 32; b++) {
             len[b] = 2 + (int)gyro_rng_below(&r, 5);
@@ -695,7 +803,11 @@ static double train_toy(gyro_tf_geometry geo, int blocks)
         for (int t = 0; t < m->n_tensors; t++) {
             const gyro_tf_tensor *T = &m->tensors[t];
             float *p = m->params_memory + T->offset, *g = m->grads_memory + T->offset;
-            if (T->manifold == GYRO_TF_MANIFOLD_BALL)
+            if (T->manifold == GYRO_TF_MANIFOLD_LORENTZ)
+                for (int i = 0; i < T->rows; i++) /* RSGD on the hyperboloid (c = 1) */
+                    gyro_lorentz_rsgd_step_f32(p + (size_t)i * T->cols, p + (size_t)i * T->cols,
+                                               g + (size_t)i * T->cols, lr, 1.0f, T->cols - 1);
+            else if (T->manifold == GYRO_TF_MANIFOLD_BALL)
                 gyro_poincare_rsgd_step_batch_f32(p, p, g, c.curvature, lr, T->rows, T->cols);
             else
                 for (size_t i = 0; i < T->size; i++) p[i] -= lr * g[i];
@@ -704,7 +816,29 @@ static double train_toy(gyro_tf_geometry geo, int blocks)
     char line[64] = "";
     if (blocks)
         gyro_tf_expert_load_format(line, sizeof line, load, &c);
-    printf("toy training (%s%s): loss %.3f -> %.3f %s\n", geo ? "hyperbolic" : "euclidean",
+    if (geo == GYRO_TF_GEOMETRY_LORENTZ) {
+        /* outputs and point parameters stay on the hyperboloid ⟨x,x⟩_L = −1 */
+        double worst = 0;
+        for (int b = 0; b < 32; b++) {
+            const float *x = gyro_tf_head_input(a) + b * (c.dim + 1);
+            double q = -(double)x[0] * x[0];
+            for (int j = 1; j <= c.dim; j++) q += (double)x[j] * x[j];
+            worst = fmax(worst, fabs(q + 1.0) / fmax(1.0, (double)x[0] * x[0]));
+        }
+        for (int t = 0; t < m->n_tensors; t++) {
+            const gyro_tf_tensor *T = &m->tensors[t];
+            if (T->manifold != GYRO_TF_MANIFOLD_LORENTZ) continue;
+            for (int i = 0; i < T->rows; i++) {
+                const float *x = m->params_memory + T->offset + (size_t)i * T->cols;
+                double q = -(double)x[0] * x[0];
+                for (int j = 1; j < T->cols; j++) q += (double)x[j] * x[j];
+                worst = fmax(worst, fabs(q + 1.0) / fmax(1.0, (double)x[0] * x[0]));
+            }
+        }
+        printf("toy training (lorentz): worst relative |<x,x>_L + 1| %.2e\n", worst);
+        ck_assert_double_lt(worst, 1e-5);
+    }
+    printf("toy training (%s%s): loss %.3f -> %.3f %s\n", gyro_tf_geometry_name(geo),
            blocks ? ", MLA + MoE" : "", first, last, line);
     gyro_tf_acts_free(a);
     gyro_tf_free(m);
@@ -715,6 +849,12 @@ START_TEST(test_learns_toy_task)
 {
     ck_assert_double_lt(train_toy(GYRO_TF_GEOMETRY_EUCLIDEAN, 0), 0.3);
     ck_assert_double_lt(train_toy(GYRO_TF_GEOMETRY_HYPERBOLIC, 0), 0.3);
+}
+END_TEST
+
+START_TEST(test_learns_toy_task_lorentz)
+{
+    ck_assert_double_lt(train_toy(GYRO_TF_GEOMETRY_LORENTZ, 0), 0.3);
 }
 END_TEST
 
@@ -746,6 +886,10 @@ int main(void)
     tcase_add_loop_test(tc, test_threads_share_model, 0, 2);
     tcase_add_test(tc, test_learns_toy_task);
     tcase_add_test(tc, test_learns_toy_task_mla_moe);
+    tcase_add_test(tc, test_fd_lorentz);
+    tcase_add_test(tc, test_lorentz_f32_padding);
+    tcase_add_test(tc, test_geometry_names);
+    tcase_add_test(tc, test_learns_toy_task_lorentz);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
