@@ -6,10 +6,13 @@
  *     section "norm"   u32 count, then (str key, f64 value) pairs: t2s, nfkc, case_fold,
  *                      token_unit (0 characters, 1 ICU words)
  *     section "config" u32 count, then (str key, f64 value) pairs: the transformer configuration
+ *                      (geometry 0 Euclidean, 1 hyperbolic/Poincaré, 2 Lorentz; an unknown
+ *                      geometry is refused as GYRO_ERR_VERSION with the value named)
  *     section "vocab"  u32 n, then n strings (ids 1..n; id 0 is UNK)
  *     section "labels" u32 n, then n strings (class ids 0..n−1; the hierarchy and atoms are
  *                      re-derived from the names by pipeline/labels)
  *     section "params" u32 n, then n × (str name, u32 manifold, u32 rows, u32 cols, f32 × rows·cols)
+ *                      (manifold 0 Euclidean, 1 ball rows, 2 hyperboloid rows)
  * A string is a u32 byte length and the bytes (no NUL). Named key/value pairs keep the file
  * readable when the configuration struct grows: a missing key keeps its default, an unknown key
  * means a newer writer and is refused. The reader bounds-checks every read, verifies the CRC
@@ -215,7 +218,7 @@ static void set_version(gyro_classifier *m)
 {
     const gyro_tf_config *c = &m->tf->cfg;
     snprintf(m->version, sizeof m->version, "%s-%dd-%dL-%08x",
-             c->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC ? "hyperbolic" : "euclidean", c->dim,
+             gyro_tf_geometry_name(c->geometry) ? gyro_tf_geometry_name(c->geometry) : "?", c->dim,
              c->n_layers, (unsigned)m->crc);
 }
 
@@ -355,6 +358,10 @@ static gyro_status parse_payload(gyro_classifier *m, rbuf *r, const char *path)
     m->token_unit = to.token_unit;
     gyro_tf_config cfg = gyro_tf_config_default(GYRO_TF_GEOMETRY_EUCLIDEAN);
     if ((st = read_fields(r, path, "config", config_fields, N_CONFIG_FIELDS, &cfg))) return st;
+    if (!gyro_tf_geometry_name(cfg.geometry))
+        return gyro_error_set(GYRO_ERR_VERSION, "%s: model geometry %d is unknown to this gyro "
+                              "(known: 0 euclidean, 1 hyperbolic, 2 lorentz; upgrade gyro)", path,
+                              cfg.geometry);
     if (gyro_tf_config_validate(&cfg) != GYRO_OK)
         return gyro_error_prefix(GYRO_ERR_FORMAT, "%s: corrupt classifier model: configuration", path);
 

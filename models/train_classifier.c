@@ -10,12 +10,14 @@
 #include "models/train_classifier.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "models/core/progress.h"
 #include "models/core/rng.h"
 #include "models/hyp/convert.h"
+#include "models/hyp/lorentz.h"
 #include "models/hyp/poincare.h"
 
 /* ---- example sets ---------------------------------------------------------------------------- */
@@ -293,6 +295,71 @@ void gyro_train_options_init(gyro_train_options *o, gyro_tf_geometry geometry)
     o->seed = 1;
 }
 
+/* The curvature c > 0 a table's rows were trained at (1 when the table does not say). */
+static double table_curvature(const gyro_embedding_table *tab)
+{
+    return tab->curvature > 0 && isfinite(tab->curvature) ? tab->curvature : 1.0;
+}
+
+/* Copy the table's vectors into rows 1..n of a Poincaré (or Euclidean) model's embeddings: ball
+ * rows as they are, hyperboloid rows converted (DESIGN.md: x ↦ x_s/(1+x₀), on the unit
+ * hyperboloid) with a notice on stderr; ball rows projected into the model's ball. */
+static void copy_table_ball(gyro_tf_model *tf, const gyro_embedding_table *tab)
+{
+    int C = tf->cfg.dim, nt = tab->n;
+    if (tab->model == GYRO_EMBEDDING_HYPERBOLOID)
+        fprintf(stderr, "notice: the embedding table holds hyperboloid points; converted to the "
+                "Poincaré ball (x_s/(1+x0)) for the %s model\n",
+                gyro_tf_geometry_name(tf->cfg.geometry));
+    for (int i = 0; i < nt; i++) {
+        const float *src = tab->vectors + (size_t)i * tab->stride;
+        float *dst = tf->params.wte + (size_t)(i + 1) * C;
+        if (tab->model == GYRO_EMBEDDING_HYPERBOLOID) gyro_hyp_to_poincare_f32(dst, src, C);
+        else memcpy(dst, src, (size_t)C * sizeof *dst);
+    }
+    if (tf->cfg.geometry == GYRO_TF_GEOMETRY_HYPERBOLIC)
+        gyro_poincare_project_batch_f32(tf->params.wte, tf->params.wte, tf->cfg.curvature, nt + 1, C);
+}
+
+/* Copy the table's vectors into rows 1..n of a Lorentz model's embeddings (C+1 values, time
+ * first, on ⟨x,x⟩_L = −1/c). A hyperboloid table is taken as it is, rescaled by √(c_t/c) when
+ * its curvature c_t differs from the model's (the map between the two hyperboloids); a Poincaré
+ * table is converted (HyboNet/DESIGN.md: on the unit models y = ((1+|p|²), 2p)/(1−|p|²) with
+ * p = √c_t·row, then scaled by 1/√c) and a Euclidean one lifted (x_s = row), each with a notice
+ * on stderr. Every row is then re-projected, x₀ = √(1/c + |x_s|²), rounding-aware. */
+static void copy_table_lorentz(gyro_tf_model *tf, const gyro_embedding_table *tab)
+{
+    const int C = tf->cfg.dim, d = C + 1, nt = tab->n;
+    const double c = tf->cfg.curvature, ct = table_curvature(tab);
+    if (tab->model == GYRO_EMBEDDING_POINCARE)
+        fprintf(stderr, "notice: the embedding table holds Poincaré-ball points; converted to the "
+                "hyperboloid for the lorentz model\n");
+    else if (tab->model != GYRO_EMBEDDING_HYPERBOLOID)
+        fprintf(stderr, "notice: the embedding table holds %s vectors; lifted onto the "
+                "hyperboloid (x_s = v) for the lorentz model\n", gyro_embedding_model_name(tab->model));
+    float buf[4097];
+    for (int i = 0; i < nt; i++) {
+        const float *src = tab->vectors + (size_t)i * tab->stride;
+        float *dst = tf->params.wte + (size_t)(i + 1) * d;
+        if (tab->model == GYRO_EMBEDDING_HYPERBOLOID) {
+            const double s = sqrt(ct / c);
+            for (int j = 0; j < d; j++) dst[j] = (float)(s * src[j]);
+        } else if (tab->model == GYRO_EMBEDDING_POINCARE) {
+            const double sp = sqrt(ct), sx = 1.0 / sqrt(c);
+            for (int j = 0; j < C; j++) buf[j] = (float)(sp * src[j]);
+            gyro_hyp_to_hyperboloid_f32(dst, buf, C);
+            for (int j = 0; j < d; j++) dst[j] = (float)(sx * dst[j]);
+        } else {
+            memcpy(dst + 1, src, (size_t)C * sizeof *dst);
+        }
+        /* rounding-aware re-projection on the unit hyperboloid, then back to curvature −c */
+        const double sc = sqrt(c);
+        for (int j = 0; j < d; j++) buf[j] = (float)(sc * dst[j]);
+        gyro_lorentz_reproject_rounded_f32(buf, C);
+        for (int j = 0; j < d; j++) dst[j] = (float)(buf[j] / sc);
+    }
+}
+
 /* Build vocabulary and labels, and create the model. */
 static gyro_status build_model(const gyro_train_options *opt, const gyro_example_set *train,
                                gyro_tokenizer *nz, gyro_classifier **out, int *table_rows)
@@ -351,18 +418,9 @@ static gyro_status build_model(const gyro_train_options *opt, const gyro_example
         if (!st) gyro_classifier_set_token_unit(*out, opt->token_unit);
     }
     if (!st && tab) {
-        /* copy the table's vectors into rows 1..nt as Poincaré points (hyperboloid rows are
-         * converted, DESIGN.md: x ↦ x_s/(1+x₀)) */
         gyro_tf_model *tf = gyro_classifier_tf(*out);
-        int C = tf->cfg.dim;
-        for (int i = 0; i < nt; i++) {
-            const float *src = tab->vectors + (size_t)i * tab->stride;
-            float *dst = tf->params.wte + (size_t)(i + 1) * C;
-            if (tab->model == GYRO_EMBEDDING_HYPERBOLOID) gyro_hyp_to_poincare_f32(dst, src, C);
-            else memcpy(dst, src, (size_t)C * sizeof *dst);
-        }
-        if (tf->cfg.geometry == GYRO_TF_GEOMETRY_HYPERBOLIC)
-            gyro_poincare_project_batch_f32(tf->params.wte, tf->params.wte, tf->cfg.curvature, nt + 1, C);
+        if (tf->cfg.geometry == GYRO_TF_GEOMETRY_LORENTZ) copy_table_lorentz(tf, tab);
+        else copy_table_ball(tf, tab);
         *table_rows = nt;
     }
     gyro_label_set_free(ls);
@@ -447,7 +505,9 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
         gyro_optim_tensor d = {
             .name = X->name, .w = tf->params_memory + X->offset, .g = tf->grads_memory + X->offset,
             .rows = (size_t)X->rows, .cols = (size_t)X->cols,
-            .manifold = X->manifold == GYRO_TF_MANIFOLD_BALL ? GYRO_OPTIM_MANIFOLD_POINCARE : GYRO_OPTIM_MANIFOLD_EUCLIDEAN,
+            .manifold = X->manifold == GYRO_TF_MANIFOLD_BALL      ? GYRO_OPTIM_MANIFOLD_POINCARE
+                        : X->manifold == GYRO_TF_MANIFOLD_LORENTZ ? GYRO_OPTIM_MANIFOLD_LORENTZ
+                                                                  : GYRO_OPTIM_MANIFOLD_EUCLIDEAN,
             .c = tf->cfg.curvature,
         };
         if (X->offset == (size_t)(tf->params.wte - tf->params_memory) && opt->freeze_table && R.table_rows > 0) {

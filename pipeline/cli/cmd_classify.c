@@ -35,7 +35,7 @@ static void usage(FILE *f)
           "       gyro classify predict -m MODEL [-k K] [--stream] [-o OUT] [--max-line BYTES] [IN|-]\n"
           "\n"
           "train options (defaults: the seed's settings for the geometry):\n"
-          "  --geometry hyperbolic|euclidean   model geometry (hyperbolic)\n"
+          "  --geometry hyperbolic|lorentz|euclidean   model geometry (hyperbolic)\n"
           "  --dim N --layers N --heads N --head-dim N --ffn N --max-len N\n"
           "  --dropout P --curvature C --layernorm --residual none|mobius|tangent --relu\n"
           "  --attention mha|mla  MLA blocks: --mla-latent L (C/2) --mla-q-latent L (= latent)\n"
@@ -107,9 +107,7 @@ static int train_main(int argc, char **argv)
         if (strncmp(argv[i], "--geometry=", 11) == 0) v = argv[i] + 11;
         else if (strcmp(argv[i], "--geometry") == 0 && i + 1 < argc) v = argv[i + 1];
         if (!v) continue;
-        if (strcmp(v, "hyperbolic") == 0) geom = GYRO_TF_GEOMETRY_HYPERBOLIC;
-        else if (strcmp(v, "euclidean") == 0) geom = GYRO_TF_GEOMETRY_EUCLIDEAN;
-        else return gyro_cli_usage_error(CMD, "--geometry must be hyperbolic or euclidean, not '%s'", v);
+        if (gyro_tf_geometry_parse(v, &geom)) return gyro_cli_usage_error(CMD, "--%s", gyro_error_message());
     }
     gyro_train_options o;
     gyro_train_options_init(&o, geom);
