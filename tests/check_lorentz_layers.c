@@ -230,11 +230,15 @@ static void init_mha(double **in, fd_spec *s, gyro_rng *r)
         return;
     }
     s->K = s->variant ? Ks[gyro_rng_below(r, 3)] : -1.0;
-    s->B = s->variant ? 2 : 1;
-    s->H = s->variant ? 2 + (int)gyro_rng_below(r, 2) : 1;
+    s->B = s->variant == 1 ? 2 : 1;
+    s->H = s->variant == 1 ? 2 + (int)gyro_rng_below(r, 2) : 1;
     s->n = 2 + (int)gyro_rng_below(r, 4);
     s->Tq = 1 + (int)gyro_rng_below(r, 3);
     s->Tk = 2 + (int)gyro_rng_below(r, 3);
+    /* variants 2 and 3 take the kernels' paths for long key rows (Tk > 64: logits recomputed,
+     * per-key products past the stack buffer) and wide heads (n >= 64: two-pass centroid) */
+    if (s->variant == 2) s->Tk = 65 + (int)gyro_rng_below(r, 3);
+    if (s->variant == 3) s->n = 64 + (int)gyro_rng_below(r, 3);
     int d = s->n + 1;
     size_t row = (size_t)s->H * d;
     s->len[0] = (size_t)s->B * s->Tq * row;
@@ -285,7 +289,8 @@ static void init_pool(double **in, fd_spec *s, gyro_rng *r)
     s->K = Ks[gyro_rng_below(r, 3)];
     s->B = 1 + (int)gyro_rng_below(r, 3);
     s->T = 1 + (int)gyro_rng_below(r, 5);
-    s->n = 2 + (int)gyro_rng_below(r, 7);
+    s->n = s->variant == 2 ? 64 + (int)gyro_rng_below(r, 3) /* the two-pass (wide) centroid */
+                           : 2 + (int)gyro_rng_below(r, 7);
     s->len[0] = (size_t)s->B * s->T * (s->n + 1);
     s->len[1] = (size_t)s->B * s->T;
     s->outlen = (size_t)s->B * (s->n + 1);
@@ -358,8 +363,11 @@ static fd_spec g_specs[] = {
     OP("posenc", LIN_POSENC, init_lin, f_lin, b_lin),
     OP("mha 1 head", 0, init_mha, f_mha, b_mha),
     OP("mha heads+key mask", 1, init_mha, f_mha, b_mha),
+    OP("mha 65+ keys (mask)", 2, init_mha, f_mha, b_mha),
+    OP("mha wide head (mask)", 3, init_mha, f_mha, b_mha),
     OP("pool 0/1 weights", 0, init_pool, f_pool, b_pool),
     OP("pool real weights", 1, init_pool, f_pool, b_pool),
+    OP("pool wide points", 2, init_pool, f_pool, b_pool),
     OP("head", 0, init_head, f_head, b_head),
 };
 #define NSPECS ((int)(sizeof g_specs / sizeof g_specs[0]))

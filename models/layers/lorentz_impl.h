@@ -15,6 +15,14 @@
 
 /* ---- scalar helpers ------------------------------------------------------------------------ */
 
+#ifndef LZ_SMALL
+/* Points with fewer than LZ_SMALL spatial coordinates (attention heads, small models) keep their
+ * per-query vectors (the centroid sum z, its gradient dz) in a stack buffer in double; wider
+ * points take the buffer-free two-pass loops. Both give the same values up to the order of the
+ * double sums. */
+#define LZ_SMALL 64
+#endif
+
 /* σ(z) = 1/(1+e^(−z)) without overflow for either sign of z. */
 static inline double S(lz_sigmoid)(double z)
 {
@@ -221,6 +229,22 @@ void P(posenc_backward)(T *dx, T *dPpos, T *dW, T *db, T *dv, T *db_t, T *dlog_l
 static double S(lz_centroid)(T *mu, const T *X, size_t stride, const T *w, int N, int n,
                              double sK)
 {
+    if (n < LZ_SMALL) { /* one pass over the rows into z (double), then the scale */
+        double z[LZ_SMALL] = {0.0};
+        for (int j = 0; j < N; j++) {
+            double wj = w ? (double)w[j] : 1.0;
+            if (wj == 0.0) continue;
+            const T *xj = X + (size_t)j * stride;
+            for (int e = 0; e <= n; e++) z[e] += wj * (double)xj[e];
+        }
+        double qz = -z[0] * z[0];
+        for (int e = 1; e <= n; e++) qz += z[e] * z[e];
+        double sg = qz < 0.0 ? -1.0 : 1.0, aq = fabs(qz);
+        if (aq < GYRO_HYP_MIN_NORM * GYRO_HYP_MIN_NORM) aq = GYRO_HYP_MIN_NORM * GYRO_HYP_MIN_NORM;
+        double s = sqrt(aq), c = 1.0 / (sK * s);
+        for (int e = 0; e <= n; e++) mu[e] = (T)(z[e] * c);
+        return sg * s;
+    }
     double qz = 0.0;
     for (int e = 0; e <= n; e++) {
         double ze = 0.0;
@@ -289,9 +313,12 @@ void P(mha_forward)(T *O, T *A, T *Sz, const T *Q, const T *Kx, const T *V, cons
                  * their sum in double, then a /= sum */
                 T *sz = Sz + ((size_t)b * H + h) * Tq + i;
                 double mx = -INFINITY;
+                double lbuf[LZ_SMALL]; /* the logits of short rows, kept in double */
+                const int keep = Tk <= LZ_SMALL;
                 for (int j = 0; j < Tk; j++) {
                     if (km && !km[j]) continue;
                     double l = scale * S(lz_inner)(q, Kx + ((size_t)b * Tk + j) * row + (size_t)h * d, nh);
+                    if (keep) lbuf[j] = l;
                     if (l > mx) mx = l;
                 }
                 if (mx == -INFINITY) { /* no valid key */
@@ -306,12 +333,14 @@ void P(mha_forward)(T *O, T *A, T *Sz, const T *Q, const T *Kx, const T *V, cons
                         a[j] = 0;
                         continue;
                     }
-                    double l = scale * S(lz_inner)(q, Kx + ((size_t)b * Tk + j) * row + (size_t)h * d, nh);
+                    double l = keep ? lbuf[j]
+                                    : scale * S(lz_inner)(q, Kx + ((size_t)b * Tk + j) * row + (size_t)h * d, nh);
                     double e = exp(l - mx);
                     sum += e;
                     a[j] = (T)e;
                 }
-                for (int j = 0; j < Tk; j++) a[j] = (T)((double)a[j] / sum);
+                const double inv = 1.0 / sum;
+                for (int j = 0; j < Tk; j++) a[j] = (T)((double)a[j] * inv);
                 *sz = (T)S(lz_centroid)(o, V + (size_t)b * Tk * row + (size_t)h * d, row, a, Tk,
                                         nh, sK);
             }
@@ -336,6 +365,44 @@ void P(mha_backward)(T *dQ, T *dKx, T *dV, const T *dO, const T *O, const T *A, 
                 const int *km = kmask ? kmask + (size_t)b * Tk : NULL;
                 double c, kappa;
                 S(lz_centroid_dz)(&c, &kappa, G, o, sz, nh, K);
+                if (nh < LZ_SMALL) {
+                    /* dz = c (G − κ J o) once; dν_ij = v_j·dz; Σ_l ν_il dν_il as below */
+                    double dzv[LZ_SMALL], dnb[LZ_SMALL];
+                    for (int e = 0; e < d; e++) dzv[e] = S(lz_dz)(G, o, c, kappa, e);
+                    double adot = 0.0;
+                    for (int j = 0; j < Tk; j++) {
+                        if ((km && !km[j]) || a[j] == 0) continue;
+                        const T *vj = V + ((size_t)b * Tk + j) * row + (size_t)h * d;
+                        double dn = 0.0;
+                        for (int e = 0; e < d; e++) dn += (double)vj[e] * dzv[e];
+                        if (j < LZ_SMALL) dnb[j] = dn;
+                        adot += (double)a[j] * dn;
+                    }
+                    for (int j = 0; j < Tk; j++) {
+                        if ((km && !km[j]) || a[j] == 0) continue;
+                        size_t ko = ((size_t)b * Tk + j) * row + (size_t)h * d;
+                        const T *vj = V + ko, *kj = Kx + ko;
+                        double aj = (double)a[j], dn;
+                        if (j < LZ_SMALL) {
+                            dn = dnb[j];
+                        } else {
+                            dn = 0.0;
+                            for (int e = 0; e < d; e++) dn += (double)vj[e] * dzv[e];
+                        }
+                        if (dV)
+                            for (int e = 0; e < d; e++) dV[ko + e] += (T)(aj * dzv[e]);
+                        double dl = aj * (dn - adot) * scale;
+                        if (dQ) {
+                            dQ[qo] -= (T)(dl * (double)kj[0]);
+                            S(hyp_acc1)(dQ + qo + 1, dl, kj + 1, nh);
+                        }
+                        if (dKx) {
+                            dKx[ko] -= (T)(dl * (double)q[0]);
+                            S(hyp_acc1)(dKx + ko + 1, dl, q + 1, nh);
+                        }
+                    }
+                    continue;
+                }
                 /* dν_ij = v_j·dz = c (v_j·G − κ ⟨v_j, mu⟩_L);  Σ_l ν_il dν_il = z·dz is 0 in exact
                  * arithmetic (the centroid is homogeneous of degree 0 in ν) unless |⟨z,z⟩_L| was
                  * floored; it is kept so the softmax VJP holds in both cases. */

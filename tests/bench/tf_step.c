@@ -44,8 +44,10 @@ int main(int argc, char **argv)
         return 2;
     }
     gyro_blas_set_threads(argc > 5 ? atoi(argv[5]) : 1);
-    gyro_tf_config c = gyro_tf_config_default(geo ? GYRO_TF_GEOMETRY_HYPERBOLIC
-                                                  : GYRO_TF_GEOMETRY_EUCLIDEAN);
+    /* GEOMETRY: 0 Euclidean, 1 hyperbolic (Poincaré), 2 Lorentz */
+    gyro_tf_config c = gyro_tf_config_default(geo == 2   ? GYRO_TF_GEOMETRY_LORENTZ
+                                              : geo == 1 ? GYRO_TF_GEOMETRY_HYPERBOLIC
+                                                         : GYRO_TF_GEOMETRY_EUCLIDEAN);
     c.vocab_size = 5000;
     c.n_classes = 125;
     c.dropout = geo ? 0.3f : 0.2f;
@@ -102,7 +104,7 @@ int main(int argc, char **argv)
     qsort(lat, n_inf, sizeof(double), cmp_double);
     printf("%-10s%s C=%d B=%d T=%d: step median %.2f ms (%.1f steps/s, %.0f tokens/s), "
            "cpu/step %.2f ms; inference T=%d median %.3f ms p99 %.3f ms\n",
-           geo ? "hyperbolic" : "euclidean", blocks ? " MLA+MoE" : "", c.dim, B, T, wall[steps / 2] * 1e3,
+           gyro_tf_geometry_name(c.geometry), blocks ? " MLA+MoE" : "", c.dim, B, T, wall[steps / 2] * 1e3,
            1.0 / wall[steps / 2], B * T / wall[steps / 2], cpu_step * 1e3, T,
            lat[n_inf / 2] * 1e3, lat[n_inf * 99 / 100] * 1e3);
     free(tok); free(len); free(lab); free(dl); free(wall); free(lat);
