@@ -105,7 +105,7 @@ typedef struct S(tf_lz) {
     T *e, *Upe, *x0;                /* (Nmax, d) token points, (Nmax, C) cache, (Nmax, d) x0 */
     T *mu, *szp, *pw;               /* (Bmax, d) pooled, (Bmax) cache, (Bmax, Tmax) weights */
     T *att, *sz;                    /* (L, Bmax, H, Tmax, Tmax), (L, Bmax, H, Tmax) */
-    T *qkvU, *qkv, *O, *Hco, *mo, *Uo, *x1, *U1, *hf, *Hcf, *mf, *U2, *xout; /* (L, Nmax, w) */
+    T *qkvU, *qkvZ, *qkv, *O, *Hco, *mo, *Uo, *x1, *U1, *hf, *Hcf, *mf, *U2, *xout; /* (L, Nmax, w) */
 } S(tf_lz);
 
 struct P(gyro_tf_acts) {
@@ -148,7 +148,6 @@ struct P(gyro_tf_acts) {
     size_t lz_values;         /* values in each Lorentz block */
     T *lz_memory, *lz_dmemory;
     int *lz_kmask;            /* (Bmax, Tmax) key mask of the last forward */
-    T *lz_tmp;                /* (Nmax, D+1) one head's points / gradient, staged */
     T *lz_work;               /* hlinear backward scratch (training only) */
     const T *head_in;         /* (B, C) or Lorentz (B, C+1): the head's input, last forward */
     gyro_arena arena;         /* owns every buffer above (one allocation) */
@@ -448,7 +447,7 @@ gyro_status P(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int 
         a->lz_values * sizeof(T),                                 /* 19: Lorentz block */
         a->training ? a->lz_values * sizeof(T) : 0,               /* its gradients */
         lz ? (size_t)N * sizeof(int) : 0,                         /* key mask */
-        lz ? (size_t)N * (cfg->head_dim + 1) * sizeof(T) : 0,     /* head staging */
+        0,                                                        /* (unused) */
         lz && a->training ? S(tf_lz_work_values)(cfg, N) * sizeof(T) : 0,
     };
     size_t total = 0;
@@ -493,7 +492,6 @@ gyro_status P(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int 
         a->lz_memory = gyro_arena_alloc(ar, sizes[19]);
         a->lz_dmemory = a->training ? gyro_arena_alloc(ar, sizes[20]) : NULL;
         a->lz_kmask = gyro_arena_alloc(ar, sizes[21]);
-        a->lz_tmp = gyro_arena_alloc(ar, sizes[22]);
         a->lz_work = a->training ? gyro_arena_alloc(ar, sizes[23]) : NULL;
         S(tf_lz_carve)(a->lz_memory, &a->lz, cfg, max_batch, max_len);
         if (a->training)

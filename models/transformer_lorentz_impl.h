@@ -23,8 +23,8 @@
 
 /* Widths (values per row) of the per-layer arrays. d = C+1, D1 = D+1, HD1 = H·D1, F1 = F+1. */
 #define TF_LZ_LAYER_FIELDS(X)                                                                  \
-    X(qkvU, 3 * H * D) X(qkv, 3 * HD1) X(O, HD1) X(Hco, HD1) X(mo, HD1) X(Uo, C) X(x1, d)      \
-    X(U1, F) X(hf, F1) X(Hcf, F1) X(mf, F1) X(U2, C) X(xout, d)
+    X(qkvU, 3 * H * D) X(qkvZ, 3 * H) X(qkv, 3 * HD1) X(O, HD1) X(Hco, HD1) X(mo, HD1)          \
+    X(Uo, C) X(x1, d) X(U1, F) X(hf, F1) X(Hcf, F1) X(mf, F1) X(U2, C) X(xout, d)
 
 /* Carve (or, with base == NULL, measure) one Lorentz block. Returns the number of values. */
 static size_t S(tf_lz_carve)(T *base, S(tf_lz) *z, const gyro_tf_config *cfg, int bmax, int tmax)
@@ -55,15 +55,14 @@ static size_t S(tf_lz_carve)(T *base, S(tf_lz) *z, const gyro_tf_config *cfg, in
     return off;
 }
 
-/* Values of the hlinear backward scratch (rows, m+n+1) for the widest layer, and of the staging
- * buffer of one head's points (rows, D+1). */
+/* Values of the hlinear backward scratch (rows, m+n+1) for the widest layer (a q / k / v group
+ * needs rows·H·(D+1)). */
 static size_t S(tf_lz_work_values)(const gyro_tf_config *cfg, long N)
 {
     long C = cfg->dim, D = cfg->head_dim, HD1 = cfg->n_heads * (D + 1), F = cfg->ffn_dim;
     long w = C + HD1; /* o layer: m = C, n + 1 = HD1 */
-    if (F + C + 1 > w) w = F + C + 1;
-    if (C + F + 1 > w) w = C + F + 1;
-    if (D + C + 1 > w) w = D + C + 1;
+    if (F + C + 1 > w) w = F + C + 1; /* FFN layers 1 and 2 */
+    if (HD1 > w) w = HD1;             /* a q / k / v group: G·(m+1) */
     return (size_t)(N * (w + 1));
 }
 
@@ -110,7 +109,7 @@ static S(tf_lz_w) S(tf_lz_layer)(const PARAMS *p, const gyro_tf_config *cfg, int
 
 /* Named pointers of layer l in a Lorentz block (xin: the layer's input). */
 typedef struct S(tf_lz_ptrs) {
-    T *xin, *qkvU, *Q, *Kx, *V, *O, *Hco, *mo, *Uo, *x1, *U1, *hf, *Hcf, *mf, *U2, *xout;
+    T *xin, *qkvU, *qkvZ, *Q, *Kx, *V, *O, *Hco, *mo, *Uo, *x1, *U1, *hf, *Hcf, *mf, *U2, *xout;
     T *att, *sz;
 } S(tf_lz_ptrs);
 
@@ -125,6 +124,7 @@ static void S(tf_lz_ptrs_get)(S(tf_lz_ptrs) *p, const ACTS *a, const S(tf_lz) *z
 #undef TF_LZ_PTR
     p->xin = l > 0 ? z->xout + (long)(l - 1) * N * d : z->x0;
     p->qkvU = qkvU_;
+    p->qkvZ = qkvZ_;
     p->Q = qkv_;
     p->Kx = qkv_ + N * HD1;
     p->V = qkv_ + 2 * N * HD1;
@@ -259,16 +259,14 @@ static void S(tf_lz_forward)(const MODEL *m, ACTS *a, int B, int Tlen, gyro_rng 
     for (int l = 0; l < cfg->n_layers; l++) {
         S(tf_lz_ptrs) p;
         S(tf_lz_ptrs_get)(&p, a, z, cfg, l);
-        /* q | k | v: one Lorentz linear layer per head, staged then scattered into the rows */
-        for (int j = 0; j < 3 * H; j++) {
-            S(tf_lz_w) q = S(tf_lz_layer)(w, cfg, l, j);
-            T *U = p.qkvU + (long)j * a->nmax * D;
-            S(gyro_lorentz_hlinear_forward)(a->lz_tmp, U, NULL, p.xin, NULL, NULL, q.W, q.b, q.v,
-                                            q.bt, q.ll, eps, GYRO_LORENTZ_ACT_NONE, Kc, Nr, C, D,
-                                            1);
-            T *dst = (j < H ? p.Q : j < 2 * H ? p.Kx : p.V) + (long)(j % H) * D1;
-            for (long r = 0; r < Nr; r++)
-                memcpy(dst + r * HD1, a->lz_tmp + r * D1, (size_t)D1 * sizeof(T));
+        /* q | k | v: one Lorentz linear layer per head; the H heads of each in one group call
+         * (their W rows, b, v rows and (b_t, log λ) pairs are contiguous in the tables) */
+        for (int k = 0; k < 3; k++) {
+            S(tf_lz_w) q = S(tf_lz_layer)(w, cfg, l, k * H);
+            S(gyro_lorentz_hlinear_group_forward)(k == 0 ? p.Q : k == 1 ? p.Kx : p.V,
+                                                  p.qkvU + (long)k * a->nmax * H * D,
+                                                  p.qkvZ + (long)k * a->nmax * H, p.xin, q.W, q.b,
+                                                  q.v, q.bt, eps, Kc, Nr, C, D, H);
         }
         S(gyro_lorentz_mha_forward)(p.O, p.att, p.sz, p.Q, p.Kx, p.V, a->lz_kmask, Kc, B, Tlen,
                                     Tlen, H, D);
@@ -368,15 +366,13 @@ static void S(tf_lz_backward)(const MODEL *m, ACTS *a, const PARAMS *g, const T 
         /* attention, then the q | k | v layers (each head's gradient gathered from its slice) */
         S(gyro_lorentz_mha_backward)(q.Q, q.Kx, q.V, q.O, p.O, p.att, p.sz, p.Q, p.Kx, p.V,
                                      a->lz_kmask, Kc, B, Tlen, Tlen, H, D);
-        for (int j = 0; j < 3 * H; j++) {
-            S(tf_lz_w) wj = S(tf_lz_layer)(w, cfg, l, j), gj = S(tf_lz_layer)(g, cfg, l, j);
-            const T *src = (j < H ? q.Q : j < 2 * H ? q.Kx : q.V) + (long)(j % H) * D1;
-            for (long r = 0; r < Nr; r++)
-                memcpy(a->lz_tmp + r * D1, src + r * HD1, (size_t)D1 * sizeof(T));
-            S(gyro_lorentz_hlinear_backward)(q.xin, NULL, gj.W, gj.b, gj.v, gj.bt, gj.ll, work,
-                                             a->lz_tmp, p.qkvU + (long)j * a->nmax * D, NULL,
-                                             p.xin, NULL, NULL, wj.W, wj.v, wj.bt, wj.ll, eps,
-                                             GYRO_LORENTZ_ACT_NONE, Kc, Nr, C, D, 1);
+        for (int k = 0; k < 3; k++) {
+            S(tf_lz_w) wk = S(tf_lz_layer)(w, cfg, l, k * H), gk = S(tf_lz_layer)(g, cfg, l, k * H);
+            S(gyro_lorentz_hlinear_group_backward)(q.xin, gk.W, gk.b, gk.v, gk.bt, work,
+                                                   k == 0 ? q.Q : k == 1 ? q.Kx : q.V,
+                                                   p.qkvU + (long)k * a->nmax * H * D,
+                                                   p.qkvZ + (long)k * a->nmax * H, p.xin, wk.W,
+                                                   wk.v, wk.bt, eps, Kc, Nr, C, D, H);
         }
     }
     /* position encoding (into the position points and the token points) */

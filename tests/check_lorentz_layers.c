@@ -779,6 +779,75 @@ START_TEST(test_report)
 }
 END_TEST
 
+/* The group form equals G separate hlinear calls (forward values, every gradient), and its
+ * gradient matches central differences of the loss Σ w·y. */
+START_TEST(test_hlinear_group)
+{
+    enum { R = 5, N = 6, M = 3, G = 4 };
+    const int d = N + 1;
+    const double K = -1.5, eps = 1.1 * sqrt(1.0 / 1.5);
+    gyro_rng r;
+    gyro_rng_seed(&r, 21);
+    double x[R * (N + 1)], W[G * M * (N + 1)], b[G * M], Vt[G * (N + 1)], tl[2 * G];
+    rnd_points(x, R, N, K, 0.8, &r);
+    for (int i = 0; i < G * M * d; i++) W[i] = gyro_rng_uniform(&r) - 0.5;
+    for (int i = 0; i < G * M; i++) b[i] = 0.3 * (gyro_rng_uniform(&r) - 0.5);
+    for (int i = 0; i < G * d; i++) Vt[i] = 0.4 * (gyro_rng_uniform(&r) - 0.5);
+    for (int g = 0; g < G; g++) {
+        tl[2 * g] = 0.5 * (gyro_rng_uniform(&r) - 0.5);
+        tl[2 * g + 1] = 0.5 + gyro_rng_uniform(&r);
+    }
+    double y[R * G * (M + 1)], U[R * G * M], Z[R * G], w[R * G * (M + 1)];
+    for (int i = 0; i < R * G * (M + 1); i++) w[i] = gyro_rng_uniform(&r) - 0.5;
+    gyro_lorentz_hlinear_group_forward_f64(y, U, Z, x, W, b, Vt, tl, eps, K, R, N, M, G);
+    double dx[R * (N + 1)] = {0}, dW[G * M * (N + 1)] = {0}, db[G * M] = {0}, dV[G * (N + 1)] = {0};
+    double dtl[2 * G] = {0}, work[R * G * (M + 1)];
+    gyro_lorentz_hlinear_group_backward_f64(dx, dW, db, dV, dtl, work, w, U, Z, x, W, Vt, tl, eps,
+                                            K, R, N, M, G);
+    /* against G hlinear calls */
+    double dx2[R * (N + 1)] = {0};
+    for (int g = 0; g < G; g++) {
+        double yg[R * (M + 1)], Ug[R * M], wg[R * (M + 1)], wk[R * (M + N + 1)];
+        double dWg[M * (N + 1)] = {0}, dbg[M] = {0}, dvg[N + 1] = {0}, dbt = 0, dll = 0;
+        gyro_lorentz_hlinear_forward_f64(yg, Ug, NULL, x, NULL, NULL, W + g * M * d, b + g * M,
+                                         Vt + g * d, tl + 2 * g, tl + 2 * g + 1, eps,
+                                         GYRO_LORENTZ_ACT_NONE, K, R, N, M, 1);
+        for (int rr = 0; rr < R; rr++)
+            for (int e = 0; e <= M; e++) {
+                ck_assert(fabs(yg[rr * (M + 1) + e] - y[rr * G * (M + 1) + g * (M + 1) + e]) < 1e-12);
+                wg[rr * (M + 1) + e] = w[rr * G * (M + 1) + g * (M + 1) + e];
+            }
+        gyro_lorentz_hlinear_backward_f64(dx2, NULL, dWg, dbg, dvg, &dbt, &dll, wk, wg, Ug, NULL, x,
+                                          NULL, NULL, W + g * M * d, Vt + g * d, tl + 2 * g,
+                                          tl + 2 * g + 1, eps, GYRO_LORENTZ_ACT_NONE, K, R, N, M, 1);
+        for (int i = 0; i < M * d; i++) ck_assert(fabs(dWg[i] - dW[g * M * d + i]) < 1e-12);
+        for (int i = 0; i < M; i++) ck_assert(fabs(dbg[i] - db[g * M + i]) < 1e-12);
+        for (int i = 0; i < d; i++) ck_assert(fabs(dvg[i] - dV[g * d + i]) < 1e-12);
+        ck_assert(fabs(dbt - dtl[2 * g]) < 1e-12 && fabs(dll - dtl[2 * g + 1]) < 1e-12);
+    }
+    for (int i = 0; i < R * d; i++) ck_assert(fabs(dx2[i] - dx[i]) < 1e-12);
+    /* central differences of Σ w·y in x and in the time parameters */
+    const double h = 1e-6;
+    double *ps[2] = {x, tl};
+    const double *gs[2] = {dx, dtl};
+    const int ns[2] = {R * d, 2 * G};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < ns[k]; i++) {
+            double save = ps[k][i], lp = 0, lm = 0;
+            ps[k][i] = save + h;
+            gyro_lorentz_hlinear_group_forward_f64(y, U, Z, x, W, b, Vt, tl, eps, K, R, N, M, G);
+            for (int j = 0; j < R * G * (M + 1); j++) lp += w[j] * y[j];
+            ps[k][i] = save - h;
+            gyro_lorentz_hlinear_group_forward_f64(y, U, Z, x, W, b, Vt, tl, eps, K, R, N, M, G);
+            for (int j = 0; j < R * G * (M + 1); j++) lm += w[j] * y[j];
+            ps[k][i] = save;
+            double num = (lp - lm) / (2 * h);
+            ck_assert_msg(fabs(num - gs[k][i]) < 1e-6 * fmax(1.0, fabs(num)), "group fd %d/%d: %g vs %g",
+                          k, i, num, gs[k][i]);
+        }
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("lorentz_layers");
@@ -793,6 +862,7 @@ int main(void)
     tcase_add_test(tp, test_attention_properties);
     tcase_add_test(tp, test_head_and_linear_properties);
     tcase_add_test(tp, test_f32_matches_f64);
+    tcase_add_test(tp, test_hlinear_group);
     suite_add_tcase(su, tp);
     SRunner *sr = srunner_create(su);
     srunner_set_fork_status(sr, CK_NOFORK);

@@ -125,6 +125,37 @@ void gyro_lorentz_hlinear_backward_f64(double *dx, double *dP, double *dW, doubl
                                        int rows, int n, int m, int p_rows);
 
 /* ============================================================================================ */
+/* G Lorentz linear layers reading the same rows — the per-head q, k, v projections of §3.2, each
+ * head its own layer — in one pass: layer g has W_g = rows g·m..(g+1)·m−1 of W (G·m, n+1),
+ * b_g = b + g·m (b may be NULL), v_g = row g of Vt (G, n+1), b_t,g = tl[2g], log λ_g = tl[2g+1]:
+ *   y[r, g] = hlinear_g(x[r])  — gyro_lorentz_hlinear_* without mask, activation or bias point,
+ * with the products U = x Wᵀ (rows, G·m) and Z = x Vtᵀ (rows, G) of all G layers in one BLAS call
+ * each (z = v·x is then summed in T, not in double: the only difference from G hlinear calls).
+ *   y (rows, G·(m+1)): layer g's point at columns g·(m+1)..g·(m+1)+m of row r
+ *   U (rows, G·m) cache: u of every layer;  Z (rows, G) cache: z = v_g·x + b_t,g */
+void gyro_lorentz_hlinear_group_forward_f32(float *y, float *U, float *Z, const float *x,
+                                            const float *W, const float *b, const float *Vt,
+                                            const float *tl, double eps, double K, int rows,
+                                            int n, int m, int G);
+void gyro_lorentz_hlinear_group_forward_f64(double *y, double *U, double *Z, const double *x,
+                                            const double *W, const double *b, const double *Vt,
+                                            const double *tl, double eps, double K, int rows,
+                                            int n, int m, int G);
+/* Given dy (rows, G·(m+1)), adds dx (rows, n+1), dW (G·m, n+1), db (G·m), dVt (G, n+1) and
+ * dtl (G, 2) (each may be NULL) with hlinear's formulas per layer; work (rows, G·(m+1)) is
+ * scratch, overwritten; it may be NULL only when dx, dW and dVt all are. */
+void gyro_lorentz_hlinear_group_backward_f32(float *dx, float *dW, float *db, float *dVt,
+                                             float *dtl, float *work, const float *dy,
+                                             const float *U, const float *Z, const float *x,
+                                             const float *W, const float *Vt, const float *tl,
+                                             double eps, double K, int rows, int n, int m, int G);
+void gyro_lorentz_hlinear_group_backward_f64(double *dx, double *dW, double *db, double *dVt,
+                                             double *dtl, double *work, const double *dy,
+                                             const double *U, const double *Z, const double *x,
+                                             const double *W, const double *Vt, const double *tl,
+                                             double eps, double K, int rows, int n, int m, int G);
+
+/* ============================================================================================ */
 /* Lorentz residual (HyboNet §3.3, eq. (7) with φ of eq. (9)): a block's last Lorentz linear layer
  * takes the block input X as its bias point, row by row:
  *   y = hlinear(o) with u = W h(o) + b + X_s,   o (rows, n+1) the block's output before that layer,

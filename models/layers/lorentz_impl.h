@@ -180,6 +180,93 @@ void P(hlinear_backward)(T *dx, T *dP, T *dW, T *db, T *dv, T *db_t, T *dlog_lam
     }
 }
 
+/* ---- G Lorentz linear layers on the same rows (the per-head q / k / v projections) ----------- */
+
+void P(hlinear_group_forward)(T *y, T *U, T *Z, const T *x, const T *W, const T *b, const T *Vt,
+                              const T *tl, double eps, double K, int rows, int n, int m, int G)
+{
+    assert(K < 0.0 && rows >= 0 && n >= 0 && m >= 1 && G >= 1);
+    double sk = sqrt(-1.0 / K);
+    assert(eps > sk);
+    int d = n + 1, gm = G * m;
+    if (rows == 0) return;
+    /* U = x Wᵀ (rows, G·m), Z = x Vtᵀ (rows, G): every layer's products at once */
+    GEMM(U, x, W, 0, 1, 1, 0, rows, gm, d, d, d, gm);
+    GEMM(Z, x, Vt, 0, 1, 1, 0, rows, G, d, d, d, G);
+    for (int r = 0; r < rows; r++) {
+        T *Ur = U + (size_t)r * gm, *Zr = Z + (size_t)r * G;
+        T *yr = y + (size_t)r * G * (m + 1);
+        for (int g = 0; g < G; g++) {
+            T *ug = Ur + (size_t)g * m, *yg = yr + (size_t)g * (m + 1);
+            double q = 0.0;
+            for (int i = 0; i < m; i++) {
+                if (b) ug[i] = (T)((double)ug[i] + (double)b[(size_t)g * m + i]);
+                q += (double)ug[i] * (double)ug[i];
+            }
+            Zr[g] = (T)((double)Zr[g] + (double)tl[2 * g]); /* z = v·x + b_t, cached */
+            double sg = S(lz_sigmoid)((double)Zr[g]);
+            double a = exp((double)tl[2 * g + 1]) * sg + (eps - sk);
+            yg[0] = (T)(a + sk);
+            if (sizeof(T) < sizeof(double)) a = (double)yg[0] - sk; /* as hlinear: stored y₀ */
+            double sc = sqrt(a * (a + 2.0 * sk)) /
+                        sqrt(q > GYRO_HYP_LORENTZ_LINEAR_MIN_USQ ? q : GYRO_HYP_LORENTZ_LINEAR_MIN_USQ);
+            for (int i = 0; i < m; i++) yg[i + 1] = (T)((double)ug[i] * sc);
+        }
+    }
+}
+
+void P(hlinear_group_backward)(T *dx, T *dW, T *db, T *dVt, T *dtl, T *work, const T *dy,
+                               const T *U, const T *Z, const T *x, const T *W, const T *Vt,
+                               const T *tl, double eps, double K, int rows, int n, int m, int G)
+{
+    assert(K < 0.0 && rows >= 0 && n >= 0 && m >= 1 && G >= 1);
+    double sk = sqrt(-1.0 / K);
+    assert(eps > sk);
+    assert(work != NULL || (!dx && !dW && !dVt));
+    int d = n + 1, gm = G * m;
+    if (rows == 0) return;
+    T *dU = work, *dZ = work ? work + (size_t)rows * gm : NULL; /* (rows, G·m), (rows, G) */
+    for (int g = 0; g < G; g++) {
+        const double lam = exp((double)tl[2 * g + 1]);
+        double gbt = 0.0, glam = 0.0;
+        for (int r = 0; r < rows; r++) {
+            const T *ug = U + (size_t)r * gm + (size_t)g * m;
+            const T *gr = dy + (size_t)r * G * (m + 1) + (size_t)g * (m + 1);
+            double q = 0.0, gu = 0.0;
+            for (int i = 0; i < m; i++) {
+                q += (double)ug[i] * (double)ug[i];
+                gu += (double)gr[i + 1] * (double)ug[i];
+            }
+            int floored = !(q > GYRO_HYP_LORENTZ_LINEAR_MIN_USQ);
+            double nu = sqrt(floored ? GYRO_HYP_LORENTZ_LINEAR_MIN_USQ : q);
+            double z = (double)Z[(size_t)r * G + g], sg = S(lz_sigmoid)(z);
+            double a = lam * sg + (eps - sk), y0 = a + sk, rr = sqrt(a * (a + 2.0 * sk));
+            double g0 = (double)gr[0] + gu / nu * (y0 / rr);
+            double cu = rr / nu, cp = floored ? 0.0 : gu / q;
+            for (int i = 0; i < m; i++) {
+                double du = cu * ((double)gr[i + 1] - cp * (double)ug[i]);
+                if (db) db[(size_t)g * m + i] += (T)du;
+                if (dU) dU[(size_t)r * gm + (size_t)g * m + i] = (T)du;
+            }
+            double dz = g0 * lam * sg * S(lz_sigmoid)(-z);
+            glam += g0 * lam * sg;
+            gbt += dz;
+            if (dZ) dZ[(size_t)r * G + g] = (T)dz;
+        }
+        if (dtl) {
+            dtl[2 * g] += (T)gbt;
+            dtl[2 * g + 1] += (T)glam;
+        }
+    }
+    /* dW += dUᵀ x, dVt += dZᵀ x;  dx += dU W + dZ Vt */
+    if (dW) GEMM(dW, dU, x, 1, 0, 1, 1, gm, d, rows, gm, d, d);
+    if (dVt) GEMM(dVt, dZ, x, 1, 0, 1, 1, G, d, rows, G, d, d);
+    if (dx) {
+        GEMM(dx, dU, W, 0, 0, 1, 1, rows, d, gm, gm, d, d);
+        GEMM(dx, dZ, Vt, 0, 0, 1, 1, rows, d, G, G, d, d);
+    }
+}
+
 /* ---- §3.3: residual and position encoding, both the bias-point mode of hlinear ------------- */
 
 void P(residual_forward)(T *y, T *U, T *Hc, const T *o, const T *mask, const T *X, const T *W,
