@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/hyp/lorentz.h"
 #include "models/hyp/poincare.h"
 #include "models/optim.h"
 
@@ -135,6 +136,69 @@ START_TEST(test_rsgd_matches_core_and_stays_in_ball)
 }
 END_TEST
 
+/* Riemannian SGD on the hyperboloid of curvature −c: with c = 1 the step is the math core's
+ * rsgd_step; with c = 2 the rows stay on ⟨x,x⟩_L = −1/2 and descend the distance to a target
+ * (loss −⟨x,p⟩_L, minimal at x = p), and a row with zero gradient does not move. */
+START_TEST(test_rsgd_hyperboloid)
+{
+    enum { R = 3, N = 4 };
+    for (int pass = 0; pass < 2; pass++) {
+        const double c = pass ? 2.0 : 1.0, k = 1.0 / c;
+        float w[R * (N + 1)], g[R * (N + 1)], want[N + 1], p[N + 1] = {0};
+        for (int r = 0; r < R; r++) {
+            double q = k;
+            for (int j = 1; j <= N; j++) {
+                w[r * (N + 1) + j] = (float)(0.3 * (r + 1) * (j % 2 ? 1 : -1));
+                q += (double)w[r * (N + 1) + j] * w[r * (N + 1) + j];
+            }
+            w[r * (N + 1)] = (float)sqrt(q);
+        }
+        p[0] = (float)sqrt(k + 0.25);
+        p[1] = 0.5f;
+        gyro_optim_config cfg = gyro_optim_config_default();
+        cfg.ball_lr = 0.1;
+        gyro_optim_tensor t = {.name = "pts", .w = w, .g = g, .rows = R, .cols = N + 1,
+                               .manifold = GYRO_OPTIM_MANIFOLD_LORENTZ, .c = (float)c};
+        gyro_optim o;
+        ck_assert_int_eq(gyro_optim_init(&o, &cfg, &t, 1), GYRO_OK);
+        double first = 0, last = 0;
+        for (int step = 0; step < 200; step++) {
+            double loss = 0;
+            for (int r = 0; r < R; r++) {
+                float *x = w + r * (N + 1), *gr = g + r * (N + 1);
+                loss += (double)x[0] * p[0];
+                for (int j = 1; j <= N; j++) loss -= (double)x[j] * p[j];
+                /* ∂(−⟨x,p⟩_L)/∂x = (p₀, −p_s); row 2 gets no gradient */
+                gr[0] = r == 2 ? 0.0f : p[0];
+                for (int j = 1; j <= N; j++) gr[j] = r == 2 ? 0.0f : -p[j];
+            }
+            if (step == 0) first = loss;
+            last = loss;
+            if (step == 0 && pass == 0) { /* c = 1: the core's step */
+                memcpy(want, w, sizeof want);
+                gyro_lorentz_rsgd_step_f32(want, want, g, 0.1f, (float)cfg.ball_max_step, N);
+            }
+            float row2[N + 1];
+            memcpy(row2, w + 2 * (N + 1), sizeof row2);
+            ck_assert_int_eq(gyro_optim_step(&o, 1.0), GYRO_OK);
+            ck_assert_int_eq(memcmp(row2, w + 2 * (N + 1), sizeof row2), 0);
+            if (step == 0 && pass == 0)
+                for (int j = 0; j <= N; j++) ck_assert(fabsf(want[j] - w[j]) < 1e-6f);
+            for (int r = 0; r < R; r++) {
+                const float *x = w + r * (N + 1);
+                double q = -(double)x[0] * x[0];
+                for (int j = 1; j <= N; j++) q += (double)x[j] * x[j];
+                ck_assert_msg(fabs(q + k) < 1e-5 * x[0] * x[0], "off the hyperboloid: %g", q + k);
+            }
+        }
+        ck_assert_double_lt(last, first - 0.1);
+        /* rows 0 and 1 end at the target point */
+        for (int j = 0; j <= N; j++) ck_assert(fabsf(w[j] - p[j]) < 1e-3f);
+        gyro_optim_free(&o);
+    }
+}
+END_TEST
+
 START_TEST(test_nan_stop_clip_frozen)
 {
     float a[2] = {1, 2}, ga[2] = {3, 4}, b[2] = {5, 6}, gb[2] = {NAN, 0};
@@ -197,6 +261,7 @@ int main(void)
     tcase_add_test(tc, test_adam_step_and_schedule_factor);
     tcase_add_test(tc, test_adam_converges);
     tcase_add_test(tc, test_rsgd_matches_core_and_stays_in_ball);
+    tcase_add_test(tc, test_rsgd_hyperboloid);
     tcase_add_test(tc, test_nan_stop_clip_frozen);
     tcase_add_test(tc, test_sgdr);
     suite_add_tcase(s, tc);
