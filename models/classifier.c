@@ -7,7 +7,7 @@
  *                      token_unit (0 characters, 1 ICU words)
  *     section "config" u32 count, then (str key, f64 value) pairs: the transformer configuration
  *                      (geometry 0 Euclidean, 1 hyperbolic/Poincaré, 2 Lorentz; an unknown
- *                      geometry is refused as GYRO_ERR_VERSION with the value named)
+ *                      geometry is refused as GYRO_ERR_FORMAT with the value named)
  *     section "vocab"  u32 n, then n strings (ids 1..n; id 0 is UNK)
  *     section "labels" u32 n, then n strings (class ids 0..n−1; the hierarchy and atoms are
  *                      re-derived from the names by pipeline/labels)
@@ -359,7 +359,7 @@ static gyro_status parse_payload(gyro_classifier *m, rbuf *r, const char *path)
     gyro_tf_config cfg = gyro_tf_config_default(GYRO_TF_GEOMETRY_EUCLIDEAN);
     if ((st = read_fields(r, path, "config", config_fields, N_CONFIG_FIELDS, &cfg))) return st;
     if (!gyro_tf_geometry_name(cfg.geometry))
-        return gyro_error_set(GYRO_ERR_VERSION, "%s: model geometry %d is unknown to this gyro "
+        return gyro_error_set(GYRO_ERR_FORMAT, "%s: model geometry %d is unknown to this gyro "
                               "(known: 0 euclidean, 1 hyperbolic, 2 lorentz; upgrade gyro)", path,
                               cfg.geometry);
     if (gyro_tf_config_validate(&cfg) != GYRO_OK)
