@@ -1,0 +1,633 @@
+/* hrm.c — the Hierarchical Reasoning Model (hrm.h): configuration, parameter layout, the
+ * float32/float64 instantiations of hrm_impl.h, deep-supervision training with ACT, inference,
+ * and the model file.
+ *
+ * Model file (little-endian, as written by this machine's fwrite; version 1):
+ *   "GYROHRM1"  u32 version  u32 header_bytes
+ *   header: i32 geometry, f64 curvature, i32 n_cells, vocab, n_classes, dim, n_heads, head_dim,
+ *           ffn_dim, n_low, n_high, m_max, f64 act_eps, u64 init_seed
+ *   u64 n_params, n_params float32, u64 FNV-1a over everything before it.
+ */
+#include "models/hrm.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/core/atomic_file.h"
+#include "models/layers/kernels.h"
+#include "models/optim.h"
+
+/* ---- configuration ------------------------------------------------------------------------ */
+
+gyro_hrm_config gyro_hrm_config_default(void)
+{
+    gyro_hrm_config c;
+    memset(&c, 0, sizeof c);
+    c.geometry = GYRO_GEO_EUCLIDEAN;
+    c.curvature = 1.0;
+    c.n_cells = 81;
+    c.vocab = 10;
+    c.n_classes = 9;
+    c.dim = 64;
+    c.n_heads = 4;
+    c.head_dim = 16;
+    c.ffn_dim = 128;
+    c.n_low = 2;
+    c.n_high = 2;
+    c.m_max = 4;
+    c.act_eps = 0.1;
+    c.init_seed = 1;
+    return c;
+}
+
+gyro_status gyro_hrm_config_validate(const gyro_hrm_config *c)
+{
+#define HRM_RANGE(field, lo, hi)                                                               \
+    if (c->field < (lo) || c->field > (hi))                                                    \
+        return gyro_error_set(GYRO_ERR_USAGE, "hrm: " #field " %d outside [%d, %d]",          \
+                              (int)c->field, (int)(lo), (int)(hi));
+    if (c->geometry != GYRO_GEO_EUCLIDEAN && c->geometry != GYRO_GEO_HYPERBOLIC)
+        return gyro_error_set(GYRO_ERR_USAGE, "hrm: geometry %d is neither euclidean nor "
+                              "hyperbolic", c->geometry);
+    if (c->geometry == GYRO_GEO_HYPERBOLIC && !(c->curvature > 0.0 && c->curvature < 1e6))
+        return gyro_error_set(GYRO_ERR_USAGE, "hrm: curvature %g must be > 0", c->curvature);
+    HRM_RANGE(n_cells, 1, 4096)
+    HRM_RANGE(vocab, 1, 65536)
+    HRM_RANGE(n_classes, 2, 65536)
+    HRM_RANGE(dim, 1, 4096)
+    HRM_RANGE(n_heads, 1, 256)
+    HRM_RANGE(head_dim, 1, 1024)
+    HRM_RANGE(ffn_dim, 1, 65536)
+    HRM_RANGE(n_low, 1, 1000)
+    HRM_RANGE(n_high, 1, 1000)
+    HRM_RANGE(m_max, 1, 1000)
+#undef HRM_RANGE
+    if (!(c->act_eps >= 0.0 && c->act_eps <= 1.0))
+        return gyro_error_set(GYRO_ERR_USAGE, "hrm: act_eps %g outside [0, 1]", c->act_eps);
+    return GYRO_OK;
+}
+
+void gyro_hrm_layout_init(gyro_hrm_layout *L, const gyro_hrm_config *cfg)
+{
+    const size_t C = cfg->dim, A = (size_t)cfg->n_heads * cfg->head_dim, F = cfg->ffn_dim;
+    const size_t V = cfg->vocab, n = cfg->n_cells, K = cfg->n_classes;
+    gyro_hrm_block_layout *b = &L->blk;
+    size_t o = 0;
+    b->qkvw = o;     o += 3 * A * C;
+    b->attprojw = o; o += C * A;
+    b->ln1g = o;     o += C;
+    b->ln1b = o;     o += C;
+    b->fcw = o;      o += F * C;
+    b->fcb = o;      o += F;
+    b->fcprojw = o;  o += C * F;
+    b->fcprojb = o;  o += C;
+    b->ln2g = o;     o += C;
+    b->ln2b = o;     o += C;
+    b->n = o;
+    o = 0;
+    L->wte = o;   o += V * C;
+    L->pos = o;   o += n * C;
+    L->low = o;   o += b->n;
+    L->high = o;  o += b->n;
+    L->out_a = o; o += K * C;
+    L->out_p = o; o += K * C;
+    L->q_w = o;   o += 2 * C;
+    L->q_b = o;   o += 2;
+    L->n_params = o;
+}
+
+int gyro_hrm_tensor_table(const gyro_hrm_config *cfg, gyro_hrm_tensor *out)
+{
+    gyro_hrm_layout L;
+    gyro_hrm_layout_init(&L, cfg);
+    const int C = cfg->dim, A = cfg->n_heads * cfg->head_dim, F = cfg->ffn_dim;
+    const int hyp = cfg->geometry == GYRO_GEO_HYPERBOLIC;
+    int k = 0;
+#define HRM_T(nm, off, r, cl, ball_)                                                           \
+    out[k++] = (gyro_hrm_tensor){nm, (off), (r), (cl), (ball_) && hyp};
+    HRM_T("wte", L.wte, cfg->vocab, C, 1)
+    HRM_T("pos", L.pos, cfg->n_cells, C, 1)
+    static const char *names[2][10] = {
+        {"L.qkvw", "L.attprojw", "L.ln1g", "L.ln1b", "L.fcw", "L.fcb", "L.fcprojw", "L.fcprojb",
+         "L.ln2g", "L.ln2b"},
+        {"H.qkvw", "H.attprojw", "H.ln1g", "H.ln1b", "H.fcw", "H.fcb", "H.fcprojw", "H.fcprojb",
+         "H.ln2g", "H.ln2b"}};
+    for (int m = 0; m < 2; m++) {
+        const size_t base = m ? L.high : L.low;
+        const gyro_hrm_block_layout *b = &L.blk;
+        HRM_T(names[m][0], base + b->qkvw, 3 * A, C, 0)
+        HRM_T(names[m][1], base + b->attprojw, C, A, 0)
+        HRM_T(names[m][2], base + b->ln1g, 1, C, 0)
+        HRM_T(names[m][3], base + b->ln1b, 1, C, 0)
+        HRM_T(names[m][4], base + b->fcw, F, C, 0)
+        HRM_T(names[m][5], base + b->fcb, 1, F, 1)
+        HRM_T(names[m][6], base + b->fcprojw, C, F, 0)
+        HRM_T(names[m][7], base + b->fcprojb, 1, C, 1)
+        HRM_T(names[m][8], base + b->ln2g, 1, C, 0)
+        HRM_T(names[m][9], base + b->ln2b, 1, C, 0)
+    }
+    HRM_T("out_a", L.out_a, cfg->n_classes, C, 0)
+    HRM_T("out_p", L.out_p, cfg->n_classes, C, 1)
+    HRM_T("q_w", L.q_w, 2, C, 0)
+    HRM_T("q_b", L.q_b, 1, 2, 0)
+#undef HRM_T
+    assert(k <= GYRO_HRM_MAX_TENSORS);
+    return k;
+}
+
+/* ---- the two precisions --------------------------------------------------------------------- */
+
+#define T float
+#define S(name) name##_f32
+#define P(name) name
+#define MODEL gyro_hrm_model
+#define ACTS gyro_hrm_acts
+#include "models/hrm_impl.h"
+#undef T
+#undef S
+#undef P
+#undef MODEL
+#undef ACTS
+
+#define T double
+#define S(name) name##_f64
+#define P(name) name##_f64
+#define MODEL gyro_hrm_model_f64
+#define ACTS gyro_hrm_acts_f64
+#include "models/hrm_impl.h"
+#undef T
+#undef S
+#undef P
+#undef MODEL
+#undef ACTS
+
+size_t gyro_hrm_acts_bytes(const gyro_hrm_acts *a)
+{
+    return a->bytes;
+}
+
+/* ---- training ------------------------------------------------------------------------------- */
+
+gyro_hrm_train_config gyro_hrm_train_config_default(void)
+{
+    gyro_hrm_train_config t;
+    memset(&t, 0, sizeof t);
+    t.lr = 1e-3;
+    t.ball_lr = 0.01;
+    t.weight_decay = 0.0;
+    t.clip_norm = 1.0;
+    t.max_batch = 32;
+    t.act = 1;
+    t.bptt = 0;
+    return t;
+}
+
+struct gyro_hrm_trainer {
+    gyro_hrm_model *m;
+    gyro_hrm_train_config tc;
+    float *grads;          /* (n_params) */
+    gyro_optim opt;
+    gyro_hrm_acts *acts;   /* training activations */
+    gyro_hrm_acts *look;   /* look-ahead segment of the Q targets (no gradients) */
+    float *dlogits;        /* (nmax, K) */
+    float *dq, *qt;        /* (max_batch, 2) */
+    float *zl, *zh;        /* (nmax, C) carry copies */
+    int32_t *tok;          /* (nmax) running examples' tokens */
+    int *lab;              /* (nmax) */
+    int *mmin, *keep;      /* (max_batch) */
+    int *correct;          /* (max_batch) */
+};
+
+void gyro_hrm_trainer_free(gyro_hrm_trainer *t)
+{
+    if (!t)
+        return;
+    gyro_optim_free(&t->opt);
+    gyro_hrm_acts_free(t->acts);
+    gyro_hrm_acts_free(t->look);
+    free(t->grads);
+    free(t->dlogits);
+    free(t->dq);
+    free(t->qt);
+    free(t->zl);
+    free(t->zh);
+    free(t->tok);
+    free(t->lab);
+    free(t->mmin);
+    free(t->keep);
+    free(t->correct);
+    free(t);
+}
+
+gyro_status gyro_hrm_trainer_new(gyro_hrm_model *m, const gyro_hrm_train_config *tc,
+                                 gyro_hrm_trainer **out)
+{
+    *out = NULL;
+    if (tc->max_batch < 1 || !(tc->lr > 0) || !(tc->ball_lr >= 0) || tc->clip_norm < 0)
+        return gyro_error_set(GYRO_ERR_USAGE, "hrm: bad training configuration (batch %d, lr %g)",
+                              tc->max_batch, tc->lr);
+    gyro_hrm_trainer *t = calloc(1, sizeof *t);
+    if (!t)
+        return gyro_error_set(GYRO_ERR_NOMEM, "hrm: out of memory");
+    t->m = m;
+    t->tc = *tc;
+    const gyro_hrm_config *cfg = &m->cfg;
+    const size_t nmax = (size_t)tc->max_batch * cfg->n_cells;
+    gyro_status st = gyro_hrm_acts_new(m, tc->max_batch, 1, tc->bptt, &t->acts);
+    if (st == GYRO_OK)
+        st = gyro_hrm_acts_new(m, tc->max_batch, 0, 0, &t->look);
+    if (st != GYRO_OK) {
+        gyro_hrm_trainer_free(t);
+        return st;
+    }
+    t->grads = calloc(m->lay.n_params, sizeof(float));
+    t->dlogits = malloc(nmax * cfg->n_classes * sizeof(float));
+    t->dq = malloc(2 * (size_t)tc->max_batch * sizeof(float));
+    t->qt = malloc(2 * (size_t)tc->max_batch * sizeof(float));
+    t->zl = malloc(nmax * cfg->dim * sizeof(float));
+    t->zh = malloc(nmax * cfg->dim * sizeof(float));
+    t->tok = malloc(nmax * sizeof(int32_t));
+    t->lab = malloc(nmax * sizeof(int));
+    t->mmin = malloc((size_t)tc->max_batch * sizeof(int));
+    t->keep = malloc((size_t)tc->max_batch * sizeof(int));
+    t->correct = malloc((size_t)tc->max_batch * sizeof(int));
+    if (!t->correct || !t->grads || !t->dlogits || !t->dq || !t->qt || !t->zl || !t->zh || !t->tok || !t->lab ||
+        !t->mmin || !t->keep) {
+        gyro_hrm_trainer_free(t);
+        return gyro_error_set(GYRO_ERR_NOMEM, "hrm: out of memory for the trainer");
+    }
+    gyro_hrm_tensor tab[GYRO_HRM_MAX_TENSORS];
+    gyro_optim_tensor ot[GYRO_HRM_MAX_TENSORS];
+    const int nt = gyro_hrm_tensor_table(cfg, tab);
+    for (int i = 0; i < nt; i++) {
+        ot[i] = (gyro_optim_tensor){tab[i].name, m->params + tab[i].offset,
+                                    t->grads + tab[i].offset, (size_t)tab[i].rows,
+                                    (size_t)tab[i].cols,
+                                    tab[i].ball ? GYRO_OPTIM_MANIFOLD_POINCARE
+                                                : GYRO_OPTIM_MANIFOLD_EUCLIDEAN,
+                                    (float)cfg->curvature, 0};
+    }
+    gyro_optim_config oc = gyro_optim_config_default();
+    oc.kind = GYRO_OPTIM_ADAM;
+    oc.lr = tc->lr;
+    oc.eps = 1e-8;
+    oc.ball_lr = tc->ball_lr;
+    oc.weight_decay = tc->weight_decay;
+    oc.clip_norm = tc->clip_norm;
+    st = gyro_optim_init(&t->opt, &oc, ot, nt);
+    if (st != GYRO_OK) {
+        gyro_hrm_trainer_free(t);
+        return st;
+    }
+    *out = t;
+    return GYRO_OK;
+}
+
+/* Argmax class of every cell of rows 0..B−1 into pred (B, n); returns in correct[b] whether
+ * example b matches labels exactly, and adds the blank cells (token 0) and the blank cells
+ * predicted right to *blank and *right. */
+static void hrm_predict(int *pred, int *correct, long *blank, long *right, const float *logits,
+                        const int32_t *tok, const int *lab, int B, int n, int K)
+{
+    for (int b = 0; b < B; b++) {
+        int ok = 1;
+        for (int t = 0; t < n; t++) {
+            const long r = (long)b * n + t;
+            const float *z = logits + r * K;
+            int best = 0;
+            for (int k = 1; k < K; k++)
+                if (z[k] > z[best])
+                    best = k;
+            if (pred)
+                pred[r] = best;
+            if (lab) {
+                ok &= best == lab[r];
+                if (tok[r] == 0) {
+                    (*blank)++;
+                    *right += best == lab[r];
+                }
+            }
+        }
+        if (correct)
+            correct[b] = ok;
+    }
+}
+
+static double sigmoid(double x)
+{
+    return 1.0 / (1.0 + exp(-x));
+}
+
+gyro_status gyro_hrm_train_batch(gyro_hrm_trainer *t, const int32_t *tokens, const int *labels,
+                                 int B, gyro_rng *rng, gyro_hrm_batch_stats *stats)
+{
+    gyro_hrm_model *m = t->m;
+    const gyro_hrm_config *cfg = &m->cfg;
+    const int n = cfg->n_cells, K = cfg->n_classes, Mmax = cfg->m_max;
+    memset(stats, 0, sizeof *stats);
+    if (B < 1 || B > t->tc.max_batch)
+        return gyro_error_set(GYRO_ERR_USAGE, "hrm: batch %d outside [1, %d]", B,
+                              t->tc.max_batch);
+    for (long r = 0; r < (long)B * n; r++)
+        if (labels[r] < 0 || labels[r] >= K)
+            return gyro_error_set(GYRO_ERR_DATA, "hrm: example %ld cell %ld: label %d outside "
+                                  "[0, %d)", r / n, r % n, labels[r], K);
+    memcpy(t->tok, tokens, (size_t)B * n * sizeof(int32_t));
+    memcpy(t->lab, labels, (size_t)B * n * sizeof(int));
+    /* Q learning only when there is a decision to learn */
+    const int use_q = t->tc.act && Mmax > 1;
+    for (int b = 0; b < B; b++)
+        t->mmin[b] = Mmax > 1 && gyro_rng_uniform(rng) < cfg->act_eps
+                         ? 2 + (int)gyro_rng_below(rng, (uint32_t)(Mmax - 1))
+                         : 1;
+    gyro_hrm_carry_reset(m, t->acts, B);
+    const gyro_hrm_mode mode = t->tc.bptt ? GYRO_HRM_BPTT : GYRO_HRM_ONESTEP;
+    int Ba = B;
+    double loss_sum = 0.0, ce_sum = 0.0;
+    long blank = 0, right = 0;
+    int *correct = t->correct;
+    for (int seg = 1; Ba > 0; seg++) {
+        gyro_status st = gyro_hrm_forward(m, t->acts, t->tok, Ba, mode);
+        if (st != GYRO_OK)
+            return st;
+        long bl = 0, rt = 0;
+        hrm_predict(NULL, correct, &bl, &rt, gyro_hrm_logits(t->acts), t->tok, t->lab, Ba, n, K);
+        const float *q = gyro_hrm_qlogits(t->acts);
+        if (use_q) {
+            /* G_halt = 1{ŷ^m = y}; G_continue from the next segment's Q̂ (no gradient) */
+            gyro_hrm_carry_get(t->acts, t->zl, t->zh, Ba);
+            gyro_hrm_carry_set(t->look, t->zl, t->zh, Ba);
+            st = gyro_hrm_forward(m, t->look, t->tok, Ba, GYRO_HRM_ONESTEP);
+            if (st != GYRO_OK)
+                return st;
+            const float *qn = gyro_hrm_qlogits(t->look);
+            for (int b = 0; b < Ba; b++) {
+                const double qh = sigmoid(qn[2 * b]), qc = sigmoid(qn[2 * b + 1]);
+                t->qt[2 * b] = (float)correct[b];
+                t->qt[2 * b + 1] = (float)(seg >= Mmax ? qh : (qh > qc ? qh : qc));
+            }
+        }
+        ce_sum += gyro_hrm_loss(NULL, NULL, t->acts, t->lab, NULL, Ba);
+        loss_sum += gyro_hrm_loss(t->dlogits, t->dq, t->acts, t->lab, use_q ? t->qt : NULL, Ba);
+        memset(t->grads, 0, m->lay.n_params * sizeof(float));
+        gyro_hrm_backward(m, t->acts, t->grads, t->dlogits, use_q ? t->dq : NULL);
+        /* examples leave the batch as they halt: a step on the few that remain is scaled by
+         * their share of the batch, so that Adam's normalised step on a handful of examples
+         * does not weigh as much as one on the whole batch */
+        st = gyro_optim_step(&t->opt, (double)Ba / B);
+        if (st != GYRO_OK)
+            return st;
+        stats->steps++;
+        stats->segments += Ba;
+        /* halting: M_max, or Q̂_halt > Q̂_continue once M_min segments ran */
+        int kept = 0;
+        for (int b = 0; b < Ba; b++) {
+            const int halt = seg >= Mmax || (use_q && seg >= t->mmin[b] && q[2 * b] > q[2 * b + 1]);
+            t->keep[b] = !halt;
+            if (halt) {
+                stats->solved += correct[b];
+                /* blank-cell accuracy of the example's last segment */
+                for (int tt = 0; tt < n; tt++) {
+                    const long r = (long)b * n + tt;
+                    if (t->tok[r] == 0) {
+                        const float *z = gyro_hrm_logits(t->acts) + r * K;
+                        int best = 0;
+                        for (int k = 1; k < K; k++)
+                            if (z[k] > z[best])
+                                best = k;
+                        blank++;
+                        right += best == t->lab[r];
+                    }
+                }
+            } else {
+                if (kept != b) {
+                    memmove(t->tok + (size_t)kept * n, t->tok + (size_t)b * n,
+                            (size_t)n * sizeof(int32_t));
+                    memmove(t->lab + (size_t)kept * n, t->lab + (size_t)b * n,
+                            (size_t)n * sizeof(int));
+                    t->mmin[kept] = t->mmin[b];
+                }
+                kept++;
+            }
+        }
+        (void)bl;
+        (void)rt;
+        Ba = gyro_hrm_carry_keep(t->acts, t->keep, Ba);
+        assert(Ba == kept);
+    }
+    stats->loss = stats->steps ? loss_sum / stats->steps : 0.0;
+    stats->ce = stats->steps ? ce_sum / stats->steps : 0.0;
+    stats->seg_acc = blank ? (double)right / blank : 1.0;
+    return GYRO_OK;
+}
+
+/* ---- inference ------------------------------------------------------------------------------ */
+
+gyro_status gyro_hrm_solve(const gyro_hrm_model *m, gyro_hrm_acts *a, const int32_t *tokens,
+                           int B, int act, int *pred, int *segs, gyro_hrm_segment_fn on_segment,
+                           void *ctx)
+{
+    const gyro_hrm_config *cfg = &m->cfg;
+    const int n = cfg->n_cells, K = cfg->n_classes;
+    if (B < 1 || B > a->max_batch)
+        return gyro_error_set(GYRO_ERR_USAGE, "hrm: batch %d outside [1, %d]", B, a->max_batch);
+    int32_t *tok = malloc((size_t)B * n * sizeof(int32_t));
+    int *idx = malloc((size_t)B * sizeof(int)), *keep = malloc((size_t)B * sizeof(int));
+    int *cur = malloc((size_t)B * n * sizeof(int));
+    gyro_status st = GYRO_OK;
+    if (!tok || !idx || !keep || !cur) {
+        st = gyro_error_set(GYRO_ERR_NOMEM, "hrm: out of memory");
+        goto done;
+    }
+    memcpy(tok, tokens, (size_t)B * n * sizeof(int32_t));
+    for (int b = 0; b < B; b++)
+        idx[b] = b;
+    gyro_hrm_carry_reset(m, a, B);
+    int Ba = B;
+    for (int seg = 1; Ba > 0; seg++) {
+        st = gyro_hrm_forward(m, a, tok, Ba, GYRO_HRM_ONESTEP);
+        if (st != GYRO_OK)
+            goto done;
+        hrm_predict(cur, NULL, NULL, NULL, gyro_hrm_logits(a), tok, NULL, Ba, n, K);
+        if (on_segment)
+            on_segment(ctx, seg, idx, cur, Ba);
+        const float *q = gyro_hrm_qlogits(a);
+        int kept = 0;
+        for (int b = 0; b < Ba; b++) {
+            const int halt = seg >= cfg->m_max || (act && q[2 * b] > q[2 * b + 1]);
+            keep[b] = !halt;
+            if (halt) {
+                memcpy(pred + (size_t)idx[b] * n, cur + (size_t)b * n, (size_t)n * sizeof(int));
+                if (segs)
+                    segs[idx[b]] = seg;
+            } else {
+                if (kept != b) {
+                    memmove(tok + (size_t)kept * n, tok + (size_t)b * n,
+                            (size_t)n * sizeof(int32_t));
+                    idx[kept] = idx[b];
+                }
+                kept++;
+            }
+        }
+        Ba = gyro_hrm_carry_keep(a, keep, Ba);
+    }
+done:
+    free(tok);
+    free(idx);
+    free(keep);
+    free(cur);
+    return st;
+}
+
+/* ---- model file ----------------------------------------------------------------------------- */
+
+#define HRM_MAGIC "GYROHRM1"
+#define HRM_VERSION 1u
+#define HRM_HEADER_BYTES (4 * 11 + 8 * 3)
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+/* Serialise the configuration field by field (no struct padding in the file). */
+static void header_pack(unsigned char *buf, const gyro_hrm_config *c)
+{
+    size_t o = 0;
+    int32_t i32[11] = {c->geometry, c->n_cells, c->vocab, c->n_classes, c->dim, c->n_heads,
+                       c->head_dim, c->ffn_dim, c->n_low, c->n_high, c->m_max};
+    memcpy(buf + o, i32, sizeof i32);
+    o += sizeof i32;
+    memcpy(buf + o, &c->curvature, 8);
+    o += 8;
+    memcpy(buf + o, &c->act_eps, 8);
+    o += 8;
+    memcpy(buf + o, &c->init_seed, 8);
+}
+
+static void header_unpack(gyro_hrm_config *c, const unsigned char *buf)
+{
+    int32_t i32[11];
+    memcpy(i32, buf, sizeof i32);
+    c->geometry = i32[0];
+    c->n_cells = i32[1];
+    c->vocab = i32[2];
+    c->n_classes = i32[3];
+    c->dim = i32[4];
+    c->n_heads = i32[5];
+    c->head_dim = i32[6];
+    c->ffn_dim = i32[7];
+    c->n_low = i32[8];
+    c->n_high = i32[9];
+    c->m_max = i32[10];
+    memcpy(&c->curvature, buf + 44, 8);
+    memcpy(&c->act_eps, buf + 52, 8);
+    memcpy(&c->init_seed, buf + 60, 8);
+}
+
+gyro_status gyro_hrm_save(const gyro_hrm_model *m, const char *path)
+{
+    unsigned char head[16 + HRM_HEADER_BYTES];
+    memcpy(head, HRM_MAGIC, 8);
+    uint32_t ver = HRM_VERSION, hb = HRM_HEADER_BYTES;
+    memcpy(head + 8, &ver, 4);
+    memcpy(head + 12, &hb, 4);
+    header_pack(head + 16, &m->cfg);
+    const uint64_t n = m->lay.n_params;
+    uint64_t sum = 0xcbf29ce484222325ULL;
+    sum = fnv1a(sum, head, sizeof head);
+    sum = fnv1a(sum, &n, sizeof n);
+    sum = fnv1a(sum, m->params, sizeof(float) * n);
+    gyro_atomic_file f;
+    gyro_status s = gyro_atomic_open(&f, path);
+    if (s != GYRO_OK)
+        return s;
+    if (fwrite(head, 1, sizeof head, f.fp) != sizeof head || fwrite(&n, sizeof n, 1, f.fp) != 1 ||
+        fwrite(m->params, sizeof(float), n, f.fp) != n || fwrite(&sum, sizeof sum, 1, f.fp) != 1) {
+        gyro_atomic_abort(&f);
+        return gyro_error_set(GYRO_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    }
+    return gyro_atomic_commit(&f);
+}
+
+gyro_status gyro_hrm_load(const char *path, gyro_hrm_model **out)
+{
+    *out = NULL;
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return gyro_error_set(GYRO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    unsigned char head[16 + HRM_HEADER_BYTES];
+    gyro_status s = GYRO_OK;
+    gyro_hrm_model *m = NULL;
+    uint64_t n = 0, sum = 0xcbf29ce484222325ULL, stored = 0;
+    uint32_t ver, hb;
+    gyro_hrm_config c;
+    if (fread(head, 1, 16, fp) != 16 || memcmp(head, HRM_MAGIC, 8) != 0) {
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: not a gyro HRM model file (bad magic)", path);
+        goto done;
+    }
+    memcpy(&ver, head + 8, 4);
+    memcpy(&hb, head + 12, 4);
+    if (ver > HRM_VERSION) {
+        s = gyro_error_set(GYRO_ERR_VERSION, "%s: HRM model format version %u is newer than this "
+                           "gyro's (%u); upgrade gyro", path, ver, HRM_VERSION);
+        goto done;
+    }
+    if (ver != HRM_VERSION || hb != HRM_HEADER_BYTES) {
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: unsupported HRM model format version %u", path,
+                           ver);
+        goto done;
+    }
+    if (fread(head + 16, 1, HRM_HEADER_BYTES, fp) != HRM_HEADER_BYTES ||
+        fread(&n, sizeof n, 1, fp) != 1) {
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated HRM model header", path);
+        goto done;
+    }
+    memset(&c, 0, sizeof c);
+    header_unpack(&c, head + 16);
+    if (gyro_hrm_config_validate(&c) != GYRO_OK) {
+        s = gyro_error_prefix(GYRO_ERR_FORMAT, "%s: implausible HRM configuration", path);
+        goto done;
+    }
+    s = gyro_hrm_new(&c, 0, &m);
+    if (s != GYRO_OK)
+        goto done;
+    if (n != m->lay.n_params) {
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: %llu parameters stored, the configuration has "
+                           "%zu", path, (unsigned long long)n, m->lay.n_params);
+        goto done;
+    }
+    if (fread(m->params, sizeof(float), n, fp) != n || fread(&stored, sizeof stored, 1, fp) != 1) {
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated HRM parameters", path);
+        goto done;
+    }
+    sum = fnv1a(sum, head, sizeof head);
+    sum = fnv1a(sum, &n, sizeof n);
+    sum = fnv1a(sum, m->params, sizeof(float) * n);
+    if (sum != stored) {
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: checksum mismatch (corrupt HRM model file)", path);
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(m->params[i])) {
+            s = gyro_error_set(GYRO_ERR_FORMAT, "%s: parameter %zu is not finite", path, i);
+            goto done;
+        }
+done:
+    fclose(fp);
+    if (s != GYRO_OK) {
+        gyro_hrm_free(m);
+        return s;
+    }
+    *out = m;
+    return GYRO_OK;
+}
