@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# hrm_sudoku.sh — the hierarchical reasoning model on 9x9 Sudoku (issue bar of models/hrm.h):
+#   1. HRM (one-step gradient, deep supervision, ACT) against a plain transformer with the same
+#      parameters (gyro hrm train --plain: the same two blocks applied once, N = T = M = 1),
+#      both trained for the same CPU time on the same puzzles of a fixed difficulty band, then
+#      evaluated on held-out puzzles of the band: cell accuracy (blank cells), exact-solve rate;
+#   2. ACT against always running M_max segments (the same HRM model, gyro hrm eval with and
+#      without --no-act): mean segments and accuracy;
+#   3. training CPU time per epoch and peak memory (RSS) against N*T, one-step gradient against
+#      full BPTT (one epoch each on MEM_N puzzles).
+# Every figure is the median of the seeds; the HRM and the plain run of a seed run back to back
+# so they share the machine's load. The anchor (HRM paper, Wang et al. 2025): 55% exact on
+# Sudoku-Extreme with 1,000 training puzzles and 27M parameters, transformers of that size ~0%.
+#
+#   tests/bench/hrm_sudoku.sh [GYRO]          (default build/gyro; run from the project root)
+#
+# Knobs [defaults]: SEEDS ["1 2 3"], TRAIN_N [1000] and TEST_N [200] puzzles, CLUES [40] and
+# MAX_NODES [60] (the band: puzzles of CLUES clues whose reference search needs at most MAX_NODES
+# nodes), CPU [300] CPU seconds of training per run, DIM [64], N [2], T [2], M [4], LR [1e-3],
+# BATCH [32], MEM_N [64], NT_LIST ["1x1 2x2 4x4"], OUT [a temporary directory: raw lines].
+set -euo pipefail
+GYRO=${1:-${GYRO:-build/gyro}}
+SEEDS=${SEEDS:-"1 2 3"}
+TRAIN_N=${TRAIN_N:-1000}
+TEST_N=${TEST_N:-200}
+CLUES=${CLUES:-40}
+MAX_NODES=${MAX_NODES:-60}
+CPU=${CPU:-300}
+DIM=${DIM:-64}
+N=${N:-2}
+T=${T:-2}
+M=${M:-4}
+LR=${LR:-1e-3}
+BATCH=${BATCH:-32}
+MEM_N=${MEM_N:-64}
+NT_LIST=${NT_LIST:-"1x1 2x2 4x4"}
+OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
+runs="$OUT/runs.txt"
+: > "$runs"
+[ -x "$GYRO" ] || { echo "hrm_sudoku: no gyro binary at $GYRO (run make first)" >&2; exit 1; }
+field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
+median() { sort -g | awk '{v[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print v[(NR+1)/2]; else printf "%.4g\n", (v[NR/2]+v[NR/2+1])/2}'; }
+col() { grep "^$1 " "$runs" | tr ' ' '\n' | sed -n "s/^$2=//p" | median; }
+
+echo "# hrm_sudoku: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# band: $CLUES clues, <= $MAX_NODES search nodes; $TRAIN_N training / $TEST_N test puzzles per seed;"
+echo "# $CPU CPU s of training per run; C=$DIM, N=$N, T=$T, M_max=$M, lr $LR, batch $BATCH; seeds: $SEEDS"
+band=(--clues "$CLUES" --max-nodes "$MAX_NODES" --attempts 100000)
+arch=(--dim "$DIM" --heads 4 --head-dim $((DIM / 4)) --ffn $((2 * DIM)) -b "$BATCH" -l "$LR")
+for seed in $SEEDS; do
+  "$GYRO" sudoku generate -q "${band[@]}" --seed $((1000 + seed)) -n "$TRAIN_N" -o "$OUT/train-$seed.txt"
+  "$GYRO" sudoku generate -q "${band[@]}" --seed $((2000 + seed)) -n "$TEST_N" -o "$OUT/test-$seed.txt"
+  for kind in hrm plain; do
+    extra=(-N "$N" -T "$T" -M "$M")
+    [ $kind = plain ] && extra=(--plain)
+    tr=$("$GYRO" hrm train -q "${arch[@]}" "${extra[@]}" -s "$seed" -e 100000 --cpu-seconds "$CPU" \
+         -o "$OUT/$kind-$seed.bin" "$OUT/train-$seed.txt")
+    ev=$("$GYRO" hrm eval -m "$OUT/$kind-$seed.bin" "$OUT/test-$seed.txt" | sed 's/\([a-z_]*\)=/eval_\1=/g')
+    echo "$kind seed=$seed $tr $ev" >> "$runs"
+    if [ $kind = hrm ]; then
+      ev=$("$GYRO" hrm eval --no-act -m "$OUT/$kind-$seed.bin" "$OUT/test-$seed.txt")
+      echo "hrm_mmax seed=$seed $ev" >> "$runs"
+    fi
+  done
+done
+
+echo
+echo "## HRM vs plain transformer, same parameters and CPU time (medians of seeds $SEEDS)"
+printf "%-28s %8s %9s %8s %8s %6s %10s %9s %10s\n" model params train_cpu epochs cell_acc exact mean_segs peak_MiB train_acc
+for kind in hrm plain; do
+  name="HRM N=$N T=$T M=$M (ACT)"; [ $kind = plain ] && name="plain (2 blocks, 1 pass)"
+  printf "%-28s %8s %9s %8s %8s %6s %10s %9s %10s\n" "$name" "$(col $kind params)" "$(col $kind cpu_seconds)" \
+    "$(col $kind epochs)" "$(col $kind eval_cell_accuracy)" "$(col $kind eval_exact)" "$(col $kind eval_mean_segments)" \
+    "$(col $kind peak_rss_mib)" "$(col $kind train_cell_accuracy)"
+done
+echo
+echo "## ACT vs always M_max (the same HRM models, test puzzles)"
+printf "%-22s %9s %7s %10s\n" eval cell_acc exact mean_segs
+printf "%-22s %9s %7s %10s\n" "ACT (Q_halt > Q_cont)" "$(col hrm eval_cell_accuracy)" "$(col hrm eval_exact)" "$(col hrm eval_mean_segments)"
+printf "%-22s %9s %7s %10s\n" "always M_max" "$(col hrm_mmax cell_accuracy)" "$(col hrm_mmax exact)" "$(col hrm_mmax mean_segments)"
+
+echo
+echo "## memory and time against N*T: one epoch of $MEM_N puzzles, M=1, batch $BATCH (seed 1)"
+printf "%-6s %-9s %12s %10s\n" N*T gradient cpu_seconds peak_MiB
+head -n "$MEM_N" "$OUT/train-$(set -- $SEEDS; echo "$1").txt" > "$OUT/mem.txt"
+for nt in $NT_LIST; do
+  n=${nt%x*}; t=${nt#*x}
+  for g in one-step bptt; do
+    flag=(); [ $g = bptt ] && flag=(--bptt)
+    r=$("$GYRO" hrm train -q "${arch[@]}" -N "$n" -T "$t" -M 1 "${flag[@]}" -e 1 -o "$OUT/mem.bin" "$OUT/mem.txt")
+    echo "mem nt=$((n * t)) grad=$g $r" >> "$runs"
+    printf "%-6s %-9s %12s %10s\n" "$((n * t))" "$g" "$(field "$r" cpu_seconds)" "$(field "$r" peak_rss_mib)"
+  done
+done
+echo
+echo "# anchor: HRM paper, Sudoku-Extreme (hard, ~17-25 clues), 1,000 training puzzles, 27M"
+echo "# parameters, N=T=... on GPUs for hours: 55% exact; same-size transformers ~0%. Here: the"
+echo "# band above, $(col hrm params) parameters, $CPU CPU seconds on a shared 2-core machine."
+echo "# raw lines: $runs"

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# hrm.sh — end-to-end: gyro hrm train|eval on puzzles from gyro sudoku generate (a small model
+# trains, writes its file, evaluates with and without ACT, is reproducible by seed); malformed,
+# unsolvable and contradicting puzzles exit 65 naming file and line; corrupt model files exit 65;
+# usage errors exit 2.
+set -uo pipefail
+: "${GYRO:?}"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+expect_rc() { # expect_rc CODE command...
+  local code=$1; shift
+  "$@" > "$T/out" 2> "$T/err"; local rc=$?
+  [ "$rc" = "$code" ] || fail "$* -> exit $rc (want $code); stderr: $(head -c 300 "$T/err")"
+}
+small=(--dim 8 --heads 2 --head-dim 4 --ffn 16 -N 2 -T 1 -M 2 -b 8)
+
+"$GYRO" sudoku generate -q --seed 3 -n 16 --clues 45 > "$T/train.txt" || fail "generate"
+"$GYRO" sudoku generate -q --seed 4 -n 8 --clues 45 > "$T/test.txt" || fail "generate"
+
+# train: a summary line, a model file, progress on stderr
+expect_rc 0 "$GYRO" hrm train "${small[@]}" -e 2 -o "$T/m.bin" "$T/train.txt"
+grep -q '^epochs=2 puzzles=16 params=[0-9]* steps=[0-9]* loss=[0-9.]* ' "$T/out" || fail "summary: $(cat "$T/out")"
+grep -q 'epoch 2: loss' "$T/err" || fail "progress: $(cat "$T/err")"
+[ -s "$T/m.bin" ] || fail "no model file"
+[ "$(head -c 8 "$T/m.bin")" = GYROHRM1 ] || fail "model file magic"
+# the same seed gives the same model
+"$GYRO" hrm train "${small[@]}" -e 2 -q -o "$T/m2.bin" "$T/train.txt" > /dev/null || fail "train again"
+cmp -s "$T/m.bin" "$T/m2.bin" || fail "the same seed gave different models"
+# hyperbolic, plain and BPTT variants train
+expect_rc 0 "$GYRO" hrm train "${small[@]}" -e 1 -q -g hyperbolic -o "$T/h.bin" "$T/train.txt"
+expect_rc 0 "$GYRO" hrm train "${small[@]}" -e 1 -q --plain -o "$T/p.bin" "$T/train.txt"
+grep -q 'mean_segments=1.0000' "$T/out" || fail "plain runs one segment: $(cat "$T/out")"
+expect_rc 0 "$GYRO" hrm train "${small[@]}" -e 1 -q --bptt -o "$T/b.bin" "$T/train.txt"
+
+# eval: ACT halts at M at most; --no-act runs exactly M segments
+expect_rc 0 "$GYRO" hrm eval -m "$T/m.bin" "$T/test.txt"
+grep -q '^puzzles=8 cell_accuracy=[0-9.]* exact=[0-9.]* mean_segments=[12]\.[0-9]* m_max=2 act=1' "$T/out" \
+  || fail "eval: $(cat "$T/out")"
+expect_rc 0 "$GYRO" hrm eval -m "$T/m.bin" --no-act - < "$T/test.txt"
+grep -q 'mean_segments=2.0000 m_max=2 act=0' "$T/out" || fail "eval --no-act: $(cat "$T/out")"
+# a line without a solution is solved by the reference solver
+cut -f1 "$T/test.txt" > "$T/bare.txt"
+expect_rc 0 "$GYRO" hrm eval -m "$T/m.bin" "$T/bare.txt"
+
+# bad puzzles: exit 65 with file:line
+w=$(head -1 "$T/test.txt" | cut -f1)
+s=$(head -1 "$T/test.txt" | cut -f2)
+printf '%s\t%s\n%s\n' "$w" "$s" "${w:0:80}" > "$T/short.txt"
+expect_rc 65 "$GYRO" hrm train -o "$T/x.bin" "$T/short.txt"
+grep -q 'short.txt:2: a puzzle is 81 cells' "$T/err" || fail "size: $(cat "$T/err")"
+[ -e "$T/x.bin" ] && fail "a model was written from bad data"
+expect_rc 65 "$GYRO" hrm eval -m "$T/m.bin" "$T/short.txt"
+printf '%s\t%s\n' "$w" "${s:0:80}" > "$T/badsol.txt"
+expect_rc 65 "$GYRO" hrm eval -m "$T/m.bin" "$T/badsol.txt"
+grep -q 'badsol.txt:1: solution: ' "$T/err" || fail "bad solution: $(cat "$T/err")"
+bad=$(printf '12345678%s' "$(printf '.%.0s' $(seq 1 73))")
+bad="${bad:0:53}9${bad:54}"
+expect_rc 65 "$GYRO" hrm eval -m "$T/m.bin" - <<<"$bad"
+grep -q -- '-:1: the puzzle has no solution' "$T/err" || fail "unsolvable: $(cat "$T/err")"
+# a solution that changes a clue
+c=${w%%[1-9]*}; i=${#c}; d=${w:$i:1}; nd=$(( d % 9 + 1 ))
+printf '%s\t%s\n' "$w" "${s:0:$i}$nd${s:$((i+1))}" > "$T/clash.txt"
+expect_rc 65 "$GYRO" hrm eval -m "$T/m.bin" "$T/clash.txt"
+
+# corrupt, foreign and missing model files
+cp "$T/m.bin" "$T/c.bin"
+printf '\x55' | dd of="$T/c.bin" bs=1 seek=200 conv=notrunc 2>/dev/null
+expect_rc 65 "$GYRO" hrm eval -m "$T/c.bin" "$T/test.txt"
+grep -q 'checksum' "$T/err" || fail "corrupt: $(cat "$T/err")"
+expect_rc 65 "$GYRO" hrm eval -m "$T/test.txt" "$T/test.txt"
+expect_rc 1 "$GYRO" hrm eval -m "$T/none.bin" "$T/test.txt"
+
+# usage errors
+expect_rc 2 "$GYRO" hrm
+expect_rc 2 "$GYRO" hrm frobnicate
+expect_rc 2 "$GYRO" hrm train "$T/train.txt"
+expect_rc 2 "$GYRO" hrm train -o "$T/x.bin" -g lorentzian "$T/train.txt"
+expect_rc 2 "$GYRO" hrm train -o "$T/x.bin" -N 0 "$T/train.txt"
+expect_rc 2 "$GYRO" hrm eval "$T/test.txt"
+expect_rc 0 "$GYRO" hrm train --help
+echo "hrm: ok"
