@@ -288,10 +288,9 @@ gyro_status gyro_hrm_trainer_new(gyro_hrm_model *m, const gyro_hrm_train_config 
 }
 
 /* Argmax class of every cell of rows 0..B−1 into pred (B, n); returns in correct[b] whether
- * example b matches labels exactly, and adds the blank cells (token 0) and the blank cells
- * predicted right to *blank and *right. */
-static void hrm_predict(int *pred, int *correct, long *blank, long *right, const float *logits,
-                        const int32_t *tok, const int *lab, int B, int n, int K)
+ * example b matches its labelled cells (label >= 0) exactly. */
+static void hrm_predict(int *pred, int *correct, const float *logits, const int *lab, int B,
+                        int n, int K)
 {
     for (int b = 0; b < B; b++) {
         int ok = 1;
@@ -304,13 +303,8 @@ static void hrm_predict(int *pred, int *correct, long *blank, long *right, const
                     best = k;
             if (pred)
                 pred[r] = best;
-            if (lab) {
+            if (lab && lab[r] >= 0)
                 ok &= best == lab[r];
-                if (tok[r] == 0) {
-                    (*blank)++;
-                    *right += best == lab[r];
-                }
-            }
         }
         if (correct)
             correct[b] = ok;
@@ -333,9 +327,9 @@ gyro_status gyro_hrm_train_batch(gyro_hrm_trainer *t, const int32_t *tokens, con
         return gyro_error_set(GYRO_ERR_USAGE, "hrm: batch %d outside [1, %d]", B,
                               t->tc.max_batch);
     for (long r = 0; r < (long)B * n; r++)
-        if (labels[r] < 0 || labels[r] >= K)
+        if (labels[r] < -1 || labels[r] >= K)
             return gyro_error_set(GYRO_ERR_DATA, "hrm: example %ld cell %ld: label %d outside "
-                                  "[0, %d)", r / n, r % n, labels[r], K);
+                                  "[-1, %d)", r / n, r % n, labels[r], K);
     memcpy(t->tok, tokens, (size_t)B * n * sizeof(int32_t));
     memcpy(t->lab, labels, (size_t)B * n * sizeof(int));
     /* Q learning only when there is a decision to learn */
@@ -354,8 +348,7 @@ gyro_status gyro_hrm_train_batch(gyro_hrm_trainer *t, const int32_t *tokens, con
         gyro_status st = gyro_hrm_forward(m, t->acts, t->tok, Ba, mode);
         if (st != GYRO_OK)
             return st;
-        long bl = 0, rt = 0;
-        hrm_predict(NULL, correct, &bl, &rt, gyro_hrm_logits(t->acts), t->tok, t->lab, Ba, n, K);
+        hrm_predict(NULL, correct, gyro_hrm_logits(t->acts), t->lab, Ba, n, K);
         const float *q = gyro_hrm_qlogits(t->acts);
         if (use_q) {
             /* G_halt = 1{ŷ^m = y}; G_continue from the next segment's Q̂ (no gradient) */
@@ -390,10 +383,10 @@ gyro_status gyro_hrm_train_batch(gyro_hrm_trainer *t, const int32_t *tokens, con
             t->keep[b] = !halt;
             if (halt) {
                 stats->solved += correct[b];
-                /* blank-cell accuracy of the example's last segment */
+                /* labelled-cell accuracy of the example's last segment */
                 for (int tt = 0; tt < n; tt++) {
                     const long r = (long)b * n + tt;
-                    if (t->tok[r] == 0) {
+                    if (t->lab[r] >= 0) {
                         const float *z = gyro_hrm_logits(t->acts) + r * K;
                         int best = 0;
                         for (int k = 1; k < K; k++)
@@ -414,8 +407,6 @@ gyro_status gyro_hrm_train_batch(gyro_hrm_trainer *t, const int32_t *tokens, con
                 kept++;
             }
         }
-        (void)bl;
-        (void)rt;
         Ba = gyro_hrm_carry_keep(t->acts, t->keep, Ba);
         assert(Ba == kept);
     }
@@ -452,7 +443,7 @@ gyro_status gyro_hrm_solve(const gyro_hrm_model *m, gyro_hrm_acts *a, const int3
         st = gyro_hrm_forward(m, a, tok, Ba, GYRO_HRM_ONESTEP);
         if (st != GYRO_OK)
             goto done;
-        hrm_predict(cur, NULL, NULL, NULL, gyro_hrm_logits(a), tok, NULL, Ba, n, K);
+        hrm_predict(cur, NULL, gyro_hrm_logits(a), NULL, Ba, n, K);
         if (on_segment)
             on_segment(ctx, seg, idx, cur, Ba);
         const float *q = gyro_hrm_qlogits(a);

@@ -212,11 +212,11 @@ void gyro_hrm_backward_f64(const gyro_hrm_model_f64 *m, gyro_hrm_acts_f64 *a, do
                            const double *dlogits, const double *dq);
 
 /* The segment loss of the last forward:
- *   (1/B) Σ_b [ (1/n) Σ_t CE(softmax(logits_{b,t}), labels_{b,t})
- *               + BCE(σ(q_b,halt), G_b,halt) + BCE(σ(q_b,cont), G_b,cont) ]
- * labels (B, n) in [0, K); qtarget (B, 2) = (G_halt, G_continue) in [0, 1] or NULL (no Q
- * loss). Writes the gradients dlogits (B, n, K) and dq (B, 2) (when not NULL) and returns the
- * loss (double accumulation). */
+ *   (1/|cells|) Σ_{labelled cells} CE(softmax(logits_{b,t}), labels_{b,t})
+ *   + (1/B) Σ_b [ BCE(σ(q_b,halt), G_b,halt) + BCE(σ(q_b,cont), G_b,cont) ]
+ * labels (B, n) in [0, K), or −1 for a cell without loss (a Sudoku clue: given, not predicted);
+ * qtarget (B, 2) = (G_halt, G_continue) in [0, 1] or NULL (no Q loss). Writes the gradients
+ * dlogits (B, n, K) and dq (B, 2) (when not NULL) and returns the loss (double accumulation). */
 double gyro_hrm_loss(float *dlogits, float *dq, const gyro_hrm_acts *a, const int *labels,
                      const float *qtarget, int B);
 double gyro_hrm_loss_f64(double *dlogits, double *dq, const gyro_hrm_acts_f64 *a,
@@ -248,14 +248,14 @@ void gyro_hrm_trainer_free(gyro_hrm_trainer *t); /* NULL is a no-op */
 typedef struct gyro_hrm_batch_stats {
     double loss;         /* mean segment loss over the segments run (CE + Q BCE) */
     double ce;           /* its cross-entropy part */
-    double seg_acc;      /* cell accuracy of the last segment of each example (blank cells) */
+    double seg_acc;      /* cell accuracy of the last segment of each example (labelled cells) */
     long segments;       /* segments run, summed over the examples */
     long steps;          /* optimizer steps (one per segment of the batch) */
     long solved;         /* examples whose last segment was exactly right */
 } gyro_hrm_batch_stats;
 
 /* Deep supervision with ACT on one batch of B <= max_batch examples: tokens (B, n) in [0, V)
- * and labels (B, n) in [0, K). Each example draws M_min (uniform from {2..M_max} with
+ * and labels (B, n) in [0, K) or −1 (no loss on the cell; not part of "the answer is right"). Each example draws M_min (uniform from {2..M_max} with
  * probability ε, else 1); the carry starts at z^0; for m = 1, 2, …: a one-step-gradient
  * segment, then a gradient-free look-ahead segment from the new carry gives Q̂^{m+1}; targets
  *   G_halt = 1{ŷ^m = y},  G_continue = Q̂_halt^{m+1} if m >= M_max, else max(Q̂_halt^{m+1},

@@ -577,9 +577,17 @@ double P(gyro_hrm_loss)(T *dlogits, T *dq, const ACTS *a, const int *labels, con
 {
     const int n = a->cfg.n_cells, K = a->cfg.n_classes;
     double total = 0.0;
-    const double sc = 1.0 / ((double)B * n);
+    long counted = 0;
+    for (long r = 0; r < (long)B * n; r++)
+        counted += labels[r] >= 0;
+    const double sc = counted ? 1.0 / (double)counted : 0.0;
     for (long r = 0; r < (long)B * n; r++) {
         const T *z = a->logits + r * K;
+        if (labels[r] < 0) { /* an ignored cell: no loss, no gradient */
+            if (dlogits)
+                memset(dlogits + r * K, 0, (size_t)K * sizeof(T));
+            continue;
+        }
         double mx = z[0];
         for (int k = 1; k < K; k++)
             if (z[k] > mx)

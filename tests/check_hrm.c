@@ -343,7 +343,7 @@ START_TEST(toy_training_loss_falls)
             }
         }
         printf("hrm toy training (%s): mean segment cross-entropy %.4f (first 10 batches) -> %.4f "
-               "(last 10), blank-cell accuracy %.3f, %.2f segments per example (M_max 3)\n",
+               "(last 10), cell accuracy %.3f, %.2f segments per example (M_max 3)\n",
                geo ? "hyperbolic" : "euclidean", first, last, acc, segs / 160.0);
         ck_assert_msg(last < 0.5 * first, "loss %.4f -> %.4f", first, last);
         if (!geo)

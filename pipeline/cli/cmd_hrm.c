@@ -30,7 +30,7 @@ static void usage(FILE *out)
             "The hierarchical reasoning model on 9x9 Sudoku: a fast module L updates N times per\n"
             "update of a slow module H, T H-cycles per segment (each one transformer block over\n"
             "the 81 cells), one-step gradients, deep supervision over up to M segments and a Q\n"
-            "head that learns when to halt (ACT). FILE lines: puzzle<TAB>solution[<TAB>...] as\n"
+            "head that learns when to halt (ACT). The loss covers the blank cells. FILE lines: puzzle<TAB>solution[<TAB>...] as\n"
             "written by 'gyro sudoku generate' (a line without a solution is solved by the\n"
             "reference solver); '-' is standard input.\n"
             "\n"
@@ -302,7 +302,10 @@ static int cmd_train(int argc, char **argv)
             int B = (int)(data.n - s0 < tc.max_batch ? data.n - s0 : tc.max_batch);
             for (int b = 0; b < B; b++) {
                 memcpy(btok + (size_t)b * 81, data.tok + order[s0 + b] * 81, 81 * sizeof(int32_t));
-                memcpy(blab + (size_t)b * 81, data.lab + order[s0 + b] * 81, 81 * sizeof(int));
+                /* the loss covers the blank cells: clues are given, not predicted */
+                for (int i = 0; i < 81; i++)
+                    blab[(size_t)b * 81 + i] =
+                        btok[(size_t)b * 81 + i] ? -1 : data.lab[order[s0 + b] * 81 + i];
             }
             gyro_hrm_batch_stats bs;
             st = gyro_hrm_train_batch(t, btok, blab, B, &rng, &bs);
