@@ -137,8 +137,11 @@ typedef struct gyro_hrm_model_f64 {
 
 /* Create a model (config validated here) with parameters initialised from `seed`: matrices
  * Xavier-uniform, LayerNorm gains 1 (hyperbolic 1/√C, as models/transformer.h), biases and MLR
- * offsets at the origin, embeddings exp0 of N(0, 1/C) rows, Q head weights 0 and biases −5 (the
- * paper's start: Q̂ ≈ 0.007, so no early halting). USAGE (bad config) or NOMEM; *out NULL on
+ * offsets at the origin, embeddings exp0 of rows N(0, 1) per coordinate (hyperbolic N(0, 1/C):
+ * the scale of the LayerNorm-output states they are added to; with n = 81, a 9×9 grid, the
+ * position row of a cell starts as exp0 of the sum of a random row, column and box vector, so
+ * cells sharing a unit start close), Q head weights 0 and biases −5 (the paper's start:
+ * Q̂ ≈ 0.007, so no early halting). USAGE (bad config) or NOMEM; *out NULL on
  * error. Free with gyro_hrm_free. */
 gyro_status gyro_hrm_new(const gyro_hrm_config *cfg, uint64_t seed, gyro_hrm_model **out);
 gyro_status gyro_hrm_new_f64(const gyro_hrm_config *cfg, uint64_t seed, gyro_hrm_model_f64 **out);

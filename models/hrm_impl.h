@@ -97,14 +97,36 @@ static void S(hrm_init_params)(T *p, const gyro_hrm_config *cfg, const gyro_hrm_
     gyro_hrm_tensor tab[GYRO_HRM_MAX_TENSORS];
     const int nt = gyro_hrm_tensor_table(cfg, tab);
     const int C = cfg->dim;
+    /* embedding scale: the states z_L, z_H are LayerNorm outputs, whose coordinates have unit
+     * variance in Euclidean space (tangent norm ≈ 1 in the ball, gain 1/√C); x̃ is added to
+     * them, so its coordinates start at the same scale (Euclidean sd 1 — the HRM paper
+     * multiplies its embeddings by √C for the same reason; hyperbolic sd 1/√C) */
+    const double esd = cfg->geometry == GYRO_GEO_HYPERBOLIC ? 1.0 / sqrt((double)C) : 1.0;
     for (int i = 0; i < nt; i++) {
         T *w = p + tab[i].offset;
         const size_t size = (size_t)tab[i].rows * tab[i].cols;
         const char *nm = tab[i].name;
         const char *dot = strchr(nm, '.');
         const char *leaf = dot ? dot + 1 : nm;
-        if (!strcmp(nm, "wte") || !strcmp(nm, "pos")) {
-            const double sd = 1.0 / sqrt((double)C);
+        double *u = !strcmp(nm, "pos") && cfg->n_cells == 81
+                        ? malloc(27 * (size_t)C * sizeof(double)) : NULL;
+        if (u) {
+            /* a 9×9 grid: cell t starts at exp0((r_row + c_col + b_box)/√3) of 27 random
+             * tangent vectors N(0, esd²), so cells that share a row, column or box start close;
+             * the 81 rows are free parameters from there on */
+            const double sd = esd;
+            for (int j = 0; j < 27 * C; j++)
+                u[j] = sd * gyro_rng_normal(&rng);
+            for (int t = 0; t < 81; t++) {
+                const int r = t / 9, cl = t % 9, bx = 3 * (r / 3) + cl / 3;
+                for (int k = 0; k < C; k++)
+                    w[(size_t)t * C + k] = (T)((u[r * C + k] + u[(9 + cl) * C + k] +
+                                                u[(18 + bx) * C + k]) / sqrt(3.0));
+            }
+            S(gyro_geo_exp0)(w, C, w, C, geo, c, tab[i].rows, C);
+            free(u);
+        } else if (!strcmp(nm, "wte") || !strcmp(nm, "pos")) {
+            const double sd = esd;
             for (size_t j = 0; j < size; j++)
                 w[j] = (T)(sd * gyro_rng_normal(&rng));
             S(gyro_geo_exp0)(w, C, w, C, geo, c, tab[i].rows, C);
