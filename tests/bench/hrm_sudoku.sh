@@ -14,8 +14,8 @@
 #
 #   tests/bench/hrm_sudoku.sh [GYRO]          (default build/gyro; run from the project root)
 #
-# Knobs [defaults]: SEEDS ["1 2 3"], TRAIN_N [1000] and TEST_N [200] puzzles, CLUES [40] and
-# MAX_NODES [60] (the band: puzzles of CLUES clues whose reference search needs at most MAX_NODES
+# Knobs [defaults]: SEEDS ["1 2 3"], TRAIN_N [1000] and TEST_N [200] puzzles, CLUES [60] and
+# MAX_NODES [21] (the band: puzzles of CLUES clues whose reference search needs at most MAX_NODES
 # nodes), CPU [300] CPU seconds of training per run, DIM [64], N [2], T [2], M [4], LR [1e-3],
 # BATCH [32], MEM_N [64], NT_LIST ["1x1 2x2 4x4"], OUT [a temporary directory: raw lines].
 set -euo pipefail
@@ -23,8 +23,8 @@ GYRO=${1:-${GYRO:-build/gyro}}
 SEEDS=${SEEDS:-"1 2 3"}
 TRAIN_N=${TRAIN_N:-1000}
 TEST_N=${TEST_N:-200}
-CLUES=${CLUES:-40}
-MAX_NODES=${MAX_NODES:-60}
+CLUES=${CLUES:-60}
+MAX_NODES=${MAX_NODES:-21}
 CPU=${CPU:-300}
 DIM=${DIM:-64}
 N=${N:-2}
