@@ -186,9 +186,9 @@ gyro_status P(gyro_hrm_new)(const gyro_hrm_config *cfg, uint64_t seed, MODEL **o
     m->params = calloc(m->lay.n_params, sizeof(T));
     m->z0 = calloc(2 * (size_t)cfg->dim, sizeof(T));
     if (!m->params || !m->z0) {
+        const size_t np = m->lay.n_params;
         P(gyro_hrm_free)(m);
-        return gyro_error_set(GYRO_ERR_NOMEM, "hrm: cannot allocate %zu parameters",
-                              m->lay.n_params);
+        return gyro_error_set(GYRO_ERR_NOMEM, "hrm: cannot allocate %zu parameters", np);
     }
     S(hrm_init_params)(m->params, cfg, &m->lay, seed);
     S(hrm_init_states)(m->z0, cfg);
