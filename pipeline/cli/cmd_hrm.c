@@ -20,6 +20,7 @@
 #include "models/layers/kernels.h"
 #include "models/rl/sudoku.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/cmd_hrm.h"
 
 static void usage(FILE *out)
 {
@@ -458,4 +459,158 @@ int gyro_cmd_hrm(int argc, char **argv)
     if (!strcmp(argv[1], "train")) return cmd_train(argc - 1, argv + 1);
     if (!strcmp(argv[1], "eval")) return cmd_eval(argc - 1, argv + 1);
     return gyro_cli_usage_error("hrm", "unknown subcommand '%s' (train, eval)", argv[1]);
+}
+
+/* ---- gyro reason --env sudoku ------------------------------------------------------------ */
+
+int gyro_cli_is_sudoku(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) break;
+        if (!strcmp(argv[i], "--env=sudoku")) return 1;
+        if ((!strcmp(argv[i], "--env") || !strcmp(argv[i], "-e")) && i + 1 < argc &&
+            !strcmp(argv[i + 1], "sudoku"))
+            return 1;
+    }
+    return 0;
+}
+
+typedef struct board_ctx {
+    const int32_t *tok; /* (81) the puzzle */
+    int prev[81];       /* predictions of the previous segment (-1 before the first) */
+} board_ctx;
+
+/* Print the board after a segment: clues as given, the model's digits in the blanks, a '*'
+ * after each digit that changed since the previous segment. */
+static void print_board(void *vctx, int segment, const int *idx, const int *pred, int B)
+{
+    board_ctx *ctx = vctx;
+    (void)idx;
+    if (B < 1) return;
+    int changed = 0;
+    for (int i = 0; i < 81; i++)
+        changed += !ctx->tok[i] && pred[i] != ctx->prev[i];
+    printf("segment %d (%d blank cells changed):\n", segment, changed);
+    for (int r = 0; r < 9; r++) {
+        if (r == 3 || r == 6) printf("-----------+----------+---------\n");
+        printf(" ");
+        for (int c = 0; c < 9; c++) {
+            const int i = 9 * r + c;
+            if (c == 3 || c == 6) printf(" |");
+            const int d = ctx->tok[i] ? ctx->tok[i] : pred[i] + 1;
+            printf(" %d%s", d, !ctx->tok[i] && pred[i] != ctx->prev[i] && ctx->prev[i] >= 0 ? "*" : "");
+            if (!(!ctx->tok[i] && pred[i] != ctx->prev[i] && ctx->prev[i] >= 0)) printf(" ");
+        }
+        printf("\n");
+    }
+    memcpy(ctx->prev, pred, sizeof ctx->prev);
+}
+
+static int reason_one(const char *cmd, const gyro_hrm_model *m, gyro_hrm_acts *a,
+                      const char *text, size_t len, const char *where, int act)
+{
+    gyro_sudoku pz, ref;
+    if (gyro_sudoku_parse(text, len, &pz) != GYRO_OK) {
+        fprintf(stderr, "gyro %s: %s: %s\n", cmd, where, gyro_error_message());
+        return 65;
+    }
+    if (gyro_sudoku_solve(&pz, 1, &ref, NULL) == 0) {
+        fprintf(stderr, "gyro %s: %s: the puzzle has no solution\n", cmd, where);
+        return 65;
+    }
+    board_ctx ctx;
+    int32_t tok[81];
+    for (int i = 0; i < 81; i++) {
+        tok[i] = pz.cell[i];
+        ctx.prev[i] = -1;
+    }
+    ctx.tok = tok;
+    char ps[GYRO_SUDOKU_CELLS + 1];
+    gyro_sudoku_format(&pz, ps);
+    printf("puzzle: %s  (%d clues)\n", ps, gyro_sudoku_clues(&pz));
+    int pred[81], segs = 0;
+    gyro_status st = gyro_hrm_solve(m, a, tok, 1, act, pred, &segs, print_board, &ctx);
+    if (st != GYRO_OK) return gyro_cli_fail(cmd, st);
+    gyro_sudoku out = pz;
+    int right = 0, blank = 0;
+    for (int i = 0; i < 81; i++)
+        if (!pz.cell[i]) {
+            out.cell[i] = (uint8_t)(pred[i] + 1);
+            blank++;
+            right += out.cell[i] == ref.cell[i];
+        }
+    char os[GYRO_SUDOKU_CELLS + 1];
+    gyro_sudoku_format(&out, os);
+    printf("answer: %s  after %d segment%s\nresult: %d/%d blank cells right, %s, %s\n", os, segs,
+           segs == 1 ? "" : "s", right, blank, gyro_sudoku_consistent(&out) ? "no rule broken"
+           : "a digit repeats in a row, column or box", right == blank ? "SOLVED" : "not solved");
+    return 0;
+}
+
+int gyro_cli_reason_sudoku(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"env", required_argument, 0, 'e'}, {"model", required_argument, 0, 'm'},
+        {"no-act", no_argument, 0, 1000}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *cmd = "reason", *model = NULL;
+    int act = 1, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "e:m:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'e': break; /* sudoku: checked by gyro_cli_is_sudoku */
+        case 'm': model = optarg; break;
+        case 1000: act = 0; break;
+        case 'h':
+            printf("usage: gyro reason --env sudoku --model MODEL [--no-act] [PUZZLE ...]\n"
+                   "\n"
+                   "Solve 9x9 puzzles (81 characters: digits, '.' or '0' for blanks; the\n"
+                   "arguments, or one per line of standard input) with a model from 'gyro hrm\n"
+                   "train' and print the board after every segment: clues as given, the model's\n"
+                   "digits in the blanks, '*' after a digit changed since the previous segment.\n"
+                   "The model halts when its Q head says so (or at M_max; --no-act: always M_max).\n"
+                   "Exit status: 0 OK, 1 I/O error, 2 usage, 65 a malformed or unsolvable puzzle\n"
+                   "or a bad model file.\n");
+            return 0;
+        default: return gyro_cli_usage_error(cmd, "unknown option or missing argument");
+        }
+    }
+    if (!model) return gyro_cli_usage_error(cmd, "--model is required");
+    gyro_blas_set_threads(1);
+    gyro_hrm_model *m = NULL;
+    gyro_hrm_acts *a = NULL;
+    gyro_status st = gyro_hrm_load(model, &m);
+    if (st == GYRO_OK && (m->cfg.n_cells != 81 || m->cfg.vocab != 10 || m->cfg.n_classes != 9))
+        st = gyro_error_set(GYRO_ERR_FORMAT, "%s: not a Sudoku model", model);
+    if (st == GYRO_OK) st = gyro_hrm_acts_new(m, 1, 0, 0, &a);
+    if (st != GYRO_OK) {
+        gyro_hrm_free(m);
+        return gyro_cli_fail(cmd, st);
+    }
+    int rc = 0;
+    if (optind < argc) {
+        for (int i = optind; i < argc && rc == 0; i++) {
+            char where[32];
+            snprintf(where, sizeof where, "argument %d", i - optind + 1);
+            rc = reason_one(cmd, m, a, argv[i], strlen(argv[i]), where, act);
+        }
+    } else {
+        char *line = NULL;
+        size_t cap = 0;
+        ssize_t n;
+        unsigned long lineno = 0;
+        while (rc == 0 && (n = getline(&line, &cap, stdin)) != -1) {
+            lineno++;
+            char *tab = memchr(line, '\t', (size_t)n);
+            size_t len = tab ? (size_t)(tab - line) : (size_t)n;
+            while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+            if (len == 0) continue;
+            char where[48];
+            snprintf(where, sizeof where, "-:%lu", lineno);
+            rc = reason_one(cmd, m, a, line, len, where, act);
+        }
+        free(line);
+    }
+    gyro_hrm_acts_free(a);
+    gyro_hrm_free(m);
+    return rc;
 }

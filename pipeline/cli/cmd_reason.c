@@ -17,6 +17,7 @@
 #include "models/rl/reason.h"
 #include "models/rl/policy.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/cmd_hrm.h"
 #include "pipeline/cli/cmd_rl_composite.h"
 
 static void usage(FILE *out)
@@ -24,6 +25,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: gyro reason --model MODEL [--start V1,V2,...] [--sample] [--seed S]\n"
             "       gyro reason --env composite --model MODEL \"utterance\" ...\n"
+            "       gyro reason --env sudoku --model HRM_MODEL [--no-act] [PUZZLE ...]\n"
             "\n"
             "Run a policy trained by 'gyro rl finetune' on one episode of its environment and\n"
             "print every step: the state, the action and its probability, then the result.\n"
@@ -47,6 +49,7 @@ int gyro_cmd_reason(int argc, char **argv)
     const char *cmd = "reason", *model = NULL, *start = NULL;
     int sample = 0, c;
     if (gyro_cli_is_composite(argc, argv)) return gyro_cli_reason_composite(argc, argv);
+    if (gyro_cli_is_sudoku(argc, argv)) return gyro_cli_reason_sudoku(argc, argv);
     unsigned long long seed = 1;
     optind = 1;
     while ((c = getopt_long(argc, argv, "m:x:s:h", opts, NULL)) != -1) {

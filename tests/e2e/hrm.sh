@@ -43,6 +43,19 @@ grep -q 'mean_segments=2.0000 m_max=2 act=0' "$T/out" || fail "eval --no-act: $(
 cut -f1 "$T/test.txt" > "$T/bare.txt"
 expect_rc 0 "$GYRO" hrm eval -m "$T/m.bin" "$T/bare.txt"
 
+# gyro reason --env sudoku: the board after every segment, the answer and the verdict
+expect_rc 0 "$GYRO" reason --env sudoku -m "$T/m.bin" "$(head -1 "$T/test.txt" | cut -f1)"
+grep -q '^segment 1 (' "$T/out" || fail "reason: $(head -5 "$T/out")"
+grep -q '^answer: [1-9]\{81\}  after [12] segment' "$T/out" || fail "reason answer: $(cat "$T/out")"
+grep -q '^result: [0-9]*/[0-9]* blank cells right' "$T/out" || fail "reason result: $(cat "$T/out")"
+[ "$(grep -c '|' "$T/out")" -ge 9 ] || fail "reason prints no board"
+head -2 "$T/test.txt" | expect_rc 0 "$GYRO" reason --env sudoku --no-act -m "$T/m.bin"
+[ "$(grep -c '^answer:' "$T/out")" = 2 ] || fail "reason from stdin: $(cat "$T/out")"
+[ "$(grep -c '^segment' "$T/out")" = 4 ] || fail "--no-act runs M=2 segments each"
+expect_rc 65 "$GYRO" reason --env sudoku -m "$T/m.bin" "12x"
+grep -q 'argument 1: ' "$T/err" || fail "reason bad puzzle: $(cat "$T/err")"
+expect_rc 2 "$GYRO" reason --env sudoku "$(head -1 "$T/test.txt" | cut -f1)"
+
 # bad puzzles: exit 65 with file:line
 w=$(head -1 "$T/test.txt" | cut -f1)
 s=$(head -1 "$T/test.txt" | cut -f2)
