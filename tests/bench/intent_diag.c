@@ -67,6 +67,13 @@ typedef struct macts {
     mblock a, d;
 } macts;
 
+static const int *g_len; /* lengths the qsort comparator reads */
+static int by_len(const void *a, const void *b)
+{
+    int x = g_len[*(const int *)a], y = g_len[*(const int *)b];
+    return (x > y) - (x < y);
+}
+
 static double cpu_seconds(void)
 {
     struct timespec t;
@@ -253,10 +260,29 @@ static void report(const gyro_tf_model *m, const macts *A, const int *len, int B
         float *res2 = cfg->residual == GYRO_TF_RESIDUAL_NONE ? LP(A->a, f, C) : LP(A->a, res2, C);
         float *xout = cfg->layernorm ? LP(A->a, xout, C) : res2;
         float *dres2 = cfg->residual == GYRO_TF_RESIDUAL_NONE ? LP(A->d, f, C) : LP(A->d, res2, C);
-        float *dxout = cfg->layernorm ? LP(A->d, xout, C) : dres2;
-        if (eu) {
-            printf("  L%d |d xout| %.2e\n", l, norm(dxout, (size_t)B * T * C));
-            continue;
+        float *dxout = cfg->layernorm ? (eu ? LP(A->d, lnv2, C) : LP(A->d, xout, C)) : dres2;
+        if (eu && cfg->residual == GYRO_TF_RESIDUAL_TANGENT && !cfg->layernorm) dxout = LP(A->d, ts2, C);
+        { /* attention: tangent norms of q and k heads, mean max probability vs uniform */
+            const float *qt = eu ? LP(A->a, qkvy, 3 * AW) : LP(A->a, qkvt, 3 * AW);
+            const float *att = A->a.att + (long)l * A->max_batch * H * A->max_len * A->max_len;
+            double qn = 0, kn = 0, pmax = 0, unif = 0, rowsum = 0;
+            long n = 0, na = 0;
+            for (int b = 0; b < B; b++)
+                for (int t = 0; t < len[b]; t++, n++)
+                    for (int h = 0; h < H; h++) {
+                        qn += norm(qt + ((size_t)b * T + t) * 3 * AW + (size_t)h * D, (size_t)D);
+                        kn += norm(qt + ((size_t)b * T + t) * 3 * AW + AW + (size_t)h * D, (size_t)D);
+                        const float *row = att + (((size_t)b * H + h) * T + t) * T;
+                        double mx = 0, sm = 0;
+                        for (int j = 0; j < len[b]; j++) mx = fmax(mx, row[j]), sm += row[j];
+                        pmax += mx;
+                        rowsum += sm;
+                        unif += 1.0 / len[b];
+                        na++;
+                    }
+            if (n)
+                printf("  L%d attention: |q_h| %.3f |k_h| %.3f (tangent), mean max prob %.3f vs uniform %.3f (row sums %.3f)\n",
+                       l, qn / na, kn / na, pmax / na, unif / na, rowsum / na);
         }
         rstat qy = rows_stat(LP(A->a, qkvy, 3 * AW), (int)(3 * AW), len, B, T, sc, 3);
         rstat aa = rows_stat(LP(A->a, a, C), (int)C, len, B, T, sc, 0.99);
@@ -272,6 +298,10 @@ static void report(const gyro_tf_model *m, const macts *A, const int *len, int B
                l, qy.mean, 100 * qy.above, y2.mean, 100 * y2.above, y3.mean, 100 * y3.above,
                aa.mean, 100 * aa.above, r1.mean, hh.mean, 100 * hh.above, ff.mean, 100 * ff.above,
                xo.mean, xo.max, 100 * xo.above, norm(dxout, (size_t)B * T * C));
+        if (eu) {
+            printf("  L%d |d xout| %.2e\n", l, norm(dxout, (size_t)B * T * C));
+            continue;
+        }
         /* the head merge: Möbius sum in order vs tangent sum vs reverse order */
         const float *rr = LP(A->a, rr, H * C);
         double *acc = malloc(sizeof(double) * C * 4), *e = acc + C, *rev = acc + 2 * C,
@@ -476,6 +506,8 @@ int main(int argc, char **argv)
     gyro_rng_seed(&rng, o.seed);
     for (int i = 0; i < et.n; i++) order[i] = i;
     const int spe = et.n / B;
+    int *border = malloc(sizeof(int) * (spe + 1));
+    for (int i = 0; i < spe; i++) border[i] = i;
     long step = 0;
     double t0 = cpu_seconds();
     (void)C;
@@ -484,8 +516,20 @@ int main(int argc, char **argv)
             int j = (int)gyro_rng_below(&rng, (uint32_t)(i + 1)), x = order[i];
             order[i] = order[j], order[j] = x;
         }
+        /* batches cut from runs of 50 batches sorted by length (as --bucket 50), in shuffled
+         * order, so that little is padded */
+        for (int r0 = 0; r0 < spe * B; r0 += 50 * B) {
+            int n = spe * B - r0 < 50 * B ? spe * B - r0 : 50 * B;
+            g_len = et.len;
+            qsort(order + r0, (size_t)n, sizeof(int), by_len);
+        }
+        for (int i = spe - 1; i > 0; i--) {
+            int j = (int)gyro_rng_below(&rng, (uint32_t)(i + 1)), x = border[i];
+            border[i] = border[j], border[j] = x;
+        }
         double eloss = 0;
-        for (int s = 0; s < spe; s++, step++) {
+        for (int si = 0; si < spe; si++, step++) {
+            const int s = border[si];
             int Tb = 1;
             for (int b = 0; b < B; b++) {
                 int e = order[s * B + b];
@@ -505,7 +549,7 @@ int main(int argc, char **argv)
             gyro_tf_backward(m, acts, &m->grads, dl);
             const int rep = o.log > 0 && step % o.log == 0;
             if (rep) memcpy(before, m->params_memory, sizeof(float) * m->n_params);
-            double f = gyro_sgdr_factor(&sg, ep + (double)s / spe, NULL);
+            double f = gyro_sgdr_factor(&sg, ep + (double)si / spe, NULL);
             if (gyro_optim_step(&opt, f)) {
                 fprintf(stderr, "intent_diag: step %ld: %s\n", step, gyro_error_message());
                 return 1;
@@ -513,7 +557,7 @@ int main(int argc, char **argv)
             if (rep) {
                 const macts *A = (const macts *)acts;
                 int ok = o.acts && A->B == B && A->T == Tb && A->nmax == (long)B * T;
-                report(m, ok ? A : NULL, len, B, Tb, before, loss, step, ep + (double)s / spe, &o);
+                report(m, ok ? A : NULL, len, B, Tb, before, loss, step, ep + (double)si / spe, &o);
                 printf("  global |g| %.3e (before clipping)\n", opt.last_grad_norm);
                 fflush(stdout);
             }
