@@ -22,6 +22,7 @@
  *     relu=0|1 curvature= dropout= optim=rmsprop|adam|sgd lr= ball_lr= clip= wd= epochs=
  *     batch= seed= log= (steps between reports) max_steps= (0: no limit) restart= (SGDR t0)
  *     emb_scale= (multiplies the tangent vectors of the initial embedding rows)
+ *     emb_lr= (RSGD learning rate of the embedding table alone, a second optimizer; 0: ball_lr)
  *     acts=0|1 (activation statistics; they read the activation block through a mirror of the
  *     private layout of models/transformer_impl.h and are checked against B and T)
  * Built and run by hand:
@@ -204,7 +205,7 @@ static rstat rows_stat(const float *x, int w, const int *len, int B, int T, doub
 typedef struct opts {
     int hyp, dim, layers, heads, ffn, residual, layernorm, relu, optim, epochs, batch, log,
         acts, max_steps;
-    double curvature, dropout, lr, ball_lr, clip, wd, restart, emb_scale;
+    double curvature, dropout, lr, ball_lr, clip, wd, restart, emb_scale, emb_lr;
     uint64_t seed;
 } opts;
 
@@ -393,6 +394,7 @@ static int parse(opts *o, const char *kv)
     else if (KEY("max_steps")) o->max_steps = atoi(v);
     else if (KEY("restart")) o->restart = atof(v);
     else if (KEY("emb_scale")) o->emb_scale = atof(v);
+    else if (KEY("emb_lr")) o->emb_lr = atof(v);
     else return -1;
 #undef KEY
     return 0;
@@ -493,8 +495,17 @@ int main(int argc, char **argv)
             .manifold = X->manifold == GYRO_TF_MANIFOLD_BALL ? GYRO_OPTIM_MANIFOLD_POINCARE : GYRO_OPTIM_MANIFOLD_EUCLIDEAN,
             .c = cfg.curvature};
     }
-    gyro_optim opt;
-    if (gyro_optim_init(&opt, &oc, ot, m->n_tensors)) {
+    gyro_optim opt, eopt = {0};
+    int nt = m->n_tensors;
+    if (o.emb_lr > 0) { /* the embedding table (tensor 0) gets its own optimizer */
+        gyro_optim_config ec = oc;
+        ec.ball_lr = o.emb_lr;
+        if (gyro_optim_init(&eopt, &ec, ot, 1)) {
+            fprintf(stderr, "intent_diag: %s\n", gyro_error_message());
+            return 1;
+        }
+    }
+    if (gyro_optim_init(&opt, &oc, o.emb_lr > 0 ? ot + 1 : ot, o.emb_lr > 0 ? nt - 1 : nt)) {
         fprintf(stderr, "intent_diag: %s\n", gyro_error_message());
         return 1;
     }
@@ -540,6 +551,7 @@ int main(int argc, char **argv)
             for (int b = 0; b < B; b++)
                 memcpy(tok + (size_t)b * Tb, et.tok + (size_t)order[s * B + b] * T, sizeof(int32_t) * Tb);
             gyro_optim_zero_grad(&opt);
+            if (o.emb_lr > 0) gyro_optim_zero_grad(&eopt);
             if (gyro_tf_forward(m, acts, tok, len, B, Tb, cfg.dropout > 0 ? &rng : NULL)) {
                 fprintf(stderr, "intent_diag: %s\n", gyro_error_message());
                 return 1;
@@ -550,7 +562,7 @@ int main(int argc, char **argv)
             const int rep = o.log > 0 && step % o.log == 0;
             if (rep) memcpy(before, m->params_memory, sizeof(float) * m->n_params);
             double f = gyro_sgdr_factor(&sg, ep + (double)si / spe, NULL);
-            if (gyro_optim_step(&opt, f)) {
+            if (gyro_optim_step(&opt, f) || (o.emb_lr > 0 && gyro_optim_step(&eopt, f))) {
                 fprintf(stderr, "intent_diag: step %ld: %s\n", step, gyro_error_message());
                 return 1;
             }
