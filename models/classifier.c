@@ -134,7 +134,7 @@ static const field config_fields[] = {
     FI(head_dim), FI(ffn_dim), FI(max_len), FF(dropout), FF(curvature), FF(pos_scale),
     FI(layernorm), FI(residual), FI(ffn_activation), FI(attention_kind), FI(ffn_kind),
     FI(mla_latent_dim), FI(moe_experts), FI(moe_shared), FI(moe_top_k),
-    FI(mla_q_latent), FI(mla_rope_dim), FF(moe_balance),
+    FI(mla_q_latent), FI(mla_rope_dim), FF(moe_balance), FI(qkv_tangent),
 };
 #define N_CONFIG_FIELDS (sizeof config_fields / sizeof config_fields[0])
 /* The "norm" section describes how text becomes tokens: normalization options, then the unit. */
@@ -357,6 +357,7 @@ static gyro_status parse_payload(gyro_classifier *m, rbuf *r, const char *path)
     m->norm = to.norm;
     m->token_unit = to.token_unit;
     gyro_tf_config cfg = gyro_tf_config_default(GYRO_TF_GEOMETRY_EUCLIDEAN);
+    cfg.qkv_tangent = 0; /* absent in models written before the field: per-head-slice log0 */
     if ((st = read_fields(r, path, "config", config_fields, N_CONFIG_FIELDS, &cfg))) return st;
     if (!gyro_tf_geometry_name(cfg.geometry))
         return gyro_error_set(GYRO_ERR_FORMAT, "%s: model geometry %d is unknown to this gyro "

@@ -146,6 +146,7 @@ gyro_tf_config gyro_tf_config_default(gyro_tf_geometry geometry)
     }
     c.attention_kind = GYRO_TF_ATTENTION_MHA;
     c.ffn_kind = GYRO_TF_FFN_DENSE;
+    c.qkv_tangent = 1;
     return c;
 }
 
@@ -183,6 +184,7 @@ gyro_status gyro_tf_config_validate(const gyro_tf_config *cfg)
         return gyro_error_set(GYRO_ERR_USAGE, "transformer config: pos_scale %g must be >= 0",
                               (double)cfg->pos_scale);
     TF_CHECK_RANGE(layernorm, 0, 1);
+    TF_CHECK_RANGE(qkv_tangent, 0, 1);
     TF_CHECK_RANGE(residual, GYRO_TF_RESIDUAL_NONE, GYRO_TF_RESIDUAL_TANGENT);
     TF_CHECK_RANGE(ffn_activation, GYRO_TF_ACTIVATION_IDENTITY, GYRO_TF_ACTIVATION_RELU);
     TF_CHECK_RANGE(attention_kind, GYRO_TF_ATTENTION_MHA, GYRO_TF_ATTENTION_MLA);

@@ -140,6 +140,11 @@ typedef struct gyro_tf_config {
     int mla_q_latent;      /* dcq: query latent; 0 = the same as mla_latent_dim */
     int mla_rope_dim;      /* dr: decoupled RoPE width per head, even; 0 = no RoPE */
     float moe_balance;     /* α >= 0: weight of the expert balance loss in the training loss */
+    /* Hyperbolic MHA only. 1: q | k | v = log0(W ⊗ x) of the whole 3A-d Möbius matvec output,
+     * which is exactly W·log0(x), then split into heads. 0: log0 of each head's D-slice of the
+     * ball point (models written before this field): a slice has norm < 1/√c, so every head's
+     * tangent norm is capped near artanh(√(1/3H))/√c and the attention stays near uniform. */
+    int qkv_tangent;
 } gyro_tf_config;
 
 /* The seed's settings for a geometry (hyperbolic-chinese-nlu §5): 3 layers, 16 heads of

@@ -42,7 +42,9 @@ typedef struct S(tf_layer_ptrs) {
     T *u;      /* (N, C)   log0(xin)                                            */
     T *qkvy;   /* (N, 3A)  u Wqkvᵀ                                              */
     T *qkvz;   /* (N, 3A)  exp0(qkvy): the Möbius matvec output (ball, 3A-d)    */
-    T *qkvt;   /* (N, 3A)  log0 of each head's D-slice: tangent q | k | v       */
+    T *qkvt;   /* (N, 3A)  tangent q | k | v: log0 of each head's D-slice of qkvz (cfg
+                *          qkv_tangent 0); with qkv_tangent 1 log0(qkvz) = qkvy, so qkvz and
+                *          qkvt alias qkvy                                              */
     T *att;    /* (B, H, T, T) attention probabilities                          */
     T *o;      /* (N, A)   head outputs (tangent)                               */
     T *od;     /* (N, A)   after dropout (aliases o without dropout)            */
@@ -545,8 +547,9 @@ static void S(tf_layer_ptrs_get)(S(tf_layer_ptrs) *p, const ACTS *a, const S(tf_
     p->att = A ? blk->att + (long)l * a->max_batch * H * a->max_len * a->max_len : NULL;
     p->xin = xin;
     /* attention */
-    if (eu) {
+    if (eu)
         p->u = p->xin;
+    if (eu || cfg->qkv_tangent) {
         p->qkvz = p->qkvy;
         p->qkvt = p->qkvz;
     }
@@ -781,11 +784,15 @@ gyro_status P(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
                 memset(p.a + r0 + n * C, 0, ((size_t)Tlen - n) * C * sizeof(T));
             }
         } else {
-            /* attention: q,k,v = per-head log0 of W ⊗ x = exp0(W log0 x) */
+            /* attention: q|k|v = log0(W ⊗ x) = log0(exp0(W log0 x)) = W log0 x, split into
+             * heads (Ganea 2018, Lemma 6: Möbius matvec); legacy models (qkv_tangent 0) take
+             * log0 of each head's D-slice of W ⊗ x instead */
             const T *wqkv = TF_SLICE(w->qkvw, l, 3 * A * C), *wo = TF_SLICE(w->attprojw, l, C * A);
             S(gyro_linear_forward)(p.qkvy, 3 * A, p.u, C, wqkv, C, Nr, C, 3 * A);
-            S(gyro_geo_exp0)(p.qkvz, 3 * A, p.qkvy, 3 * A, geo, c, Nr, 3 * A);
-            S(gyro_geo_log0)(p.qkvt, D, p.qkvz, D, geo, c, Nr * 3 * H, D);
+            if (p.qkvt != p.qkvy) {
+                S(gyro_geo_exp0)(p.qkvz, 3 * A, p.qkvy, 3 * A, geo, c, Nr, 3 * A);
+                S(gyro_geo_log0)(p.qkvt, D, p.qkvz, D, geo, c, Nr * 3 * H, D);
+            }
             S(gyro_attention_forward)(p.o, p.att, p.qkvt, lengths, B, Tlen, H, D);
             if (a->dropout_on)
                 S(gyro_dropout_forward)(p.od, p.mask_o, p.o, rng, pdrop, (long)Nr * A);
@@ -1017,9 +1024,11 @@ void P(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const T *
             if (a->dropout_on)
                 S(gyro_dropout_backward)(q.o, q.od, p.mask_o, (long)Nr * A);
             S(gyro_attention_backward)(q.qkvt, scr, q.o, p.qkvt, p.att, lengths, B, Tlen, H, D);
-            S(gyro_geo_log0_backward)(q.qkvz, D, q.qkvt, D, p.qkvz, D, geo, c, Nr * 3 * H, D);
-            S(gyro_geo_exp0_backward)(q.qkvy, 3 * A, scr, q.qkvz, 3 * A, p.qkvz, 3 * A, p.qkvy,
-                                      3 * A, geo, c, Nr, 3 * A);
+            if (p.qkvt != p.qkvy) { /* legacy per-slice log0; else q.qkvt aliases q.qkvy */
+                S(gyro_geo_log0_backward)(q.qkvz, D, q.qkvt, D, p.qkvz, D, geo, c, Nr * 3 * H, D);
+                S(gyro_geo_exp0_backward)(q.qkvy, 3 * A, scr, q.qkvz, 3 * A, p.qkvz, 3 * A,
+                                          p.qkvy, 3 * A, geo, c, Nr, 3 * A);
+            }
             S(gyro_linear_backward)(q.u, C, gwqkv, C, q.qkvy, 3 * A, p.u, C, wqkv, C, Nr, C,
                                     3 * A);
         }

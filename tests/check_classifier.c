@@ -257,6 +257,19 @@ START_TEST(test_forged_files)
     ck_assert_ptr_nonnull(strstr(gyro_error_message(), "dropoux"));
     forge(path, bad, "token_unit", 5.0, NULL);
     ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_VERSION);
+    /* a model written before qkv_tangent existed (the key renamed to the same-length
+     * moe_balance, value 0) loads with the per-head-slice attention; new models record 1 */
+    ck_assert_int_eq(gyro_classifier_tf_const(m)->cfg.qkv_tangent, 1);
+    char mid[160];
+    snprintf(mid, sizeof mid, "%s/forged0.clf", tmpdir);
+    forge(path, mid, "qkv_tangent", 0.0, NULL);
+    forge(mid, bad, "qkv_tangent", 0, "moe_balance");
+    ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_OK);
+    ck_assert_int_eq(gyro_classifier_tf_const(r)->cfg.qkv_tangent, 0);
+    gyro_classifier_free(r);
+    ck_assert_int_eq(gyro_classifier_load(path, &r), GYRO_OK);
+    ck_assert_int_eq(gyro_classifier_tf_const(r)->cfg.qkv_tangent, 1);
+    gyro_classifier_free(r);
     /* a NaN in the last parameter, checksum fixed */
     long n;
     unsigned char *b = slurp(path, &n);

@@ -130,6 +130,8 @@ START_TEST(test_fd_hyperbolic_seed_block)
 {
     gyro_tf_config c = tiny(GYRO_TF_GEOMETRY_HYPERBOLIC);
     ck_assert_double_lt(fd_model(&c, "hyperbolic, seed §4.2 block"), FD_TOL);
+    c.qkv_tangent = 0; /* models written before qkv_tangent: log0 per head slice */
+    ck_assert_double_lt(fd_model(&c, "hyperbolic, seed block, per-slice q|k|v"), FD_TOL);
 }
 END_TEST
 
@@ -142,6 +144,10 @@ START_TEST(test_fd_hyperbolic_full)
     c.dropout = 0.3f;
     c.curvature = 0.7f;
     ck_assert_double_lt(fd_model(&c, "hyperbolic, tangent res + LN + drop"), FD_TOL);
+    c.qkv_tangent = 0;
+    ck_assert_double_lt(fd_model(&c, "hyperbolic, tangent res + LN + drop, per-slice q|k|v"),
+                        FD_TOL);
+    c.qkv_tangent = 1;
     c.residual = GYRO_TF_RESIDUAL_MOBIUS;
     c.dropout = 0;
     ck_assert_double_lt(fd_model(&c, "hyperbolic, Mobius res + LN"), FD_TOL);
@@ -192,12 +198,14 @@ START_TEST(test_f32_matches_f64)
 {
     /* Configurations whose tangent vectors stay inside the float32 range of the ball
      * (|v| < artanh(1 − 4e-3) ≈ 3.1); beyond it the two precisions clamp differently.
-     * Variants 8..15 repeat 0..7 with MLA and MoE, 16..19 with one of them. */
-    for (int variant = 0; variant < 20; variant++) {
+     * Variants 8..15 repeat 0..7 with MLA and MoE, 16..19 with one of them; 20..27 repeat
+     * 0..7 with the per-head-slice q|k|v of models written before qkv_tangent. */
+    for (int variant = 0; variant < 28; variant++) {
         const int geo = variant & 1, res = (variant >> 1) % 4;
         gyro_tf_config c = tiny((gyro_tf_geometry)geo);
-        if (variant >= 8)
+        if (variant >= 8 && variant < 20)
             c = with_blocks(c, variant < 16 || variant >= 18, variant < 18);
+        c.qkv_tangent = variant < 20;
         c.layernorm = res > 0;
         c.residual = res == 3 ? GYRO_TF_RESIDUAL_TANGENT
                      : res == 2 ? GYRO_TF_RESIDUAL_MOBIUS : GYRO_TF_RESIDUAL_NONE;
