@@ -23,6 +23,8 @@
  *     batch= seed= log= (steps between reports) max_steps= (0: no limit) restart= (SGDR t0)
  *     emb_scale= (multiplies the tangent vectors of the initial embedding rows)
  *     emb_lr= (RSGD learning rate of the embedding table alone, a second optimizer; 0: ball_lr)
+ *     qkv=tangent|slice (hyperbolic q|k|v: log0 of the whole Möbius matvec output, the
+ *     default, or log0 per head slice as models written before the qkv_tangent field)
  *     acts=0|1 (activation statistics; they read the activation block through a mirror of the
  *     private layout of models/transformer_impl.h and are checked against B and T)
  * Built and run by hand:
@@ -42,7 +44,8 @@
 #include "models/optim.h"
 #include "models/train_classifier.h"
 #include "models/transformer.h"
-#include "pipeline/labels.h"
+#include "models/text/labels.h"
+#include "pipeline/example_file.h"
 
 /* ---- a mirror of the activation block (models/transformer_impl.h, R = float) ------------- */
 #define M_LAYER_FIELDS(X)                                                                      \
@@ -204,7 +207,7 @@ static rstat rows_stat(const float *x, int w, const int *len, int B, int T, doub
 
 typedef struct opts {
     int hyp, dim, layers, heads, ffn, residual, layernorm, relu, optim, epochs, batch, log,
-        acts, max_steps;
+        acts, max_steps, qkv;
     double curvature, dropout, lr, ball_lr, clip, wd, restart, emb_scale, emb_lr;
     uint64_t seed;
 } opts;
@@ -264,7 +267,7 @@ static void report(const gyro_tf_model *m, const macts *A, const int *len, int B
         float *dxout = cfg->layernorm ? (eu ? LP(A->d, lnv2, C) : LP(A->d, xout, C)) : dres2;
         if (eu && cfg->residual == GYRO_TF_RESIDUAL_TANGENT && !cfg->layernorm) dxout = LP(A->d, ts2, C);
         { /* attention: tangent norms of q and k heads, mean max probability vs uniform */
-            const float *qt = eu ? LP(A->a, qkvy, 3 * AW) : LP(A->a, qkvt, 3 * AW);
+            const float *qt = eu || cfg->qkv_tangent ? LP(A->a, qkvy, 3 * AW) : LP(A->a, qkvt, 3 * AW);
             const float *att = A->a.att + (long)l * A->max_batch * H * A->max_len * A->max_len;
             double qn = 0, kn = 0, pmax = 0, unif = 0, rowsum = 0;
             long n = 0, na = 0;
@@ -395,6 +398,7 @@ static int parse(opts *o, const char *kv)
     else if (KEY("restart")) o->restart = atof(v);
     else if (KEY("emb_scale")) o->emb_scale = atof(v);
     else if (KEY("emb_lr")) o->emb_lr = atof(v);
+    else if (KEY("qkv")) o->qkv = !strcmp(v, "slice") ? 0 : 1;
     else return -1;
 #undef KEY
     return 0;
@@ -419,7 +423,7 @@ int main(int argc, char **argv)
     gyro_train_options to;
     opts o = {.hyp = 1, .residual = -1, .layernorm = -1, .relu = -1, .epochs = 2, .batch = 32,
               .log = 100, .acts = 1, .seed = 1, .lr = -1, .ball_lr = -1, .curvature = -1,
-              .dropout = -1, .optim = -1, .restart = -1, .emb_scale = 1};
+              .dropout = -1, .optim = -1, .restart = -1, .emb_scale = 1, .qkv = -1};
     for (int i = 4; i < argc; i++)
         if (parse(&o, argv[i])) {
             fprintf(stderr, "intent_diag: bad option %s\n", argv[i]);
@@ -436,6 +440,7 @@ int main(int argc, char **argv)
     if (o.relu >= 0) cfg.ffn_activation = o.relu ? GYRO_TF_ACTIVATION_RELU : GYRO_TF_ACTIVATION_IDENTITY;
     if (o.curvature > 0) cfg.curvature = (float)o.curvature;
     if (o.dropout >= 0) cfg.dropout = (float)o.dropout;
+    if (o.qkv >= 0) cfg.qkv_tangent = o.qkv;
     gyro_optim_config oc = to.optim;
     if (o.optim >= 0) oc.kind = o.optim;
     if (o.lr > 0) oc.lr = o.lr;
@@ -446,7 +451,7 @@ int main(int argc, char **argv)
     if (o.restart >= 0) sg.t0 = o.restart;
 
     gyro_example_set tr = {0}, dv = {0};
-    if (gyro_example_set_read(&tr, argv[2], NULL) || gyro_example_set_read(&dv, argv[3], NULL)) {
+    if (gyro_example_file_read(&tr, argv[2], NULL) || gyro_example_file_read(&dv, argv[3], NULL)) {
         fprintf(stderr, "intent_diag: %s\n", gyro_error_message());
         return 65;
     }
