@@ -34,10 +34,12 @@ static void usage(FILE *f)
           "       gyro classify eval -m MODEL [--svg FILE] [--confusion N] DATA.pb\n"
           "       gyro classify predict -m MODEL [-k K] [--stream] [-o OUT] [--max-line BYTES] [IN|-]\n"
           "\n"
-          "train options (defaults: the seed's settings for the geometry):\n"
+          "train options (defaults: hyperbolic --residual tangent --layernorm --relu --curvature 0.1\n"
+          "  --dropout 0.1; lorentz and euclidean: the settings of their geometry):\n"
           "  --geometry hyperbolic|lorentz|euclidean   model geometry (hyperbolic)\n"
           "  --dim N --layers N --heads N --head-dim N --ffn N --max-len N\n"
           "  --dropout P --curvature C --layernorm --residual none|mobius|tangent --relu\n"
+          "  --no-layernorm --no-relu   (with --residual none --curvature 1: the seed's block)\n"
           "  --attention mha|mla  MLA blocks: --mla-latent L (C/2) --mla-q-latent L (= latent)\n"
           "                      --mla-rope R (0: none; even)\n"
           "  --ffn dense|moe      MoE blocks (--ffn N still sets the hidden width): --experts N (4)\n"
@@ -74,7 +76,7 @@ static void on_signal(int sig)
 
 enum {
     O_GEOMETRY = 256, O_DIM, O_LAYERS, O_HEADS, O_HEAD_DIM, O_FFN, O_MAXLEN, O_DROPOUT, O_CURV,
-    O_LN, O_RESIDUAL, O_RELU, O_OPTIMIZER, O_LR, O_BALL_LR, O_CLIP, O_EPOCHS, O_BATCH, O_PATIENCE,
+    O_LN, O_NO_LN, O_RESIDUAL, O_RELU, O_NO_RELU, O_OPTIMIZER, O_LR, O_BALL_LR, O_CLIP, O_EPOCHS, O_BATCH, O_PATIENCE,
     O_RESTART, O_RESTART_MULT, O_DEV, O_DEV_FRAC, O_MIN_COUNT, O_SEED, O_EMB, O_FREEZE, O_CKPT,
     O_KEEP_TRAD, O_CASE_FOLD, O_WORDS, O_BUCKET, O_QUIET, O_SVG, O_CONFUSION, O_STREAM, O_MAX_LINE, O_HELP,
     O_ATTENTION, O_MLA_LATENT, O_MLA_Q, O_MLA_ROPE, O_EXPERTS, O_SHARED, O_TOP_K, O_BALANCE
@@ -87,6 +89,7 @@ static int train_main(int argc, char **argv)
         {"heads", 1, 0, O_HEADS}, {"head-dim", 1, 0, O_HEAD_DIM}, {"ffn", 1, 0, O_FFN},
         {"max-len", 1, 0, O_MAXLEN}, {"dropout", 1, 0, O_DROPOUT}, {"curvature", 1, 0, O_CURV},
         {"layernorm", 0, 0, O_LN}, {"residual", 1, 0, O_RESIDUAL}, {"relu", 0, 0, O_RELU},
+        {"no-layernorm", 0, 0, O_NO_LN}, {"no-relu", 0, 0, O_NO_RELU},
         {"optimizer", 1, 0, O_OPTIMIZER}, {"lr", 1, 0, O_LR}, {"ball-lr", 1, 0, O_BALL_LR},
         {"clip", 1, 0, O_CLIP}, {"epochs", 1, 0, O_EPOCHS}, {"batch", 1, 0, O_BATCH},
         {"patience", 1, 0, O_PATIENCE}, {"restart-epochs", 1, 0, O_RESTART},
@@ -162,6 +165,8 @@ static int train_main(int argc, char **argv)
             break;
         case O_LN: o.model.layernorm = 1; break;
         case O_RELU: o.model.ffn_activation = GYRO_TF_ACTIVATION_RELU; break;
+        case O_NO_LN: o.model.layernorm = 0; break;
+        case O_NO_RELU: o.model.ffn_activation = GYRO_TF_ACTIVATION_IDENTITY; break;
         case O_RESIDUAL:
             if (strcmp(optarg, "none") == 0) o.model.residual = GYRO_TF_RESIDUAL_NONE;
             else if (strcmp(optarg, "mobius") == 0) o.model.residual = GYRO_TF_RESIDUAL_MOBIUS;
