@@ -1,4 +1,4 @@
-/* optim.c — RMSProp / Adam / SGD for Euclidean tensors, Riemannian SGD for Poincaré-ball rows,
+/* optim.c — RMSProp / Adam / SGD for Euclidean tensors, Riemannian SGD or Adam for Poincaré-ball rows,
  * and the SGDR schedule (see optim.h for the formulas and papers).
  *
  * The update loops run in float32 over contiguous buffers (the compiler vectorises them); the
@@ -31,6 +31,16 @@ gyro_optim_config gyro_optim_config_default(void)
     return c;
 }
 
+/* Floats of optimizer state a tensor needs: Euclidean m and v; a ball tensor under Riemannian
+ * Adam m (rows, cols) then v (rows); none under RSGD. */
+static size_t state_floats(const gyro_optim_tensor *t, const gyro_optim_config *cfg)
+{
+    if (t->manifold == GYRO_OPTIM_MANIFOLD_EUCLIDEAN) return 2 * t->rows * t->cols;
+    if (t->manifold == GYRO_OPTIM_MANIFOLD_POINCARE && cfg->ball_kind == GYRO_OPTIM_BALL_RADAM)
+        return t->rows * t->cols + t->rows;
+    return 0;
+}
+
 gyro_status gyro_optim_init(gyro_optim *o, const gyro_optim_config *cfg,
                             const gyro_optim_tensor *tensors, int n)
 {
@@ -39,6 +49,9 @@ gyro_status gyro_optim_init(gyro_optim *o, const gyro_optim_config *cfg,
         return gyro_error_set(GYRO_ERR_USAGE, "optimizer: NULL argument");
     if (cfg->kind != GYRO_OPTIM_RMSPROP && cfg->kind != GYRO_OPTIM_ADAM && cfg->kind != GYRO_OPTIM_SGD)
         return gyro_error_set(GYRO_ERR_USAGE, "optimizer: unknown kind %d", (int)cfg->kind);
+    if (cfg->ball_kind != GYRO_OPTIM_BALL_RSGD && cfg->ball_kind != GYRO_OPTIM_BALL_RADAM)
+        return gyro_error_set(GYRO_ERR_USAGE, "optimizer: unknown ball optimizer %d",
+                              (int)cfg->ball_kind);
     if (!(cfg->lr >= 0) || !(cfg->ball_lr >= 0) || !(cfg->eps > 0) || !(cfg->rho >= 0 && cfg->rho < 1) ||
         !(cfg->beta1 >= 0 && cfg->beta1 < 1) || !(cfg->beta2 >= 0 && cfg->beta2 < 1) ||
         !(cfg->clip_norm >= 0) || !(cfg->ball_max_step >= 0) || !(cfg->weight_decay >= 0))
@@ -60,20 +73,20 @@ gyro_status gyro_optim_init(gyro_optim *o, const gyro_optim_config *cfg,
             t->manifold != GYRO_OPTIM_MANIFOLD_LORENTZ)
             return gyro_error_set(GYRO_ERR_USAGE, "optimizer: tensor %s has unknown manifold %d",
                                   t->name ? t->name : "?", (int)t->manifold);
-        if (t->manifold == GYRO_OPTIM_MANIFOLD_EUCLIDEAN) total += t->rows * t->cols;
+        total += state_floats(t, cfg);
     }
     o->tensors = malloc((size_t)(n ? n : 1) * sizeof *o->tensors);
     o->offset = malloc((size_t)(n ? n : 1) * sizeof *o->offset);
-    o->state = calloc(total ? 2 * total : 1, sizeof *o->state);
+    o->state = calloc(total ? total : 1, sizeof *o->state);
     if (!o->tensors || !o->offset || !o->state) {
         gyro_optim_free(o);
-        return gyro_error_set(GYRO_ERR_NOMEM, "optimizer: %zu floats of state", 2 * total);
+        return gyro_error_set(GYRO_ERR_NOMEM, "optimizer: %zu floats of state", total);
     }
     memcpy(o->tensors, tensors, (size_t)n * sizeof *tensors);
     size_t off = 0;
     for (int i = 0; i < n; i++) {
         o->offset[i] = off;
-        if (tensors[i].manifold == GYRO_OPTIM_MANIFOLD_EUCLIDEAN) off += 2 * tensors[i].rows * tensors[i].cols;
+        off += state_floats(&tensors[i], cfg);
     }
     o->n_tensors = n;
     o->cfg = *cfg;
@@ -170,6 +183,58 @@ static void step_ball_row(float *x, const float *g, float gs, float lr, float ma
     gyro_poincare_project_f32(x, y, c, n);
 }
 
+/* One row of Riemannian Adam (optim.h, GYRO_OPTIM_BALL_RADAM): x (n) the point, m (n) its first
+ * moment, *v its second moment; the row math runs in double. `tmp` holds 2·n doubles.
+ * Parallel transport P_{x→y}(w) = (λ_x/λ_y) gyr[y, −x] w with the closed-form gyration
+ * gyr[a, b]w = w + 2(αa + βb)/δ, α = −c²⟨a,w⟩|b|² + c⟨b,w⟩ + 2c²⟨a,b⟩⟨b,w⟩,
+ * β = −c²⟨b,w⟩|a|² − c⟨a,w⟩, δ = 1 + 2c⟨a,b⟩ + c²|a|²|b|² (Ungar 2008, Thm 3.4; geoopt's
+ * math.gyration with κ = −c). */
+static void step_ball_radam_row(float *x, float *m, float *v, const float *g, float gs, double lr,
+                                double b1, double b2, double bc1, double bc2, double eps,
+                                double max_step, double c, double *tmp, int n)
+{
+    double *rg = tmp, *y = tmp + n;
+    double xx = 0, rr = 0;
+    for (int i = 0; i < n; i++) xx += (double)x[i] * x[i];
+    const double lx = 2.0 / fmax(1.0 - c * xx, 1e-15); /* λ_x */
+    for (int i = 0; i < n; i++) {
+        rg[i] = (double)g[i] * gs / (lx * lx); /* g_R = ∇E / λ_x² */
+        rr += rg[i] * rg[i];
+    }
+    const double vv = b2 * v[0] + (1.0 - b2) * lx * lx * rr;
+    v[0] = (float)vv;
+    const double denom = sqrt(vv / bc2) + eps;
+    double un = 0;
+    for (int i = 0; i < n; i++) {
+        const double mi = b1 * m[i] + (1.0 - b1) * rg[i];
+        m[i] = (float)mi;
+        y[i] = -lr * (mi / bc1) / denom; /* the step u */
+        un += y[i] * y[i];
+    }
+    double s = 1.0;
+    if (max_step > 0 && lx * sqrt(un) > max_step) s = max_step / (lx * sqrt(un));
+    for (int i = 0; i < n; i++) y[i] = x[i] + s * y[i]; /* retraction x + u */
+    gyro_poincare_project_f64(y, y, c, n);
+    /* transport m from x to y: a = y, b = −x */
+    double aa = 0, ab = 0, aw = 0, bw = 0;
+    for (int i = 0; i < n; i++) {
+        aa += y[i] * y[i];
+        ab -= y[i] * x[i];
+        aw += y[i] * m[i];
+        bw -= (double)x[i] * m[i];
+    }
+    const double bb = xx, c2 = c * c;
+    const double al = -c2 * aw * bb + c * bw + 2 * c2 * ab * bw;
+    const double be = -c2 * bw * aa - c * aw;
+    const double de = fmax(1.0 + 2 * c * ab + c2 * aa * bb, 1e-15);
+    const double ly = 2.0 / fmax(1.0 - c * aa, 1e-15);
+    for (int i = 0; i < n; i++) {
+        const double gw = m[i] + 2 * (al * y[i] - be * x[i]) / de;
+        m[i] = (float)(gw * lx / ly);
+        x[i] = (float)y[i];
+    }
+}
+
 gyro_status gyro_optim_step(gyro_optim *o, double lr_factor)
 {
     double sq = 0;
@@ -217,6 +282,21 @@ gyro_status gyro_optim_step(gyro_optim *o, double lr_factor)
             float *buf = tmp;
             if (T->cols > 1024) return gyro_error_set(GYRO_ERR_LIMIT, "ball tensor %s: %zu columns over 1024",
                                                       T->name ? T->name : "?", T->cols);
+            if (c->ball_kind == GYRO_OPTIM_BALL_RADAM) {
+                double dtmp[2 * 1024];
+                float *bm = o->state + o->offset[t], *bv = bm + n;
+                for (size_t r = 0; r < T->rows; r++) {
+                    const float *g = T->g + r * T->cols;
+                    float *mr = bm + r * T->cols;
+                    size_t j = 0;
+                    while (j < T->cols && g[j] == 0.0f && mr[j] == 0.0f) j++;
+                    if (j == T->cols) continue; /* never-seen row: nothing to move */
+                    step_ball_radam_row(T->w + r * T->cols, mr, bv + r, g, gs, blr, c->beta1,
+                                        c->beta2, bc1, bc2, c->eps, c->ball_max_step, T->c, dtmp,
+                                        (int)T->cols);
+                }
+                continue;
+            }
             for (size_t r = 0; r < T->rows; r++) {
                 /* RSGD has no state: a row with a zero gradient (an embedding row absent from
                  * the batch) would not move, so skip its exp map and projection */

@@ -58,6 +58,21 @@ typedef enum gyro_optim_kind {
     GYRO_OPTIM_SGD = 2,
 } gyro_optim_kind;
 
+/* Optimizer of Poincaré-ball tensors. */
+typedef enum gyro_optim_ball_kind {
+    GYRO_OPTIM_BALL_RSGD = 0,      /* Riemannian SGD, x ← proj(exp_x(−η g_R)) (Bonnabel 2013) */
+    /* Riemannian Adam (Bécigneul & Ganea 2019, as geoopt's RiemannianAdam on PoincareBall),
+     * per row x with g_R = ((1−c|x|²)²/4)·∇E:
+     *   m ← β1 m + (1−β1) g_R              (a tangent vector at x)
+     *   v ← β2 v + (1−β2) λ_x²|g_R|²       (one scalar per row: the metric's ⟨g_R, g_R⟩_x)
+     *   y = proj(x − η (m/(1−β1ᵗ)) / (√(v/(1−β2ᵗ)) + ε))   (geoopt's retraction x + u)
+     *   m ← P_{x→y}(m) = (λ_x/λ_y) gyr[y, −x] m          (parallel transport, Ungar 2008)
+     * with η = ball_lr · schedule factor and ε = eps; the step's Riemannian norm is clipped to
+     * ball_max_step as for RSGD. Rows with a zero gradient and a zero first moment (embedding
+     * rows never seen yet) are skipped. */
+    GYRO_OPTIM_BALL_RADAM = 1,
+} gyro_optim_ball_kind;
+
 typedef struct gyro_optim_config {
     gyro_optim_kind kind;          /* for Euclidean tensors */
     double lr;                     /* Euclidean learning rate (η_max of the schedule) */
@@ -68,6 +83,7 @@ typedef struct gyro_optim_config {
     double ball_lr;                /* RSGD learning rate for Poincaré and hyperboloid tensors */
     double ball_max_step;          /* clip of the Riemannian tangent step norm (0 = none) */
     double clip_norm;              /* global gradient-norm clip (0 = none) */
+    gyro_optim_ball_kind ball_kind; /* Poincaré tensors: RSGD (default) or Riemannian Adam */
 } gyro_optim_config;
 
 /* Defaults of the seed: RMSProp lr 1e-3, ρ 0.9, ε 1e-7; RSGD lr 0.05, step clip 1.0; no clip. */
@@ -77,7 +93,8 @@ typedef struct gyro_optim {
     gyro_optim_config cfg;
     gyro_optim_tensor *tensors;    /* (n_tensors) copied descriptors */
     int n_tensors;
-    float *state;                  /* (2 * total Euclidean floats) moments: m then v per tensor */
+    float *state;                  /* moments per tensor: Euclidean m then v (2·rows·cols);
+                                    * ball with Riemannian Adam m (rows·cols) then v (rows) */
     size_t *offset;                /* (n_tensors) start of each tensor's moments in state */
     uint64_t steps;
     double last_grad_norm;         /* global gradient norm before clipping, of the last step */

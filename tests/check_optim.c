@@ -1,6 +1,7 @@
 /* check_optim.c — Check suite for models/optim: RMSProp, Adam and SGD steps against the formulas
  * evaluated by hand in double, Riemannian SGD in the ball against the math core's rsgd step,
- * step clipping and staying inside the ball, NaN stop, global-norm clipping, frozen tensors,
+ * step clipping and staying inside the ball, Riemannian Adam against geoopt's formula and on
+ * a toy problem, NaN stop, global-norm clipping, frozen tensors,
  * convergence on a quadratic, and the SGDR schedule. */
 #include <check.h>
 #include <math.h>
@@ -253,6 +254,87 @@ START_TEST(test_sgdr)
 }
 END_TEST
 
+/* Riemannian Adam (geoopt's RiemannianAdam on the Poincaré ball), two steps of one row by hand
+ * in double: g_R = ∇E/λ_x², m ← β1m + (1−β1)g_R, v ← β2v + (1−β2)λ_x²|g_R|²,
+ * y = proj(x − η m̂/(√v̂ + ε)), m ← (λ_x/λ_y) gyr[y, −x] m, the gyration evaluated here as
+ * ⊖(a⊕b) ⊕ (a ⊕ (b ⊕ w)) by Möbius additions (optim.c uses the closed form). */
+static void radam_ref(double *x, double *m, double *v, const double *g, double c, double lr,
+                      double b1, double b2, int t, double eps, int n)
+{
+    double xx = 0, rr = 0, rg[8], y[8], nb[8], a_b[8], bw[8], abw[8], w[8], out[8], mn = 0;
+    for (int i = 0; i < n; i++) xx += x[i] * x[i];
+    double lx = 2 / (1 - c * xx);
+    for (int i = 0; i < n; i++) rg[i] = g[i] / (lx * lx), rr += rg[i] * rg[i];
+    *v = b2 * *v + (1 - b2) * lx * lx * rr;
+    double bc1 = 1 - pow(b1, t), bc2 = 1 - pow(b2, t), den = sqrt(*v / bc2) + eps, yy = 0;
+    for (int i = 0; i < n; i++) {
+        m[i] = b1 * m[i] + (1 - b1) * rg[i];
+        y[i] = x[i] - lr * (m[i] / bc1) / den;
+        yy += y[i] * y[i];
+        mn += m[i] * m[i];
+    }
+    ck_assert(sqrt(c * yy) < 0.99); /* no projection in this example */
+    double k = 0.1 / (sqrt(c) * sqrt(mn)); /* gyr is linear: apply it to a point inside */
+    for (int i = 0; i < n; i++) nb[i] = -x[i], w[i] = k * m[i];
+    gyro_poincare_mobius_add_f64(a_b, y, nb, c, n);
+    gyro_poincare_mobius_add_f64(bw, nb, w, c, n);
+    gyro_poincare_mobius_add_f64(abw, y, bw, c, n);
+    for (int i = 0; i < n; i++) a_b[i] = -a_b[i];
+    gyro_poincare_mobius_add_f64(out, a_b, abw, c, n);
+    double ly = 2 / (1 - c * yy);
+    for (int i = 0; i < n; i++) m[i] = out[i] / k * lx / ly, x[i] = y[i];
+}
+
+START_TEST(test_radam_matches_geoopt_formula_and_converges)
+{
+    enum { N = 5 };
+    float x[N] = {0.3f, -0.2f, 0.1f, 0.4f, -0.1f};
+    float g[N] = {0.5f, 0.2f, -0.4f, 0.1f, 0.3f};
+    const double c = 0.7, lr = 0.05;
+    double xd[N], md[N] = {0}, vd = 0, gd[N];
+    for (int i = 0; i < N; i++) xd[i] = x[i], gd[i] = g[i];
+    gyro_optim_config cfg = gyro_optim_config_default();
+    cfg.ball_kind = GYRO_OPTIM_BALL_RADAM;
+    cfg.ball_lr = lr;
+    cfg.ball_max_step = 0;
+    cfg.eps = 1e-8;
+    gyro_optim_tensor t = {.name = "b", .w = x, .g = g, .rows = 1, .cols = N,
+                           .manifold = GYRO_OPTIM_MANIFOLD_POINCARE, .c = (float)c};
+    gyro_optim o;
+    ck_assert_int_eq(gyro_optim_init(&o, &cfg, &t, 1), GYRO_OK);
+    for (int step = 1; step <= 2; step++) {
+        ck_assert_int_eq(gyro_optim_step(&o, 1.0), GYRO_OK);
+        radam_ref(xd, md, &vd, gd, c, lr, cfg.beta1, cfg.beta2, step, cfg.eps, N);
+        for (int i = 0; i < N; i++) ck_assert_double_eq_tol(x[i], xd[i], 2e-6);
+        const float *m = o.state + o.offset[0];
+        for (int i = 0; i < N; i++) ck_assert_double_eq_tol(m[i], md[i], 1e-6);
+        ck_assert_double_eq_tol(m[N], vd, 1e-7);
+        if (step == 1) /* the second step has a different gradient */
+            for (int i = 0; i < N; i++) g[i] = -0.3f * g[i] + 0.1f, gd[i] = g[i];
+    }
+    gyro_optim_free(&o);
+
+    /* a toy problem: E(x) = Σ_r |x_r − t_r|² with the targets inside the ball (one near the
+     * boundary); Riemannian Adam brings every row to its target */
+    float w[2][N] = {{0}, {0.1f, 0.1f, 0.1f, 0.1f, 0.1f}}, gw[2][N];
+    const float tg[2][N] = {{0.5f, -0.3f, 0.2f, 0.1f, 0.0f}, {-0.7f, 0.5f, 0.3f, -0.2f, 0.1f}};
+    gyro_optim_tensor t2 = {.name = "b", .w = &w[0][0], .g = &gw[0][0], .rows = 2, .cols = N,
+                            .manifold = GYRO_OPTIM_MANIFOLD_POINCARE, .c = 1.0f};
+    cfg.ball_lr = 0.02;
+    ck_assert_int_eq(gyro_optim_init(&o, &cfg, &t2, 1), GYRO_OK);
+    for (int s = 0; s < 3000; s++) {
+        for (int r = 0; r < 2; r++)
+            for (int i = 0; i < N; i++) gw[r][i] = 2 * (w[r][i] - tg[r][i]);
+        ck_assert_int_eq(gyro_optim_step(&o, s < 2000 ? 1.0 : 0.1), GYRO_OK);
+    }
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < N; i++) ck_assert_double_eq_tol(w[r][i], tg[r][i], 2e-3);
+    gyro_optim_free(&o);
+    cfg.ball_kind = (gyro_optim_ball_kind)7;
+    ck_assert_int_eq(gyro_optim_init(&o, &cfg, &t2, 1), GYRO_ERR_USAGE);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("optim");
@@ -262,6 +344,7 @@ int main(void)
     tcase_add_test(tc, test_adam_converges);
     tcase_add_test(tc, test_rsgd_matches_core_and_stays_in_ball);
     tcase_add_test(tc, test_rsgd_hyperboloid);
+    tcase_add_test(tc, test_radam_matches_geoopt_formula_and_converges);
     tcase_add_test(tc, test_nan_stop_clip_frozen);
     tcase_add_test(tc, test_sgdr);
     suite_add_tcase(s, tc);
