@@ -45,6 +45,7 @@ static void usage(FILE *f)
           "  --ffn dense|moe      MoE blocks (--ffn N still sets the hidden width): --experts N (4)\n"
           "                      --shared-experts N (0) --top-k K (1) --balance A (0.01)\n"
           "  --optimizer rmsprop|adam|sgd --lr X --ball-lr X --clip X\n"
+          "  --ball-optimizer rsgd|radam  ball tensors: Riemannian SGD (rsgd) or Adam\n"
           "  --epochs N (20) --batch N (32) --patience N (5) --restart-epochs T (10, 0 = none)\n"
           "  --restart-mult M (1) --dev FILE.pb  --dev-fraction F (0.1) --min-count N (1) --seed N (1)\n"
           "  --bucket N (50)     batches come from runs of N batches sorted by length (0: plain shuffle)\n"
@@ -76,7 +77,7 @@ static void on_signal(int sig)
 
 enum {
     O_GEOMETRY = 256, O_DIM, O_LAYERS, O_HEADS, O_HEAD_DIM, O_FFN, O_MAXLEN, O_DROPOUT, O_CURV,
-    O_LN, O_NO_LN, O_RESIDUAL, O_RELU, O_NO_RELU, O_OPTIMIZER, O_LR, O_BALL_LR, O_CLIP, O_EPOCHS, O_BATCH, O_PATIENCE,
+    O_LN, O_NO_LN, O_RESIDUAL, O_RELU, O_NO_RELU, O_OPTIMIZER, O_BALL_OPTIMIZER, O_LR, O_BALL_LR, O_CLIP, O_EPOCHS, O_BATCH, O_PATIENCE,
     O_RESTART, O_RESTART_MULT, O_DEV, O_DEV_FRAC, O_MIN_COUNT, O_SEED, O_EMB, O_FREEZE, O_CKPT,
     O_KEEP_TRAD, O_CASE_FOLD, O_WORDS, O_BUCKET, O_QUIET, O_SVG, O_CONFUSION, O_STREAM, O_MAX_LINE, O_HELP,
     O_ATTENTION, O_MLA_LATENT, O_MLA_Q, O_MLA_ROPE, O_EXPERTS, O_SHARED, O_TOP_K, O_BALANCE
@@ -88,7 +89,7 @@ static int train_main(int argc, char **argv)
         {"geometry", 1, 0, O_GEOMETRY}, {"dim", 1, 0, O_DIM}, {"layers", 1, 0, O_LAYERS},
         {"heads", 1, 0, O_HEADS}, {"head-dim", 1, 0, O_HEAD_DIM}, {"ffn", 1, 0, O_FFN},
         {"max-len", 1, 0, O_MAXLEN}, {"dropout", 1, 0, O_DROPOUT}, {"curvature", 1, 0, O_CURV},
-        {"layernorm", 0, 0, O_LN}, {"residual", 1, 0, O_RESIDUAL}, {"relu", 0, 0, O_RELU},
+        {"layernorm", 0, 0, O_LN}, {"residual", 1, 0, O_RESIDUAL}, {"relu", 0, 0, O_RELU}, {"ball-optimizer", 1, 0, O_BALL_OPTIMIZER},
         {"no-layernorm", 0, 0, O_NO_LN}, {"no-relu", 0, 0, O_NO_RELU},
         {"optimizer", 1, 0, O_OPTIMIZER}, {"lr", 1, 0, O_LR}, {"ball-lr", 1, 0, O_BALL_LR},
         {"clip", 1, 0, O_CLIP}, {"epochs", 1, 0, O_EPOCHS}, {"batch", 1, 0, O_BATCH},
@@ -178,6 +179,11 @@ static int train_main(int argc, char **argv)
             else if (strcmp(optarg, "adam") == 0) { o.optim.kind = GYRO_OPTIM_ADAM; o.optim.eps = 1e-8; }
             else if (strcmp(optarg, "sgd") == 0) o.optim.kind = GYRO_OPTIM_SGD;
             else return gyro_cli_usage_error(CMD, "--optimizer must be rmsprop, adam or sgd");
+            break;
+        case O_BALL_OPTIMIZER:
+            if (strcmp(optarg, "rsgd") == 0) o.optim.ball_kind = GYRO_OPTIM_BALL_RSGD;
+            else if (strcmp(optarg, "radam") == 0) o.optim.ball_kind = GYRO_OPTIM_BALL_RADAM;
+            else return gyro_cli_usage_error(CMD, "--ball-optimizer must be rsgd or radam");
             break;
         case O_LR: if (!gyro_cli_parse_double(CMD, "--lr", optarg, &D)) return 2; o.optim.lr = D; break;
         case O_BALL_LR: if (!gyro_cli_parse_double(CMD, "--ball-lr", optarg, &D)) return 2; o.optim.ball_lr = D; break;

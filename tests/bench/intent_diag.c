@@ -23,6 +23,7 @@
  *     batch= seed= log= (steps between reports) max_steps= (0: no limit) restart= (SGDR t0)
  *     emb_scale= (multiplies the tangent vectors of the initial embedding rows)
  *     emb_lr= (RSGD learning rate of the embedding table alone, a second optimizer; 0: ball_lr)
+ *     ball_optim=rsgd|radam (optimizer of the ball tensors)
  *     qkv=tangent|slice (hyperbolic q|k|v: log0 of the whole Möbius matvec output, the
  *     default, or log0 per head slice as models written before the qkv_tangent field)
  *     acts=0|1 (activation statistics; they read the activation block through a mirror of the
@@ -207,7 +208,7 @@ static rstat rows_stat(const float *x, int w, const int *len, int B, int T, doub
 
 typedef struct opts {
     int hyp, dim, layers, heads, ffn, residual, layernorm, relu, optim, epochs, batch, log,
-        acts, max_steps, qkv;
+        acts, max_steps, qkv, ball_optim;
     double curvature, dropout, lr, ball_lr, clip, wd, restart, emb_scale, emb_lr;
     uint64_t seed;
 } opts;
@@ -398,6 +399,7 @@ static int parse(opts *o, const char *kv)
     else if (KEY("restart")) o->restart = atof(v);
     else if (KEY("emb_scale")) o->emb_scale = atof(v);
     else if (KEY("emb_lr")) o->emb_lr = atof(v);
+    else if (KEY("ball_optim")) o->ball_optim = !strcmp(v, "radam");
     else if (KEY("qkv")) o->qkv = !strcmp(v, "slice") ? 0 : 1;
     else return -1;
 #undef KEY
@@ -446,6 +448,7 @@ int main(int argc, char **argv)
     if (o.lr > 0) oc.lr = o.lr;
     if (o.ball_lr > 0) oc.ball_lr = o.ball_lr;
     if (o.clip > 0) oc.clip_norm = o.clip;
+    if (o.ball_optim) oc.ball_kind = GYRO_OPTIM_BALL_RADAM;
     if (o.wd > 0) oc.weight_decay = o.wd;
     gyro_sgdr sg = to.sgdr;
     if (o.restart >= 0) sg.t0 = o.restart;
