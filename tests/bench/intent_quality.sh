@@ -16,7 +16,7 @@
 #   tests/bench/intent_quality.sh [BUILD_DIR]
 #
 # env:
-#   SETS="nlpcc smp crosswoz"   CONFIGS="fasttext hyp hypres euc"   SEEDS="1 2 3"
+#   SETS="nlpcc smp crosswoz"   CONFIGS="fasttext hyp hypseed euc"   SEEDS="1 2 3"
 #   FOLDS="0 1 2 3 4"           (SMP folds to run)
 #   EPOCHS=20 PATIENCE=5        gyro's limits (the classify train defaults)
 #   FASTTEXT=path               the fasttext binary. Build it outside the project:
@@ -30,7 +30,11 @@
 #   GYRO_OPTS_<name>="options"  a named gyro configuration (options of gyro classify train);
 #     put <name> in CONFIGS. Built in:
 #       hyp     no options: what `gyro classify train` does by default (hyperbolic)
-#       hypres  hyperbolic, --residual tangent --layernorm --relu
+#       hypres  hyperbolic, --residual tangent --layernorm --relu (c = 1, no dropout)
+#       hypseed the seed's block: --residual none --no-layernorm --no-relu --curvature 1
+#               --dropout 0 (the defaults before they were measured)
+#       hypradam  the defaults with Riemannian Adam for the ball tensors (--ball-optimizer
+#               radam --ball-lr 0.01)
 #       euc     the Euclidean twin, --geometry euclidean --lr 1e-3 (128-d)
 #   OUT=dir (work files; default a fresh temporary dir)  SHARED=../shared
 # Columns: accuracy and macro-F1 in % (median over seeds), parameters, training CPU seconds
@@ -44,7 +48,7 @@ G="$root/$build/gyro"
 [ -x "$G" ] || make -s BUILD="$build" "$build/gyro"
 corp=${SHARED:-$root/../shared}/corpora/intent
 SETS=${SETS:-nlpcc smp crosswoz}
-CONFIGS=${CONFIGS:-fasttext hyp hypres euc}
+CONFIGS=${CONFIGS:-fasttext hyp hypseed euc}
 SEEDS=${SEEDS:-1 2 3}
 FOLDS=${FOLDS:-0 1 2 3 4}
 EPOCHS=${EPOCHS:-20} PATIENCE=${PATIENCE:-5}
@@ -65,7 +69,9 @@ cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -I"$build/gen" \
    -o "$DIAG"
 
 : "${GYRO_OPTS_hyp:=}"
-: "${GYRO_OPTS_hypres:=--residual tangent --layernorm --relu}"
+: "${GYRO_OPTS_hypres:=--residual tangent --layernorm --relu --curvature 1 --dropout 0}"
+: "${GYRO_OPTS_hypseed:=--residual none --no-layernorm --no-relu --curvature 1 --dropout 0}"
+: "${GYRO_OPTS_hypradam:=--ball-optimizer radam --ball-lr 0.01}"
 : "${GYRO_OPTS_euc:=--geometry euclidean --lr 1e-3}"
 
 echo "intent_quality: work dir $OUT; $(date -u); load $(cut -d' ' -f1-3 /proc/loadavg)"
