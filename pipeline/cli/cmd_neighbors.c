@@ -1,6 +1,6 @@
 /* cmd_neighbors.c — `gyro neighbors`: the nearest characters of each query character by the
  * table's distance (a thin wrapper around embeddings/neighbors.h). */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,48 +8,41 @@
 #include "embeddings/neighbors.h"
 #include "embeddings/table.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/opts.h"
 #include "pipeline/table_file.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-        "usage: gyro neighbors -t TABLE [-k N] CHAR...\n"
-        "\n"
-        "Print the N nearest characters of each CHAR with their distances: hyperbolic distance on\n"
-        "the hyperboloid or in the Poincare ball, cosine distance for a Euclidean table.\n"
-        "Output: one line per neighbour, 'CHAR<TAB>rank<TAB>neighbour<TAB>distance'.\n"
-        "\n"
-        "  -t, --table PATH   embedding table (gyro char2vec train or gyro convert)\n"
-        "  -k N               neighbours per character (default 10)\n"
-        "  -h, --help         this help\n"
-        "\n"
-        "A character missing from the table is reported on stderr; the exit status is then 1.\n");
-}
+typedef struct neighbors_args {
+    const char *table;
+    long k;
+} neighbors_args;
+
+static const gyro_opt neighbors_opts[] = {
+    GYRO_O_STR("table", 't', neighbors_args, table, "PATH", NULL,
+               "embedding table (gyro char2vec train or gyro convert)"),
+    GYRO_O_LONG("top-k", 'k', neighbors_args, k, "N", "10", 1, 100000, "neighbours per character"),
+    GYRO_O_END,
+};
+
+const gyro_cmd_spec gyro_spec_neighbors = {
+    "neighbors", "-t TABLE [-k N] CHAR...",
+    "Print the N nearest characters of each CHAR with their distances: hyperbolic distance on "
+    "the hyperboloid or in the Poincare ball, cosine distance for a Euclidean table. Output: one "
+    "line per neighbour, 'CHAR<TAB>rank<TAB>neighbour<TAB>distance'.",
+    "A character missing from the table is reported on stderr; the exit status is then 1.",
+    neighbors_opts,
+};
 
 int gyro_cmd_neighbors(int argc, char **argv)
 {
     const char *cmd = "neighbors";
-    static const struct option longopts[] = {
-        {"table", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    const char *table = NULL;
-    long k = 10;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "t:k:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 't': table = optarg; break;
-        case 'k':
-            if (!gyro_cli_parse_long(cmd, "-k", optarg, 1, 100000, &k)) return 2;
-            break;
-        case 'h': usage(stdout); return 0;
-        default: return gyro_cli_usage_error(cmd, "unknown option");
-        }
-    }
+    neighbors_args o = {0};
+    int first;
+    int rc = gyro_opts_parse(&gyro_spec_neighbors, argc, argv, &o, &first);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    const char *table = o.table;
+    long k = o.k;
     if (!table) return gyro_cli_usage_error(cmd, "missing -t TABLE");
-    if (optind >= argc) return gyro_cli_usage_error(cmd, "no query character");
+    if (first >= argc) return gyro_cli_usage_error(cmd, "no query character");
     gyro_embedding_table *t;
     gyro_status s = gyro_table_file_load(table, &t);
     if (s) return gyro_cli_fail(cmd, s);
@@ -59,7 +52,7 @@ int gyro_cmd_neighbors(int argc, char **argv)
         return gyro_cli_fail(cmd, gyro_error_set(GYRO_ERR_NOMEM, "out of memory"));
     }
     int missing = 0;
-    for (int a = optind; a < argc; a++) {
+    for (int a = first; a < argc; a++) {
         int row = gyro_embedding_table_find(t, argv[a]);
         if (row < 0) {
             fprintf(stderr, "gyro %s: '%s' is not in the table\n", cmd, argv[a]);

@@ -1,72 +1,52 @@
 /* cmd_plot.c — `gyro plot`: an SVG picture of a character table in the Poincaré disk (a thin
  * wrapper around embeddings/plot.h). */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "embeddings/plot.h"
 #include "embeddings/table.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/opts.h"
 #include "pipeline/table_file.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-        "usage: gyro plot -t TABLE -o OUT.svg [--labels N] [--points N] [--size PX]\n"
-        "\n"
-        "Draw the characters of an embedding table in the Poincare disk as SVG. A 2-D table\n"
-        "(gyro char2vec train --dim 2) is drawn as trained; a larger one is projected (log0,\n"
-        "its two principal axes, exp0 into the disk) and the caption says so.\n"
-        "\n"
-        "  -t, --table PATH   embedding table\n"
-        "  -o, --output PATH  SVG file ('-' = stdout)\n"
-        "      --labels N     label the N most frequent characters (default 60)\n"
-        "      --points N     draw only the N most frequent characters (default all)\n"
-        "      --size PX      width of the picture (default 800)\n"
-        "  -h, --help         this help\n");
-}
+typedef struct plot_args {
+    const char *table, *output;
+    gyro_plot_options po; /* the library's defaults (gyro_plot_options_init) */
+} plot_args;
+
+static const gyro_opt plot_opts[] = {
+    GYRO_O_STR("table", 't', plot_args, table, "PATH", NULL, "embedding table"),
+    GYRO_O_STR("output", 'o', plot_args, output, "PATH", NULL, "SVG file ('-' = stdout)"),
+    GYRO_O_INT("labels", 0, plot_args, po.labels, "N", NULL, 0, 1000000,
+               "label the N most frequent characters (default 60)"),
+    GYRO_O_INT("points", 0, plot_args, po.points, "N", NULL, 1, 100000000,
+               "draw only the N most frequent characters (default all)"),
+    GYRO_O_INT("size", 0, plot_args, po.size, "PX", NULL, 100, 20000, "width of the picture (default 800)"),
+    GYRO_O_END,
+};
+
+const gyro_cmd_spec gyro_spec_plot = {
+    "plot", "-t TABLE -o OUT.svg [--labels N] [--points N] [--size PX]",
+    "Draw the characters of an embedding table in the Poincare disk as SVG. A 2-D table (gyro "
+    "char2vec train --dim 2) is drawn as trained; a larger one is projected (log0, its two "
+    "principal axes, exp0 into the disk) and the caption says so.",
+    NULL,
+    plot_opts,
+};
 
 int gyro_cmd_plot(int argc, char **argv)
 {
     const char *cmd = "plot";
-    enum { OPT_LABELS = 256, OPT_POINTS, OPT_SIZE };
-    static const struct option longopts[] = {
-        {"table", required_argument, 0, 't'},
-        {"output", required_argument, 0, 'o'},
-        {"labels", required_argument, 0, OPT_LABELS},
-        {"points", required_argument, 0, OPT_POINTS},
-        {"size", required_argument, 0, OPT_SIZE},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    gyro_plot_options po;
-    gyro_plot_options_init(&po);
-    const char *table = NULL, *output = NULL;
-    long v;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "t:o:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 't': table = optarg; break;
-        case 'o': output = optarg; break;
-        case OPT_LABELS:
-            if (!gyro_cli_parse_long(cmd, "--labels", optarg, 0, 1000000, &v)) return 2;
-            po.labels = (int)v;
-            break;
-        case OPT_POINTS:
-            if (!gyro_cli_parse_long(cmd, "--points", optarg, 1, 100000000, &v)) return 2;
-            po.points = (int)v;
-            break;
-        case OPT_SIZE:
-            if (!gyro_cli_parse_long(cmd, "--size", optarg, 100, 20000, &v)) return 2;
-            po.size = (int)v;
-            break;
-        case 'h': usage(stdout); return 0;
-        default: return gyro_cli_usage_error(cmd, "unknown option");
-        }
-    }
+    plot_args o = {0};
+    gyro_plot_options_init(&o.po);
+    int first;
+    int rc = gyro_opts_parse(&gyro_spec_plot, argc, argv, &o, &first);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    const char *table = o.table, *output = o.output;
+    gyro_plot_options po = o.po;
     if (!table) return gyro_cli_usage_error(cmd, "missing -t TABLE");
     if (!output) return gyro_cli_usage_error(cmd, "missing -o OUTPUT");
-    if (optind != argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    if (first != argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[first]);
     gyro_embedding_table *t = NULL;
     gyro_status s = gyro_table_file_load(table, &t);
     if (!s) s = gyro_plot_svg(t, &po, output);

@@ -1,59 +1,54 @@
 /* cmd_similarity.c — `gyro similarity`: Spearman's ρ of a character table on word-similarity
  * files (a thin wrapper around embeddings/similarity.h). */
-#include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "embeddings/similarity.h"
 #include "embeddings/table.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/opts.h"
 #include "pipeline/table_file.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-        "usage: gyro similarity -t TABLE [--pairs] FILE...\n"
-        "\n"
-        "Spearman's rho between human similarity scores and the table's, for word-similarity\n"
-        "files of lines 'word1 word2 score ...' (wordsim-297, COS960). A word is the gyromidpoint\n"
-        "of its characters (mean vector and cosine for a Euclidean table); pairs with a character\n"
-        "missing from the table are not covered. Prints one line per FILE:\n"
-        "  FILE<TAB>rho<TAB>covered<TAB>pairs\n"
-        "\n"
-        "  -t, --table PATH   embedding table (hyperboloid, Poincare or Euclidean)\n"
-        "      --pairs        also print every covered pair: word1, word2, gold, model similarity\n"
-        "  -h, --help         this help\n"
-        "\n"
-        "Exit status: 0 done, 1 runtime error, 2 usage error, 65 malformed file or table.\n");
-}
+typedef struct similarity_args {
+    const char *table;
+    int pairs;
+} similarity_args;
+
+static const gyro_opt similarity_opts[] = {
+    GYRO_O_STR("table", 't', similarity_args, table, "PATH", NULL,
+               "embedding table (hyperboloid, Poincare or Euclidean)"),
+    GYRO_O_FLAG("pairs", 0, similarity_args, pairs,
+                "also print every covered pair: word1, word2, gold and model similarity"),
+    GYRO_O_END,
+};
+
+const gyro_cmd_spec gyro_spec_similarity = {
+    "similarity", "-t TABLE [--pairs] FILE...",
+    "Spearman's rho between human similarity scores and the table's, for word-similarity files of "
+    "lines 'word1 word2 score ...' (wordsim-297, COS960). A word is the gyromidpoint of its "
+    "characters (mean vector and cosine for a Euclidean table); pairs with a character missing "
+    "from the table are not covered. Prints one line per FILE: FILE<TAB>rho<TAB>covered<TAB>pairs.",
+    "Exit status: 0 done, 1 runtime error, 2 usage error, 65 malformed file or table.",
+    similarity_opts,
+};
 
 int gyro_cmd_similarity(int argc, char **argv)
 {
     const char *cmd = "similarity";
-    static const struct option longopts[] = {
-        {"table", required_argument, 0, 't'},
-        {"pairs", no_argument, 0, 'p'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    const char *table = NULL;
-    int pairs = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "t:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 't': table = optarg; break;
-        case 'p': pairs = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: return gyro_cli_usage_error(cmd, "unknown option");
-        }
-    }
+    similarity_args o = {0};
+    int first;
+    int rc = gyro_opts_parse(&gyro_spec_similarity, argc, argv, &o, &first);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    const char *table = o.table;
+    int pairs = o.pairs;
     if (!table) return gyro_cli_usage_error(cmd, "missing -t TABLE");
-    if (optind >= argc) return gyro_cli_usage_error(cmd, "no similarity file");
+    if (first >= argc) return gyro_cli_usage_error(cmd, "no similarity file");
     gyro_embedding_table *t;
     gyro_status s = gyro_table_file_load(table, &t);
     if (s) return gyro_cli_fail(cmd, s);
-    for (int a = optind; a < argc && !s; a++) {
+    for (int a = first; a < argc && !s; a++) {
         gyro_similarity_result r;
         s = gyro_similarity_eval(t, argv[a], &r, pairs ? stdout : NULL);
         if (!s) printf("%s\t%.4f\t%d\t%d\n", argv[a], r.rho, r.covered, r.pairs);
