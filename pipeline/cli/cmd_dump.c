@@ -6,9 +6,10 @@
  * have been printed.
  */
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/opts.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,24 +17,31 @@
 #include "pipeline/json_out.h"
 #include "pipeline/stream.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: gyro dump [options] [FILE...]\n"
-            "\n"
-            "Print the records of gyro streams (FILEs, or standard input when none or '-') as JSON,\n"
-            "one object per line, in protobuf's JSON mapping with the proto field names.\n"
-            "\n"
-            "      --header          print each stream's header first, as {\"header\": {...}}\n"
-            "      --type NAME       record type of a stream without header (e.g. gyro.v1.Document)\n"
-            "      --defaults        also print fields at their default value\n"
-            "  -n, --limit N         print at most N records of each stream\n"
-            "      --max-record B    largest record accepted, in bytes (default 67108864)\n"
-            "      --types           list the record types gyro knows, one per line, and exit\n"
-            "  -h, --help            show this help\n"
-            "\n"
-            "Exit status: 0 ok, 1 runtime error, 2 usage, 65 truncated or corrupt stream.\n");
-}
+typedef struct dump_args {
+    int header, defaults, types;
+    const char *type;
+    long limit, max_record;
+} dump_args;
+
+static const gyro_opt dump_opts[] = {
+    GYRO_O_FLAG("header", 0, dump_args, header, "print each stream's header first, as {\"header\": {...}}"),
+    GYRO_O_STR("type", 0, dump_args, type, "NAME", NULL,
+               "record type of a stream without header (e.g. gyro.v1.Document)"),
+    GYRO_O_FLAG("defaults", 0, dump_args, defaults, "also print fields at their default value"),
+    GYRO_O_LONG("limit", 'n', dump_args, limit, "N", NULL, 0, 1L << 62, "print at most N records of each stream"),
+    GYRO_O_LONG("max-record", 0, dump_args, max_record, "B", "67108864", 1, 1L << 40,
+                "largest record accepted, in bytes"),
+    GYRO_O_FLAG("types", 0, dump_args, types, "list the record types gyro knows, one per line, and exit"),
+    GYRO_O_END,
+};
+
+const gyro_cmd_spec gyro_spec_dump = {
+    "dump", "[options] [FILE...]",
+    "Print the records of gyro streams (FILEs, or standard input when none or '-') as JSON, one "
+    "object per line, in protobuf's JSON mapping with the proto field names.",
+    "Exit status: 0 ok, 1 runtime error, 2 usage, 65 truncated or corrupt stream.",
+    dump_opts,
+};
 
 static gyro_status dump_one(const char *path, const gyro_stream_reader_options *ropt,
                             const gyro_json_out_options *jopt, int header, long limit)
@@ -67,54 +75,24 @@ static gyro_status dump_one(const char *path, const gyro_stream_reader_options *
 
 int gyro_cmd_dump(int argc, char **argv)
 {
-    enum { OPT_HEADER = 256, OPT_TYPE, OPT_DEFAULTS, OPT_MAX_RECORD, OPT_TYPES };
-    static const struct option longopts[] = {
-        {"header", no_argument, NULL, OPT_HEADER},
-        {"type", required_argument, NULL, OPT_TYPE},
-        {"defaults", no_argument, NULL, OPT_DEFAULTS},
-        {"limit", required_argument, NULL, 'n'},
-        {"max-record", required_argument, NULL, OPT_MAX_RECORD},
-        {"types", no_argument, NULL, OPT_TYPES},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *cmd = "dump";
-    gyro_stream_reader_options ropt = {0, NULL};
-    gyro_json_out_options jopt = {0};
-    int header = 0, list_types = 0;
-    long limit = -1, v;
-    optind = 0;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_HEADER: header = 1; break;
-        case OPT_TYPE:
-            if (!gyro_stream_type_find(optarg))
-                return gyro_cli_usage_error(cmd, "unknown record type '%s' (see --types)", optarg);
-            ropt.headerless_type = optarg;
-            break;
-        case OPT_DEFAULTS: jopt.emit_defaults = 1; break;
-        case 'n':
-            if (!gyro_cli_parse_long(cmd, "--limit", optarg, 0, 1L << 62, &limit)) return 2;
-            break;
-        case OPT_MAX_RECORD:
-            if (!gyro_cli_parse_long(cmd, "--max-record", optarg, 1, 1L << 40, &v)) return 2;
-            ropt.max_record = (size_t)v;
-            break;
-        case OPT_TYPES: list_types = 1; break;
-        case 'h': usage(stdout); return 0;
-        case ':': return gyro_cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-        default: return gyro_cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
-        }
-    }
+    dump_args o = {.limit = -1};
+    int first;
+    int rc = gyro_opts_parse(&gyro_spec_dump, argc, argv, &o, &first);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    if (o.type && !gyro_stream_type_find(o.type))
+        return gyro_cli_usage_error(cmd, "unknown record type '%s' (see --types)", o.type);
+    gyro_stream_reader_options ropt = {(size_t)o.max_record, o.type};
+    gyro_json_out_options jopt = {.emit_defaults = o.defaults};
+    int header = o.header, list_types = o.types;
+    long limit = o.limit;
     if (list_types) {
         for (size_t i = 0; gyro_stream_type_at(i); i++) puts(gyro_stream_type_at(i)->name);
         return 0;
     }
     char *stdin_only[] = {"-"};
-    char **inputs = optind < argc ? argv + optind : stdin_only;
-    int n_inputs = optind < argc ? argc - optind : 1;
+    char **inputs = first < argc ? argv + first : stdin_only;
+    int n_inputs = first < argc ? argc - first : 1;
     gyro_status s = GYRO_OK;
     for (int i = 0; i < n_inputs && !s; i++) s = dump_one(inputs[i], &ropt, &jopt, header, limit);
     if (fflush(stdout) != 0 || ferror(stdout)) {
