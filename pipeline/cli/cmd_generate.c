@@ -8,7 +8,7 @@
  * writes them as an Example stream or as TSV (text<TAB>label<TAB>session, which `gyro import
  * --format tsv` reads back), atomically. --list prints the intents instead.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,30 +16,40 @@
 
 #include "models/core/atomic_file.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/opts.h"
 #include "pipeline/generate_music.h"
 #include "pipeline/stream.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: gyro generate music [options]\n"
-            "\n"
-            "Generate the labelled music-domain set: the 125 intents of the seed paper's\n"
-            "appendix D (composites included) from gyro's templates and slot lists.\n"
-            "Deterministic for a seed; every intent appears when N >= 125.\n"
-            "\n"
-            "  -d, --data DIR         templates and slot lists of DIR (default: the copy of\n"
-            "                         corpora/music compiled into gyro)\n"
-            "  -s, --seed S           seed (default 1)\n"
-            "  -n, --count N          number of examples (default 16332, the seed paper's size)\n"
-            "  -f, --format F         stream (Example stream, default) or tsv\n"
-            "  -o, --output FILE      output (default '-': stdout)\n"
-            "  -l, --list             print the intents, one per line, and exit\n"
-            "  -q, --quiet            no summary line\n"
-            "  -h, --help             this help\n"
-            "\n"
-            "Exit status: 0 OK, 1 I/O error, 2 usage, 65 malformed template files.\n");
-}
+typedef struct generate_args {
+    const char *data, *output;
+    uint64_t seed;
+    long count;
+    int tsv, list, quiet;
+} generate_args;
+
+static const gyro_opt generate_opts[] = {
+    GYRO_O_STR("data", 0, generate_args, data, "DIR", NULL,
+               "templates and slot lists of DIR (default: the copy of corpora/music compiled into gyro)"),
+    GYRO_O_STR(NULL, 'd', generate_args, data, "DIR", NULL, NULL), /* old letter; -d is --dev elsewhere */
+    GYRO_O_SEED("seed", 's', generate_args, seed, "1", "seed"),
+    GYRO_O_LONG("count", 'n', generate_args, count, "N", "16332", 0, 1000000000L,
+                "number of examples (the default is the seed paper's size)"),
+    GYRO_O_CHOICE("format", 'f', generate_args, tsv, "F", "stream|tsv", "stream",
+                  "stream (an Example stream) or tsv"),
+    GYRO_O_STR("output", 'o', generate_args, output, "FILE", "-", "output, '-' for stdout"),
+    GYRO_O_FLAG("list", 'l', generate_args, list, "print the intents, one per line, and exit"),
+    GYRO_O_FLAG("quiet", 'q', generate_args, quiet, "no summary line"),
+    GYRO_O_END,
+};
+
+const gyro_cmd_spec gyro_spec_generate = {
+    "generate", "music [options]",
+    "Generate the labelled music-domain set: the 125 intents of the seed paper's appendix D "
+    "(composites included) from gyro's templates and slot lists. Deterministic for a seed; every "
+    "intent appears when N >= 125.",
+    "Exit status: 0 OK, 1 I/O error, 2 usage, 65 malformed template files.",
+    generate_opts,
+};
 
 typedef struct tsv_out { FILE *fp; } tsv_out;
 
@@ -58,44 +68,18 @@ static gyro_status write_stream(void *ctx, const Gyro__V1__Example *e)
 
 int gyro_cmd_generate(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"data", required_argument, 0, 'd'},   {"seed", required_argument, 0, 's'},
-        {"count", required_argument, 0, 'n'},  {"format", required_argument, 0, 'f'},
-        {"output", required_argument, 0, 'o'}, {"list", no_argument, 0, 'l'},
-        {"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    const char *dir = NULL, *format = "stream", *output = "-";
-    unsigned long long seed = 1;
-    long count = 16332;
-    int list = 0, quiet = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "d:s:n:f:o:lqh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd': dir = optarg; break;
-        case 's': {
-            uint64_t v;
-            if (!gyro_cli_parse_seed("generate", "--seed", optarg, &v)) return 2;
-            seed = v;
-            break;
-        }
-        case 'n':
-            if (!gyro_cli_parse_long("generate", "--count", optarg, 0, 1000000000L, &count)) return 2;
-            break;
-        case 'f': format = optarg; break;
-        case 'o': output = optarg; break;
-        case 'l': list = 1; break;
-        case 'q': quiet = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: return gyro_cli_usage_error("generate", "unknown option or missing argument");
-        }
-    }
-    if (optind >= argc) return gyro_cli_usage_error("generate", "what to generate? ('music')");
-    if (strcmp(argv[optind], "music") != 0)
-        return gyro_cli_usage_error("generate", "unknown set '%s' (the one set is 'music')", argv[optind]);
-    if (optind + 1 < argc) return gyro_cli_usage_error("generate", "unexpected argument '%s'", argv[optind + 1]);
-    int tsv = strcmp(format, "tsv") == 0;
-    if (!tsv && strcmp(format, "stream") != 0)
-        return gyro_cli_usage_error("generate", "--format must be stream or tsv, got '%s'", format);
+    generate_args o = {0};
+    int first;
+    int rc = gyro_opts_parse(&gyro_spec_generate, argc, argv, &o, &first);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    const char *dir = o.data, *output = o.output;
+    unsigned long long seed = o.seed;
+    long count = o.count;
+    int list = o.list, quiet = o.quiet, tsv = o.tsv;
+    if (first >= argc) return gyro_cli_usage_error("generate", "what to generate? ('music')");
+    if (strcmp(argv[first], "music") != 0)
+        return gyro_cli_usage_error("generate", "unknown set '%s' (the one set is 'music')", argv[first]);
+    if (first + 1 < argc) return gyro_cli_usage_error("generate", "unexpected argument '%s'", argv[first + 1]);
 
     if (!list && !tsv && strcmp(output, "-") == 0 && isatty(STDOUT_FILENO))
         return gyro_cli_usage_error("generate", "standard output is a terminal: use --format tsv, "

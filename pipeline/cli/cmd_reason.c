@@ -1,12 +1,13 @@
 /* cmd_reason.c — `gyro reason`: run a trained policy on an input and print its steps.
  *
  *   gyro reason --model MODEL [--start v1,v2,...] [--sample --seed S]
+ *   gyro reason --env composite --model MODEL "utterance" ...
  *
  * Each step prints the state, the action the policy takes (greedy by default) with its
  * probability; the last line gives the environment's metric (MAE or J) and reward. A thin
  * wrapper over gyro_rl_reason (models/rl/reason.h), which the gRPC Reason method can share.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,58 +18,58 @@
 #include "models/rl/reason.h"
 #include "models/rl/policy.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/opts.h"
 #include "pipeline/cli/cmd_hrm.h"
 #include "pipeline/cli/cmd_rl_composite.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: gyro reason --model MODEL [--start V1,V2,...] [--sample] [--seed S]\n"
-            "       gyro reason --env composite --model MODEL \"utterance\" ...\n"
-            "       gyro reason --env sudoku --model HRM_MODEL [--no-act] [PUZZLE ...]\n"
-            "\n"
-            "Run a policy trained by 'gyro rl finetune' on one episode of its environment and\n"
-            "print every step: the state, the action and its probability, then the result.\n"
-            "\n"
-            "  -m, --model MODEL   the policy file\n"
-            "  -x, --start LIST    start values, comma-separated (default: the first evaluation\n"
-            "                      start). root: x0; vdp: x1,x2; unicycle: x,y,theta\n"
-            "      --sample        sample actions from the policy instead of taking the argmax\n"
-            "  -s, --seed S        seed of --sample (default 1)\n"
-            "  -h, --help          this help\n"
-            "\n"
-            "Exit status: 0 OK, 1 I/O error, 2 usage (bad start values), 65 bad model file.\n");
-}
+typedef struct reason_args {
+    const char *model, *start, *env;
+    int sample;
+    uint64_t seed;
+} reason_args;
+
+static const gyro_opt reason_opts[] = {
+    GYRO_O_STR("model", 'm', reason_args, model, "MODEL", NULL, "the policy file (required)"),
+    GYRO_O_STR("env", 'e', reason_args, env, "composite", NULL,
+               "a composite-intent policy (gyro rl finetune --env composite): take utterances as "
+               "arguments and print the intents emitted step by step, then STOP, and the composite "
+               "label of the emitted set; the other environments come from the policy file"),
+    GYRO_O_STR("start", 'x', reason_args, start, "LIST", NULL,
+               "start values, comma-separated (default: the first evaluation start); root: x0; "
+               "vdp: x1,x2; unicycle: x,y,theta"),
+    GYRO_O_FLAG("sample", 0, reason_args, sample, "sample actions from the policy instead of taking the argmax"),
+    GYRO_O_SEED("seed", 's', reason_args, seed, "1", "seed of --sample"),
+    GYRO_O_END,
+};
+
+const gyro_cmd_spec gyro_spec_reason = {
+    "reason", "--model MODEL [--start V1,V2,...] [--sample] [--seed S]\n"
+              "--env composite --model MODEL \"utterance\" ...\n"
+              "--env sudoku --model HRM_MODEL [--no-act] [PUZZLE ...]",
+    "Run a policy trained by 'gyro rl finetune' on one episode of its environment and print every "
+    "step: the state, the action and its probability, then the result.",
+    "Exit status: 0 OK, 1 I/O error, 2 usage (bad start values), 65 bad model file.",
+    reason_opts,
+};
 
 int gyro_cmd_reason(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"model", required_argument, 0, 'm'}, {"start", required_argument, 0, 'x'},
-        {"sample", no_argument, 0, 'S'},      {"seed", required_argument, 0, 's'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-    const char *cmd = "reason", *model = NULL, *start = NULL;
-    int sample = 0, c;
-    if (gyro_cli_is_composite(argc, argv)) return gyro_cli_reason_composite(argc, argv);
-    if (gyro_cli_is_sudoku(argc, argv)) return gyro_cli_reason_sudoku(argc, argv);
-    unsigned long long seed = 1;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "m:x:s:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'm': model = optarg; break;
-        case 'x': start = optarg; break;
-        case 'S': sample = 1; break;
-        case 's': {
-            uint64_t v;
-            if (!gyro_cli_parse_seed(cmd, "--seed", optarg, &v)) return 2;
-            seed = v;
-            break;
-        }
-        case 'h': usage(stdout); return 0;
-        default: return gyro_cli_usage_error(cmd, "unknown option or missing argument");
-        }
-    }
-    if (optind < argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (!model) return gyro_cli_usage_error(cmd, "--model is required");
+    const char *cmd = "reason";
+    if (gyro_cli_is_sudoku(argc, argv)) return gyro_cli_reason_sudoku(argc, argv); /* its own options */
+    reason_args o = {0};
+    int first;
+    int rc = gyro_opts_parse(&gyro_spec_reason, argc, argv, &o, &first);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    if (o.env && strcmp(o.env, "composite") != 0)
+        return gyro_cli_usage_error(cmd, "--env: only 'composite' (the other environments come from the "
+                                    "policy file), not '%s'", o.env);
+    if (!o.model) return gyro_cli_usage_error(cmd, "--model is required");
+    if (o.env) return gyro_cli_reason_composite(o.model, argc - first, argv + first);
+    if (first < argc)
+        return gyro_cli_usage_error(cmd, "unexpected argument '%s' (utterances need --env composite)", argv[first]);
+    const char *model = o.model, *start = o.start;
+    int sample = o.sample;
+    unsigned long long seed = o.seed;
     gyro_rl_policy *p;
     gyro_blas_set_threads(1);
     gyro_status s = gyro_rl_policy_load(model, 1, &p);
@@ -88,7 +89,7 @@ int gyro_cmd_reason(int argc, char **argv)
         printf("final:   %s\nresult:  %s = %.6g  reward = %.6g\n", r->final_state,
                r->env->metric_name, r->metric, r->reward);
     }
-    int rc = s == GYRO_OK ? 0
+    rc = s == GYRO_OK ? 0
              : s == GYRO_ERR_USAGE ? gyro_cli_usage_error(cmd, "%s", gyro_error_message())
              : gyro_cli_fail(cmd, s == GYRO_ERR_NOT_FOUND ? GYRO_ERR_FORMAT : s);
     free(r);

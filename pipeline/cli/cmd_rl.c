@@ -7,7 +7,7 @@
  * one line of key=value pairs on stdout (machine-readable: the benchmarks parse it); the
  * progress line goes to stderr.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +22,7 @@
 #include "models/rl/policy.h"
 #include "models/rl/transition.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/opts.h"
 #include "pipeline/cli/cmd_rl_composite.h"
 
 static void usage(FILE *out)
@@ -46,46 +47,8 @@ static void usage(FILE *out)
             "composite intents step by step from Examples ('gyro rl finetune --env composite --help')");
     fprintf(out,
             "\n"
-            "finetune options:\n"
-            "  -e, --env ENV            environment (required unless --init gives one)\n"
-            "  -g, --geometry G         hyperbolic (Hyper-T, default) or euclidean (Vanilla-T)\n"
-            "  -i, --init MODEL         start from a saved policy instead of a fresh one\n"
-            "  -r, --ref MODEL          frozen KL reference (default: the starting policy)\n"
-            "  -o, --out MODEL          write the policy here (atomically; checkpoints too)\n"
-            "  -n, --iterations N       GRPO iterations (default 200)\n"
-            "  -S, --states N           start states per batch (default 16)\n"
-            "  -G, --group G            episodes per start state (default 8)\n"
-            "  -E, --epochs E           gradient steps per batch (default 2)\n"
-            "  -l, --lr LR              Adam learning rate (default 3e-4)\n"
-            "  -c, --clip EPS           ratio clip epsilon (default 0.2)\n"
-            "  -b, --beta BETA          KL penalty weight (default 0.04)\n"
-            "  -a, --balance ALPHA      MoE balance-loss weight (default 0.001)\n"
-            "  -s, --seed S             seed of initialisation and sampling (default 1)\n"
-            "      --eval N             evaluation episodes (default 32)\n"
-            "      --greedy-eval        evaluate the argmax policy (default: sampled actions)\n"
-            "      --log                after each evaluation, a line on stderr: metric, reward,\n"
-            "                           KL, clip fraction and the experts' load since the last\n"
-            "                           report\n"
-            "      --eval-every K       iterations between evaluations (default 5)\n"
-            "      --target T           record the first step whose metric is below T (1e-6)\n"
-            "      --checkpoint-every K iterations between checkpoints (default 50)\n"
-            "      --batch B            rows per forward/backward chunk (default 1024)\n"
-            "      --width D            model width (default 32)\n"
-            "      --latent C           MLA KV latent width (default 32)\n"
-            "      --experts N          routed experts (default 4)\n"
-            "      --top-k K            experts per token (default 1)\n"
-            "      --curvature C        ball curvature (default 1)\n"
-            "      --transition T       vdp, unicycle: sample the GRPO rollouts from the learned\n"
-            "                           transition model T ('rl transition --out T') instead of\n"
-            "                           the true dynamics; evaluation uses the true dynamics\n"
-            "  -q, --quiet              no progress line\n"
-            "  -h, --help               this help\n"
-            "\n"
-            "transition: learn the environment's transition (s, a) -> (s' - s, stage cost) with\n"
-            "the same network on random rollouts and report the one-step error on held-out\n"
-            "rollouts (standardised MSE; raw RMSE of s' against the copy baseline s' = s).\n"
-            "--out T saves the model (atomically, with a checksum) for finetune --transition.\n"
-            "\n"
+            "'gyro rl finetune --help', 'gyro rl eval --help' and 'gyro rl transition --help' list the\n"
+            "options of each subcommand.\n"
             "Output: one summary line of key=value pairs on stdout. SIGINT or SIGTERM stops\n"
             "after the current iteration and saves the policy to --out (exit 130).\n"
             "Exit status: 0 OK, 1 runtime error (I/O, NaN), 2 usage, 65 bad model file,\n"
@@ -113,284 +76,294 @@ static void log_report(void *ctx, int iteration, const gyro_rl_train_result *r, 
     fprintf(stderr, "\n");
 }
 
-static int parse_geometry(const char *s, int *hyp)
+#define GEOMETRIES "hyperbolic|euclidean|hyper|vanilla" /* index 0 or 2: hyperbolic */
+
+typedef struct finetune_args {
+    gyro_rl_train_config tc; /* the library's defaults (gyro_rl_train_config_default) */
+    const char *env, *init, *ref, *out, *transition;
+    int geometry, batch, width, latent, experts, top_k, log;
+    double curvature;
+} finetune_args;
+
+/* Hidden aliases: -S (--states; -S is no common letter), --top-k (the experts per token, now
+ * --moe-top-k: -k/--top-k mean results per query elsewhere, and finetune has no such option, so
+ * the old spelling stays unambiguous here) and --output (of --out). */
+static const gyro_opt finetune_opts[] = {
+    GYRO_O_STR("env", 'e', finetune_args, env, "ENV", NULL,
+               "environment: root, vdp, unicycle or composite (required unless --init gives one)"),
+    GYRO_O_CHOICE("geometry", 'g', finetune_args, geometry, "G", GEOMETRIES, NULL,
+                  "hyperbolic (Hyper-T, default) or euclidean (Vanilla-T)"),
+    GYRO_O_STR("init", 'i', finetune_args, init, "MODEL", NULL, "start from a saved policy instead of a fresh one"),
+    GYRO_O_STR("ref", 'r', finetune_args, ref, "MODEL", NULL, "frozen KL reference (default: the starting policy)"),
+    GYRO_O_STR("out", 'o', finetune_args, out, "MODEL", NULL, "write the policy here (atomically; checkpoints too)"),
+    GYRO_O_STR("output", 0, finetune_args, out, "MODEL", NULL, NULL),
+    GYRO_O_INT("iterations", 'n', finetune_args, tc.iterations, "N", NULL, 0, 100000000, "GRPO iterations (default 200)"),
+    GYRO_O_INT("states", 0, finetune_args, tc.n_states, "N", NULL, 1, 1000000, "start states per batch (default 16)"),
+    GYRO_O_INT(NULL, 'S', finetune_args, tc.n_states, "N", NULL, 1, 1000000, NULL),
+    GYRO_O_INT("group", 'G', finetune_args, tc.group, "G", NULL, 2, 100000, "episodes per start state (default 8)"),
+    GYRO_O_INT("epochs", 'E', finetune_args, tc.epochs, "E", NULL, 1, 10000, "gradient steps per batch (default 2)"),
+    GYRO_O_DOUBLE("lr", 'l', finetune_args, tc.lr, "LR", NULL, 0, 0, "Adam learning rate (default 3e-4)"),
+    GYRO_O_DOUBLE("clip", 'c', finetune_args, tc.grpo.clip_eps, "EPS", NULL, 0, 0, "ratio clip epsilon (default 0.2)"),
+    GYRO_O_DOUBLE("beta", 'b', finetune_args, tc.grpo.kl_beta, "BETA", NULL, 0, 0, "KL penalty weight (default 0.04)"),
+    GYRO_O_DOUBLE("balance", 'a', finetune_args, tc.balance_alpha, "ALPHA", NULL, 0, 0,
+                  "MoE balance-loss weight (default 0.001)"),
+    GYRO_O_SEED("seed", 's', finetune_args, tc.seed, NULL, "seed of initialisation and sampling (default 1)"),
+    GYRO_O_INT("eval", 0, finetune_args, tc.eval_episodes, "N", NULL, 1, 1000000, "evaluation episodes (default 32)"),
+    GYRO_O_FLAG("greedy-eval", 0, finetune_args, tc.eval_greedy, "evaluate the argmax policy (default: sampled actions)"),
+    GYRO_O_FLAG("log", 0, finetune_args, log,
+                "after each evaluation, a line on stderr: metric, reward, KL, clip fraction and the "
+                "experts' load since the last report"),
+    GYRO_O_INT("eval-every", 0, finetune_args, tc.eval_every, "K", NULL, 1, 100000000,
+               "iterations between evaluations (default 5)"),
+    GYRO_O_DOUBLE("target", 0, finetune_args, tc.target, "T", NULL, 0, 0,
+                  "record the first step whose metric is below T (default 1e-6)"),
+    GYRO_O_INT("checkpoint-every", 0, finetune_args, tc.checkpoint_every, "K", NULL, 0, 100000000,
+               "iterations between checkpoints (default 50)"),
+    GYRO_O_INT("batch", 0, finetune_args, batch, "B", "1024", 1, 1 << 20, "rows per forward/backward chunk"),
+    GYRO_O_INT("width", 0, finetune_args, width, "D", "32", 2, 4096, "model width"),
+    GYRO_O_INT("latent", 0, finetune_args, latent, "C", "32", 1, 4096, "MLA key-value latent width"),
+    GYRO_O_INT("experts", 0, finetune_args, experts, "N", "4", 1, GYRO_RL_MAX_EXPERTS, "routed experts"),
+    GYRO_O_INT("moe-top-k", 0, finetune_args, top_k, "K", "1", 1, GYRO_RL_MAX_EXPERTS, "experts per token"),
+    GYRO_O_INT("top-k", 0, finetune_args, top_k, "K", NULL, 1, GYRO_RL_MAX_EXPERTS, NULL),
+    GYRO_O_DOUBLE("curvature", 0, finetune_args, curvature, "C", "1", 0, 0, "ball curvature"),
+    GYRO_O_STR("transition", 0, finetune_args, transition, "T", NULL,
+               "vdp, unicycle: sample the GRPO rollouts from the learned transition model T ('rl "
+               "transition --out T') instead of the true dynamics; evaluation uses the true dynamics"),
+    GYRO_O_FLAG("quiet", 'q', finetune_args, tc.quiet, "no progress line"),
+    GYRO_O_END,
+};
+
+const gyro_cmd_spec gyro_spec_rl_finetune = {
+    "rl finetune", "--env ENV [options] [--out MODEL]",
+    "Fine-tune a policy (one-block transformer with multi-head latent attention and a "
+    "mixture-of-experts FFN, Euclidean or on the Poincare ball) by GRPO: G episodes per start "
+    "state from the current policy, group-relative advantages, clipped surrogate, KL penalty to "
+    "a frozen reference, several epochs per batch. Seeded and reproducible. 'gyro rl --help' "
+    "describes the environments; --env composite has options of its own ('gyro rl finetune --env "
+    "composite --help').",
+    "Output: one summary line of key=value pairs on stdout. SIGINT or SIGTERM stops after the "
+    "current iteration and saves the policy to --out (exit 130). Exit status: 0 OK, 1 runtime "
+    "error (I/O, NaN), 2 usage, 65 bad model file, 130 interrupted.",
+    finetune_opts,
+};
+
+/* The range checks the table cannot say (open intervals); 0 when they hold. */
+static int finetune_check(const char *cmd, const finetune_args *o)
 {
-    if (!strcmp(s, "hyperbolic") || !strcmp(s, "hyper")) *hyp = 1;
-    else if (!strcmp(s, "euclidean") || !strcmp(s, "vanilla")) *hyp = 0;
-    else return 0;
-    return 1;
+    if (!(o->tc.lr > 0)) return gyro_cli_usage_error(cmd, "--lr must be > 0");
+    if (!(o->tc.grpo.clip_eps > 0 && o->tc.grpo.clip_eps < 1)) return gyro_cli_usage_error(cmd, "--clip must be in (0, 1)");
+    if (!(o->tc.grpo.kl_beta >= 0)) return gyro_cli_usage_error(cmd, "--beta must be >= 0");
+    if (!(o->tc.balance_alpha >= 0)) return gyro_cli_usage_error(cmd, "--balance must be >= 0");
+    if (!(o->curvature > 0)) return gyro_cli_usage_error(cmd, "--curvature must be > 0");
+    if (o->top_k > o->experts)
+        return gyro_cli_usage_error(cmd, "--moe-top-k %d exceeds --experts %d", o->top_k, o->experts);
+    return 0;
 }
 
-enum { OPT_EVAL = 1000, OPT_EVAL_EVERY, OPT_TARGET, OPT_CKPT_EVERY, OPT_BATCH, OPT_WIDTH,
-       OPT_LATENT, OPT_EXPERTS, OPT_TOPK, OPT_CURV, OPT_MODEL, OPT_GREEDY, OPT_SEED, OPT_LOG, OPT_TRANSITION };
-
-static int finetune(int argc, char **argv)
+/* The policy to train: loaded from --init or new (shaped by the options); its environment in
+ * o->tc.env. Returns 0, or the exit status after an error (nothing left allocated). */
+static int finetune_policy(const char *cmd, finetune_args *o, gyro_rl_policy **out)
 {
-    static const struct option opts[] = {
-        {"env", required_argument, 0, 'e'},        {"geometry", required_argument, 0, 'g'},
-        {"init", required_argument, 0, 'i'},       {"ref", required_argument, 0, 'r'},
-        {"out", required_argument, 0, 'o'},        {"iterations", required_argument, 0, 'n'},
-        {"states", required_argument, 0, 'S'},     {"group", required_argument, 0, 'G'},
-        {"epochs", required_argument, 0, 'E'},     {"lr", required_argument, 0, 'l'},
-        {"clip", required_argument, 0, 'c'},       {"beta", required_argument, 0, 'b'},
-        {"balance", required_argument, 0, 'a'},    {"seed", required_argument, 0, 's'},
-        {"eval", required_argument, 0, OPT_EVAL},  {"eval-every", required_argument, 0, OPT_EVAL_EVERY},
-        {"target", required_argument, 0, OPT_TARGET},
-        {"checkpoint-every", required_argument, 0, OPT_CKPT_EVERY},
-        {"batch", required_argument, 0, OPT_BATCH}, {"width", required_argument, 0, OPT_WIDTH},
-        {"latent", required_argument, 0, OPT_LATENT}, {"experts", required_argument, 0, OPT_EXPERTS},
-        {"top-k", required_argument, 0, OPT_TOPK}, {"curvature", required_argument, 0, OPT_CURV},
-        {"greedy-eval", no_argument, 0, OPT_GREEDY}, {"log", no_argument, 0, OPT_LOG},
-        {"transition", required_argument, 0, OPT_TRANSITION},
-        {"quiet", no_argument, 0, 'q'},            {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    const char *cmd = "rl finetune";
-    gyro_rl_train_config tc = gyro_rl_train_config_default();
-    const char *env_name = NULL, *init = NULL, *ref_path = NULL, *out = NULL, *trans = NULL;
-    int hyp = 1, batch = 1024, width = 32, latent = 32, experts = 4, top_k = 1;
-    double curvature = 1.0, d;
-    long v;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "e:g:i:r:o:n:S:G:E:l:c:b:a:s:qh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'e': env_name = optarg; break;
-        case 'g':
-            if (!parse_geometry(optarg, &hyp))
-                return gyro_cli_usage_error(cmd, "--geometry must be hyperbolic or euclidean, got '%s'", optarg);
-            break;
-        case 'i': init = optarg; break;
-        case 'r': ref_path = optarg; break;
-        case 'o': out = optarg; break;
-        case 'n': if (!gyro_cli_parse_long(cmd, "--iterations", optarg, 0, 100000000, &v)) return 2; tc.iterations = (int)v; break;
-        case 'S': if (!gyro_cli_parse_long(cmd, "--states", optarg, 1, 1000000, &v)) return 2; tc.n_states = (int)v; break;
-        case 'G': if (!gyro_cli_parse_long(cmd, "--group", optarg, 2, 100000, &v)) return 2; tc.group = (int)v; break;
-        case 'E': if (!gyro_cli_parse_long(cmd, "--epochs", optarg, 1, 10000, &v)) return 2; tc.epochs = (int)v; break;
-        case 'l':
-            if (!gyro_cli_parse_double(cmd, "--lr", optarg, &tc.lr)) return 2;
-            if (!(tc.lr > 0)) return gyro_cli_usage_error(cmd, "--lr must be > 0");
-            break;
-        case 'c':
-            if (!gyro_cli_parse_double(cmd, "--clip", optarg, &tc.grpo.clip_eps)) return 2;
-            if (!(tc.grpo.clip_eps > 0 && tc.grpo.clip_eps < 1)) return gyro_cli_usage_error(cmd, "--clip must be in (0, 1)");
-            break;
-        case 'b':
-            if (!gyro_cli_parse_double(cmd, "--beta", optarg, &tc.grpo.kl_beta)) return 2;
-            if (tc.grpo.kl_beta < 0) return gyro_cli_usage_error(cmd, "--beta must be >= 0");
-            break;
-        case 'a':
-            if (!gyro_cli_parse_double(cmd, "--balance", optarg, &tc.balance_alpha)) return 2;
-            if (tc.balance_alpha < 0) return gyro_cli_usage_error(cmd, "--balance must be >= 0");
-            break;
-        case 's': if (!gyro_cli_parse_seed(cmd, "--seed", optarg, &tc.seed)) return 2; break;
-        case OPT_EVAL: if (!gyro_cli_parse_long(cmd, "--eval", optarg, 1, 1000000, &v)) return 2; tc.eval_episodes = (int)v; break;
-        case OPT_EVAL_EVERY: if (!gyro_cli_parse_long(cmd, "--eval-every", optarg, 1, 100000000, &v)) return 2; tc.eval_every = (int)v; break;
-        case OPT_TARGET: if (!gyro_cli_parse_double(cmd, "--target", optarg, &tc.target)) return 2; break;
-        case OPT_CKPT_EVERY: if (!gyro_cli_parse_long(cmd, "--checkpoint-every", optarg, 0, 100000000, &v)) return 2; tc.checkpoint_every = (int)v; break;
-        case OPT_BATCH: if (!gyro_cli_parse_long(cmd, "--batch", optarg, 1, 1 << 20, &v)) return 2; batch = (int)v; break;
-        case OPT_WIDTH: if (!gyro_cli_parse_long(cmd, "--width", optarg, 2, 4096, &v)) return 2; width = (int)v; break;
-        case OPT_LATENT: if (!gyro_cli_parse_long(cmd, "--latent", optarg, 1, 4096, &v)) return 2; latent = (int)v; break;
-        case OPT_EXPERTS: if (!gyro_cli_parse_long(cmd, "--experts", optarg, 1, GYRO_RL_MAX_EXPERTS, &v)) return 2; experts = (int)v; break;
-        case OPT_TOPK: if (!gyro_cli_parse_long(cmd, "--top-k", optarg, 1, GYRO_RL_MAX_EXPERTS, &v)) return 2; top_k = (int)v; break;
-        case OPT_CURV:
-            if (!gyro_cli_parse_double(cmd, "--curvature", optarg, &d)) return 2;
-            if (!(d > 0)) return gyro_cli_usage_error(cmd, "--curvature must be > 0");
-            curvature = d;
-            break;
-        case OPT_GREEDY: tc.eval_greedy = 1; break;
-        case OPT_LOG: tc.report = log_report; break;
-        case OPT_TRANSITION: trans = optarg; break;
-        case 'q': tc.quiet = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: return gyro_cli_usage_error(cmd, "unknown option or missing argument");
-        }
-    }
-    if (optind < argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (top_k > experts) return gyro_cli_usage_error(cmd, "--top-k %d exceeds --experts %d", top_k, experts);
-
-    gyro_rl_policy *p = NULL, *ref = NULL;
+    gyro_rl_policy *p = NULL;
+    const char *env_name = o->env;
     gyro_status s;
-    gyro_blas_set_threads(1); /* the products are small: threads cost more than they save */
-    if (init) {
-        s = gyro_rl_policy_load(init, batch, &p);
-        if (s != GYRO_OK) return gyro_cli_fail(cmd, s);
+    if (o->init) {
+        if ((s = gyro_rl_policy_load(o->init, o->batch, &p)) != GYRO_OK) return gyro_cli_fail(cmd, s);
         if (!env_name) env_name = p->env_name;
     }
-    if (!env_name || !*env_name) {
+    if (!env_name || !*env_name || !(o->tc.env = gyro_rl_env_find(env_name))) {
         gyro_rl_policy_free(p);
-        return gyro_cli_usage_error(cmd, "--env is required");
-    }
-    tc.env = gyro_rl_env_find(env_name);
-    if (!tc.env) {
-        gyro_rl_policy_free(p);
+        if (!env_name || !*env_name) return gyro_cli_usage_error(cmd, "--env is required");
         return gyro_cli_usage_error(cmd, "unknown environment '%s' (root, vdp, unicycle)", env_name);
     }
     if (!p) {
-        gyro_rl_policy_config pc = gyro_rl_policy_config_default(hyp, tc.env->obs_dim, tc.env->n_actions);
-        pc.curvature = curvature;
-        pc.d_model = width;
-        pc.mla.d_kv_latent = latent;
-        pc.mla.d_head = width / pc.mla.n_heads > 0 ? width / pc.mla.n_heads : 1;
-        pc.moe.d_ffn = width;
-        pc.moe.n_routed = experts;
-        pc.moe.top_k = top_k;
-        s = gyro_rl_policy_new(&pc, tc.seed, batch, &p);
-        if (s != GYRO_OK) return gyro_cli_fail(cmd, s);
+        int hyp = o->geometry % 2 == 0;
+        gyro_rl_policy_config pc = gyro_rl_policy_config_default(hyp, o->tc.env->obs_dim, o->tc.env->n_actions);
+        pc.curvature = o->curvature;
+        pc.d_model = o->width;
+        pc.mla.d_kv_latent = o->latent;
+        pc.mla.d_head = o->width / pc.mla.n_heads > 0 ? o->width / pc.mla.n_heads : 1;
+        pc.moe.d_ffn = o->width;
+        pc.moe.n_routed = o->experts;
+        pc.moe.top_k = o->top_k;
+        if ((s = gyro_rl_policy_new(&pc, o->tc.seed, o->batch, &p)) != GYRO_OK) return gyro_cli_fail(cmd, s);
     }
-    snprintf(p->env_name, sizeof p->env_name, "%s", tc.env->name);
-    if (ref_path) {
-        s = gyro_rl_policy_load(ref_path, 1, &ref);
-        if (s != GYRO_OK) {
-            gyro_rl_policy_free(p);
-            return gyro_cli_fail(cmd, s);
-        }
-        if (ref->lay.n_params != p->lay.n_params || ref->cfg.hyperbolic != p->cfg.hyperbolic) {
-            gyro_rl_policy_free(p);
-            gyro_rl_policy_free(ref);
-            return gyro_cli_fail(cmd, gyro_error_set(GYRO_ERR_USAGE,
-                                                     "%s: the reference policy has another shape", ref_path));
-        }
-        tc.ref_params = ref->params;
+    snprintf(p->env_name, sizeof p->env_name, "%s", o->tc.env->name);
+    *out = p;
+    return 0;
+}
+
+/* The frozen reference (--ref) and the learned transition model (--transition) of training. */
+static gyro_status finetune_ref(finetune_args *o, const gyro_rl_policy *p, gyro_rl_policy **ref)
+{
+    gyro_status s;
+    if (o->ref) {
+        if ((s = gyro_rl_policy_load(o->ref, 1, ref)) != GYRO_OK) return s;
+        if ((*ref)->lay.n_params != p->lay.n_params || (*ref)->cfg.hyperbolic != p->cfg.hyperbolic)
+            return gyro_error_set(GYRO_ERR_USAGE, "%s: the reference policy has another shape", o->ref);
+        o->tc.ref_params = (*ref)->params;
     }
-    tc.checkpoint = out;
-    tc.report_ctx = (void *)tc.env;
-    if (trans) { /* rollouts from the learned model, evaluation on the true dynamics */
+    if (o->transition) { /* rollouts from the learned model, evaluation on the true dynamics */
         const gyro_rl_env *menv;
-        s = gyro_rl_env_model_open(tc.env, trans, &menv);
-        if (s != GYRO_OK) {
-            gyro_rl_policy_free(p);
-            gyro_rl_policy_free(ref);
-            return gyro_cli_fail(cmd, s);
-        }
-        tc.eval_env = tc.env;
-        tc.env = menv;
+        if ((s = gyro_rl_env_model_open(o->tc.env, o->transition, &menv)) != GYRO_OK) return s;
+        o->tc.eval_env = o->tc.env;
+        o->tc.env = menv;
     }
-    tc.stop = &stop_requested;
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    return GYRO_OK;
+}
+
+static void finetune_summary(const gyro_rl_train_config *tc, const gyro_rl_policy *p, const gyro_rl_train_result *r)
+{
+    long total = 0;
+    for (int i = 0; i < r->n_experts; i++) total += r->expert_load[i];
+    printf("env=%s geometry=%s seed=%llu iterations=%d steps=%ld steps_to_target=%ld "
+           "target=%g metric=%s final_metric=%.6g best_metric=%.6g final_reward=%.6g "
+           "batch_reward=%.6g kl=%.4g clip_fraction=%.4g seconds=%.3f cpu_seconds=%.3f expert_load=",
+           tc->env->name, p->cfg.hyperbolic ? "hyperbolic" : "euclidean",
+           (unsigned long long)tc->seed, tc->iterations, r->steps, r->steps_to_target, tc->target,
+           tc->env->metric_name, r->final_metric, r->best_metric, r->final_reward, r->batch_reward,
+           r->kl, r->clip_fraction, r->seconds, r->cpu_seconds);
+    for (int i = 0; i < r->n_experts; i++)
+        printf("%s%.3f", i ? "," : "", total ? (double)r->expert_load[i] / total : 0.0);
+    printf("\n");
+}
+
+static int finetune(int argc, char **argv)
+{
+    const char *cmd = "rl finetune";
+    finetune_args o = {.tc = gyro_rl_train_config_default()};
+    int first, rc = gyro_opts_parse(&gyro_spec_rl_finetune, argc, argv, &o, &first);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    if (first < argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[first]);
+    if ((rc = finetune_check(cmd, &o))) return rc;
+    if (o.log) o.tc.report = log_report;
+
+    gyro_rl_policy *p = NULL, *ref = NULL;
+    gyro_blas_set_threads(1); /* the products are small: threads cost more than they save */
+    if ((rc = finetune_policy(cmd, &o, &p))) return rc;
+    o.tc.checkpoint = o.out;
+    o.tc.report_ctx = (void *)o.tc.env;
+    gyro_status s = finetune_ref(&o, p, &ref);
     gyro_rl_train_result r;
-    s = gyro_rl_train(p, &tc, &r);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
     if (s == GYRO_OK) {
-        long total = 0;
-        for (int i = 0; i < r.n_experts; i++) total += r.expert_load[i];
-        printf("env=%s geometry=%s seed=%llu iterations=%d steps=%ld steps_to_target=%ld "
-               "target=%g metric=%s final_metric=%.6g best_metric=%.6g final_reward=%.6g "
-               "batch_reward=%.6g kl=%.4g clip_fraction=%.4g seconds=%.3f cpu_seconds=%.3f expert_load=",
-               tc.env->name, p->cfg.hyperbolic ? "hyperbolic" : "euclidean",
-               (unsigned long long)tc.seed, tc.iterations, r.steps, r.steps_to_target, tc.target,
-               tc.env->metric_name, r.final_metric, r.best_metric, r.final_reward, r.batch_reward,
-               r.kl, r.clip_fraction, r.seconds, r.cpu_seconds);
-        for (int i = 0; i < r.n_experts; i++)
-            printf("%s%.3f", i ? "," : "", total ? (double)r.expert_load[i] / total : 0.0);
-        printf("\n");
+        o.tc.stop = &stop_requested;
+        struct sigaction sa, old_int, old_term;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &old_int);
+        sigaction(SIGTERM, &sa, &old_term);
+        s = gyro_rl_train(p, &o.tc, &r);
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
     }
+    if (s == GYRO_OK) finetune_summary(&o.tc, p, &r);
     gyro_rl_policy_free(p);
     gyro_rl_policy_free(ref);
     gyro_rl_env_model_close();
     return s == GYRO_OK ? 0 : gyro_cli_fail(cmd, s);
 }
 
+typedef struct eval_args {
+    const char *model;
+    int episodes, greedy;
+    uint64_t seed;
+} eval_args;
+
+static const gyro_opt eval_opts[] = {
+    GYRO_O_STR("model", 'm', eval_args, model, "MODEL", NULL, "the policy file (required)"),
+    GYRO_O_INT("eval", 0, eval_args, episodes, "N", "32", 1, 1000000, "evaluation episodes"),
+    GYRO_O_FLAG("greedy-eval", 0, eval_args, greedy, "evaluate the argmax policy (default: sampled actions)"),
+    GYRO_O_SEED("seed", 's', eval_args, seed, "1", "seed of the sampled actions"),
+    GYRO_O_END,
+};
+
+const gyro_cmd_spec gyro_spec_rl_eval = {
+    "rl eval", "--model MODEL [--eval N] [--greedy-eval] [--seed S]",
+    "Evaluate a policy of 'gyro rl finetune' on its environment: mean metric and reward over N "
+    "episodes, printed as one line of key=value pairs.",
+    NULL,
+    eval_opts,
+};
+
 static int eval_cmd(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"model", required_argument, 0, OPT_MODEL}, {"eval", required_argument, 0, OPT_EVAL},
-        {"greedy-eval", no_argument, 0, OPT_GREEDY}, {"seed", required_argument, 0, OPT_SEED},
-        {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
-    const char *cmd = "rl eval", *model = NULL;
-    int n = 32, c, greedy = 0;
-    unsigned long long seed = 1;
-    long v;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "m:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'm':
-        case OPT_MODEL: model = optarg; break;
-        case OPT_EVAL: if (!gyro_cli_parse_long(cmd, "--eval", optarg, 1, 1000000, &v)) return 2; n = (int)v; break;
-        case OPT_GREEDY: greedy = 1; break;
-        case OPT_SEED: {
-            uint64_t v;
-            if (!gyro_cli_parse_seed(cmd, "--seed", optarg, &v)) return 2;
-            seed = v;
-            break;
-        }
-        case 'h': usage(stdout); return 0;
-        default: return gyro_cli_usage_error(cmd, "unknown option or missing argument");
-        }
-    }
-    if (optind < argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (!model) return gyro_cli_usage_error(cmd, "--model is required");
+    const char *cmd = "rl eval";
+    eval_args o = {0};
+    int first, rc = gyro_opts_parse(&gyro_spec_rl_eval, argc, argv, &o, &first);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    if (first < argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[first]);
+    if (!o.model) return gyro_cli_usage_error(cmd, "--model is required");
     gyro_rl_policy *p;
     gyro_blas_set_threads(1);
-    gyro_status s = gyro_rl_policy_load(model, 256, &p);
+    gyro_status s = gyro_rl_policy_load(o.model, 256, &p);
     if (s != GYRO_OK) return gyro_cli_fail(cmd, s);
     const gyro_rl_env *env = gyro_rl_env_find(p->env_name);
     if (!env) {
         gyro_rl_policy_free(p);
         return gyro_cli_fail(cmd, gyro_error_set(GYRO_ERR_FORMAT, "%s: unknown environment '%s' in the model",
-                                                 model, p->env_name));
+                                                 o.model, p->env_name));
     }
     double metric, reward;
     gyro_rng rng;
-    gyro_rng_seed(&rng, seed);
-    s = gyro_rl_evaluate(p, env, n, greedy ? NULL : &rng, &metric, &reward);
+    gyro_rng_seed(&rng, o.seed);
+    s = gyro_rl_evaluate(p, env, o.episodes, o.greedy ? NULL : &rng, &metric, &reward);
     if (s == GYRO_OK)
         printf("env=%s geometry=%s episodes=%d policy=%s metric=%s mean_metric=%.6g mean_reward=%.6g\n",
-               env->name, p->cfg.hyperbolic ? "hyperbolic" : "euclidean", n,
-               greedy ? "greedy" : "sampled", env->metric_name, metric, reward);
+               env->name, p->cfg.hyperbolic ? "hyperbolic" : "euclidean", o.episodes,
+               o.greedy ? "greedy" : "sampled", env->metric_name, metric, reward);
     gyro_rl_policy_free(p);
     return s == GYRO_OK ? 0 : gyro_cli_fail(cmd, s);
 }
 
-enum { OPT_EPISODES = 2000, OPT_TEST_EPISODES };
+typedef struct transition_args {
+    gyro_rl_transition_config tc; /* the library's defaults (gyro_rl_transition_config_default) */
+    const char *env;
+    int geometry;
+} transition_args;
+
+static const gyro_opt transition_opts[] = {
+    GYRO_O_STR("env", 'e', transition_args, env, "ENV", NULL, "environment: root, vdp or unicycle (required)"),
+    GYRO_O_CHOICE("geometry", 'g', transition_args, geometry, "G", GEOMETRIES, NULL,
+                  "hyperbolic (Hyper-T, default) or euclidean (Vanilla-T)"),
+    GYRO_O_INT("episodes", 0, transition_args, tc.train_episodes, "N", NULL, 1, 1000000,
+               "episodes of training data (default 200)"),
+    GYRO_O_INT("test-episodes", 0, transition_args, tc.test_episodes, "N", NULL, 1, 1000000,
+               "held-out episodes (default 50)"),
+    GYRO_O_INT("epochs", 'E', transition_args, tc.epochs, "E", NULL, 0, 100000, "passes over the training set (default 20)"),
+    GYRO_O_INT("batch", 0, transition_args, tc.batch, "B", NULL, 1, 1 << 20, "rows per Adam step (default 256)"),
+    GYRO_O_DOUBLE("lr", 'l', transition_args, tc.lr, "LR", NULL, 0, 0, "Adam learning rate (default 1e-3)"),
+    GYRO_O_SEED("seed", 's', transition_args, tc.seed, NULL, "seed (default 1)"),
+    GYRO_O_STR("out", 'o', transition_args, tc.out, "T", NULL,
+               "save the model (atomically, with a checksum) for finetune --transition"),
+    GYRO_O_FLAG("quiet", 'q', transition_args, tc.quiet, "no progress line"),
+    GYRO_O_END,
+};
+
+const gyro_cmd_spec gyro_spec_rl_transition = {
+    "rl transition", "--env ENV [--geometry G] [--episodes N] [--test-episodes N] [--epochs E]\n"
+                     " [--batch B] [--lr LR] [--seed S] [-q] [--out T]",
+    "Learn the environment's transition (s, a) -> (s' - s, stage cost) with the policy's network on "
+    "random rollouts and report the one-step error on held-out rollouts (standardised MSE; raw RMSE "
+    "of s' against the copy baseline s' = s), as one line of key=value pairs.",
+    NULL,
+    transition_opts,
+};
 
 static int transition_cmd(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"env", required_argument, 0, 'e'},     {"geometry", required_argument, 0, 'g'},
-        {"episodes", required_argument, 0, OPT_EPISODES},
-        {"test-episodes", required_argument, 0, OPT_TEST_EPISODES},
-        {"epochs", required_argument, 0, 'E'},  {"batch", required_argument, 0, OPT_BATCH},
-        {"lr", required_argument, 0, 'l'},      {"seed", required_argument, 0, 's'},
-        {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
-        {"out", required_argument, 0, 'o'},
-        {0, 0, 0, 0}};
-    const char *cmd = "rl transition", *env_name = NULL;
-    gyro_rl_transition_config tc = gyro_rl_transition_config_default();
-    long v;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "e:g:E:l:s:o:qh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o': tc.out = optarg; break;
-        case 'e': env_name = optarg; break;
-        case 'g':
-            if (!parse_geometry(optarg, &tc.hyperbolic))
-                return gyro_cli_usage_error(cmd, "--geometry must be hyperbolic or euclidean, got '%s'", optarg);
-            break;
-        case OPT_EPISODES: if (!gyro_cli_parse_long(cmd, "--episodes", optarg, 1, 1000000, &v)) return 2; tc.train_episodes = (int)v; break;
-        case OPT_TEST_EPISODES: if (!gyro_cli_parse_long(cmd, "--test-episodes", optarg, 1, 1000000, &v)) return 2; tc.test_episodes = (int)v; break;
-        case 'E': if (!gyro_cli_parse_long(cmd, "--epochs", optarg, 0, 100000, &v)) return 2; tc.epochs = (int)v; break;
-        case OPT_BATCH: if (!gyro_cli_parse_long(cmd, "--batch", optarg, 1, 1 << 20, &v)) return 2; tc.batch = (int)v; break;
-        case 'l':
-            if (!gyro_cli_parse_double(cmd, "--lr", optarg, &tc.lr)) return 2;
-            if (!(tc.lr > 0)) return gyro_cli_usage_error(cmd, "--lr must be > 0");
-            break;
-        case 's': if (!gyro_cli_parse_seed(cmd, "--seed", optarg, &tc.seed)) return 2; break;
-        case 'q': tc.quiet = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: return gyro_cli_usage_error(cmd, "unknown option or missing argument");
-        }
-    }
-    if (optind < argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (!env_name) return gyro_cli_usage_error(cmd, "--env is required");
-    tc.env = gyro_rl_env_find(env_name);
-    if (!tc.env) return gyro_cli_usage_error(cmd, "unknown environment '%s' (root, vdp, unicycle)", env_name);
+    const char *cmd = "rl transition";
+    transition_args o = {.tc = gyro_rl_transition_config_default()};
+    o.geometry = o.tc.hyperbolic ? 0 : 1;
+    int first, rc = gyro_opts_parse(&gyro_spec_rl_transition, argc, argv, &o, &first);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    gyro_rl_transition_config tc = o.tc;
+    tc.hyperbolic = o.geometry % 2 == 0;
+    if (first < argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[first]);
+    if (!(tc.lr > 0)) return gyro_cli_usage_error(cmd, "--lr must be > 0");
+    if (!o.env) return gyro_cli_usage_error(cmd, "--env is required");
+    tc.env = gyro_rl_env_find(o.env);
+    if (!tc.env) return gyro_cli_usage_error(cmd, "unknown environment '%s' (root, vdp, unicycle)", o.env);
     gyro_blas_set_threads(1);
     gyro_rl_transition_result r;
     gyro_status s = gyro_rl_transition_fit(&tc, &r);

@@ -11,7 +11,7 @@
  */
 #include "pipeline/cli/cmd_rl_composite.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +23,7 @@
 #include "models/rl/composite_reason.h"
 #include "models/rl/composite_train.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/opts.h"
 #include "pipeline/example_file.h"
 
 int gyro_cli_is_composite(int argc, char **argv)
@@ -37,46 +38,61 @@ int gyro_cli_is_composite(int argc, char **argv)
     return 0;
 }
 
-static void finetune_usage(FILE *out)
-{
-    fprintf(out,
-            "usage: gyro rl finetune --env composite --train T.examples [--dev D.examples]\n"
-            "                        [--init SFT] [--sft-out SFT] [options] --out MODEL\n"
-            "\n"
-            "Composite intents, step by step: the policy reads an utterance and emits atomic\n"
-            "intents one at a time, then STOP; the reward is the F1 of the emitted set against the\n"
-            "gold atoms (1 for the exact set). The supervised start (teacher-forced cross-entropy\n"
-            "on the sorted atoms) is trained first unless --init gives one; then GRPO fine-tunes\n"
-            "it against the frozen start. Greedy exact-set accuracy and F1 on --dev are reported\n"
-            "before and after GRPO.\n"
-            "\n"
-            "  -t, --train FILE       training Examples (gyro import / generate / split)\n"
-            "  -d, --dev FILE         held-out Examples (early stopping and the figures)\n"
-            "  -i, --init MODEL       start from this supervised policy (skips supervised training)\n"
-            "      --sft-out MODEL    also write the supervised start here\n"
-            "  -o, --out MODEL        write the fine-tuned policy here (atomically)\n"
-            "  -g, --geometry G       hyperbolic (default) or euclidean\n"
-            "      --dim C            model width (default 64)\n"
-            "      --layers L         transformer layers (default 2)\n"
-            "      --heads H          attention heads (default 8)\n"
-            "      --sft-epochs N     supervised epochs (default 10)\n"
-            "  -n, --iterations N     GRPO iterations (default 100)\n"
-            "  -S, --states N         utterances per iteration (default 16)\n"
-            "  -G, --group G          episodes per utterance (default 8)\n"
-            "  -E, --epochs E         gradient steps per iteration (default 2)\n"
-            "  -l, --lr LR            Adam learning rate (default 1e-4)\n"
-            "      --ball-lr LR       RSGD learning rate of ball rows (default 0.005)\n"
-            "  -c, --clip EPS         ratio clip epsilon (default 0.2)\n"
-            "  -b, --beta BETA        KL penalty weight (default 0.04)\n"
-            "  -s, --seed S           seed (default 1)\n"
-            "      --log              dev figures on stderr every --eval-every iterations\n"
-            "      --eval-every K     (default 10)\n"
-            "  -q, --quiet            no progress lines\n"
-            "  -h, --help             this help\n"
-            "\n"
-            "Output: one summary line of key=value pairs on stdout. SIGINT or SIGTERM stops after\n"
-            "the current iteration and saves the policy to --out (exit 130).\n");
-}
+typedef struct composite_args {
+    const char *env, *train, *dev, *init, *sft_out, *out;
+    int euclidean, log;
+    long dim, layers, heads, sft_epochs;
+    gyro_composite_grpo_options go; /* the library's defaults (gyro_composite_grpo_options_default) */
+} composite_args;
+
+/* -t (--train) is kept as a hidden alias: -t is --table in the other commands; -S (--states) too. */
+static const gyro_opt composite_opts[] = {
+    GYRO_O_STR("env", 'e', composite_args, env, "composite", NULL, "the composite-intent environment"),
+    GYRO_O_STR("train", 0, composite_args, train, "FILE", NULL, "training Examples (gyro import / generate / split)"),
+    GYRO_O_STR(NULL, 't', composite_args, train, "FILE", NULL, NULL),
+    GYRO_O_STR("dev", 'd', composite_args, dev, "FILE", NULL, "held-out Examples (early stopping and the figures)"),
+    GYRO_O_STR("init", 'i', composite_args, init, "MODEL", NULL,
+               "start from this supervised policy (skips supervised training)"),
+    GYRO_O_STR("sft-out", 0, composite_args, sft_out, "MODEL", NULL, "also write the supervised start here"),
+    GYRO_O_STR("out", 'o', composite_args, out, "MODEL", NULL, "write the fine-tuned policy here (atomically)"),
+    GYRO_O_STR("output", 0, composite_args, out, "MODEL", NULL, NULL),
+    GYRO_O_CHOICE("geometry", 'g', composite_args, euclidean, "G", "hyperbolic|euclidean", "hyperbolic",
+                  "hyperbolic or euclidean"),
+    GYRO_O_LONG("dim", 0, composite_args, dim, "C", "64", 2, 4096, "model width"),
+    GYRO_O_LONG("layers", 0, composite_args, layers, "L", "2", 1, 64, "transformer layers"),
+    GYRO_O_LONG("heads", 0, composite_args, heads, "H", "8", 1, 256, "attention heads"),
+    GYRO_O_LONG("sft-epochs", 0, composite_args, sft_epochs, "N", "10", 1, 100000, "supervised epochs"),
+    GYRO_O_INT("iterations", 'n', composite_args, go.iterations, "N", NULL, 0, 100000000,
+               "GRPO iterations (default 100)"),
+    GYRO_O_INT("states", 0, composite_args, go.batch, "N", NULL, 1, 65536, "utterances per iteration (default 16)"),
+    GYRO_O_INT(NULL, 'S', composite_args, go.batch, "N", NULL, 1, 65536, NULL),
+    GYRO_O_INT("group", 'G', composite_args, go.group, "G", NULL, 2, 4096, "episodes per utterance (default 8)"),
+    GYRO_O_INT("epochs", 'E', composite_args, go.epochs, "E", NULL, 1, 1000, "gradient steps per iteration (default 2)"),
+    GYRO_O_DOUBLE("lr", 'l', composite_args, go.lr, "LR", NULL, 0, 0, "Adam learning rate (default 1e-4)"),
+    GYRO_O_DOUBLE("ball-lr", 0, composite_args, go.ball_lr, "LR", NULL, 0, 0,
+                  "RSGD learning rate of ball rows (default 0.005)"),
+    GYRO_O_DOUBLE("clip", 'c', composite_args, go.grpo.clip_eps, "EPS", NULL, 0, 0, "ratio clip epsilon (default 0.2)"),
+    GYRO_O_DOUBLE("beta", 'b', composite_args, go.grpo.kl_beta, "BETA", NULL, 0, 0, "KL penalty weight (default 0.04)"),
+    GYRO_O_SEED("seed", 's', composite_args, go.seed, "1", "seed"),
+    GYRO_O_FLAG("log", 0, composite_args, log, "dev figures on stderr every --eval-every iterations"),
+    GYRO_O_INT("eval-every", 0, composite_args, go.eval_every, "K", NULL, 0, 100000000,
+               "iterations between the --log lines (default 10)"),
+    GYRO_O_FLAG("quiet", 'q', composite_args, go.quiet, "no progress lines"),
+    GYRO_O_END,
+};
+
+const gyro_cmd_spec gyro_spec_rl_composite = {
+    "rl finetune", "--env composite --train T.examples [--dev D.examples] [--init SFT] [--sft-out SFT]\n"
+                   " [options] --out MODEL",
+    "Composite intents, step by step: the policy reads an utterance and emits atomic intents one at "
+    "a time, then STOP; the reward is the F1 of the emitted set against the gold atoms (1 for the "
+    "exact set). The supervised start (teacher-forced cross-entropy on the sorted atoms) is trained "
+    "first unless --init gives one; then GRPO fine-tunes it against the frozen start. Greedy "
+    "exact-set accuracy and F1 on --dev are reported before and after GRPO.",
+    "Output: one summary line of key=value pairs on stdout. SIGINT or SIGTERM stops after the "
+    "current iteration and saves the policy to --out (exit 130).",
+    composite_opts,
+};
 
 static volatile sig_atomic_t stop_flag;
 static volatile int stop_int;
@@ -88,122 +104,93 @@ static void on_signal(int sig)
     stop_int = 1;
 }
 
-enum { O_SFT_OUT = 1000, O_DIM, O_LAYERS, O_HEADS, O_SFT_EPOCHS, O_BALL_LR, O_LOG, O_EVAL_EVERY };
+/* The Example sets of --train and --dev. */
+static gyro_status read_sets(const composite_args *o, gyro_example_set *train, gyro_example_set *dev)
+{
+    gyro_status s = gyro_example_file_read(train, o->train, NULL);
+    if (s) s = gyro_error_prefix(s, "%s", o->train);
+    if (!s && o->dev && (s = gyro_example_file_read(dev, o->dev, NULL))) s = gyro_error_prefix(s, "%s", o->dev);
+    if (!s && train->n == 0) s = gyro_error_set(GYRO_ERR_DATA, "%s: no example", o->train);
+    return s;
+}
+
+/* The starting policy *p and its frozen copy *ref: loaded from --init, or trained supervised on
+ * train (written to --sft-out when given); *sft_seconds and *tr describe that training. */
+static gyro_status start_policy(const composite_args *o, const gyro_example_set *train,
+                                const gyro_example_set *dev, gyro_composite_policy **p,
+                                gyro_composite_policy **ref, gyro_train_result *tr, double *sft_seconds)
+{
+    if (o->init) {
+        gyro_status s = gyro_composite_policy_load(o->init, p);
+        return s ? s : gyro_composite_policy_load(o->init, ref);
+    }
+    double t0 = gyro_now();
+    gyro_train_options to;
+    gyro_train_options_init(&to, o->euclidean ? GYRO_TF_GEOMETRY_EUCLIDEAN : GYRO_TF_GEOMETRY_HYPERBOLIC);
+    to.model.dim = (int)o->dim;
+    to.model.n_layers = (int)o->layers;
+    to.model.n_heads = (int)o->heads;
+    to.model.head_dim = (int)((o->dim + o->heads - 1) / o->heads);
+    to.model.ffn_dim = 2 * (int)o->dim;
+    to.epochs = (int)o->sft_epochs;
+    to.sgdr.t0 = 0;
+    to.seed = o->go.seed;
+    to.quiet = o->go.quiet;
+    to.dev_fraction = 0;
+    to.stop = &stop_int;
+    gyro_status s = gyro_composite_supervise(&to, train, o->dev ? dev : NULL, p, tr);
+    *sft_seconds = gyro_now() - t0;
+    if (!s && o->sft_out) s = gyro_classifier_save((*p)->clf, o->sft_out);
+    if (!s) s = gyro_composite_policy_clone(*p, ref); /* the frozen reference */
+    return s;
+}
+
+/* GRPO from p against ref, with SIGINT/SIGTERM stopping after the current iteration
+ * (*interrupted = 1, status OK). */
+static gyro_status run_grpo(composite_args *o, gyro_composite_policy *p, gyro_composite_policy *ref,
+                            const gyro_composite_data *dtrain, const gyro_composite_data *ddev,
+                            gyro_composite_grpo_result *gr, int *interrupted)
+{
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    o->go.stop = &stop_int;
+    o->go.log = o->log ? stderr : NULL;
+    gyro_status s = gyro_composite_grpo(p, ref, dtrain, o->dev ? ddev : NULL, &o->go, gr);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    if (s == GYRO_ERR_INTERRUPTED) *interrupted = 1, s = GYRO_OK;
+    return s;
+}
 
 int gyro_cli_rl_composite_finetune(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"env", required_argument, 0, 'e'},      {"train", required_argument, 0, 't'},
-        {"dev", required_argument, 0, 'd'},      {"init", required_argument, 0, 'i'},
-        {"sft-out", required_argument, 0, O_SFT_OUT}, {"out", required_argument, 0, 'o'},
-        {"geometry", required_argument, 0, 'g'}, {"dim", required_argument, 0, O_DIM},
-        {"layers", required_argument, 0, O_LAYERS}, {"heads", required_argument, 0, O_HEADS},
-        {"sft-epochs", required_argument, 0, O_SFT_EPOCHS},
-        {"iterations", required_argument, 0, 'n'}, {"states", required_argument, 0, 'S'},
-        {"group", required_argument, 0, 'G'},    {"epochs", required_argument, 0, 'E'},
-        {"lr", required_argument, 0, 'l'},       {"ball-lr", required_argument, 0, O_BALL_LR},
-        {"clip", required_argument, 0, 'c'},     {"beta", required_argument, 0, 'b'},
-        {"seed", required_argument, 0, 's'},     {"log", no_argument, 0, O_LOG},
-        {"eval-every", required_argument, 0, O_EVAL_EVERY},
-        {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
     const char *cmd = "rl finetune";
-    const char *train_path = NULL, *dev_path = NULL, *init = NULL, *sft_out = NULL, *out = NULL;
-    gyro_composite_grpo_options go = gyro_composite_grpo_options_default();
-    long dim = 64, layers = 2, heads = 8, sft_epochs = 10, v;
-    int hyp = 1, log = 0, c;
-    double d;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "e:t:d:i:o:g:n:S:G:E:l:c:b:s:qh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'e': if (strcmp(optarg, "composite")) return gyro_cli_usage_error(cmd, "--env composite expected"); break;
-        case 't': train_path = optarg; break;
-        case 'd': dev_path = optarg; break;
-        case 'i': init = optarg; break;
-        case O_SFT_OUT: sft_out = optarg; break;
-        case 'o': out = optarg; break;
-        case 'g':
-            if (!strcmp(optarg, "hyperbolic")) hyp = 1;
-            else if (!strcmp(optarg, "euclidean")) hyp = 0;
-            else return gyro_cli_usage_error(cmd, "--geometry: hyperbolic or euclidean, got '%s'", optarg);
-            break;
-        case O_DIM: if (!gyro_cli_parse_long(cmd, "--dim", optarg, 2, 4096, &dim)) return 2; break;
-        case O_LAYERS: if (!gyro_cli_parse_long(cmd, "--layers", optarg, 1, 64, &layers)) return 2; break;
-        case O_HEADS: if (!gyro_cli_parse_long(cmd, "--heads", optarg, 1, 256, &heads)) return 2; break;
-        case O_SFT_EPOCHS: if (!gyro_cli_parse_long(cmd, "--sft-epochs", optarg, 1, 100000, &sft_epochs)) return 2; break;
-        case 'n': if (!gyro_cli_parse_long(cmd, "--iterations", optarg, 0, 100000000, &v)) return 2; go.iterations = (int)v; break;
-        case 'S': if (!gyro_cli_parse_long(cmd, "--states", optarg, 1, 65536, &v)) return 2; go.batch = (int)v; break;
-        case 'G': if (!gyro_cli_parse_long(cmd, "--group", optarg, 2, 4096, &v)) return 2; go.group = (int)v; break;
-        case 'E': if (!gyro_cli_parse_long(cmd, "--epochs", optarg, 1, 1000, &v)) return 2; go.epochs = (int)v; break;
-        case 'l': if (!gyro_cli_parse_double(cmd, "--lr", optarg, &d)) return 2; go.lr = d; break;
-        case O_BALL_LR: if (!gyro_cli_parse_double(cmd, "--ball-lr", optarg, &d)) return 2; go.ball_lr = d; break;
-        case 'c': if (!gyro_cli_parse_double(cmd, "--clip", optarg, &d)) return 2; go.grpo.clip_eps = d; break;
-        case 'b': if (!gyro_cli_parse_double(cmd, "--beta", optarg, &d)) return 2; go.grpo.kl_beta = d; break;
-        case 's': if (!gyro_cli_parse_seed(cmd, "--seed", optarg, &go.seed)) return 2; break;
-        case O_LOG: log = 1; break;
-        case O_EVAL_EVERY: if (!gyro_cli_parse_long(cmd, "--eval-every", optarg, 0, 100000000, &v)) return 2; go.eval_every = (int)v; break;
-        case 'q': go.quiet = 1; break;
-        case 'h': finetune_usage(stdout); return 0;
-        default: return gyro_cli_usage_error(cmd, "unknown option or missing argument");
-        }
-    }
-    if (optind < argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (!train_path) return gyro_cli_usage_error(cmd, "--train is required with --env composite");
-    if (!(go.lr > 0) || !(go.ball_lr > 0) || !(go.grpo.clip_eps > 0) || !(go.grpo.kl_beta >= 0))
+    composite_args o = {.go = gyro_composite_grpo_options_default()};
+    int first, interrupted = 0;
+    int rc = gyro_opts_parse(&gyro_spec_rl_composite, argc, argv, &o, &first);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    if (o.env && strcmp(o.env, "composite")) return gyro_cli_usage_error(cmd, "--env composite expected");
+    if (first < argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[first]);
+    if (!o.train) return gyro_cli_usage_error(cmd, "--train is required with --env composite");
+    if (!(o.go.lr > 0) || !(o.go.ball_lr > 0) || !(o.go.grpo.clip_eps > 0) || !(o.go.grpo.kl_beta >= 0))
         return gyro_cli_usage_error(cmd, "--lr, --ball-lr and --clip must be positive, --beta >= 0");
     gyro_blas_set_threads(1);
 
     gyro_example_set train = {0}, dev = {0};
     gyro_composite_data dtrain = {0}, ddev = {0};
     gyro_composite_policy *p = NULL, *ref = NULL;
-    gyro_status s = gyro_example_file_read(&train, train_path, NULL);
-    if (s) s = gyro_error_prefix(s, "%s", train_path);
-    if (!s && dev_path && (s = gyro_example_file_read(&dev, dev_path, NULL)))
-        s = gyro_error_prefix(s, "%s", dev_path);
-    if (!s && train.n == 0) s = gyro_error_set(GYRO_ERR_DATA, "%s: no example", train_path);
     gyro_train_result tr = {0};
-    double t0 = gyro_now(), sft_seconds = 0;
-    if (!s && init) {
-        s = gyro_composite_policy_load(init, &p);
-        if (!s) s = gyro_composite_policy_load(init, &ref);
-    } else if (!s) {
-        gyro_train_options to;
-        gyro_train_options_init(&to, hyp ? GYRO_TF_GEOMETRY_HYPERBOLIC : GYRO_TF_GEOMETRY_EUCLIDEAN);
-        to.model.dim = (int)dim;
-        to.model.n_layers = (int)layers;
-        to.model.n_heads = (int)heads;
-        to.model.head_dim = (int)((dim + heads - 1) / heads);
-        to.model.ffn_dim = 2 * (int)dim;
-        to.epochs = (int)sft_epochs;
-        to.sgdr.t0 = 0;
-        to.seed = go.seed;
-        to.quiet = go.quiet;
-        to.dev_fraction = 0;
-        to.stop = &stop_int;
-        s = gyro_composite_supervise(&to, &train, dev_path ? &dev : NULL, &p, &tr);
-        sft_seconds = gyro_now() - t0;
-        if (!s && sft_out) s = gyro_classifier_save(p->clf, sft_out);
-        if (!s) s = gyro_composite_policy_clone(p, &ref);   /* the frozen reference */
-    }
-    if (!s) s = gyro_composite_data_build(p, &train, &dtrain);
-    if (!s && dev_path) s = gyro_composite_data_build(p, &dev, &ddev);
-    double ex0 = NAN, f0 = NAN, ex1 = NAN, f1 = NAN;
-    if (!s && dev_path) s = gyro_composite_evaluate(p, &ddev, &ex0, &f0);
-    if (!s && log) fprintf(stderr, "supervised start: dev exact %.4f  dev F1 %.4f\n", ex0, f0);
     gyro_composite_grpo_result gr = {0};
-    int interrupted = 0;
-    if (!s) {
-        signal(SIGINT, on_signal);
-        signal(SIGTERM, on_signal);
-        go.stop = &stop_int;
-        go.log = log ? stderr : NULL;
-        s = gyro_composite_grpo(p, ref, &dtrain, dev_path ? &ddev : NULL, &go, &gr);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        if (s == GYRO_ERR_INTERRUPTED) interrupted = 1, s = GYRO_OK;
-    }
-    if (!s && dev_path) s = gyro_composite_evaluate(p, &ddev, &ex1, &f1);
-    if (!s && out) s = gyro_classifier_save(p->clf, out);
+    double sft_seconds = 0, ex0 = NAN, f0 = NAN, ex1 = NAN, f1 = NAN;
+    gyro_status s = read_sets(&o, &train, &dev);
+    if (!s) s = start_policy(&o, &train, &dev, &p, &ref, &tr, &sft_seconds);
+    if (!s) s = gyro_composite_data_build(p, &train, &dtrain);
+    if (!s && o.dev) s = gyro_composite_data_build(p, &dev, &ddev);
+    if (!s && o.dev) s = gyro_composite_evaluate(p, &ddev, &ex0, &f0);
+    if (!s && o.log) fprintf(stderr, "supervised start: dev exact %.4f  dev F1 %.4f\n", ex0, f0);
+    if (!s) s = run_grpo(&o, p, ref, &dtrain, &ddev, &gr, &interrupted);
+    if (!s && o.dev) s = gyro_composite_evaluate(p, &ddev, &ex1, &f1);
+    if (!s && o.out) s = gyro_classifier_save(p->clf, o.out);
     if (!s)
         printf("env=composite n_train=%d n_dev=%d actions=%d sft_epochs=%d sft_seconds=%.2f "
                "dev_exact_before=%.4f dev_f1_before=%.4f iterations=%d reward_first=%.4f "
@@ -219,46 +206,26 @@ int gyro_cli_rl_composite_finetune(int argc, char **argv)
     if (s) return gyro_cli_fail(cmd, s);
     if (interrupted || stop_flag) {
         fprintf(stderr, "gyro %s: interrupted after %d iterations%s\n", cmd, gr.iterations,
-                out ? "; policy saved" : "");
+                o.out ? "; policy saved" : "");
         return 130;
     }
     return 0;
 }
 
-int gyro_cli_reason_composite(int argc, char **argv)
+int gyro_cli_reason_composite(const char *model, int n, char **utterances)
 {
-    static const struct option opts[] = {
-        {"env", required_argument, 0, 'e'}, {"model", required_argument, 0, 'm'},
-        {"help", no_argument, 0, 'h'},      {0, 0, 0, 0}};
-    const char *cmd = "reason", *model = NULL;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "e:m:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'e': if (strcmp(optarg, "composite")) return gyro_cli_usage_error(cmd, "--env composite expected"); break;
-        case 'm': model = optarg; break;
-        case 'h':
-            printf("usage: gyro reason --env composite --model MODEL \"utterance\" ...\n"
-                   "\n"
-                   "Run a composite-intent policy (gyro rl finetune --env composite) greedily on each\n"
-                   "utterance and print its steps: the atom emitted at each step with its probability,\n"
-                   "then STOP, and the composite label of the emitted set.\n");
-            return 0;
-        default: return gyro_cli_usage_error(cmd, "unknown option or missing argument");
-        }
-    }
-    if (!model) return gyro_cli_usage_error(cmd, "--model is required");
-    if (optind >= argc) return gyro_cli_usage_error(cmd, "an utterance is required");
+    const char *cmd = "reason";
+    if (n < 1) return gyro_cli_usage_error(cmd, "an utterance is required");
     gyro_blas_set_threads(1);
     gyro_composite_policy *p;
     gyro_status s = gyro_composite_policy_load(model, &p);
     if (s) return gyro_cli_fail(cmd, s);
     gyro_composite_reason_result *r = malloc(sizeof *r);
     if (!r) s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
-    for (int i = optind; !s && i < argc; i++) {
-        s = gyro_composite_reason(p, argv[i], r);
+    for (int i = 0; !s && i < n; i++) {
+        s = gyro_composite_reason(p, utterances[i], r);
         if (s) break;
-        printf("utterance: %s\n", argv[i]);
+        printf("utterance: %s\n", utterances[i]);
         for (int k = 0; k < r->n_steps; k++)
             printf("step %d: %s  (p = %.4f)\n", k + 1, r->action[k], r->prob[k]);
         printf("intents: %s\n", r->answer);

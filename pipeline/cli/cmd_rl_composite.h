@@ -9,7 +9,8 @@ int gyro_cli_is_composite(int argc, char **argv);
 /* `gyro rl finetune --env composite ...` (argv[0] = "finetune"); returns the exit status. */
 int gyro_cli_rl_composite_finetune(int argc, char **argv);
 
-/* `gyro reason --env composite --model M "utterance" ...`; returns the exit status. */
-int gyro_cli_reason_composite(int argc, char **argv);
+/* `gyro reason --env composite --model MODEL "utterance" ...`: the steps of the policy in MODEL
+ * on each of the n utterances (options already parsed by cmd_reason.c); returns the exit status. */
+int gyro_cli_reason_composite(const char *model, int n, char **utterances);
 
 #endif

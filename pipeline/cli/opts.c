@@ -214,7 +214,10 @@ void gyro_opts_help(const gyro_cmd_spec *spec, FILE *out)
     for (int line = 0; *u; line++) {
         const char *nl = strchr(u, '\n');
         int n = nl ? (int)(nl - u) : (int)strlen(u);
-        fprintf(out, "%s gyro %s %.*s\n", line ? "      " : "usage:", spec->name, n, u);
+        if (line && u[0] == ' ') /* a continuation of the previous line */
+            fprintf(out, "       %*s%.*s\n", (int)strlen(spec->name) + 5, "", n - 1, u + 1);
+        else
+            fprintf(out, "%s gyro %s %.*s\n", line ? "      " : "usage:", spec->name, n, u);
         u += n + (nl != NULL);
     }
     if (spec->about) {
