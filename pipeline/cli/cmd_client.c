@@ -12,40 +12,51 @@
  * so output lines stay aligned with input lines. A non-OK gRPC status is printed as
  * "gyro client: CODE: message"; the exit status is 65 for INVALID_ARGUMENT, 1 otherwise.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/opts.h"
 #include "pipeline/grpc_core.h"
 #include "proto/gyro.pb-c.h"
 #include "proto/health.pb-c.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: gyro client [options] classify [--top-k K] TEXT...\n"
-            "       gyro client [options] classify --stream [--top-k K] < lines\n"
-            "       gyro client [options] normalize [--keep-traditional] [--case-fold] [--paragraphs] [TEXT...]\n"
-            "       gyro client [options] health [SERVICE]\n"
-            "       gyro client [options] stats\n"
-            "\n"
-            "Call a running 'gyro serve'.\n"
-            "\n"
-            "  --addr HOST:PORT       server address (default 127.0.0.1:50051)\n"
-            "  --timeout-ms N         deadline of each call (default 10000; 0 = none)\n"
-            "  --tls-ca FILE          use TLS and trust these PEM roots\n"
-            "  --tls-cert FILE        client certificate for mutual TLS (with --tls-key)\n"
-            "  --tls-key FILE         client private key\n"
-            "  --server-name NAME     expected name in the server certificate\n"
-            "  --top-k K              intents per text (default: the server's, 5)\n"
-            "  --stream               classify stdin lines over one ClassifyStream call\n"
-            "  --keep-traditional, --case-fold, --paragraphs   options of normalize\n"
-            "  -h, --help             this help\n"
-            "\n"
-            "Exit status: 0 OK, 1 call failed, 2 usage, 65 the server rejected the input.\n");
-}
+typedef struct client_args {
+    const char *addr, *ca, *cert, *key, *name;
+    long timeout_ms, top_k;
+    int stream, keep_trad, case_fold, paragraphs;
+} client_args;
+
+static const gyro_opt client_opts[] = {
+    GYRO_O_STR("addr", 0, client_args, addr, "HOST:PORT", "127.0.0.1:50051", "server address"),
+    GYRO_O_LONG("timeout-ms", 0, client_args, timeout_ms, "N", "10000", 0, 86400000,
+                "deadline of each call in milliseconds, 0 = none"),
+    GYRO_O_STR("tls-ca", 0, client_args, ca, "FILE", NULL, "use TLS and trust these PEM roots"),
+    GYRO_O_STR("tls-cert", 0, client_args, cert, "FILE", NULL, "client certificate for mutual TLS (with --tls-key)"),
+    GYRO_O_STR("tls-key", 0, client_args, key, "FILE", NULL, "client private key"),
+    GYRO_O_STR("server-name", 0, client_args, name, "NAME", NULL, "expected name in the server certificate"),
+    GYRO_O_SECTION("classify:"),
+    GYRO_O_LONG("top-k", 'k', client_args, top_k, "K", NULL, 1, 100000, "intents per text (default: the server's, 5)"),
+    GYRO_O_FLAG("stream", 0, client_args, stream, "classify the lines of stdin over one ClassifyStream call"),
+    GYRO_O_SECTION("normalize:"),
+    GYRO_O_FLAG("keep-traditional", 0, client_args, keep_trad, "keep Traditional characters"),
+    GYRO_O_FLAG("case-fold", 0, client_args, case_fold, "apply Unicode case folding"),
+    GYRO_O_FLAG("paragraphs", 0, client_args, paragraphs, "a document is a paragraph (blank-line separated)"),
+    GYRO_O_END,
+};
+
+const gyro_cmd_spec gyro_spec_client = {
+    "client", "[options] classify [--top-k K] TEXT...\n"
+              "[options] classify --stream [--top-k K] < lines\n"
+              "[options] normalize [--keep-traditional] [--case-fold] [--paragraphs] [TEXT...]\n"
+              "[options] health [SERVICE]\n"
+              "[options] stats",
+    "Call a running 'gyro serve'. Options may come before or after the subcommand.",
+    "Exit status: 0 OK, 1 call failed, 2 usage, 65 the server rejected the input.",
+    client_opts,
+};
 
 static char *slurp(const char *path)
 {
@@ -215,121 +226,115 @@ static int normalize(gyro_rpc_client *c, long timeout_ms, int n, char **texts, i
     return rc;
 }
 
-int gyro_cmd_client(int argc, char **argv)
+/* The usage checks of subcommand `sub` with its operands argv[0..n-1]; 0 when they hold. */
+static int check_args(const client_args *o, const char *sub, int n, char **argv)
 {
     const char *cmd = "client";
-    const char *addr = "127.0.0.1:50051", *ca = NULL, *cert = NULL, *key = NULL, *name = NULL;
-    long timeout_ms = 10000, top_k = 0;
-    int stream = 0, keep_trad = 0, case_fold = 0, paragraphs = 0;
-    static const struct option longopts[] = {
-        {"addr", required_argument, NULL, 'a'},      {"timeout-ms", required_argument, NULL, 'T'},
-        {"tls-ca", required_argument, NULL, 'A'},    {"tls-cert", required_argument, NULL, 'C'},
-        {"tls-key", required_argument, NULL, 'K'},   {"server-name", required_argument, NULL, 'n'},
-        {"top-k", required_argument, NULL, 'k'},     {"stream", no_argument, NULL, 's'},
-        {"keep-traditional", no_argument, NULL, 'R'}, {"case-fold", no_argument, NULL, 'F'},
-        {"paragraphs", no_argument, NULL, 'G'},
-        {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
-    };
-    optind = 1;
-    opterr = 0;
-    int c;
-    /* options may appear before or after the subcommand */
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'a': addr = optarg; break;
-        case 'T': if (!gyro_cli_parse_long(cmd, "--timeout-ms", optarg, 0, 86400000, &timeout_ms)) return 2; break;
-        case 'A': ca = optarg; break;
-        case 'C': cert = optarg; break;
-        case 'K': key = optarg; break;
-        case 'n': name = optarg; break;
-        case 'k': if (!gyro_cli_parse_long(cmd, "--top-k", optarg, 1, 100000, &top_k)) return 2; break;
-        case 's': stream = 1; break;
-        case 'R': keep_trad = 1; break;
-        case 'F': case_fold = 1; break;
-        case 'G': paragraphs = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: return gyro_cli_usage_error(cmd, "unknown option or missing argument '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind >= argc) return gyro_cli_usage_error(cmd, "missing subcommand (classify, health or stats)");
-    const char *sub = argv[optind++];
     if (strcmp(sub, "classify") && strcmp(sub, "health") && strcmp(sub, "stats") && strcmp(sub, "normalize"))
         return gyro_cli_usage_error(cmd, "unknown subcommand '%s'", sub);
-    if (!strcmp(sub, "classify") && !stream && optind >= argc)
+    if (!strcmp(sub, "classify") && !o->stream && n == 0)
         return gyro_cli_usage_error(cmd, "classify needs TEXT arguments or --stream");
-    if (!strcmp(sub, "classify") && stream && optind < argc)
-        return gyro_cli_usage_error(cmd, "classify --stream reads stdin; unexpected argument '%s'", argv[optind]);
-    if (!strcmp(sub, "stats") && optind < argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (!strcmp(sub, "health") && argc - optind > 1) return gyro_cli_usage_error(cmd, "health takes one SERVICE");
-    if ((cert == NULL) != (key == NULL)) return gyro_cli_usage_error(cmd, "--tls-cert and --tls-key go together");
-    if (cert && !ca) return gyro_cli_usage_error(cmd, "--tls-cert needs --tls-ca");
+    if (!strcmp(sub, "classify") && o->stream && n > 0)
+        return gyro_cli_usage_error(cmd, "classify --stream reads stdin; unexpected argument '%s'", argv[0]);
+    if (!strcmp(sub, "stats") && n > 0) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[0]);
+    if (!strcmp(sub, "health") && n > 1) return gyro_cli_usage_error(cmd, "health takes one SERVICE");
+    if ((o->cert == NULL) != (o->key == NULL)) return gyro_cli_usage_error(cmd, "--tls-cert and --tls-key go together");
+    if (o->cert && !o->ca) return gyro_cli_usage_error(cmd, "--tls-cert needs --tls-ca");
+    return 0;
+}
 
+/* A client of o->addr with the PEM files of the TLS options; returns 0 or the exit status. */
+static int connect_client(const client_args *o, gyro_rpc_client **cl)
+{
     char *ca_pem = NULL, *cert_pem = NULL, *key_pem = NULL;
     int rc = 0;
-    if (ca && !(ca_pem = slurp(ca))) {
-        fprintf(stderr, "gyro client: %s: cannot read\n", ca);
+    if (o->ca && !(ca_pem = slurp(o->ca))) {
+        fprintf(stderr, "gyro client: %s: cannot read\n", o->ca);
         return 1;
     }
-    if (cert && (!(cert_pem = slurp(cert)) || !(key_pem = slurp(key)))) {
-        fprintf(stderr, "gyro client: cannot read %s or %s\n", cert, key);
-        free(ca_pem);
-        free(cert_pem);
-        return 1;
+    if (o->cert && (!(cert_pem = slurp(o->cert)) || !(key_pem = slurp(o->key)))) {
+        fprintf(stderr, "gyro client: cannot read %s or %s\n", o->cert, o->key);
+        rc = 1;
     }
-    gyro_rpc_client *cl;
-    gyro_status st = gyro_rpc_client_new(addr, ca_pem, cert_pem, key_pem, name, &cl);
-    if (st != GYRO_OK) {
-        rc = gyro_cli_fail(cmd, st);
-        goto out;
-    }
-    if (!strcmp(sub, "normalize")) {
-        rc = normalize(cl, timeout_ms, argc - optind, argv + optind, keep_trad, case_fold, paragraphs);
-    } else if (!strcmp(sub, "health")) {
-        Grpc__Health__V1__HealthCheckRequest rq = GRPC__HEALTH__V1__HEALTH_CHECK_REQUEST__INIT;
-        rq.service = optind < argc ? argv[optind] : "";
-        ProtobufCMessage *m;
-        rc = unary(cl, "/grpc.health.v1.Health/Check", timeout_ms, &rq.base,
-                   &grpc__health__v1__health_check_response__descriptor, &m);
-        if (m) {
-            const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-                &grpc__health__v1__health_check_response__serving_status__descriptor,
-                ((Grpc__Health__V1__HealthCheckResponse *)m)->status);
-            printf("%s\n", v ? v->name : "UNKNOWN");
-            protobuf_c_message_free_unpacked(m, NULL);
-        }
-    } else if (!strcmp(sub, "stats")) {
-        Gyro__V1__StatsRequest rq = GYRO__V1__STATS_REQUEST__INIT;
-        ProtobufCMessage *m;
-        rc = unary(cl, "/gyro.v1.Gyro/Stats", timeout_ms, &rq.base, &gyro__v1__stats_response__descriptor, &m);
-        if (m) {
-            Gyro__V1__StatsResponse *r = (Gyro__V1__StatsResponse *)m;
-            printf("uptime_seconds\t%.3f\nmodel_version\t%s\n", r->uptime_seconds, r->model_version);
-            for (size_t i = 0; i < r->n_status_counts; i++)
-                printf("count\t%s\t%s\t%llu\n", r->status_counts[i]->method, r->status_counts[i]->code,
-                       (unsigned long long)r->status_counts[i]->count);
-            for (size_t i = 0; i < r->n_latency; i++)
-                printf("latency_le_us\t%g\t%llu\n", r->latency[i]->upper_us, (unsigned long long)r->latency[i]->count);
-            protobuf_c_message_free_unpacked(m, NULL);
-        }
-    } else if (stream) {
-        rc = classify_stream(cl, timeout_ms, (unsigned)top_k);
-    } else {
-        for (; optind < argc && rc == 0; optind++) {
-            Gyro__V1__ClassifyRequest rq = GYRO__V1__CLASSIFY_REQUEST__INIT;
-            rq.text = argv[optind];
-            rq.top_k = (unsigned)top_k;
-            ProtobufCMessage *m;
-            rc = unary(cl, "/gyro.v1.Gyro/Classify", timeout_ms, &rq.base, &gyro__v1__classify_response__descriptor, &m);
-            if (m) {
-                print_classify((Gyro__V1__ClassifyResponse *)m);
-                protobuf_c_message_free_unpacked(m, NULL);
-            }
-        }
-    }
-    gyro_rpc_client_free(cl);
-out:
+    gyro_status st = rc ? GYRO_OK : gyro_rpc_client_new(o->addr, ca_pem, cert_pem, key_pem, o->name, cl);
+    if (st != GYRO_OK) rc = gyro_cli_fail("client", st);
     free(ca_pem);
     free(cert_pem);
     free(key_pem);
+    return rc;
+}
+
+static int health(gyro_rpc_client *cl, long timeout_ms, const char *service)
+{
+    Grpc__Health__V1__HealthCheckRequest rq = GRPC__HEALTH__V1__HEALTH_CHECK_REQUEST__INIT;
+    rq.service = (char *)service;
+    ProtobufCMessage *m;
+    int rc = unary(cl, "/grpc.health.v1.Health/Check", timeout_ms, &rq.base,
+                   &grpc__health__v1__health_check_response__descriptor, &m);
+    if (m) {
+        const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+            &grpc__health__v1__health_check_response__serving_status__descriptor,
+            ((Grpc__Health__V1__HealthCheckResponse *)m)->status);
+        printf("%s\n", v ? v->name : "UNKNOWN");
+        protobuf_c_message_free_unpacked(m, NULL);
+    }
+    return rc;
+}
+
+static int stats(gyro_rpc_client *cl, long timeout_ms)
+{
+    Gyro__V1__StatsRequest rq = GYRO__V1__STATS_REQUEST__INIT;
+    ProtobufCMessage *m;
+    int rc = unary(cl, "/gyro.v1.Gyro/Stats", timeout_ms, &rq.base, &gyro__v1__stats_response__descriptor, &m);
+    if (m) {
+        Gyro__V1__StatsResponse *r = (Gyro__V1__StatsResponse *)m;
+        printf("uptime_seconds\t%.3f\nmodel_version\t%s\n", r->uptime_seconds, r->model_version);
+        for (size_t i = 0; i < r->n_status_counts; i++)
+            printf("count\t%s\t%s\t%llu\n", r->status_counts[i]->method, r->status_counts[i]->code,
+                   (unsigned long long)r->status_counts[i]->count);
+        for (size_t i = 0; i < r->n_latency; i++)
+            printf("latency_le_us\t%g\t%llu\n", r->latency[i]->upper_us, (unsigned long long)r->latency[i]->count);
+        protobuf_c_message_free_unpacked(m, NULL);
+    }
+    return rc;
+}
+
+/* One Classify call per text; stops at the first failed call. */
+static int classify_texts(gyro_rpc_client *cl, long timeout_ms, unsigned top_k, int n, char **texts)
+{
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        Gyro__V1__ClassifyRequest rq = GYRO__V1__CLASSIFY_REQUEST__INIT;
+        rq.text = texts[i];
+        rq.top_k = top_k;
+        ProtobufCMessage *m;
+        rc = unary(cl, "/gyro.v1.Gyro/Classify", timeout_ms, &rq.base, &gyro__v1__classify_response__descriptor, &m);
+        if (m) {
+            print_classify((Gyro__V1__ClassifyResponse *)m);
+            protobuf_c_message_free_unpacked(m, NULL);
+        }
+    }
+    return rc;
+}
+
+int gyro_cmd_client(int argc, char **argv)
+{
+    const char *cmd = "client";
+    client_args o = {0};
+    int first, rc = gyro_opts_parse(&gyro_spec_client, argc, argv, &o, &first); /* options anywhere */
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    if (first >= argc) return gyro_cli_usage_error(cmd, "missing subcommand (classify, health or stats)");
+    const char *sub = argv[first++];
+    int n = argc - first;
+    char **ops = argv + first;
+    if ((rc = check_args(&o, sub, n, ops))) return rc;
+    gyro_rpc_client *cl = NULL;
+    if ((rc = connect_client(&o, &cl))) return rc;
+    if (!strcmp(sub, "normalize")) rc = normalize(cl, o.timeout_ms, n, ops, o.keep_trad, o.case_fold, o.paragraphs);
+    else if (!strcmp(sub, "health")) rc = health(cl, o.timeout_ms, n ? ops[0] : "");
+    else if (!strcmp(sub, "stats")) rc = stats(cl, o.timeout_ms);
+    else if (o.stream) rc = classify_stream(cl, o.timeout_ms, (unsigned)o.top_k);
+    else rc = classify_texts(cl, o.timeout_ms, (unsigned)o.top_k, n, ops);
+    gyro_rpc_client_free(cl);
     return rc;
 }

@@ -241,6 +241,9 @@ void gyro_opts_help(const gyro_cmd_spec *spec, FILE *out)
         label_of(o, lab, sizeof lab);
         help_line(out, lab, o->help, o->def, width);
     }
+    int sections = 0;
+    for (const gyro_opt *o = spec->opts; o->kind; o++) sections |= o->kind == GYRO_OPT_SECTION;
+    if (sections) fputc('\n', out);
     help_line(out, "-h, --help", "this help", NULL, width);
     if (spec->footer) {
         fputc('\n', out);
