@@ -10,7 +10,9 @@
  * hyperbolic model (gyro convert's function), so either model is a lookup.
  *
  * Classify is gyro_classifier_predict (the function `gyro classify` uses), wrapped as
- * ClassifyResponse{intents (label, probability, atoms), model_version, id, normalized_text}.
+ * ClassifyResponse{intents (label, probability, atoms), model_version, id, normalized_text} by
+ * gyro_classify_response_fill, the function of `gyro classify predict --stream` too (atoms from
+ * the model's label set).
  * Without --model, Classify and ClassifyStream answer UNAVAILABLE.
  *
  * Reason runs the --policy control policy (gyro_rl_reason), or, for environment "composite",
@@ -35,6 +37,7 @@
 #include "models/rl/policy.h"
 #include "models/rl/reason.h"
 #include "models/text/normalize.h"
+#include "pipeline/classify_response.h"
 #include "pipeline/table_file.h"
 #include "pipeline/text_reader.h"
 #include "proto/gyro.pb-c.h"
@@ -50,14 +53,9 @@ typedef struct loaded_model {
 
 /* Per-thread response buffers, grown on demand. */
 typedef struct thread_state {
-    int cap;                    /* intents the arrays below hold */
+    int cap;                    /* intents the array below holds */
     gyro_intent *intents;       /* (cap) */
-    Gyro__V1__Intent *imsg;     /* (cap) */
-    Gyro__V1__Intent **iptr;    /* (cap) */
-    char *atom_buf;             /* copies of labels, split at '+' */
-    size_t atom_buf_cap;
-    char **atom_ptr;            /* (atom_ptr_cap) */
-    size_t atom_ptr_cap;
+    gyro_classify_response_buf resp; /* the Intent messages of a ClassifyResponse */
     gyro_normalizer *norm[4];   /* Normalize: by (keep_traditional, case_fold), created on use */
     gyro_rl_reason_result *reason; /* Reason: the episode record, allocated on first use */
     gyro_composite_reason_result *composite; /* Reason "composite": allocated on first use */
@@ -241,10 +239,7 @@ void gyro_service_free(gyro_service *svc)
         for (int t = 0; t < svc->opt.n_threads; t++) {
             thread_state *s = &svc->ts[t];
             free(s->intents);
-            free(s->imsg);
-            free(s->iptr);
-            free(s->atom_buf);
-            free(s->atom_ptr);
+            gyro_classify_response_buf_free(&s->resp);
             for (int k = 0; k < 4; k++) gyro_normalizer_free(s->norm[k]);
             free(s->reason);
             free(s->composite);
@@ -261,68 +256,9 @@ static int grow(thread_state *s, int k)
 {
     if (k <= s->cap) return 1;
     gyro_intent *a = realloc(s->intents, (size_t)k * sizeof *a);
-    if (a) s->intents = a;
-    Gyro__V1__Intent *b = realloc(s->imsg, (size_t)k * sizeof *b);
-    if (b) s->imsg = b;
-    Gyro__V1__Intent **c = realloc(s->iptr, (size_t)k * sizeof *c);
-    if (c) s->iptr = c;
-    if (!a || !b || !c) return 0;
+    if (!a) return 0;
+    s->intents = a;
     s->cap = k;
-    return 1;
-}
-
-/* Split each label into its sorted atoms ('+'-separated) inside the thread's buffers. */
-static int fill_atoms(thread_state *s, int n)
-{
-    size_t bytes = 0, atoms = 0;
-    for (int i = 0; i < n; i++) {
-        const char *l = s->intents[i].label;
-        bytes += strlen(l) + 1;
-        atoms += 1;
-        for (const char *p = l; *p; p++) atoms += *p == '+';
-    }
-    if (bytes > s->atom_buf_cap) {
-        char *b = realloc(s->atom_buf, bytes);
-        if (!b) return 0;
-        s->atom_buf = b;
-        s->atom_buf_cap = bytes;
-    }
-    if (atoms > s->atom_ptr_cap) {
-        char **p = realloc(s->atom_ptr, atoms * sizeof *p);
-        if (!p) return 0;
-        s->atom_ptr = p;
-        s->atom_ptr_cap = atoms;
-    }
-    char *buf = s->atom_buf;
-    char **ptr = s->atom_ptr;
-    for (int i = 0; i < n; i++) {
-        Gyro__V1__Intent *im = &s->imsg[i];
-        size_t len = strlen(s->intents[i].label);
-        memcpy(buf, s->intents[i].label, len + 1);
-        im->atoms = ptr;
-        im->n_atoms = 0;
-        if (!strchr(buf, '+')) { /* a plain label has no separate atoms */
-            buf += len + 1;
-            continue;
-        }
-        char *a = buf;
-        for (char *p = buf;; p++)
-            if (*p == '+' || *p == 0) {
-                int end = *p == 0;
-                *p = 0;
-                if (*a) ptr[im->n_atoms++] = a;
-                a = p + 1;
-                if (end) break;
-            }
-        for (size_t x = 1; x < im->n_atoms; x++) /* insertion sort: atoms are few */
-            for (size_t y = x; y > 0 && strcmp(ptr[y - 1], ptr[y]) > 0; y--) {
-                char *t = ptr[y];
-                ptr[y] = ptr[y - 1];
-                ptr[y - 1] = t;
-            }
-        ptr += im->n_atoms;
-        buf += len + 1;
-    }
     return 1;
 }
 
@@ -371,27 +307,13 @@ static int h_classify(void *ctx, int t, const ProtobufCMessage *request, gyro_rp
         code = gyro_rpc_reply_error(reply, gyro_rpc_code_from_status(st), "%s", gyro_error_message());
         goto out;
     }
-    if (!fill_atoms(s, n)) {
+    Gyro__V1__ClassifyResponse resp;
+    st = gyro_classify_response_fill(&s->resp, gyro_classifier_labels(lm->m), s->intents, n, lm->version, rq->id,
+                                     gyro_classifier_scratch_normalized(lm->scratch[t]), &resp);
+    if (st != GYRO_OK) {
         code = gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
         goto out;
     }
-    for (int i = 0; i < n; i++) {
-        Gyro__V1__Intent *im = &s->imsg[i];
-        size_t na = im->n_atoms;
-        char **atoms = im->atoms;
-        gyro__v1__intent__init(im);
-        im->label = (char *)s->intents[i].label;
-        im->probability = s->intents[i].probability;
-        im->n_atoms = na;
-        im->atoms = atoms;
-        s->iptr[i] = im;
-    }
-    Gyro__V1__ClassifyResponse resp = GYRO__V1__CLASSIFY_RESPONSE__INIT;
-    resp.n_intents = (size_t)n;
-    resp.intents = s->iptr;
-    resp.model_version = lm->version;
-    resp.id = rq->id;
-    resp.normalized_text = (char *)gyro_classifier_scratch_normalized(lm->scratch[t]);
     if (gyro_rpc_reply_send(reply, &resp.base) != GYRO_OK)
         code = gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
 out:
