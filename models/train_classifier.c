@@ -371,6 +371,26 @@ static void copy_table_lorentz(gyro_tf_model *tf, const gyro_embedding_table *ta
     }
 }
 
+gyro_status gyro_train_options_complete(gyro_train_options *o, unsigned set)
+{
+    if (!o) return gyro_error_set(GYRO_ERR_USAGE, "gyro_train_options_complete: NULL options");
+    gyro_tf_config *m = &o->model;
+    if (o->table) m->dim = o->table->dim;
+    if (!(set & GYRO_TRAIN_SET_HEAD_DIM) && m->n_heads > 0) m->head_dim = (m->dim + m->n_heads - 1) / m->n_heads;
+    if (!(set & GYRO_TRAIN_SET_FFN_DIM)) m->ffn_dim = 4 * m->dim;
+    if (m->attention_kind == GYRO_TF_ATTENTION_MLA && !(set & GYRO_TRAIN_SET_MLA_LATENT))
+        m->mla_latent_dim = m->dim > 1 ? m->dim / 2 : 1;
+    if (m->ffn_kind == GYRO_TF_FFN_MOE) {
+        if (!(set & GYRO_TRAIN_SET_MOE_EXPERTS)) m->moe_experts = 4;
+        if (!(set & GYRO_TRAIN_SET_MOE_TOP_K)) m->moe_top_k = 1;
+        if (!(set & GYRO_TRAIN_SET_MOE_BALANCE)) m->moe_balance = 0.01f;
+    }
+    gyro_tf_config probe = *m; /* vocabulary and classes come from the data */
+    probe.vocab_size = 1;
+    probe.n_classes = 1;
+    return gyro_tf_config_validate(&probe);
+}
+
 /* Build vocabulary and labels, and create the model. */
 static gyro_status build_model(const gyro_train_options *opt, const gyro_example_set *train,
                                gyro_tokenizer *nz, gyro_classifier **out, int *table_rows)

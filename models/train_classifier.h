@@ -69,6 +69,27 @@ typedef struct gyro_train_options {
  * one warm restart) or the Euclidean twin's (128-d, lr 1e-4). */
 void gyro_train_options_init(gyro_train_options *o, gyro_tf_geometry geometry);
 
+/* The model options whose defaults derive from others, as a bit set: the caller's `set` says
+ * which of them it gave explicitly (gyro_train_options_complete leaves those alone). */
+enum {
+    GYRO_TRAIN_SET_HEAD_DIM = 1 << 0,    /* else ceil(dim / n_heads) */
+    GYRO_TRAIN_SET_FFN_DIM = 1 << 1,     /* else 4 · dim */
+    GYRO_TRAIN_SET_MLA_LATENT = 1 << 2,  /* else dim / 2 (at least 1) with MLA attention */
+    GYRO_TRAIN_SET_MOE_EXPERTS = 1 << 3, /* else 4 with MoE blocks */
+    GYRO_TRAIN_SET_MOE_TOP_K = 1 << 4,   /* else 1 with MoE blocks */
+    GYRO_TRAIN_SET_MOE_BALANCE = 1 << 5, /* else 0.01 with MoE blocks */
+};
+
+/* Complete o->model after the caller changed the options of gyro_train_options_init: with
+ * o->table the model dimension is the table's; then every derived option not in `set` gets the
+ * default above (MLA and MoE options given without their block kind are left for the check to
+ * refuse). Finally the configuration is checked as gyro_train_classifier will (vocabulary and
+ * classes aside), so a caller learns of a bad option before reading any data. `gyro classify
+ * train` calls this with the options its command line gave, so a library caller doing the same
+ * gets the same model. Errors: GYRO_ERR_USAGE (message names the option), o unchanged apart
+ * from the completed fields. */
+gyro_status gyro_train_options_complete(gyro_train_options *o, unsigned set);
+
 typedef struct gyro_train_result {
     int epochs;                    /* epochs run */
     int best_epoch;                /* 1-based epoch of the kept parameters (0: last, no dev) */

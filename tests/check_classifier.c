@@ -423,6 +423,48 @@ START_TEST(test_train_frozen_table_and_errors)
 }
 END_TEST
 
+/* The derived model defaults live in the library: what `gyro classify train` gives for a set of
+ * options, gyro_train_options_complete gives a library caller. */
+START_TEST(test_options_complete)
+{
+    gyro_train_options o;
+    gyro_train_options_init(&o, GYRO_TF_GEOMETRY_HYPERBOLIC);
+    o.model.dim = 30;
+    o.model.n_heads = 4;
+    ck_assert_int_eq(gyro_train_options_complete(&o, 0), GYRO_OK);
+    ck_assert_int_eq(o.model.head_dim, 8);  /* ceil(30 / 4) */
+    ck_assert_int_eq(o.model.ffn_dim, 120);
+    ck_assert_int_eq(o.model.moe_experts, 0); /* dense: no MoE defaults */
+
+    gyro_train_options_init(&o, GYRO_TF_GEOMETRY_HYPERBOLIC);
+    o.model.dim = 32;
+    o.model.head_dim = 5;
+    o.model.attention_kind = GYRO_TF_ATTENTION_MLA;
+    o.model.ffn_kind = GYRO_TF_FFN_MOE;
+    o.model.moe_top_k = 2;
+    ck_assert_int_eq(gyro_train_options_complete(&o, GYRO_TRAIN_SET_HEAD_DIM | GYRO_TRAIN_SET_MOE_TOP_K), GYRO_OK);
+    ck_assert_int_eq(o.model.head_dim, 5);
+    ck_assert_int_eq(o.model.mla_latent_dim, 16);
+    ck_assert_int_eq(o.model.moe_experts, 4);
+    ck_assert_int_eq(o.model.moe_top_k, 2);
+    ck_assert(o.model.moe_balance == 0.01f);
+
+    gyro_embedding_table *tab;
+    ck_assert_int_eq(gyro_embedding_table_new(GYRO_EMBEDDING_POINCARE, 1.0, 12, 2, &tab), GYRO_OK);
+    gyro_train_options_init(&o, GYRO_TF_GEOMETRY_HYPERBOLIC);
+    o.table = tab;
+    o.model.n_heads = 4;
+    ck_assert_int_eq(gyro_train_options_complete(&o, 0), GYRO_OK);
+    ck_assert_int_eq(o.model.dim, 12); /* the table's dimension */
+    ck_assert_int_eq(o.model.head_dim, 3);
+    gyro_embedding_table_free(tab);
+
+    gyro_train_options_init(&o, GYRO_TF_GEOMETRY_HYPERBOLIC);
+    o.model.moe_experts = 8; /* without --ffn moe: refused */
+    ck_assert_int_eq(gyro_train_options_complete(&o, GYRO_TRAIN_SET_MOE_EXPERTS), GYRO_ERR_USAGE);
+}
+END_TEST
+
 START_TEST(test_word_tokenizer)
 {
     gyro_tokenizer *t;
@@ -490,6 +532,7 @@ int main(void)
     tcase_add_test(tc, test_train_euclidean);
     tcase_add_test(tc, test_train_frozen_table_and_errors);
     tcase_add_test(tc, test_word_tokenizer);
+    tcase_add_test(tc, test_options_complete);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);
