@@ -106,15 +106,16 @@ int gyro_opts_parse(const gyro_cmd_spec *spec, int argc, char **argv, void *args
 /* Print the --help text of `spec`: usage lines, about, the listed options, footer. */
 void gyro_opts_help(const gyro_cmd_spec *spec, FILE *out);
 
-/* Print the man page's option list of `spec` (roff: a .TP paragraph per listed option) between
- * the marker comments that doc/gyro.1 keeps around it. */
-void gyro_opts_man(const gyro_cmd_spec *spec, FILE *out);
+/* Print the man page's synopsis and option list of `spec` (roff: a .TP paragraph per listed
+ * option) between the marker comments, named `key`, that doc/gyro.1 keeps around it. */
+void gyro_opts_man(const gyro_cmd_spec *spec, const char *key, FILE *out);
 
 /* Print the man page's option lists of every command (the specs of specs.def) in order; the
  * output is what doc/gyro.1 holds between its markers. Returns 0, or 1 on a write error. */
 int gyro_opts_man_all(FILE *out);
 
-/* The specs of every command, declared from specs.def (defined in the cmd_*.c files). */
+/* The specs of every command, declared from specs.def (defined in the cmd_*.c files); a spec's
+ * man page block is named after its variable without "gyro_spec_". */
 #define GYRO_SPEC(var) extern const gyro_cmd_spec var;
 #include "pipeline/cli/specs.def"
 #undef GYRO_SPEC
