@@ -56,6 +56,7 @@ const gyro_cmd_spec gyro_spec_client = {
     "Call a running 'gyro serve'. Options may come before or after the subcommand.",
     "Exit status: 0 OK, 1 call failed, 2 usage, 65 the server rejected the input.",
     client_opts,
+    NULL,
 };
 
 static char *slurp(const char *path)

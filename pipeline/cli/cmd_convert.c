@@ -37,6 +37,7 @@ const gyro_cmd_spec gyro_spec_convert = {
     "Convert an embedding table (from gyro char2vec train) to another model or export it.",
     "Exit status: 0 done, 1 runtime error, 2 usage error, 65 unreadable or foreign table.",
     convert_opts,
+    NULL,
 };
 
 int gyro_cmd_convert(int argc, char **argv)

@@ -41,6 +41,7 @@ const gyro_cmd_spec gyro_spec_dump = {
     "object per line, in protobuf's JSON mapping with the proto field names.",
     "Exit status: 0 ok, 1 runtime error, 2 usage, 65 truncated or corrupt stream.",
     dump_opts,
+    NULL,
 };
 
 static gyro_status dump_one(const char *path, const gyro_stream_reader_options *ropt,

@@ -49,6 +49,7 @@ const gyro_cmd_spec gyro_spec_generate = {
     "intent appears when N >= 125.",
     "Exit status: 0 OK, 1 I/O error, 2 usage, 65 malformed template files.",
     generate_opts,
+    NULL,
 };
 
 typedef struct tsv_out { FILE *fp; } tsv_out;

@@ -30,6 +30,7 @@ const gyro_cmd_spec gyro_spec_neighbors = {
     "line per neighbour, 'CHAR<TAB>rank<TAB>neighbour<TAB>distance'.",
     "A character missing from the table is reported on stderr; the exit status is then 1.",
     neighbors_opts,
+    NULL,
 };
 
 int gyro_cmd_neighbors(int argc, char **argv)

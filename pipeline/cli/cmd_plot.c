@@ -32,6 +32,7 @@ const gyro_cmd_spec gyro_spec_plot = {
     "principal axes, exp0 into the disk) and the caption says so.",
     NULL,
     plot_opts,
+    NULL,
 };
 
 int gyro_cmd_plot(int argc, char **argv)

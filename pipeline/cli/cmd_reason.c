@@ -36,7 +36,7 @@ static const gyro_opt reason_opts[] = {
                "label of the emitted set; the other environments come from the policy file"),
     GYRO_O_STR("start", 'x', reason_args, start, "LIST", NULL,
                "start values, comma-separated (default: the first evaluation start); root: x0; "
-               "vdp: x1,x2; unicycle: x,y,theta"),
+               "vdp: x1,x2; unicycle: x,y,theta; primefield: none (the problem is fixed)"),
     GYRO_O_FLAG("sample", 0, reason_args, sample, "sample actions from the policy instead of taking the argmax"),
     GYRO_O_SEED("seed", 's', reason_args, seed, "1", "seed of --sample"),
     GYRO_O_END,
@@ -50,6 +50,7 @@ const gyro_cmd_spec gyro_spec_reason = {
     "step: the state, the action and its probability, then the result.",
     "Exit status: 0 OK, 1 I/O error, 2 usage (bad start values), 65 bad model file.",
     reason_opts,
+    NULL,
 };
 
 int gyro_cmd_reason(int argc, char **argv)

@@ -25,6 +25,22 @@
 #include "pipeline/cli/opts.h"
 #include "pipeline/cli/cmd_rl_composite.h"
 
+/* The environments, one per line (in `gyro rl --help` and `gyro rl finetune --help`). */
+static void list_envs(FILE *out)
+{
+    for (const gyro_rl_env *const *e = gyro_rl_env_all(); *e; e++)
+        fprintf(out, "  %-10s %s\n", (*e)->name, (*e)->description);
+    fprintf(out,
+            "  %-10s %s\n", "composite",
+            "composite intents step by step from Examples ('gyro rl finetune --env composite --help')");
+}
+
+static void finetune_more_help(FILE *out)
+{
+    fprintf(out, "Environments:\n");
+    list_envs(out);
+}
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -40,11 +56,7 @@ static void usage(FILE *out)
             "KL penalty to a frozen reference, several epochs per batch. Seeded and reproducible.\n"
             "\n"
             "Environments:\n");
-    for (const gyro_rl_env *const *e = gyro_rl_env_all(); *e; e++)
-        fprintf(out, "  %-10s %s\n", (*e)->name, (*e)->description);
-    fprintf(out,
-            "  %-10s %s\n", "composite",
-            "composite intents step by step from Examples ('gyro rl finetune --env composite --help')");
+    list_envs(out);
     fprintf(out,
             "\n"
             "'gyro rl finetune --help', 'gyro rl eval --help' and 'gyro rl transition --help' list the\n"
@@ -90,7 +102,8 @@ typedef struct finetune_args {
  * the old spelling stays unambiguous here) and --output (of --out). */
 static const gyro_opt finetune_opts[] = {
     GYRO_O_STR("env", 'e', finetune_args, env, "ENV", NULL,
-               "environment: root, vdp, unicycle or composite (required unless --init gives one)"),
+               "environment: root, vdp, unicycle, primefield (see 'gyro rl --help') or composite (required "
+               "unless --init gives one)"),
     GYRO_O_CHOICE("geometry", 'g', finetune_args, geometry, "G", GEOMETRIES, NULL,
                   "hyperbolic (Hyper-T, default) or euclidean (Vanilla-T)"),
     GYRO_O_STR("init", 'i', finetune_args, init, "MODEL", NULL, "start from a saved policy instead of a fresh one"),
@@ -145,6 +158,7 @@ const gyro_cmd_spec gyro_spec_rl_finetune = {
     "current iteration and saves the policy to --out (exit 130). Exit status: 0 OK, 1 runtime "
     "error (I/O, NaN), 2 usage, 65 bad model file, 130 interrupted.",
     finetune_opts,
+    finetune_more_help,
 };
 
 /* The range checks the table cannot say (open intervals); 0 when they hold. */
@@ -284,6 +298,7 @@ const gyro_cmd_spec gyro_spec_rl_eval = {
     "episodes, printed as one line of key=value pairs.",
     NULL,
     eval_opts,
+    NULL,
 };
 
 static int eval_cmd(int argc, char **argv)
@@ -323,7 +338,7 @@ typedef struct transition_args {
 } transition_args;
 
 static const gyro_opt transition_opts[] = {
-    GYRO_O_STR("env", 'e', transition_args, env, "ENV", NULL, "environment: root, vdp or unicycle (required)"),
+    GYRO_O_STR("env", 'e', transition_args, env, "ENV", NULL, "environment: root, vdp, unicycle or primefield (required)"),
     GYRO_O_CHOICE("geometry", 'g', transition_args, geometry, "G", GEOMETRIES, NULL,
                   "hyperbolic (Hyper-T, default) or euclidean (Vanilla-T)"),
     GYRO_O_INT("episodes", 0, transition_args, tc.train_episodes, "N", NULL, 1, 1000000,
@@ -348,6 +363,7 @@ const gyro_cmd_spec gyro_spec_rl_transition = {
     "of s' against the copy baseline s' = s), as one line of key=value pairs.",
     NULL,
     transition_opts,
+    NULL,
 };
 
 static int transition_cmd(int argc, char **argv)

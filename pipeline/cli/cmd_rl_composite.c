@@ -92,6 +92,7 @@ const gyro_cmd_spec gyro_spec_rl_composite = {
     "Output: one summary line of key=value pairs on stdout. SIGINT or SIGTERM stops after the "
     "current iteration and saves the policy to --out (exit 130).",
     composite_opts,
+    NULL,
 };
 
 static volatile sig_atomic_t stop_flag;

@@ -32,6 +32,7 @@ const gyro_cmd_spec gyro_spec_similarity = {
     "from the table are not covered. Prints one line per FILE: FILE<TAB>rho<TAB>covered<TAB>pairs.",
     "Exit status: 0 done, 1 runtime error, 2 usage error, 65 malformed file or table.",
     similarity_opts,
+    NULL,
 };
 
 int gyro_cmd_similarity(int argc, char **argv)

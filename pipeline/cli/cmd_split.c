@@ -51,6 +51,7 @@ const gyro_cmd_spec gyro_spec_split = {
     "session or dialogue is never cut. Deterministic for a seed.",
     "Exit status: 0 OK, 1 I/O error, 2 usage, 65 malformed input stream.",
     split_opts,
+    NULL,
 };
 
 /* Usage checks of the parsed options; returns 0 when they hold, else the usage error's exit. */

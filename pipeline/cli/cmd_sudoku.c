@@ -10,8 +10,8 @@
  * The stream form is gyro.v1.Example records: text = the puzzle, label = the solution, source =
  * "sudoku:seed=S,clues=C,nodes=K", line = the puzzle's 1-based index.
  */
-#include <getopt.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +20,61 @@
 #include "models/core/atomic_file.h"
 #include "models/rl/sudoku.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/opts.h"
 #include "pipeline/stream.h"
+
+typedef struct generate_args {
+    gyro_sudoku_gen_config gc; /* the library's defaults (gyro_sudoku_gen_config_default) */
+    uint64_t seed;
+    long count, min_nodes, max_nodes;
+    int stream, quiet;
+    const char *output;
+} generate_args;
+
+static const gyro_opt generate_opts[] = {
+    GYRO_O_SEED("seed", 's', generate_args, seed, "1", "seed"),
+    GYRO_O_LONG("count", 'n', generate_args, count, "N", "100", 0, 100000000L, "number of puzzles"),
+    GYRO_O_INT("clues", 'c', generate_args, gc.clues, "C", NULL, 17, 81,
+               "blank cells down to C clues at most (17-81; default 17: until no clue can go, typically "
+               "22-27 left)"),
+    GYRO_O_LONG("min-nodes", 0, generate_args, min_nodes, "A", "0", 0, 1000000000000L,
+                "keep only puzzles whose grade is at least A search nodes"),
+    GYRO_O_LONG("max-nodes", 0, generate_args, max_nodes, "B", NULL, 1, 1000000000000L,
+                "... and at most B (default: no bound)"),
+    GYRO_O_INT("attempts", 0, generate_args, gc.max_attempts, "K", NULL, 1, 100000000,
+               "draws per puzzle before giving up on the band (default 1000; exit status 1)"),
+    GYRO_O_CHOICE("format", 'f', generate_args, stream, "F", "text|stream", "text",
+                  "text (puzzle, solution, clues, nodes separated by tabs) or stream (Example records: "
+                  "text = puzzle, label = solution, source = sudoku:seed=S,clues=C,nodes=K)"),
+    GYRO_O_STR("output", 'o', generate_args, output, "FILE", "-", "output, written atomically ('-': stdout)"),
+    GYRO_O_FLAG("quiet", 'q', generate_args, quiet, "no summary line"),
+    GYRO_O_END,
+};
+
+const gyro_cmd_spec gyro_spec_sudoku_generate = {
+    "sudoku generate", "[options]",
+    "9x9 puzzles with a unique solution, graded by the number of clues and the search nodes the "
+    "reference solver (bitmask backtracking, fewest candidates first) needs to prove the solution "
+    "unique. Puzzle i of a seed is the same whatever -n is.",
+    "Exit status: 0 OK, 1 I/O error or no puzzle in the band within the attempts, 2 usage.",
+    generate_opts,
+    NULL,
+};
+
+static const gyro_opt solve_opts[] = {GYRO_O_END};
+
+const gyro_cmd_spec gyro_spec_sudoku_solve = {
+    "sudoku solve", "[FILE ...]",
+    "Read puzzles, one per line (81 characters: digits 1-9, '.' or '0' for a blank; the first "
+    "tab-separated field of a line; empty lines are skipped) from the FILEs or standard input, and "
+    "print puzzle, solution, clues and nodes for each. A puzzle with several solutions is solved "
+    "with the first and reported on stderr.",
+    "Exit status: 0 OK, 1 I/O error, 2 usage, 65 a malformed puzzle (wrong size, a character other "
+    "than digits and blanks, a digit repeated in a row, column or box) or one without solution; "
+    "the message names the file and line.",
+    solve_opts,
+    NULL,
+};
 
 static void usage(FILE *out)
 {
@@ -28,67 +82,24 @@ static void usage(FILE *out)
             "usage: gyro sudoku generate [options]\n"
             "       gyro sudoku solve [FILE ...]\n"
             "\n"
-            "generate: 9x9 puzzles with a unique solution, graded by the number of clues and the\n"
-            "search nodes the reference solver (bitmask backtracking, fewest candidates first)\n"
-            "needs to prove the solution unique. Puzzle i of a seed is the same whatever -n is.\n"
-            "  -s, --seed S           seed (default 1)\n"
-            "  -n, --count N          number of puzzles (default 100)\n"
-            "  -c, --clues C          blank cells down to C clues at most (17-81; default 17:\n"
-            "                         until no clue can go, typically 22-27 left)\n"
-            "      --min-nodes A      keep only puzzles whose grade is at least A nodes\n"
-            "      --max-nodes B      ... and at most B (default: no bound)\n"
-            "      --attempts K       draws per puzzle before giving up on the band (default 1000)\n"
-            "  -f, --format F         text (default: puzzle, solution, clues, nodes separated by\n"
-            "                         tabs) or stream (Example records: text = puzzle, label =\n"
-            "                         solution, source = sudoku:seed=S,clues=C,nodes=K)\n"
-            "  -o, --output FILE      output, written atomically (default '-': stdout)\n"
-            "  -q, --quiet            no summary line\n"
-            "\n"
-            "solve: read puzzles, one per line (81 characters: digits 1-9, '.' or '0' for a blank;\n"
-            "the first tab-separated field of a line; empty lines are skipped) from the FILEs or\n"
-            "standard input, and print puzzle, solution, clues and nodes for each. A puzzle with\n"
-            "several solutions is solved with the first and reported on stderr.\n"
-            "\n"
-            "Exit status: 0 OK, 1 I/O error or no puzzle in the band within the attempts,\n"
-            "2 usage, 65 a malformed puzzle (wrong size, a\n"
-            "character other than digits and blanks, a digit repeated in a row, column or box)\n"
-            "or one without solution; the message names the file and line.\n");
+            "Generate graded 9x9 puzzles with a unique solution, or solve puzzles with the reference\n"
+            "solver. 'gyro sudoku generate --help' and 'gyro sudoku solve --help' give the details.\n");
 }
 
 static int cmd_generate(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"seed", required_argument, 0, 's'},   {"count", required_argument, 0, 'n'},
-        {"clues", required_argument, 0, 'c'},  {"min-nodes", required_argument, 0, 1000},
-        {"max-nodes", required_argument, 0, 1001}, {"attempts", required_argument, 0, 1002},
-        {"format", required_argument, 0, 'f'}, {"output", required_argument, 0, 'o'},
-        {"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    const char *cmd = "sudoku generate", *format = "text", *output = "-";
-    gyro_sudoku_gen_config gc = gyro_sudoku_gen_config_default();
-    uint64_t seed = 1;
-    long count = 100, v;
-    int quiet = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "s:n:c:f:o:qh", opts, NULL)) != -1) {
-        switch (c) {
-        case 's': if (!gyro_cli_parse_seed(cmd, "--seed", optarg, &seed)) return 2; break;
-        case 'n': if (!gyro_cli_parse_long(cmd, "--count", optarg, 0, 100000000L, &count)) return 2; break;
-        case 'c': if (!gyro_cli_parse_long(cmd, "--clues", optarg, 17, 81, &v)) return 2; gc.clues = (int)v; break;
-        case 1000: if (!gyro_cli_parse_long(cmd, "--min-nodes", optarg, 0, 1000000000000L, &v)) return 2; gc.min_nodes = (uint64_t)v; break;
-        case 1001: if (!gyro_cli_parse_long(cmd, "--max-nodes", optarg, 1, 1000000000000L, &v)) return 2; gc.max_nodes = (uint64_t)v; break;
-        case 1002: if (!gyro_cli_parse_long(cmd, "--attempts", optarg, 1, 100000000L, &v)) return 2; gc.max_attempts = (int)v; break;
-        case 'f': format = optarg; break;
-        case 'o': output = optarg; break;
-        case 'q': quiet = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: return gyro_cli_usage_error(cmd, "unknown option or missing argument");
-        }
-    }
-    if (optind < argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    int stream = strcmp(format, "stream") == 0;
-    if (!stream && strcmp(format, "text") != 0)
-        return gyro_cli_usage_error(cmd, "--format must be text or stream, got '%s'", format);
+    const char *cmd = "sudoku generate";
+    generate_args o = {.gc = gyro_sudoku_gen_config_default()};
+    int first, rc = gyro_opts_parse(&gyro_spec_sudoku_generate, argc, argv, &o, &first);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    if (first < argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[first]);
+    gyro_sudoku_gen_config gc = o.gc;
+    gc.min_nodes = (uint64_t)o.min_nodes;
+    if (o.max_nodes) gc.max_nodes = (uint64_t)o.max_nodes;
+    uint64_t seed = o.seed;
+    long count = o.count;
+    int stream = o.stream, quiet = o.quiet;
+    const char *output = o.output, *format = stream ? "stream" : "text";
     if (gc.max_nodes && gc.max_nodes < gc.min_nodes)
         return gyro_cli_usage_error(cmd, "--max-nodes %" PRIu64 " is below --min-nodes %" PRIu64,
                                     gc.max_nodes, gc.min_nodes);
@@ -190,18 +201,10 @@ static int solve_file(FILE *fp, const char *name)
 
 static int cmd_solve(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            usage(stdout);
-            return 0;
-        }
-        return gyro_cli_usage_error("sudoku solve", "unknown option or missing argument");
-    }
-    if (optind >= argc) return solve_file(stdin, "-");
-    for (int i = optind; i < argc; i++) {
+    int first, rc = gyro_opts_parse(&gyro_spec_sudoku_solve, argc, argv, NULL, &first);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    if (first >= argc) return solve_file(stdin, "-");
+    for (int i = first; i < argc; i++) {
         int rc;
         if (!strcmp(argv[i], "-")) {
             rc = solve_file(stdin, "-");

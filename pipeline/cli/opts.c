@@ -224,6 +224,10 @@ void gyro_opts_help(const gyro_cmd_spec *spec, FILE *out)
         fputc('\n', out);
         wrap(out, spec->about, 0, 0);
     }
+    if (spec->more_help) {
+        fputc('\n', out);
+        spec->more_help(out);
+    }
     int width = 10;
     char lab[128];
     for (const gyro_opt *o = spec->opts; o->kind; o++) {

@@ -59,6 +59,8 @@ typedef struct gyro_cmd_spec {
     const char *about;    /* paragraph printed after the usage (may be NULL) */
     const char *footer;   /* text printed after the options (may be NULL) */
     const gyro_opt *opts; /* ends with a row of kind GYRO_OPT_END */
+    void (*more_help)(FILE *out); /* optional: prints a list the library knows (e.g. the RL
+                                     environments) after `about` in --help; not in the man page */
 } gyro_cmd_spec;
 
 /* Table rows. T is the command's argument struct, F a field of it; HELP NULL makes a hidden
