@@ -130,6 +130,14 @@ static struct option *getopt_tables(const gyro_opt *opts, char *shorts, size_t c
 
 int gyro_opts_parse(const gyro_cmd_spec *spec, int argc, char **argv, void *args, int *first)
 {
+    unsigned marks;
+    return gyro_opts_parse_marks(spec, argc, argv, args, first, &marks);
+}
+
+int gyro_opts_parse_marks(const gyro_cmd_spec *spec, int argc, char **argv, void *args, int *first,
+                          unsigned *marks)
+{
+    *marks = 0;
     const char *cmd = spec->name;
     for (const gyro_opt *o = spec->opts; o->kind; o++) {
         if (!o->def || o->kind == GYRO_OPT_SECTION || o->kind == GYRO_OPT_FLAG) continue;
@@ -153,6 +161,8 @@ int gyro_opts_parse(const gyro_cmd_spec *spec, int argc, char **argv, void *args
             else rc = gyro_cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
         } else if (!store(o, cmd, optarg, args)) {
             rc = 2;
+        } else {
+            *marks |= o->mark;
         }
     }
     free(lo);

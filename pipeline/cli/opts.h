@@ -50,6 +50,8 @@ typedef struct gyro_opt {
     int value;           /* FLAG: the value stored (0 stores 1) */
     gyro_opt_fn fn;      /* CALL */
     const char *man;     /* more text for the man page only, after the help line; may be NULL */
+    unsigned mark;       /* bits gyro_opts_parse_marks reports when the option is given (e.g.
+                            the library's "given explicitly" flags); 0: none */
 } gyro_opt;
 
 typedef struct gyro_cmd_spec {
@@ -104,6 +106,11 @@ typedef struct gyro_cmd_spec {
  * argc-1]). --help or -h prints the help on stdout and returns 0; an unknown option, a missing
  * or malformed value prints a usage error on stderr and returns 2. Not thread-safe (getopt). */
 int gyro_opts_parse(const gyro_cmd_spec *spec, int argc, char **argv, void *args, int *first);
+
+/* gyro_opts_parse that also ORs into *marks (set to 0 first) the `mark` bits of every option
+ * the command line gives, so a command can tell a default from an explicit value. */
+int gyro_opts_parse_marks(const gyro_cmd_spec *spec, int argc, char **argv, void *args, int *first,
+                          unsigned *marks);
 
 /* Print the --help text of `spec`: usage lines, about, the listed options, footer. */
 void gyro_opts_help(const gyro_cmd_spec *spec, FILE *out);
