@@ -182,14 +182,12 @@ START_TEST(test_supervise_and_grpo)
     gyro_example_set set = {0};
     toy(&set);
     gyro_train_options to;
-    gyro_train_options_init(&to, GYRO_TF_GEOMETRY_HYPERBOLIC);
-    to.model.dim = 16;
-    to.model.n_layers = 1;
-    to.model.n_heads = 2;
-    to.model.head_dim = 8;
-    to.model.ffn_dim = 32;
+    gyro_composite_supervise_options_init(&to, GYRO_TF_GEOMETRY_HYPERBOLIC, 16, 1, 2, 60);
+    ck_assert_int_eq(to.model.head_dim, 8);  /* dim / heads */
+    ck_assert_int_eq(to.model.ffn_dim, 32);  /* 2 dim */
+    ck_assert_int_eq(to.model.n_layers, 1);
+    ck_assert(to.dev_fraction == 0 && to.sgdr.t0 == 0);
     to.model.max_len = 24;
-    to.epochs = 60;
     to.optim.lr = 5e-3;
     to.patience = 0;
     to.sgdr.t0 = 0;

@@ -117,6 +117,20 @@ gyro_status gyro_composite_teacher_forced(const gyro_example_set *in, const char
     return s;
 }
 
+void gyro_composite_supervise_options_init(gyro_train_options *o, gyro_tf_geometry geometry, int dim,
+                                           int layers, int heads, int epochs)
+{
+    gyro_train_options_init(o, geometry);
+    o->model.dim = dim;
+    o->model.n_layers = layers;
+    o->model.n_heads = heads;
+    o->model.head_dim = heads > 0 ? (dim + heads - 1) / heads : dim;
+    o->model.ffn_dim = 2 * dim;
+    o->epochs = epochs;
+    o->sgdr.t0 = 0;
+    o->dev_fraction = 0;
+}
+
 gyro_status gyro_composite_supervise(const gyro_train_options *opt, const gyro_example_set *train,
                                      const gyro_example_set *dev, gyro_composite_policy **out,
                                      gyro_train_result *res)

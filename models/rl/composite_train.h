@@ -51,6 +51,14 @@ void gyro_composite_data_free(gyro_composite_data *d);
 gyro_status gyro_composite_teacher_forced(const gyro_example_set *in, const char *const *atoms,
                                           int n_atoms, gyro_example_set *out, int *skipped);
 
+/* The training options of the supervised start (what `gyro rl finetune --env composite` uses):
+ * gyro_train_options_init for the geometry with a model of width `dim` (dim / heads coordinates
+ * per head, rounded up; feed-forward width 2·dim), `layers` blocks and `heads` heads, `epochs`
+ * epochs at a constant learning rate, no dev set held out of training. The caller may change
+ * any field afterwards (seed, quiet, stop...). */
+void gyro_composite_supervise_options_init(gyro_train_options *o, gyro_tf_geometry geometry, int dim,
+                                           int layers, int heads, int epochs);
+
 /* Supervised start: collect the atoms of `train`, build the teacher-forced states of train and
  * dev (dev may be NULL) and train a classifier on them with `opt`. *out owns the policy.
  * Errors: those of gyro_composite_teacher_forced and gyro_train_classifier. */

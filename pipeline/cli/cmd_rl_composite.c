@@ -127,17 +127,10 @@ static gyro_status start_policy(const composite_args *o, const gyro_example_set 
     }
     double t0 = gyro_now();
     gyro_train_options to;
-    gyro_train_options_init(&to, o->euclidean ? GYRO_TF_GEOMETRY_EUCLIDEAN : GYRO_TF_GEOMETRY_HYPERBOLIC);
-    to.model.dim = (int)o->dim;
-    to.model.n_layers = (int)o->layers;
-    to.model.n_heads = (int)o->heads;
-    to.model.head_dim = (int)((o->dim + o->heads - 1) / o->heads);
-    to.model.ffn_dim = 2 * (int)o->dim;
-    to.epochs = (int)o->sft_epochs;
-    to.sgdr.t0 = 0;
+    gyro_composite_supervise_options_init(&to, o->euclidean ? GYRO_TF_GEOMETRY_EUCLIDEAN : GYRO_TF_GEOMETRY_HYPERBOLIC,
+                                          (int)o->dim, (int)o->layers, (int)o->heads, (int)o->sft_epochs);
     to.seed = o->go.seed;
     to.quiet = o->go.quiet;
-    to.dev_fraction = 0;
     to.stop = &stop_int;
     gyro_status s = gyro_composite_supervise(&to, train, o->dev ? dev : NULL, p, tr);
     *sft_seconds = gyro_now() - t0;
