@@ -206,6 +206,16 @@ START_TEST(test_config_check)
     ck_assert_ptr_null(p);
     c = gyro_rl_policy_config_default(0, 3, 4);
     ck_assert_int_eq(gyro_rl_policy_new(&c, 1, 0, &p), GYRO_ERR_USAGE);
+    /* resized as rl finetune --width 64 --latent 16 asks; a width below the heads keeps 1 per head */
+    c = gyro_rl_policy_config_default(1, 3, 4);
+    gyro_rl_policy_config_resize(&c, 64, 16);
+    ck_assert_int_eq(gyro_rl_policy_config_check(&c), GYRO_OK);
+    ck_assert_int_eq(c.mla.d_model, 64);
+    ck_assert_int_eq(c.mla.d_head, 16);
+    ck_assert_int_eq(c.mla.d_kv_latent, 16);
+    ck_assert_int_eq(c.moe.d_ffn, 64);
+    gyro_rl_policy_config_resize(&c, 2, 2);
+    ck_assert_int_eq(c.mla.d_head, 1);
 }
 END_TEST
 

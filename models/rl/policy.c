@@ -43,6 +43,14 @@ gyro_rl_policy_config gyro_rl_policy_config_default(int hyperbolic, int obs_dim,
     return c;
 }
 
+void gyro_rl_policy_config_resize(gyro_rl_policy_config *c, int width, int latent)
+{
+    c->d_model = width;
+    c->mla.d_kv_latent = latent;
+    c->mla.d_head = c->mla.n_heads > 0 && width / c->mla.n_heads > 0 ? width / c->mla.n_heads : 1;
+    c->moe.d_ffn = width;
+}
+
 gyro_status gyro_rl_policy_config_check(gyro_rl_policy_config *cfg)
 {
     if (!cfg) return gyro_error_set(GYRO_ERR_USAGE, "policy: no configuration");

@@ -44,6 +44,11 @@ typedef struct gyro_rl_policy_config {
  * latent 32), MoE with 1 shared + 4 routed experts of hidden width 32, top-1 routing, c = 1. */
 gyro_rl_policy_config gyro_rl_policy_config_default(int hyperbolic, int obs_dim, int n_actions);
 
+/* Resize the backbone of `c` to width `width`: the model width and the experts' hidden width,
+ * width / n_heads coordinates per attention head (at least 1), and an MLA key-value latent of
+ * `latent` (what `gyro rl finetune --width --latent` asks for). */
+void gyro_rl_policy_config_resize(gyro_rl_policy_config *c, int width, int latent);
+
 /* Validate (and propagate d_model/hyperbolic/curvature into the blocks). GYRO_ERR_USAGE. */
 gyro_status gyro_rl_policy_config_check(gyro_rl_policy_config *cfg);
 

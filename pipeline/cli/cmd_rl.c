@@ -193,11 +193,8 @@ static int finetune_policy(const char *cmd, finetune_args *o, gyro_rl_policy **o
     if (!p) {
         int hyp = o->geometry % 2 == 0;
         gyro_rl_policy_config pc = gyro_rl_policy_config_default(hyp, o->tc.env->obs_dim, o->tc.env->n_actions);
+        gyro_rl_policy_config_resize(&pc, o->width, o->latent);
         pc.curvature = o->curvature;
-        pc.d_model = o->width;
-        pc.mla.d_kv_latent = o->latent;
-        pc.mla.d_head = o->width / pc.mla.n_heads > 0 ? o->width / pc.mla.n_heads : 1;
-        pc.moe.d_ffn = o->width;
         pc.moe.n_routed = o->experts;
         pc.moe.top_k = o->top_k;
         if ((s = gyro_rl_policy_new(&pc, o->tc.seed, o->batch, &p)) != GYRO_OK) return gyro_cli_fail(cmd, s);
