@@ -1,8 +1,11 @@
 /* cli.h — shared helpers of the `gyro` command-line tool and the declarations of its commands.
  *
  * Conventions (fastText-like): `gyro <command> [options] [files]`, `-` is stdin/stdout, every
- * command has --help (usage on stdout, exit 0), an unknown option or a missing argument prints
- * the usage line on stderr and exits 2, bad input data exits 65, other runtime errors exit 1.
+ * command and subcommand has --help (its own usage on stdout, exit 0), an unknown option or a
+ * missing argument prints the usage line on stderr and exits 2, bad input data exits 65, other
+ * runtime errors exit 1. A command describes its options once, in a table (pipeline/cli/opts.h),
+ * from which getopt, --help and the man page's option lists come; the letters mean the same
+ * everywhere: -o output, -q quiet, -m model, -k top-k, -t embedding table, -s seed, -j threads.
  */
 #ifndef GYRO_CLI_H
 #define GYRO_CLI_H
