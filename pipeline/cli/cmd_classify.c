@@ -10,7 +10,7 @@
  * field 1 = "gyro") means a stream, anything else is UTF-8 text with one utterance per line.
  */
 #define _GNU_SOURCE /* fopencookie: re-read the bytes peeked from a pipe */
-#include <getopt.h>
+#include <stddef.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,7 +20,9 @@
 #include "models/classifier.h"
 #include "models/metrics.h"
 #include "models/train_classifier.h"
+#include "pipeline/classify_response.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/opts.h"
 #include "pipeline/json_out.h"
 #include "pipeline/example_file.h"
 #include "pipeline/stream.h"
@@ -34,32 +36,8 @@ static void usage(FILE *f)
           "       gyro classify eval -m MODEL [--svg FILE] [--confusion N] DATA.pb\n"
           "       gyro classify predict -m MODEL [-k K] [--stream] [-o OUT] [--max-line BYTES] [IN|-]\n"
           "\n"
-          "train options (defaults: hyperbolic --residual tangent --layernorm --relu --curvature 0.1\n"
-          "  --dropout 0.1; lorentz and euclidean: the settings of their geometry):\n"
-          "  --geometry hyperbolic|lorentz|euclidean   model geometry (hyperbolic)\n"
-          "  --dim N --layers N --heads N --head-dim N --ffn N --max-len N\n"
-          "  --dropout P --curvature C --layernorm --residual none|mobius|tangent --relu\n"
-          "  --no-layernorm --no-relu   (with --residual none --curvature 1: the seed's block)\n"
-          "  --attention mha|mla  MLA blocks: --mla-latent L (C/2) --mla-q-latent L (= latent)\n"
-          "                      --mla-rope R (0: none; even)\n"
-          "  --ffn dense|moe      MoE blocks (--ffn N still sets the hidden width): --experts N (4)\n"
-          "                      --shared-experts N (0) --top-k K (1) --balance A (0.01)\n"
-          "  --optimizer rmsprop|adam|sgd --lr X --ball-lr X --clip X\n"
-          "  --ball-optimizer rsgd|radam  ball tensors: Riemannian SGD (rsgd) or Adam\n"
-          "  --epochs N (20) --batch N (32) --patience N (5) --restart-epochs T (10, 0 = none)\n"
-          "  --restart-mult M (1) --dev FILE.pb  --dev-fraction F (0.1) --min-count N (1) --seed N (1)\n"
-          "  --bucket N (50)     batches come from runs of N batches sorted by length (0: plain shuffle)\n"
-          "  --embeddings TABLE  char2vec table (its dimension sets --dim)  --freeze  keep its rows fixed\n"
-          "  --checkpoint PATH   best model so far, written after every improving epoch (and on\n"
-          "                      SIGINT/SIGTERM, which stop training with exit status 130)\n"
-          "  --keep-traditional --case-fold  normalization of the model   --quiet\n"
-          "  --words             tokens are ICU dictionary words instead of characters\n"
-          "eval: accuracy, macro-F1, cross-entropy, per-intent precision/recall, hierarchy levels,\n"
-          "  confusion matrix (--confusion N most frequent intents, 0 = all; --svg writes an image)\n"
-          "predict: top-k intents as JSON lines, or a ClassifyResponse stream with --stream\n"
-          "  --max-line BYTES    longest input line or record text (default 16777216, as normalize);\n"
-          "                      longer ones are skipped (never held in memory), reported with their\n"
-          "                      line or record number and counted in a summary\n",
+          "'gyro classify train --help', 'gyro classify eval --help' and 'gyro classify predict --help'\n"
+          "give the options of each subcommand.\n",
           f);
 }
 
@@ -75,184 +53,175 @@ static void on_signal(int sig)
     train_stop = 1;
 }
 
-enum {
-    O_GEOMETRY = 256, O_DIM, O_LAYERS, O_HEADS, O_HEAD_DIM, O_FFN, O_MAXLEN, O_DROPOUT, O_CURV,
-    O_LN, O_NO_LN, O_RESIDUAL, O_RELU, O_NO_RELU, O_OPTIMIZER, O_BALL_OPTIMIZER, O_LR, O_BALL_LR, O_CLIP, O_EPOCHS, O_BATCH, O_PATIENCE,
-    O_RESTART, O_RESTART_MULT, O_DEV, O_DEV_FRAC, O_MIN_COUNT, O_SEED, O_EMB, O_FREEZE, O_CKPT,
-    O_KEEP_TRAD, O_CASE_FOLD, O_WORDS, O_BUCKET, O_QUIET, O_SVG, O_CONFUSION, O_STREAM, O_MAX_LINE, O_HELP,
-    O_ATTENTION, O_MLA_LATENT, O_MLA_Q, O_MLA_ROPE, O_EXPERTS, O_SHARED, O_TOP_K, O_BALANCE
+typedef struct train_args {
+    gyro_train_options o;   /* gyro_train_options_init for the geometry, then the options */
+    int geometry;           /* gyro_tf_geometry */
+    int ffn_dim_given, keep_trad, words, no_layernorm, no_relu;
+    const char *out, *dev, *emb;
+} train_args;
+
+#define GIVEN_OPTIMIZER (1u << 16) /* a mark of our own, beside the library's GYRO_TRAIN_SET_* */
+
+/* --ffn dense|moe (the block kind) or N (the hidden width). */
+static int parse_ffn(void *args, const char *cmd, const char *opt, const char *v)
+{
+    train_args *a = args;
+    long n;
+    if (!strcmp(v, "dense")) a->o.model.ffn_kind = GYRO_TF_FFN_DENSE;
+    else if (!strcmp(v, "moe")) a->o.model.ffn_kind = GYRO_TF_FFN_MOE;
+    else if (!gyro_cli_parse_long(cmd, opt, v, 1, 65536, &n)) return 0;
+    else a->o.model.ffn_dim = (int)n, a->ffn_dim_given = 1;
+    return 1;
+}
+
+#define TA train_args
+static const gyro_opt train_opts[] = {
+    GYRO_O_STR("output", 'o', TA, out, "MODEL", NULL, "the classifier file (required)"),
+    GYRO_O_CHOICE("geometry", 0, TA, geometry, "G", "euclidean|hyperbolic|lorentz", "hyperbolic",
+                  "model geometry: hyperbolic (the Poincare ball), lorentz (the hyperboloid, HyboNet) or "
+                  "euclidean; the defaults of the other options are the seed's settings for the geometry"),
+    GYRO_O_SECTION("Model:"),
+    GYRO_O_INT("dim", 0, TA, o.model.dim, "N", NULL, 1, 4096, "model dimension (100; euclidean 128)"),
+    GYRO_O_INT("layers", 0, TA, o.model.n_layers, "N", NULL, 1, 64, "transformer layers (3)"),
+    GYRO_O_INT("heads", 0, TA, o.model.n_heads, "N", NULL, 1, 256, "attention heads (16)"),
+    GYRO_O_INT("head-dim", 0, TA, o.model.head_dim, "N", NULL, 1, 4096, "coordinates per head (dim / heads)",
+               .mark = GYRO_TRAIN_SET_HEAD_DIM),
+    GYRO_O_CALL("ffn", 0, parse_ffn, "N|dense|moe", NULL,
+                "hidden width of the feed-forward blocks (4 dim; of every expert with MoE), or their "
+                "kind: dense (the default) or moe (mixture of experts)"),
+    GYRO_O_INT("max-len", 0, TA, o.model.max_len, "N", NULL, 1, 4096, "longest sequence, longer texts are cut (64)"),
+    GYRO_O_FLOAT("dropout", 0, TA, o.model.dropout, "P", NULL, 0, 0, "dropout probability in [0, 1) (hyperbolic 0.1, else 0)"),
+    GYRO_O_FLOAT("curvature", 0, TA, o.model.curvature, "C", NULL, 0, 0, "curvature (hyperbolic 0.1, else 1)"),
+    GYRO_O_FLAG("layernorm", 0, TA, o.model.layernorm, "LayerNorm after each residual"),
+    GYRO_O_CHOICE("residual", 0, TA, o.model.residual, "R", "none|mobius|tangent", NULL,
+                  "residual connection of the blocks: none, mobius or tangent"),
+    GYRO_O_SET("relu", 0, TA, o.model.ffn_activation, GYRO_TF_ACTIVATION_RELU, "ReLU activation in the feed-forward blocks"),
+    GYRO_O_FLAG("no-layernorm", 0, TA, no_layernorm, "no LayerNorm (with --residual none --curvature 1 --no-relu: the seed's block)"),
+    GYRO_O_FLAG("no-relu", 0, TA, no_relu, "identity activation in the feed-forward blocks"),
+    GYRO_O_CHOICE("attention", 0, TA, o.model.attention_kind, "A", "mha|mla", NULL,
+                  "attention: multi-head (mha, the default) or multi-head latent attention (mla)"),
+    GYRO_O_INT("mla-latent", 0, TA, o.model.mla_latent_dim, "L", NULL, 1, 4096, "MLA joint key-value latent dimension (dim / 2)",
+               .mark = GYRO_TRAIN_SET_MLA_LATENT),
+    GYRO_O_INT("mla-q-latent", 0, TA, o.model.mla_q_latent, "L", NULL, 1, 4096,
+               "MLA query latent dimension (the same as --mla-latent)"),
+    GYRO_O_INT("mla-rope", 0, TA, o.model.mla_rope_dim, "R", NULL, 0, 256, "MLA decoupled RoPE width per head (even; 0 = none)"),
+    GYRO_O_INT("experts", 0, TA, o.model.moe_experts, "N", NULL, 1, 256, "MoE routed experts per layer (4)",
+               .mark = GYRO_TRAIN_SET_MOE_EXPERTS),
+    GYRO_O_INT("shared-experts", 0, TA, o.model.moe_shared, "N", NULL, 0, 64, "MoE shared, always-on experts per layer (0)"),
+    GYRO_O_INT("moe-top-k", 0, TA, o.model.moe_top_k, "K", NULL, 1, 256, "MoE routed experts chosen per token (1)",
+               .mark = GYRO_TRAIN_SET_MOE_TOP_K),
+    GYRO_O_INT("top-k", 0, TA, o.model.moe_top_k, "K", NULL, 1, 256, NULL, .mark = GYRO_TRAIN_SET_MOE_TOP_K),
+    GYRO_O_FLOAT("balance", 0, TA, o.model.moe_balance, "A", NULL, 0, 0,
+                 "weight of the MoE balance loss (0.01); the reported training loss includes it, and the "
+                 "per-epoch line shows each layer's expert load over the epoch", .mark = GYRO_TRAIN_SET_MOE_BALANCE),
+    GYRO_O_SECTION("Training:"),
+    GYRO_O_CHOICE("optimizer", 0, TA, o.optim.kind, "O", "rmsprop|adam|sgd", NULL, "optimizer: rmsprop (the default), adam or sgd",
+                  .mark = GIVEN_OPTIMIZER),
+    GYRO_O_CHOICE("ball-optimizer", 0, TA, o.optim.ball_kind, "B", "rsgd|radam", NULL,
+                  "ball tensors: Riemannian SGD (rsgd) or Riemannian Adam (radam)"),
+    GYRO_O_DOUBLE("lr", 0, TA, o.optim.lr, "X", NULL, 0, 0, "learning rate (1e-3; euclidean 1e-4)"),
+    GYRO_O_DOUBLE("ball-lr", 0, TA, o.optim.ball_lr, "X", NULL, 0, 0, "learning rate of ball parameters"),
+    GYRO_O_DOUBLE("clip", 0, TA, o.optim.clip_norm, "X", NULL, 0, 0, "gradient clip"),
+    GYRO_O_INT("epochs", 0, TA, o.epochs, "N", NULL, 1, 100000, "epochs (20)"),
+    GYRO_O_INT("batch", 0, TA, o.batch_size, "N", NULL, 1, 65536, "batch size (32)"),
+    GYRO_O_INT("patience", 0, TA, o.patience, "N", NULL, 0, 100000, "epochs without dev improvement before stopping (5)"),
+    GYRO_O_DOUBLE("restart-epochs", 0, TA, o.sgdr.t0, "T", NULL, 0, 0, "warm restarts of the learning rate every T epochs (10; 0 = none)"),
+    GYRO_O_DOUBLE("restart-mult", 0, TA, o.sgdr.t_mult, "M", NULL, 0, 0, "... the period growing by M (1)"),
+    GYRO_O_STR("dev", 0, TA, dev, "FILE.pb", NULL, "dev set"),
+    GYRO_O_DOUBLE("dev-fraction", 0, TA, o.dev_fraction, "F", NULL, 0, 0,
+                  "without --dev, the fraction of the training set held out as dev (0.1)"),
+    GYRO_O_INT("min-count", 0, TA, o.min_count, "N", NULL, 1, 1 << 30, "drop characters seen fewer times (1)"),
+    GYRO_O_SEED("seed", 's', TA, o.seed, NULL, "seed (1)"),
+    GYRO_O_INT("bucket", 0, TA, o.bucket, "N", NULL, 0, 1 << 20,
+               "batches come from runs of N batches sorted by length (50; 0 = plain shuffle)"),
+    GYRO_O_STR("embeddings", 't', TA, emb, "TABLE", NULL, "start from a char2vec table (its dimension sets --dim)"),
+    GYRO_O_FLAG("freeze", 0, TA, o.freeze_table, "keep the rows of the table fixed"),
+    GYRO_O_STR("checkpoint", 0, TA, o.checkpoint, "PATH", NULL,
+               "the best model so far, written after every improving epoch and on SIGINT/SIGTERM, which "
+               "stop training with exit status 130"),
+    GYRO_O_FLAG("keep-traditional", 0, TA, keep_trad, "normalization of the model: keep Traditional characters"),
+    GYRO_O_FLAG("case-fold", 0, TA, o.norm.case_fold, "normalization of the model: Unicode case folding"),
+    GYRO_O_FLAG("words", 0, TA, words, "tokens are ICU dictionary words instead of characters"),
+    GYRO_O_FLAG("quiet", 'q', TA, o.quiet, "no progress or per-epoch lines"),
+    GYRO_O_END,
 };
+#undef TA
+
+const gyro_cmd_spec gyro_spec_classify_train = {
+    "classify train", "[options] -o MODEL TRAIN.pb",
+    "Train the hyperbolic (or Lorentz, or Euclidean) transformer intent classifier on an Example "
+    "stream. The defaults, in parentheses, are those of the geometry (hyperbolic: tangent residuals, "
+    "LayerNorm, ReLU, curvature 0.1, dropout 0.1). --top-k is an old spelling "
+    "of --moe-top-k.",
+    NULL,
+    train_opts,
+    NULL,
+};
+
+/* The options of the command line over gyro_train_options_init of their geometry, completed by
+ * the library (gyro_train_options_complete); *table is the loaded --embeddings. Returns
+ * GYRO_OPTS_CONTINUE, or the exit status. */
+static int train_parse(int argc, char **argv, train_args *a, int *first, gyro_embedding_table **table)
+{
+    train_args probe = {0}; /* a first pass finds the geometry, which decides the defaults */
+    int rc = gyro_opts_parse(&gyro_spec_classify_train, argc, argv, &probe, first);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    gyro_tf_geometry geom = (gyro_tf_geometry)probe.geometry;
+    memset(a, 0, sizeof *a);
+    gyro_train_options_init(&a->o, geom);
+    a->geometry = (int)geom;
+    unsigned given;
+    rc = gyro_opts_parse_marks(&gyro_spec_classify_train, argc, argv, a, first, &given);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    if (a->ffn_dim_given) given |= GYRO_TRAIN_SET_FFN_DIM;
+    if ((given & GIVEN_OPTIMIZER) && a->o.optim.kind == GYRO_OPTIM_ADAM) a->o.optim.eps = 1e-8;
+    if (a->keep_trad) a->o.norm.t2s = 0;
+    if (a->words) a->o.token_unit = GYRO_TOKEN_WORDS;
+    if (a->no_layernorm) a->o.model.layernorm = 0;
+    if (a->no_relu) a->o.model.ffn_activation = GYRO_TF_ACTIVATION_IDENTITY;
+    if (!a->out) return gyro_cli_usage_error(CMD, "train needs -o MODEL");
+    if (*first + 1 != argc) return gyro_cli_usage_error(CMD, "train needs exactly one training stream");
+    if (!(a->o.model.dropout >= 0 && a->o.model.dropout < 1)) return gyro_cli_usage_error(CMD, "--dropout must be in [0, 1)");
+    if (!(a->o.model.curvature > 0)) return gyro_cli_usage_error(CMD, "--curvature must be > 0");
+    if (!(a->o.model.moe_balance >= 0)) return gyro_cli_usage_error(CMD, "--balance must be >= 0");
+    if (!(a->o.dev_fraction >= 0 && a->o.dev_fraction < 1)) return gyro_cli_usage_error(CMD, "--dev-fraction must be in [0, 1)");
+    if (a->o.sgdr.t_mult < 1) return gyro_cli_usage_error(CMD, "--restart-mult must be >= 1");
+    if (a->o.sgdr.t0 < 0) return gyro_cli_usage_error(CMD, "--restart-epochs must be >= 0");
+    gyro_status st;
+    if (a->emb && (st = gyro_table_file_load(a->emb, table))) return fail(st);
+    a->o.table = *table;
+    if (gyro_train_options_complete(&a->o, given) != GYRO_OK) /* MLA/MoE defaults, the model check */
+        return gyro_cli_usage_error(CMD, "%s", gyro_error_message());
+    a->o.log = a->o.quiet ? NULL : stderr;
+    return GYRO_OPTS_CONTINUE;
+}
+
+static void train_report(const gyro_classifier *m, const gyro_train_result *r, const char *out)
+{
+    fprintf(stderr, "gyro classify: %d training and %d dev examples, %d labels, vocabulary %d (%d from the table)\n",
+            r->n_train, r->n_dev, gyro_classifier_num_labels(m), gyro_classifier_vocab_size(m), r->table_rows);
+    if (r->dev_unknown) fprintf(stderr, "gyro classify: %d dev examples have a label absent from training (skipped)\n", r->dev_unknown);
+    fprintf(stderr, "gyro classify: %d epochs, %llu steps, %.1f steps/s; ", r->epochs,
+            (unsigned long long)r->steps, r->steps_per_second);
+    if (r->best_epoch) fprintf(stderr, "best dev accuracy %.2f%% at epoch %d\n", 100 * r->best_dev_accuracy, r->best_epoch);
+    else fprintf(stderr, "no dev set\n");
+    fprintf(stderr, "gyro classify: wrote %s (%s)\n", out, gyro_classifier_version(m));
+}
 
 static int train_main(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"geometry", 1, 0, O_GEOMETRY}, {"dim", 1, 0, O_DIM}, {"layers", 1, 0, O_LAYERS},
-        {"heads", 1, 0, O_HEADS}, {"head-dim", 1, 0, O_HEAD_DIM}, {"ffn", 1, 0, O_FFN},
-        {"max-len", 1, 0, O_MAXLEN}, {"dropout", 1, 0, O_DROPOUT}, {"curvature", 1, 0, O_CURV},
-        {"layernorm", 0, 0, O_LN}, {"residual", 1, 0, O_RESIDUAL}, {"relu", 0, 0, O_RELU}, {"ball-optimizer", 1, 0, O_BALL_OPTIMIZER},
-        {"no-layernorm", 0, 0, O_NO_LN}, {"no-relu", 0, 0, O_NO_RELU},
-        {"optimizer", 1, 0, O_OPTIMIZER}, {"lr", 1, 0, O_LR}, {"ball-lr", 1, 0, O_BALL_LR},
-        {"clip", 1, 0, O_CLIP}, {"epochs", 1, 0, O_EPOCHS}, {"batch", 1, 0, O_BATCH},
-        {"patience", 1, 0, O_PATIENCE}, {"restart-epochs", 1, 0, O_RESTART},
-        {"restart-mult", 1, 0, O_RESTART_MULT}, {"dev", 1, 0, O_DEV},
-        {"dev-fraction", 1, 0, O_DEV_FRAC}, {"min-count", 1, 0, O_MIN_COUNT}, {"seed", 1, 0, O_SEED},
-        {"embeddings", 1, 0, O_EMB}, {"freeze", 0, 0, O_FREEZE}, {"checkpoint", 1, 0, O_CKPT},
-        {"keep-traditional", 0, 0, O_KEEP_TRAD}, {"case-fold", 0, 0, O_CASE_FOLD}, {"words", 0, 0, O_WORDS},
-        {"bucket", 1, 0, O_BUCKET},
-        {"attention", 1, 0, O_ATTENTION}, {"mla-latent", 1, 0, O_MLA_LATENT},
-        {"mla-q-latent", 1, 0, O_MLA_Q}, {"mla-rope", 1, 0, O_MLA_ROPE},
-        {"experts", 1, 0, O_EXPERTS}, {"shared-experts", 1, 0, O_SHARED}, {"top-k", 1, 0, O_TOP_K},
-        {"balance", 1, 0, O_BALANCE},
-        {"quiet", 0, 0, O_QUIET}, {"output", 1, 0, 'o'}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
-    /* first pass: the geometry decides the defaults */
-    gyro_tf_geometry geom = GYRO_TF_GEOMETRY_HYPERBOLIC;
-    for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
-        if (strncmp(argv[i], "--geometry=", 11) == 0) v = argv[i] + 11;
-        else if (strcmp(argv[i], "--geometry") == 0 && i + 1 < argc) v = argv[i + 1];
-        if (!v) continue;
-        if (gyro_tf_geometry_parse(v, &geom)) return gyro_cli_usage_error(CMD, "--%s", gyro_error_message());
-    }
-    gyro_train_options o;
-    gyro_train_options_init(&o, geom);
-    const char *out = NULL, *dev_path = NULL, *emb = NULL;
-    int head_dim_set = 0, ffn_set = 0;
-    int mla_latent_set = 0, experts_set = 0, top_k_set = 0, balance_set = 0;
-    long L;
-    double D;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
-        switch (c) {
-        case O_GEOMETRY: break;
-        case O_DIM: if (!gyro_cli_parse_long(CMD, "--dim", optarg, 1, 4096, &L)) return 2; o.model.dim = (int)L; break;
-        case O_LAYERS: if (!gyro_cli_parse_long(CMD, "--layers", optarg, 1, 64, &L)) return 2; o.model.n_layers = (int)L; break;
-        case O_HEADS: if (!gyro_cli_parse_long(CMD, "--heads", optarg, 1, 256, &L)) return 2; o.model.n_heads = (int)L; break;
-        case O_HEAD_DIM: if (!gyro_cli_parse_long(CMD, "--head-dim", optarg, 1, 4096, &L)) return 2; o.model.head_dim = (int)L; head_dim_set = 1; break;
-        case O_FFN:
-            if (strcmp(optarg, "dense") == 0) { o.model.ffn_kind = GYRO_TF_FFN_DENSE; break; }
-            if (strcmp(optarg, "moe") == 0) { o.model.ffn_kind = GYRO_TF_FFN_MOE; break; }
-            if (!gyro_cli_parse_long(CMD, "--ffn", optarg, 1, 65536, &L)) return 2;
-            o.model.ffn_dim = (int)L;
-            ffn_set = 1;
-            break;
-        case O_ATTENTION:
-            if (strcmp(optarg, "mha") == 0) o.model.attention_kind = GYRO_TF_ATTENTION_MHA;
-            else if (strcmp(optarg, "mla") == 0) o.model.attention_kind = GYRO_TF_ATTENTION_MLA;
-            else return gyro_cli_usage_error(CMD, "--attention must be mha or mla");
-            break;
-        case O_MLA_LATENT: if (!gyro_cli_parse_long(CMD, "--mla-latent", optarg, 1, 4096, &L)) return 2; o.model.mla_latent_dim = (int)L; mla_latent_set = 1; break;
-        case O_MLA_Q: if (!gyro_cli_parse_long(CMD, "--mla-q-latent", optarg, 1, 4096, &L)) return 2; o.model.mla_q_latent = (int)L; break;
-        case O_MLA_ROPE: if (!gyro_cli_parse_long(CMD, "--mla-rope", optarg, 0, 256, &L)) return 2; o.model.mla_rope_dim = (int)L; break;
-        case O_EXPERTS: if (!gyro_cli_parse_long(CMD, "--experts", optarg, 1, 256, &L)) return 2; o.model.moe_experts = (int)L; experts_set = 1; break;
-        case O_SHARED: if (!gyro_cli_parse_long(CMD, "--shared-experts", optarg, 0, 64, &L)) return 2; o.model.moe_shared = (int)L; break;
-        case O_TOP_K: if (!gyro_cli_parse_long(CMD, "--top-k", optarg, 1, 256, &L)) return 2; o.model.moe_top_k = (int)L; top_k_set = 1; break;
-        case O_BALANCE:
-            if (!gyro_cli_parse_double(CMD, "--balance", optarg, &D)) return 2;
-            if (!(D >= 0)) return gyro_cli_usage_error(CMD, "--balance must be >= 0");
-            o.model.moe_balance = (float)D;
-            balance_set = 1;
-            break;
-        case O_MAXLEN: if (!gyro_cli_parse_long(CMD, "--max-len", optarg, 1, 4096, &L)) return 2; o.model.max_len = (int)L; break;
-        case O_DROPOUT:
-            if (!gyro_cli_parse_double(CMD, "--dropout", optarg, &D)) return 2;
-            if (!(D >= 0 && D < 1)) return gyro_cli_usage_error(CMD, "--dropout must be in [0, 1)");
-            o.model.dropout = (float)D;
-            break;
-        case O_CURV:
-            if (!gyro_cli_parse_double(CMD, "--curvature", optarg, &D)) return 2;
-            if (!(D > 0)) return gyro_cli_usage_error(CMD, "--curvature must be > 0");
-            o.model.curvature = (float)D;
-            break;
-        case O_LN: o.model.layernorm = 1; break;
-        case O_RELU: o.model.ffn_activation = GYRO_TF_ACTIVATION_RELU; break;
-        case O_NO_LN: o.model.layernorm = 0; break;
-        case O_NO_RELU: o.model.ffn_activation = GYRO_TF_ACTIVATION_IDENTITY; break;
-        case O_RESIDUAL:
-            if (strcmp(optarg, "none") == 0) o.model.residual = GYRO_TF_RESIDUAL_NONE;
-            else if (strcmp(optarg, "mobius") == 0) o.model.residual = GYRO_TF_RESIDUAL_MOBIUS;
-            else if (strcmp(optarg, "tangent") == 0) o.model.residual = GYRO_TF_RESIDUAL_TANGENT;
-            else return gyro_cli_usage_error(CMD, "--residual must be none, mobius or tangent");
-            break;
-        case O_OPTIMIZER:
-            if (strcmp(optarg, "rmsprop") == 0) o.optim.kind = GYRO_OPTIM_RMSPROP;
-            else if (strcmp(optarg, "adam") == 0) { o.optim.kind = GYRO_OPTIM_ADAM; o.optim.eps = 1e-8; }
-            else if (strcmp(optarg, "sgd") == 0) o.optim.kind = GYRO_OPTIM_SGD;
-            else return gyro_cli_usage_error(CMD, "--optimizer must be rmsprop, adam or sgd");
-            break;
-        case O_BALL_OPTIMIZER:
-            if (strcmp(optarg, "rsgd") == 0) o.optim.ball_kind = GYRO_OPTIM_BALL_RSGD;
-            else if (strcmp(optarg, "radam") == 0) o.optim.ball_kind = GYRO_OPTIM_BALL_RADAM;
-            else return gyro_cli_usage_error(CMD, "--ball-optimizer must be rsgd or radam");
-            break;
-        case O_LR: if (!gyro_cli_parse_double(CMD, "--lr", optarg, &D)) return 2; o.optim.lr = D; break;
-        case O_BALL_LR: if (!gyro_cli_parse_double(CMD, "--ball-lr", optarg, &D)) return 2; o.optim.ball_lr = D; break;
-        case O_CLIP: if (!gyro_cli_parse_double(CMD, "--clip", optarg, &D)) return 2; o.optim.clip_norm = D; break;
-        case O_EPOCHS: if (!gyro_cli_parse_long(CMD, "--epochs", optarg, 1, 100000, &L)) return 2; o.epochs = (int)L; break;
-        case O_BATCH: if (!gyro_cli_parse_long(CMD, "--batch", optarg, 1, 65536, &L)) return 2; o.batch_size = (int)L; break;
-        case O_PATIENCE: if (!gyro_cli_parse_long(CMD, "--patience", optarg, 0, 100000, &L)) return 2; o.patience = (int)L; break;
-        case O_RESTART: if (!gyro_cli_parse_double(CMD, "--restart-epochs", optarg, &D)) return 2; o.sgdr.t0 = D; break;
-        case O_RESTART_MULT: if (!gyro_cli_parse_double(CMD, "--restart-mult", optarg, &D)) return 2; o.sgdr.t_mult = D; break;
-        case O_DEV: dev_path = optarg; break;
-        case O_DEV_FRAC:
-            if (!gyro_cli_parse_double(CMD, "--dev-fraction", optarg, &D)) return 2;
-            if (!(D >= 0 && D < 1)) return gyro_cli_usage_error(CMD, "--dev-fraction must be in [0, 1)");
-            o.dev_fraction = D;
-            break;
-        case O_MIN_COUNT: if (!gyro_cli_parse_long(CMD, "--min-count", optarg, 1, 1L << 30, &L)) return 2; o.min_count = (int)L; break;
-        case O_SEED: if (!gyro_cli_parse_seed(CMD, "--seed", optarg, &o.seed)) return 2; break;
-        case O_EMB: emb = optarg; break;
-        case O_FREEZE: o.freeze_table = 1; break;
-        case O_CKPT: o.checkpoint = optarg; break;
-        case O_KEEP_TRAD: o.norm.t2s = 0; break;
-        case O_CASE_FOLD: o.norm.case_fold = 1; break;
-        case O_WORDS: o.token_unit = GYRO_TOKEN_WORDS; break;
-        case O_BUCKET: if (!gyro_cli_parse_long(CMD, "--bucket", optarg, 0, 1L << 20, &L)) return 2; o.bucket = (int)L; break;
-        case O_QUIET: o.quiet = 1; break;
-        case 'o': out = optarg; break;
-        case O_HELP: usage(stdout); return 0;
-        default: return gyro_cli_usage_error(CMD, "unknown option");
-        }
-    }
-    if (!out) return gyro_cli_usage_error(CMD, "train needs -o MODEL");
-    if (optind + 1 != argc) return gyro_cli_usage_error(CMD, "train needs exactly one training stream");
-    if (o.sgdr.t_mult < 1) return gyro_cli_usage_error(CMD, "--restart-mult must be >= 1");
-    if (o.sgdr.t0 < 0) return gyro_cli_usage_error(CMD, "--restart-epochs must be >= 0");
-
+    train_args a;
     gyro_embedding_table *table = NULL;
-    gyro_status st;
-    if (emb) {
-        if ((st = gyro_table_file_load(emb, &table))) return fail(st);
-        o.model.dim = table->dim;
-        o.table = table;
+    int first, rc = train_parse(argc, argv, &a, &first, &table);
+    if (rc != GYRO_OPTS_CONTINUE) {
+        gyro_embedding_table_free(table);
+        return rc;
     }
-    if (!head_dim_set) o.model.head_dim = (o.model.dim + o.model.n_heads - 1) / o.model.n_heads;
-    if (!ffn_set) o.model.ffn_dim = 4 * o.model.dim;
-    /* MLA / MoE defaults; their options without the block kind are left for the model's
-     * configuration check to refuse (usage error, exit 2) */
-    if (o.model.attention_kind == GYRO_TF_ATTENTION_MLA && !mla_latent_set)
-        o.model.mla_latent_dim = o.model.dim > 1 ? o.model.dim / 2 : 1;
-    if (o.model.ffn_kind == GYRO_TF_FFN_MOE) {
-        if (!experts_set) o.model.moe_experts = 4;
-        if (!top_k_set) o.model.moe_top_k = 1;
-        if (!balance_set) o.model.moe_balance = 0.01f;
-    }
-    {
-        gyro_tf_config probe = o.model; /* vocabulary and classes come from the data */
-        probe.vocab_size = 1;
-        probe.n_classes = 1;
-        if (gyro_tf_config_validate(&probe) != GYRO_OK) {
-            gyro_embedding_table_free(table);
-            return gyro_cli_usage_error(CMD, "%s", gyro_error_message());
-        }
-    }
-    o.log = o.quiet ? NULL : stderr;
-
     gyro_example_set train = {0}, dev = {0};
     uint64_t skipped = 0;
-    st = gyro_example_file_read(&train, argv[optind], &skipped);
-    if (!st && dev_path) st = gyro_example_file_read(&dev, dev_path, &skipped);
-    if (!st && skipped && !o.quiet) fprintf(stderr, "gyro classify: skipped %llu examples with an empty text or label\n", (unsigned long long)skipped);
+    gyro_status st = gyro_example_file_read(&train, argv[first], &skipped);
+    if (!st && a.dev) st = gyro_example_file_read(&dev, a.dev, &skipped);
+    if (!st && skipped && !a.o.quiet) fprintf(stderr, "gyro classify: skipped %llu examples with an empty text or label\n", (unsigned long long)skipped);
     gyro_classifier *m = NULL;
     gyro_train_result r;
     struct sigaction sa = {0}, old_int, old_term;
@@ -260,21 +229,12 @@ static int train_main(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    o.stop = &train_stop;
-    if (!st) st = gyro_train_classifier(&o, &train, dev_path ? &dev : NULL, &m, &r);
+    a.o.stop = &train_stop;
+    if (!st) st = gyro_train_classifier(&a.o, &train, a.dev ? &dev : NULL, &m, &r);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
-    if (!st) st = gyro_classifier_save(m, out);
-    if (!st && !o.quiet) {
-        fprintf(stderr, "gyro classify: %d training and %d dev examples, %d labels, vocabulary %d (%d from the table)\n",
-                r.n_train, r.n_dev, gyro_classifier_num_labels(m), gyro_classifier_vocab_size(m), r.table_rows);
-        if (r.dev_unknown) fprintf(stderr, "gyro classify: %d dev examples have a label absent from training (skipped)\n", r.dev_unknown);
-        fprintf(stderr, "gyro classify: %d epochs, %llu steps, %.1f steps/s; ", r.epochs,
-                (unsigned long long)r.steps, r.steps_per_second);
-        if (r.best_epoch) fprintf(stderr, "best dev accuracy %.2f%% at epoch %d\n", 100 * r.best_dev_accuracy, r.best_epoch);
-        else fprintf(stderr, "no dev set\n");
-        fprintf(stderr, "gyro classify: wrote %s (%s)\n", out, gyro_classifier_version(m));
-    }
+    if (!st) st = gyro_classifier_save(m, a.out);
+    if (!st && !a.o.quiet) train_report(m, &r, a.out);
     gyro_classifier_free(m);
     gyro_example_set_free(&train);
     gyro_example_set_free(&dev);
@@ -284,24 +244,35 @@ static int train_main(int argc, char **argv)
 
 /* ---- eval ---------------------------------------------------------------------------------- */
 
+typedef struct eval_args {
+    const char *model, *svg;
+    long confusion;
+} eval_args;
+
+static const gyro_opt eval_opts[] = {
+    GYRO_O_STR("model", 'm', eval_args, model, "MODEL", NULL, "the classifier file (required)"),
+    GYRO_O_STR("svg", 0, eval_args, svg, "FILE", NULL, "also write the confusion matrix as an SVG image"),
+    GYRO_O_LONG("confusion", 0, eval_args, confusion, "N", "20", 0, 1L << 20,
+                "show the N most frequent intents in the confusion matrix (0 = all)"),
+    GYRO_O_END,
+};
+
+const gyro_cmd_spec gyro_spec_classify_eval = {
+    "classify eval", "-m MODEL [--svg FILE] [--confusion N] DATA.pb",
+    "Evaluate a classifier on an Example stream: accuracy, macro-F1, cross-entropy, per-intent "
+    "precision and recall, hierarchy levels and the confusion matrix, as text on stdout.",
+    NULL,
+    eval_opts,
+    NULL,
+};
+
 static int eval_main(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"model", 1, 0, 'm'}, {"svg", 1, 0, O_SVG}, {"confusion", 1, 0, O_CONFUSION},
-        {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
-    const char *model = NULL, *svg = NULL;
-    long confusion = 20;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "m:", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'm': model = optarg; break;
-        case O_SVG: svg = optarg; break;
-        case O_CONFUSION: if (!gyro_cli_parse_long(CMD, "--confusion", optarg, 0, 1L << 20, &confusion)) return 2; break;
-        case O_HELP: usage(stdout); return 0;
-        default: return gyro_cli_usage_error(CMD, "unknown option");
-        }
-    }
+    eval_args o = {0};
+    int optind, rc = gyro_opts_parse(&gyro_spec_classify_eval, argc, argv, &o, &optind);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    const char *model = o.model, *svg = o.svg;
+    long confusion = o.confusion;
     if (!model) return gyro_cli_usage_error(CMD, "eval needs -m MODEL");
     if (optind + 1 != argc) return gyro_cli_usage_error(CMD, "eval needs exactly one Example stream");
     gyro_classifier *m = NULL;
@@ -368,6 +339,7 @@ typedef struct predict_ctx {
     int k;
     gyro_intent *top;
     gyro_stream_writer *w;      /* --stream */
+    gyro_classify_response_buf resp; /* --stream: the Intent messages */
     uint64_t n, errors;
     size_t max_line;            /* --max-line */
     uint64_t too_long;          /* inputs skipped for it */
@@ -428,22 +400,12 @@ static gyro_status predict_one(predict_ctx *c, const char *text, const char *id)
     c->n++;
     if (st && st != GYRO_ERR_DATA) return st;
     if (st) c->errors++;
-    if (c->w) {
-        Gyro__V1__ClassifyResponse r = GYRO__V1__CLASSIFY_RESPONSE__INIT;
-        Gyro__V1__Intent in[n > 0 ? n : 1];
-        Gyro__V1__Intent *ip[n > 0 ? n : 1];
-        for (int i = 0; i < n; i++) {
-            gyro__v1__intent__init(&in[i]);
-            in[i].label = (char *)c->top[i].label;
-            in[i].probability = c->top[i].probability;
-            ip[i] = &in[i];
-        }
-        r.n_intents = (size_t)n;
-        r.intents = ip;
-        r.model_version = (char *)gyro_classifier_version(c->m);
-        r.id = (char *)id;
-        r.normalized_text = (char *)(st ? "" : gyro_classifier_scratch_normalized(c->s));
-        return gyro_stream_write(c->w, &r.base);
+    if (c->w) { /* the message the gRPC Classify method sends (pipeline/classify_response.h) */
+        Gyro__V1__ClassifyResponse r;
+        gyro_status fs = gyro_classify_response_fill(&c->resp, gyro_classifier_labels(c->m), c->top, n,
+                                                     gyro_classifier_version(c->m), id,
+                                                     st ? "" : gyro_classifier_scratch_normalized(c->s), &r);
+        return fs ? fs : gyro_stream_write(c->w, &r.base);
     }
     fputs("{\"id\":", stdout);
     json_string(stdout, id);
@@ -464,36 +426,130 @@ static gyro_status predict_one(predict_ctx *c, const char *text, const char *id)
     return ferror(stdout) ? gyro_error_set(GYRO_ERR_IO, "stdout: write error") : GYRO_OK;
 }
 
+typedef struct predict_args {
+    const char *model, *out;
+    long k, max_line;
+    int stream;
+} predict_args;
+
+static const gyro_opt predict_opts[] = {
+    GYRO_O_STR("model", 'm', predict_args, model, "MODEL", NULL, "the classifier file (required)"),
+    GYRO_O_LONG("top-k", 'k', predict_args, k, "K", "1", 1, 1L << 20, "intents per text"),
+    GYRO_O_LONG("top", 0, predict_args, k, "K", NULL, 1, 1L << 20, NULL), /* the old spelling */
+    GYRO_O_FLAG("stream", 0, predict_args, stream,
+                "write a ClassifyResponse stream (the message of the gRPC Classify method) instead of JSON lines"),
+    GYRO_O_STR("output", 'o', predict_args, out, "OUT", "-", "the --stream output ('-': stdout)"),
+    GYRO_O_LONG("max-line", 0, predict_args, max_line, "BYTES", "16777216", 1, 1L << 30,
+                "longest input line or record text (as normalize); longer ones are skipped (never held in "
+                "memory), reported with their line or record number and counted in a summary"),
+    GYRO_O_END,
+};
+
+const gyro_cmd_spec gyro_spec_classify_predict = {
+    "classify predict", "-m MODEL [-k K] [--stream] [-o OUT] [--max-line BYTES] [IN|-]",
+    "Classify text lines, or the texts of a Document, Example or ClassifyRequest stream (e.g. from "
+    "gyro normalize), read from IN or stdin: the top-k intents as JSON lines "
+    "{id, text, intents: [{label, probability}]}, or a ClassifyResponse stream with --stream.",
+    NULL,
+    predict_opts,
+    NULL,
+};
+
+/* Classify every record of the stream `in` (a Document, Example or ClassifyRequest stream). */
+static gyro_status predict_stream(predict_ctx *ctx, FILE *in, const char *in_path)
+{
+    gyro_stream_reader *r = NULL;
+    char idbuf[32];
+    gyro_status st = gyro_stream_reader_open_file(in, in_path, NULL, &r);
+    const char *type = st ? "" : gyro_stream_reader_message_type(r);
+    int is_doc = strcmp(type, gyro__v1__document__descriptor.name) == 0;
+    int is_ex = strcmp(type, gyro__v1__example__descriptor.name) == 0;
+    int is_req = strcmp(type, gyro__v1__classify_request__descriptor.name) == 0;
+    if (!st && !is_doc && !is_ex && !is_req)
+        st = gyro_error_set(GYRO_ERR_FORMAT, "%s: a stream of %s; predict reads Document, Example or ClassifyRequest streams", in_path, type);
+    const ProtobufCMessageDescriptor *d = is_doc ? &gyro__v1__document__descriptor
+                                        : is_ex ? &gyro__v1__example__descriptor
+                                                : &gyro__v1__classify_request__descriptor;
+    while (!st) {
+        ProtobufCMessage *msg;
+        if ((st = gyro_stream_next(r, d, &msg)) || !msg) break;
+        const char *text, *id = idbuf;
+        snprintf(idbuf, sizeof idbuf, "%llu", (unsigned long long)gyro_stream_reader_record(r));
+        if (is_doc) text = ((Gyro__V1__Document *)msg)->text;
+        else if (is_ex) text = ((Gyro__V1__Example *)msg)->text;
+        else {
+            Gyro__V1__ClassifyRequest *q = (Gyro__V1__ClassifyRequest *)msg;
+            text = q->text;
+            if (q->id && q->id[0]) id = q->id;
+        }
+        if (text && strlen(text) > ctx->max_line)
+            predict_skip(ctx, in_path, (unsigned long long)gyro_stream_reader_record(r));
+        else
+            st = predict_one(ctx, text ? text : "", id);
+        protobuf_c_message_free_unpacked(msg, NULL);
+    }
+    gyro_stream_reader_free(r);
+    return st;
+}
+
+/* Classify every line of `in` (UTF-8 text; the id is the line number). */
+static gyro_status predict_lines(predict_ctx *ctx, FILE *in, const char *in_path)
+{
+    char *line = NULL, idbuf[32];
+    size_t cap = 0;
+    ssize_t len;
+    uint64_t lineno = 0;
+    gyro_status st = GYRO_OK;
+    int too_long = 0;
+    while (!st && (len = read_line_max(in, &line, &cap, ctx->max_line, &too_long)) != -1) {
+        lineno++;
+        if (len == -2) {
+            st = gyro_error_set(GYRO_ERR_NOMEM, "%s:%llu: out of memory", in_path, (unsigned long long)lineno);
+            break;
+        }
+        if (too_long) {
+            predict_skip(ctx, in_path, (unsigned long long)lineno);
+            continue;
+        }
+        if ((size_t)len != strlen(line)) {
+            st = gyro_error_set(GYRO_ERR_DATA, "%s:%llu: NUL byte in the text", in_path, (unsigned long long)lineno);
+            break;
+        }
+        snprintf(idbuf, sizeof idbuf, "%llu", (unsigned long long)lineno);
+        st = predict_one(ctx, line, idbuf);
+    }
+    if (!st && ferror(in)) st = gyro_error_set(GYRO_ERR_IO, "%s: read error", in_path);
+    free(line);
+    return st;
+}
+
+/* `in` over `raw` with its first bytes peeked (so a pipe can be sniffed); *is_stream says
+ * whether they start a gyro stream. NULL on allocation failure. */
+static FILE *open_peeked(FILE *raw, int *is_stream)
+{
+    peek_cookie *pc = calloc(1, sizeof *pc);
+    if (!pc) return NULL;
+    pc->fp = raw;
+    pc->n = fread(pc->buf, 1, sizeof pc->buf, raw);
+    *is_stream = looks_like_stream(pc->buf, pc->n);
+    FILE *in = fopencookie(pc, "r", (cookie_io_functions_t){.read = peek_read, .close = peek_close});
+    if (!in) free(pc);
+    return in;
+}
+
 static int predict_main(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"model", 1, 0, 'm'}, {"top", 1, 0, 'k'}, {"stream", 0, 0, O_STREAM},
-        {"output", 1, 0, 'o'}, {"max-line", 1, 0, O_MAX_LINE}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
-    const char *model = NULL, *out = "-";
-    long k = 1, max_line = 16L << 20;
-    int stream = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "m:k:o:", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'm': model = optarg; break;
-        case 'k': if (!gyro_cli_parse_long(CMD, "-k", optarg, 1, 1L << 20, &k)) return 2; break;
-        case 'o': out = optarg; break;
-        case O_STREAM: stream = 1; break;
-        case O_MAX_LINE:
-            if (!gyro_cli_parse_long(CMD, "--max-line", optarg, 1, 1L << 30, &max_line)) return 2;
-            break;
-        case O_HELP: usage(stdout); return 0;
-        default: return gyro_cli_usage_error(CMD, "unknown option");
-        }
-    }
-    if (!model) return gyro_cli_usage_error(CMD, "predict needs -m MODEL");
-    if (argc - optind > 1) return gyro_cli_usage_error(CMD, "predict reads at most one input");
-    if (!stream && strcmp(out, "-") != 0) return gyro_cli_usage_error(CMD, "-o is for --stream output; JSON lines go to stdout");
-    const char *in_path = optind < argc ? argv[optind] : "-";
+    predict_args o = {0};
+    int first, rc = gyro_opts_parse(&gyro_spec_classify_predict, argc, argv, &o, &first);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    if (!o.model) return gyro_cli_usage_error(CMD, "predict needs -m MODEL");
+    if (argc - first > 1) return gyro_cli_usage_error(CMD, "predict reads at most one input");
+    if (!o.stream && strcmp(o.out, "-") != 0) return gyro_cli_usage_error(CMD, "-o is for --stream output; JSON lines go to stdout");
+    const char *in_path = first < argc ? argv[first] : "-";
 
-    predict_ctx ctx = {.k = (int)k, .max_line = (size_t)max_line};
+    predict_ctx ctx = {.k = (int)o.k, .max_line = (size_t)o.max_line};
     gyro_classifier *m = NULL;
-    gyro_status st = gyro_classifier_load(model, &m);
+    gyro_status st = gyro_classifier_load(o.model, &m);
     if (st) return fail(st);
     ctx.m = m;
     FILE *raw = strcmp(in_path, "-") == 0 ? stdin : fopen(in_path, "rb");
@@ -501,80 +557,16 @@ static int predict_main(int argc, char **argv)
         gyro_classifier_free(m);
         return fail(gyro_error_set(GYRO_ERR_IO, "%s: cannot open", in_path));
     }
-    peek_cookie *pc = calloc(1, sizeof *pc);
-    FILE *in = NULL;
-    if (pc) {
-        pc->fp = raw;
-        pc->n = fread(pc->buf, 1, sizeof pc->buf, raw);
-        in = fopencookie(pc, "r", (cookie_io_functions_t){.read = peek_read, .close = peek_close});
-        if (!in) free(pc);
-    }
+    int is_stream = 0;
+    FILE *in = open_peeked(raw, &is_stream);
     if (!in) st = gyro_error_set(GYRO_ERR_NOMEM, "input");
-    int is_stream = in && looks_like_stream(pc->buf, pc->n);
     int kk = ctx.k < gyro_classifier_num_labels(m) ? ctx.k : gyro_classifier_num_labels(m);
     ctx.top = malloc((size_t)(kk > 0 ? kk : 1) * sizeof *ctx.top);
     if (!st && !ctx.top) st = gyro_error_set(GYRO_ERR_NOMEM, "predict");
     if (!st) st = gyro_classifier_scratch_new(m, &ctx.s);
-    if (!st && stream)
-        st = gyro_stream_writer_open_path(out, &gyro__v1__classify_response__descriptor, "gyro classify predict " GYRO_VERSION, &ctx.w);
-    char idbuf[32];
-    if (!st && is_stream) {
-        gyro_stream_reader *r = NULL;
-        st = gyro_stream_reader_open_file(in, in_path, NULL, &r);
-        const char *type = st ? "" : gyro_stream_reader_message_type(r);
-        int is_doc = strcmp(type, gyro__v1__document__descriptor.name) == 0;
-        int is_ex = strcmp(type, gyro__v1__example__descriptor.name) == 0;
-        int is_req = strcmp(type, gyro__v1__classify_request__descriptor.name) == 0;
-        if (!st && !is_doc && !is_ex && !is_req)
-            st = gyro_error_set(GYRO_ERR_FORMAT, "%s: a stream of %s; predict reads Document, Example or ClassifyRequest streams", in_path, type);
-        const ProtobufCMessageDescriptor *d = is_doc ? &gyro__v1__document__descriptor
-                                            : is_ex ? &gyro__v1__example__descriptor
-                                                    : &gyro__v1__classify_request__descriptor;
-        while (!st) {
-            ProtobufCMessage *msg;
-            if ((st = gyro_stream_next(r, d, &msg)) || !msg) break;
-            const char *text, *id = idbuf;
-            snprintf(idbuf, sizeof idbuf, "%llu", (unsigned long long)gyro_stream_reader_record(r));
-            if (is_doc) text = ((Gyro__V1__Document *)msg)->text;
-            else if (is_ex) text = ((Gyro__V1__Example *)msg)->text;
-            else {
-                Gyro__V1__ClassifyRequest *q = (Gyro__V1__ClassifyRequest *)msg;
-                text = q->text;
-                if (q->id && q->id[0]) id = q->id;
-            }
-            if (text && strlen(text) > ctx.max_line)
-                predict_skip(&ctx, in_path, (unsigned long long)gyro_stream_reader_record(r));
-            else
-                st = predict_one(&ctx, text ? text : "", id);
-            protobuf_c_message_free_unpacked(msg, NULL);
-        }
-        gyro_stream_reader_free(r);
-    } else if (!st) {
-        char *line = NULL;
-        size_t cap = 0;
-        ssize_t len;
-        uint64_t lineno = 0;
-        int too_long = 0;
-        while (!st && (len = read_line_max(in, &line, &cap, ctx.max_line, &too_long)) != -1) {
-            lineno++;
-            if (len == -2) {
-                st = gyro_error_set(GYRO_ERR_NOMEM, "%s:%llu: out of memory", in_path, (unsigned long long)lineno);
-                break;
-            }
-            if (too_long) {
-                predict_skip(&ctx, in_path, (unsigned long long)lineno);
-                continue;
-            }
-            if ((size_t)len != strlen(line)) {
-                st = gyro_error_set(GYRO_ERR_DATA, "%s:%llu: NUL byte in the text", in_path, (unsigned long long)lineno);
-                break;
-            }
-            snprintf(idbuf, sizeof idbuf, "%llu", (unsigned long long)lineno);
-            st = predict_one(&ctx, line, idbuf);
-        }
-        if (!st && ferror(in)) st = gyro_error_set(GYRO_ERR_IO, "%s: read error", in_path);
-        free(line);
-    }
+    if (!st && o.stream)
+        st = gyro_stream_writer_open_path(o.out, &gyro__v1__classify_response__descriptor, "gyro classify predict " GYRO_VERSION, &ctx.w);
+    if (!st) st = is_stream ? predict_stream(&ctx, in, in_path) : predict_lines(&ctx, in, in_path);
     if (ctx.w) {
         if (st) gyro_stream_writer_abort(ctx.w);
         else st = gyro_stream_writer_close(ctx.w);
@@ -588,6 +580,7 @@ static int predict_main(int argc, char **argv)
     if (in) fclose(in);
     if (raw != stdin) fclose(raw);
     gyro_classifier_scratch_free(ctx.s);
+    gyro_classify_response_buf_free(&ctx.resp);
     free(ctx.top);
     gyro_classifier_free(m);
     if (!st && fflush(stdout) != 0) st = gyro_error_set(GYRO_ERR_IO, "stdout: write error");

@@ -3,7 +3,8 @@
 # trained here on a small labelled set, a root-finding policy and a composite-intent policy:
 # Embed (both hyperbolic models), Neighbors, Reason and Reason "composite" (against
 # `gyro reason --env composite`);
-# Classify / ClassifyStream answers (top-k, order, ids, atoms, determinism, concurrency), the C
+# Classify / ClassifyStream answers (top-k, order, ids, atoms, determinism, concurrency, the same
+# message as `gyro classify predict --stream`), the C
 # client, and SIGHUP reloads while four clients keep Classify busy: a good new model is swapped
 # in, a truncated, a garbage and a missing file are refused, and no call fails meanwhile.
 set -eu
@@ -37,6 +38,10 @@ suite embed "$ADDR" --dim 5 --rows "$rows"
 suite reason "$ADDR"
 suite reason-composite "$ADDR" --expect-file "$TMPDIR/comp.expect" --texts-file "$TMPDIR/comp.txt"
 suite model "$ADDR" --n-labels 4 --texts-file "$TMPDIR/toy.txt"
+# `classify predict --stream` writes the very ClassifyResponse the Classify method answers (one
+# function builds both, pipeline/classify_response.h): field for field, atoms of composites included
+"$GYRO" classify predict --stream -k 4 -m "$TMPDIR/serve.model" -o "$TMPDIR/cli.pb" "$TMPDIR/toy.txt"
+suite same-as-cli "$ADDR" --top-k 4 --texts-file "$TMPDIR/toy.txt" --expect-file "$TMPDIR/cli.pb"
 
 # the C client: one line per text, tab-separated label/probability pairs
 out=$("$GYRO" client --addr "$ADDR" classify --top-k 2 "导航到西湖" "播放晴天")

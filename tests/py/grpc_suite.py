@@ -252,6 +252,31 @@ def model(channel, args):
     ok(not errs, "400 concurrent Classify calls succeed (%d errors)" % len(errs))
 
 
+def same_as_cli(channel, args):
+    """Classify answers what `gyro classify predict --stream` wrote (--expect-file, a
+    ClassifyResponse stream of the texts of --texts-file as lines, ids "1", "2", ...) with the same
+    model and --top-k: the same message, field for field (atoms of composites included)."""
+    from google.protobuf.internal.decoder import _DecodeVarint
+    data = open(args.expect_file, "rb").read()
+    recs, pos = [], 0
+    while pos < len(data):
+        n, pos = _DecodeVarint(data, pos)
+        recs.append(data[pos:pos + n])
+        pos += n
+    header = gyro_pb2.StreamHeader.FromString(recs[0])
+    ok(header.message_type == "gyro.v1.ClassifyResponse", "the CLI wrote a ClassifyResponse stream")
+    cli = [gyro_pb2.ClassifyResponse.FromString(r) for r in recs[1:]]
+    ok(len(cli) == len(args.texts), "one CLI response per text (%d/%d)" % (len(cli), len(args.texts)))
+    stub = gyro_pb2_grpc.GyroStub(channel)
+    composites = 0
+    for k, (t, c) in enumerate(zip(args.texts, cli)):
+        g = stub.Classify(gyro_pb2.ClassifyRequest(text=t, top_k=args.top_k, id=str(k + 1)), timeout=10)
+        composites += sum(1 for i in g.intents if len(i.atoms) > 1)
+        ok(g == c, "gRPC Classify and classify predict --stream give the same message for %r%s" %
+           (t[:20], "" if g == c else ":\n  grpc %s\n  cli  %s" % (g, c)))
+    ok(composites > 0, "the answers include composite labels with atoms (%d)" % composites)
+
+
 def embed(channel, args):
     """Checks against a hyperboloid table of curvature 1 (--dim: its dimension)."""
     import math
@@ -465,6 +490,7 @@ def main():
     p.add_argument("--rows", type=int, default=0)
     p.add_argument("--expect-file")
     p.add_argument("--without-root", action="store_true")
+    p.add_argument("--top-k", type=int, default=0)
     args = p.parse_args()
     args.texts = []
     if args.texts_file:
@@ -484,7 +510,7 @@ def main():
         return
     {"functional": functional, "model": model, "tls": tls, "drain": drain, "long-stream": long_stream,
      "reload-load": reload_load, "embed": embed, "reason": reason,
-     "reason-composite": reason_composite}[args.check](channel, args)
+     "reason-composite": reason_composite, "same-as-cli": same_as_cli}[args.check](channel, args)
     channel.close()
 
 
