@@ -6,7 +6,7 @@
  * encoded corpus lives beside it as <checkpoint>.ids so --resume works even when the text came
  * from a pipe. Both are removed after a successful run unless --keep-checkpoint.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +19,7 @@
 #include "embeddings/table.h"
 #include "models/core/atomic_file.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/opts.h"
 #include "pipeline/corpus_input.h"
 #include "pipeline/table_file.h"
 
@@ -34,60 +35,92 @@ static void usage(FILE *out)
 {
     fprintf(out,
         "usage: gyro char2vec train [options] -o OUTPUT [FILE...]\n"
-        "       gyro char2vec tokens [FILE...]   (the token stream as text, see --help there)\n"
+        "       gyro char2vec tokens [--format F] [--keep-traditional] [FILE...]\n"
         "\n"
-        "Learn an embedding of every character of the corpus on the hyperboloid (skip-gram with\n"
-        "negative sampling, Riemannian SGD). FILEs are UTF-8 text (normalized on the fly, one\n"
-        "document per line) or Document streams from `gyro normalize`; none or '-' reads stdin.\n"
-        "\n"
-        "Output:\n"
-        "  -o, --output PATH         embedding table (gyro stream of EmbeddingTable), written atomically\n"
-        "      --checkpoint PATH     checkpoint file (default OUTPUT.ckpt; the encoded corpus is PATH.ids)\n"
-        "      --checkpoint-every S  seconds between checkpoints (default 60; 0 = only on Ctrl-C)\n"
-        "      --resume              continue from the checkpoint (inputs are not read again)\n"
-        "      --keep-checkpoint     keep checkpoint and encoded corpus after success\n"
-        "Model:\n"
-        "      --geometry G          hyperbolic (default) or euclidean (word2vec's skip-gram)\n"
-        "      --dim N               dimension (default 100; hyperboloid rows have N+1 coordinates)\n"
-        "      --window N            maximum window, drawn per centre from 1..N (default 5)\n"
-        "      --negatives N         negative samples per pair (default 5)\n"
-        "      --epochs N            passes over the corpus (default 5)\n"
-        "      --lr X                initial learning rate, decays linearly (default 0.05; euclidean 0.025)\n"
-        "      --theta X             shift of the score <u,v>_L + theta (default 3)\n"
-        "      --max-step X          clip of the Riemannian step norm (default 1; 0 = none)\n"
-        "      --seed N              random seed (default 1)\n"
-        "Vocabulary:\n"
-        "      --min-count N         drop characters seen fewer times (default 5)\n"
-        "      --max-vocab N         keep at most the N most frequent characters (default: all)\n"
-        "      --sample X            subsampling threshold of frequent characters (default 1e-4; 0 = off)\n"
-        "Input:\n"
-        "      --format F            auto (default), text or stream\n"
-        "      --keep-traditional    do not convert Traditional to Simplified (plain text input)\n"
-        "Run:\n"
-        "      --threads N           worker threads (default 1)\n"
-        "  -q, --quiet               no progress line\n"
-        "  -h, --help                this help\n"
-        "\n"
-        "A progress line (percent, chars/sec/thread, learning rate, loss, ETA) goes to stderr.\n"
-        "Ctrl-C writes a checkpoint and exits with status 130; a NaN loss stops with status 1.\n"
-        "Exit status: 0 done, 1 runtime error, 2 usage error, 65 bad input, 130 interrupted.\n");
+        "'gyro char2vec train --help' and 'gyro char2vec tokens --help' give the options.\n");
 }
 
-enum {
-    OPT_CKPT = 256, OPT_CKPT_EVERY, OPT_RESUME, OPT_KEEP_CKPT, OPT_GEOMETRY, OPT_DIM, OPT_WINDOW,
-    OPT_NEG, OPT_EPOCHS, OPT_LR, OPT_THETA, OPT_MAX_STEP, OPT_SEED, OPT_MIN_COUNT, OPT_MAX_VOCAB,
-    OPT_SAMPLE, OPT_FORMAT, OPT_KEEP_TRAD, OPT_THREADS
+#define MODEL_OPTION 1u /* mark: a model option (given, it must agree with a checkpoint) */
+#define LR_GIVEN 2u     /* mark: --lr (0 in the options means the geometry's default) */
+
+typedef struct train_args {
+    gyro_c2v_options opt;              /* the library's defaults (gyro_c2v_options_init) */
+    gyro_corpus_input_options copt;    /* (gyro_corpus_input_options_init) */
+    const char *output, *ckpt;
+    double ckpt_every;
+    int resume, keep_ckpt, quiet, keep_trad, geometry, format;
+    long min_count;
+} train_args;
+
+#define TA train_args
+static const gyro_opt train_opts[] = {
+    GYRO_O_SECTION("Output:"),
+    GYRO_O_STR("output", 'o', TA, output, "PATH", NULL,
+               "embedding table (a gyro stream of one EmbeddingTable), written atomically"),
+    GYRO_O_STR("checkpoint", 0, TA, ckpt, "PATH", NULL, "checkpoint file (default OUTPUT.ckpt; the encoded corpus is PATH.ids)"),
+    GYRO_O_DOUBLE("checkpoint-every", 0, TA, ckpt_every, "S", "60", 0, 0, "seconds between checkpoints (0 = only on Ctrl-C)"),
+    GYRO_O_FLAG("resume", 0, TA, resume, "continue from the checkpoint (the inputs are not read again)"),
+    GYRO_O_FLAG("keep-checkpoint", 0, TA, keep_ckpt, "keep the checkpoint and the encoded corpus after success"),
+    GYRO_O_SECTION("Model:"),
+    GYRO_O_CHOICE("geometry", 0, TA, geometry, "G", "hyperbolic|euclidean|hyperboloid", NULL,
+                  "hyperbolic (the default) or euclidean (word2vec's skip-gram)", .mark = MODEL_OPTION),
+    GYRO_O_INT("dim", 0, TA, opt.dim, "N", NULL, 1, GYRO_C2V_MAX_DIM,
+               "dimension (default 100; hyperboloid rows have N+1 coordinates)", .mark = MODEL_OPTION),
+    GYRO_O_INT("window", 0, TA, opt.window, "N", NULL, 1, 100, "maximum window, drawn per centre from 1..N (default 5)",
+               .mark = MODEL_OPTION),
+    GYRO_O_INT("negatives", 0, TA, opt.negatives, "N", NULL, 0, 100, "negative samples per pair (default 5)", .mark = MODEL_OPTION),
+    GYRO_O_INT("epochs", 0, TA, opt.epochs, "N", NULL, 1, 100000, "passes over the corpus (default 5)", .mark = MODEL_OPTION),
+    GYRO_O_DOUBLE("lr", 0, TA, opt.lr, "X", NULL, 0, 0, "initial learning rate, decaying linearly (default 0.05; euclidean 0.025)",
+                  .mark = LR_GIVEN),
+    GYRO_O_DOUBLE("theta", 0, TA, opt.theta, "X", NULL, 0, 0, "shift of the score <u,v>_L + theta (default 3)"),
+    GYRO_O_DOUBLE("max-step", 0, TA, opt.max_step, "X", NULL, 0, 0, "clip of the Riemannian step norm (default 1; 0 = none)"),
+    GYRO_O_SEED("seed", 's', TA, opt.seed, NULL, "random seed (default 1)"),
+    GYRO_O_SECTION("Vocabulary:"),
+    GYRO_O_LONG("min-count", 0, TA, min_count, "N", "5", 1, 0x7fffffffffffffffL, "drop characters seen fewer times"),
+    GYRO_O_INT("max-vocab", 0, TA, copt.max_vocab, "N", NULL, 1, GYRO_VOCAB_MAX_SIZE,
+               "keep at most the N most frequent characters (default: all)"),
+    GYRO_O_DOUBLE("sample", 0, TA, opt.sample, "X", NULL, 0, 0, "subsampling threshold of frequent characters (default 1e-4; 0 = off)"),
+    GYRO_O_SECTION("Input:"),
+    GYRO_O_CHOICE("format", 0, TA, format, "F", "auto|text|stream", "auto", "auto, text or stream"),
+    GYRO_O_FLAG("keep-traditional", 0, TA, keep_trad, "do not convert Traditional to Simplified characters (plain text input)"),
+    GYRO_O_SECTION("Run:"),
+    GYRO_O_INT("threads", 'j', TA, opt.threads, "N", NULL, 1, GYRO_C2V_MAX_THREADS, "worker threads (default 1)",
+               .mark = MODEL_OPTION),
+    GYRO_O_FLAG("quiet", 'q', TA, quiet, "no progress line"),
+    GYRO_O_END,
+};
+#undef TA
+
+const gyro_cmd_spec gyro_spec_char2vec_train = {
+    "char2vec train", "[options] -o OUTPUT [FILE...]",
+    "Learn an embedding of every character of the corpus on the hyperboloid (skip-gram with negative "
+    "sampling, Riemannian SGD). FILEs are UTF-8 text (normalized on the fly, one document per line) "
+    "or Document streams from 'gyro normalize'; none or '-' reads stdin.",
+    "A progress line (percent, chars/sec/thread, learning rate, loss, ETA) goes to stderr. Ctrl-C "
+    "writes a checkpoint and exits with status 130; a NaN loss stops with status 1. Exit status: 0 "
+    "done, 1 runtime error, 2 usage error, 65 bad input, 130 interrupted.",
+    train_opts,
+    NULL,
 };
 
-/* --format auto|text|stream; prints a usage error and returns 0 on anything else. */
-static int parse_format(const char *cmd, const char *arg, gyro_corpus_format *out)
-{
-    if (!strcmp(arg, "auto")) *out = GYRO_CORPUS_AUTO;
-    else if (!strcmp(arg, "text")) *out = GYRO_CORPUS_TEXT;
-    else if (!strcmp(arg, "stream")) *out = GYRO_CORPUS_STREAM;
-    else return gyro_cli_usage_error(cmd, "--format must be auto, text or stream, got '%s'", arg), 0;
-    return 1;
-}
+typedef struct tokens_args {
+    int format, keep_trad;
+} tokens_args;
+
+static const gyro_opt tokens_opts[] = {
+    GYRO_O_CHOICE("format", 0, tokens_args, format, "F", "auto|text|stream", "auto", "auto, text or stream"),
+    GYRO_O_FLAG("keep-traditional", 0, tokens_args, keep_trad, "do not convert Traditional to Simplified characters"),
+    GYRO_O_END,
+};
+
+const gyro_cmd_spec gyro_spec_char2vec_tokens = {
+    "char2vec tokens", "[--format F] [--keep-traditional] [FILE...]",
+    "Print the characters training sees, space-separated, one document per line, so other tools "
+    "(word2vec, fastText) can train on the same token stream.",
+    NULL,
+    tokens_opts,
+    NULL,
+};
 
 static char *cat2(const char *a, const char *b)
 {
@@ -97,128 +130,106 @@ static char *cat2(const char *a, const char *b)
     return s;
 }
 
+/* Parse the options into a (over the library's defaults); returns GYRO_OPTS_CONTINUE or the
+ * exit status. *set_model says whether a model option was given. */
+static int train_parse(const char *cmd, int argc, char **argv, train_args *a, int *first, int *set_model)
+{
+    memset(a, 0, sizeof *a);
+    gyro_c2v_options_init(&a->opt);
+    gyro_corpus_input_options_init(&a->copt);
+    unsigned given;
+    int rc = gyro_opts_parse_marks(&gyro_spec_char2vec_train, argc, argv, a, first, &given);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    *set_model = (given & MODEL_OPTION) != 0;
+    a->opt.geometry = a->geometry == 1 ? GYRO_C2V_EUCLIDEAN : GYRO_C2V_HYPERBOLIC;
+    a->copt.format = (gyro_corpus_format)a->format;
+    a->copt.min_count = (uint64_t)a->min_count;
+    if (a->keep_trad) a->copt.norm.t2s = 0;
+    if ((given & LR_GIVEN) && (!(a->opt.lr > 0) || a->opt.lr > 100)) return gyro_cli_usage_error(cmd, "--lr must be in (0, 100]");
+    if (a->opt.max_step < 0) return gyro_cli_usage_error(cmd, "--max-step must be >= 0");
+    if (a->opt.sample < 0) return gyro_cli_usage_error(cmd, "--sample must be >= 0");
+    if (!a->output) return gyro_cli_usage_error(cmd, "missing -o OUTPUT");
+    if (!strcmp(a->output, "-")) return gyro_cli_usage_error(cmd, "the output must be a file (checkpoints live beside it)");
+    if (gyro_c2v_options_check(&a->opt)) return gyro_cli_usage_error(cmd, "%s", gyro_error_message());
+    return GYRO_OPTS_CONTINUE;
+}
+
+/* --resume: the model of checkpoint `ckpt` and its encoded corpus `ids`; model options given on
+ * the command line must agree with the checkpoint's. Returns 0, or the exit status of a usage
+ * error; *s is the status of the loading. */
+static int resume_model(const char *cmd, const train_args *a, int set_model, const char *ckpt, const char *ids,
+                        gyro_c2v_model *m, gyro_corpus *corpus, gyro_status *s)
+{
+    const gyro_c2v_options *opt = &a->opt;
+    *s = gyro_c2v_checkpoint_load(ckpt, m);
+    if (!*s && set_model &&
+        (m->opt.geometry != opt->geometry || m->opt.dim != opt->dim || m->opt.window != opt->window ||
+         m->opt.negatives != opt->negatives || m->opt.epochs != opt->epochs || m->opt.threads != opt->threads))
+        return gyro_cli_usage_error(cmd, "--resume: the model options differ from the checkpoint's "
+                                    "(%s, dim %d, window %d, %d negatives, %d epochs, %d threads); "
+                                    "leave them out to continue",
+                                    m->opt.geometry == GYRO_C2V_HYPERBOLIC ? "hyperbolic" : "euclidean",
+                                    m->opt.dim, m->opt.window, m->opt.negatives, m->opt.epochs, m->opt.threads);
+    if (!*s) *s = gyro_corpus_open(ids, corpus);
+    if (!*s && !a->quiet)
+        fprintf(stderr, "Resuming %s at %.1f%% (%d characters, dim %d, %d thread%s)\n", ckpt,
+                100.0 * (double)m->words_done / ((double)m->opt.epochs * (double)m->n_tokens),
+                m->vocab.n, m->opt.dim, m->opt.threads, m->opt.threads > 1 ? "s" : "");
+    return 0;
+}
+
+/* A fresh run: encode the inputs into `ids`, a new model, its first checkpoint. */
+static gyro_status new_model(const train_args *a, int n_inputs, const char *const *inputs, const char *ckpt,
+                             const char *ids, gyro_c2v_model *m, gyro_corpus *corpus)
+{
+    gyro_vocab vocab;
+    gyro_corpus_stats st;
+    gyro_status s = gyro_corpus_input_encode(inputs, n_inputs, &a->copt, ids, &vocab, &st);
+    int encoded = !s;
+    if (!s && !a->quiet)
+        fprintf(stderr, "Read %llu documents, %llu characters: %d distinct characters with count >= %llu "
+                "(of %llu), %llu tokens to train on\n", (unsigned long long)st.documents,
+                (unsigned long long)st.chars, vocab.n, (unsigned long long)a->copt.min_count,
+                (unsigned long long)st.distinct, (unsigned long long)st.kept);
+    if (!s) s = gyro_corpus_open(ids, corpus);
+    if (!s) s = gyro_c2v_model_init(m, &a->opt, &vocab, corpus->n_ids, corpus->n_tokens);
+    gyro_vocab_free(&vocab);
+    if (!s) s = gyro_c2v_checkpoint_save(m, ckpt);
+    if (s && encoded) unlink(ids); /* this run's encoded corpus is of no further use */
+    return s;
+}
+
+/* Write the trained table to `output` (its trained_by line records the options). */
+static gyro_status save_table(const gyro_c2v_model *m, const gyro_c2v_report *rep, const char *output, int quiet)
+{
+    char trained_by[512];
+    snprintf(trained_by, sizeof trained_by,
+             "gyro char2vec train --geometry %s --dim %d --window %d --negatives %d --epochs %d "
+             "--lr %g --theta %g --max-step %g --sample %g --seed %llu",
+             m->opt.geometry == GYRO_C2V_HYPERBOLIC ? "hyperbolic" : "euclidean", m->opt.dim,
+             m->opt.window, m->opt.negatives, m->opt.epochs, m->opt.lr, m->opt.theta, m->opt.max_step,
+             m->opt.sample, (unsigned long long)m->opt.seed);
+    gyro_embedding_table *t = NULL;
+    gyro_status s = gyro_c2v_model_table(m, trained_by, &t);
+    if (!s) s = gyro_table_file_save(t, output);
+    if (!s && !quiet) {
+        fprintf(stderr, "Wrote %s: %d characters, %s, dim %d; %.1f s, %.0f chars/sec/thread",
+                output, t->n, gyro_embedding_model_name(t->model), t->dim, rep->seconds, rep->rate);
+        if (m->opt.geometry == GYRO_C2V_HYPERBOLIC)
+            fprintf(stderr, "; max |<x,x>_L + 1| = %.3g over both tables", rep->manifold_error);
+        fputc('\n', stderr);
+    }
+    gyro_embedding_table_free(t);
+    return s;
+}
+
 static int train(int argc, char **argv)
 {
     const char *cmd = "char2vec train";
-    static const struct option longopts[] = {
-        {"output", required_argument, 0, 'o'},
-        {"checkpoint", required_argument, 0, OPT_CKPT},
-        {"checkpoint-every", required_argument, 0, OPT_CKPT_EVERY},
-        {"resume", no_argument, 0, OPT_RESUME},
-        {"keep-checkpoint", no_argument, 0, OPT_KEEP_CKPT},
-        {"geometry", required_argument, 0, OPT_GEOMETRY},
-        {"dim", required_argument, 0, OPT_DIM},
-        {"window", required_argument, 0, OPT_WINDOW},
-        {"negatives", required_argument, 0, OPT_NEG},
-        {"epochs", required_argument, 0, OPT_EPOCHS},
-        {"lr", required_argument, 0, OPT_LR},
-        {"theta", required_argument, 0, OPT_THETA},
-        {"max-step", required_argument, 0, OPT_MAX_STEP},
-        {"seed", required_argument, 0, OPT_SEED},
-        {"min-count", required_argument, 0, OPT_MIN_COUNT},
-        {"max-vocab", required_argument, 0, OPT_MAX_VOCAB},
-        {"sample", required_argument, 0, OPT_SAMPLE},
-        {"format", required_argument, 0, OPT_FORMAT},
-        {"keep-traditional", no_argument, 0, OPT_KEEP_TRAD},
-        {"threads", required_argument, 0, OPT_THREADS},
-        {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    gyro_c2v_options opt;
-    gyro_c2v_options_init(&opt);
-    gyro_corpus_input_options copt;
-    gyro_corpus_input_options_init(&copt);
-    const char *output = NULL, *ckpt_arg = NULL;
-    double ckpt_every = 60;
-    int resume = 0, keep_ckpt = 0, quiet = 0;
-    int set_model = 0; /* model options given explicitly (they must agree with a checkpoint) */
-    long v;
-    double d;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': output = optarg; break;
-        case OPT_CKPT: ckpt_arg = optarg; break;
-        case OPT_CKPT_EVERY:
-            if (!gyro_cli_parse_double(cmd, "--checkpoint-every", optarg, &ckpt_every)) return 2;
-            break;
-        case OPT_RESUME: resume = 1; break;
-        case OPT_KEEP_CKPT: keep_ckpt = 1; break;
-        case OPT_GEOMETRY:
-            set_model = 1;
-            if (!strcmp(optarg, "hyperbolic") || !strcmp(optarg, "hyperboloid")) opt.geometry = GYRO_C2V_HYPERBOLIC;
-            else if (!strcmp(optarg, "euclidean")) opt.geometry = GYRO_C2V_EUCLIDEAN;
-            else return gyro_cli_usage_error(cmd, "--geometry must be hyperbolic or euclidean, got '%s'", optarg);
-            break;
-        case OPT_DIM:
-            set_model = 1;
-            if (!gyro_cli_parse_long(cmd, "--dim", optarg, 1, GYRO_C2V_MAX_DIM, &v)) return 2;
-            opt.dim = (int)v;
-            break;
-        case OPT_WINDOW:
-            set_model = 1;
-            if (!gyro_cli_parse_long(cmd, "--window", optarg, 1, 100, &v)) return 2;
-            opt.window = (int)v;
-            break;
-        case OPT_NEG:
-            set_model = 1;
-            if (!gyro_cli_parse_long(cmd, "--negatives", optarg, 0, 100, &v)) return 2;
-            opt.negatives = (int)v;
-            break;
-        case OPT_EPOCHS:
-            set_model = 1;
-            if (!gyro_cli_parse_long(cmd, "--epochs", optarg, 1, 100000, &v)) return 2;
-            opt.epochs = (int)v;
-            break;
-        case OPT_LR:
-            if (!gyro_cli_parse_double(cmd, "--lr", optarg, &d)) return 2;
-            if (!(d > 0) || d > 100) return gyro_cli_usage_error(cmd, "--lr must be in (0, 100]");
-            opt.lr = d;
-            break;
-        case OPT_THETA:
-            if (!gyro_cli_parse_double(cmd, "--theta", optarg, &opt.theta)) return 2;
-            break;
-        case OPT_MAX_STEP:
-            if (!gyro_cli_parse_double(cmd, "--max-step", optarg, &opt.max_step)) return 2;
-            if (opt.max_step < 0) return gyro_cli_usage_error(cmd, "--max-step must be >= 0");
-            break;
-        case OPT_SEED:
-            if (!gyro_cli_parse_seed(cmd, "--seed", optarg, &opt.seed)) return 2;
-            break;
-        case OPT_MIN_COUNT:
-            if (!gyro_cli_parse_long(cmd, "--min-count", optarg, 1, 0x7fffffffffffffffL, &v)) return 2;
-            copt.min_count = (uint64_t)v;
-            break;
-        case OPT_MAX_VOCAB:
-            if (!gyro_cli_parse_long(cmd, "--max-vocab", optarg, 1, GYRO_VOCAB_MAX_SIZE, &v)) return 2;
-            copt.max_vocab = (int)v;
-            break;
-        case OPT_SAMPLE:
-            if (!gyro_cli_parse_double(cmd, "--sample", optarg, &opt.sample)) return 2;
-            if (opt.sample < 0) return gyro_cli_usage_error(cmd, "--sample must be >= 0");
-            break;
-        case OPT_FORMAT:
-            if (!parse_format(cmd, optarg, &copt.format)) return 2;
-            break;
-        case OPT_KEEP_TRAD: copt.norm.t2s = 0; break;
-        case OPT_THREADS:
-            set_model = 1;
-            if (!gyro_cli_parse_long(cmd, "--threads", optarg, 1, GYRO_C2V_MAX_THREADS, &v)) return 2;
-            opt.threads = (int)v;
-            break;
-        case 'q': quiet = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: return gyro_cli_usage_error(cmd, "unknown option");
-        }
-    }
-    if (!output) return gyro_cli_usage_error(cmd, "missing -o OUTPUT");
-    if (!strcmp(output, "-")) return gyro_cli_usage_error(cmd, "the output must be a file (checkpoints live beside it)");
-    gyro_status s = gyro_c2v_options_check(&opt);
-    if (s) return gyro_cli_usage_error(cmd, "%s", gyro_error_message());
-
-    char *ckpt = ckpt_arg ? strdup(ckpt_arg) : cat2(output, ".ckpt");
+    train_args a;
+    int first, set_model, rc = train_parse(cmd, argc, argv, &a, &first, &set_model);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    char *ckpt = a.ckpt ? strdup(a.ckpt) : cat2(a.output, ".ckpt");
     char *ids = ckpt ? cat2(ckpt, ".ids") : NULL;
     if (!ckpt || !ids) {
         free(ckpt); free(ids);
@@ -234,111 +245,46 @@ static int train(int argc, char **argv)
     gyro_c2v_model m;
     memset(&m, 0, sizeof m);
     gyro_corpus corpus = {.fd = -1};
-    if (resume) {
-        if (optind < argc && !quiet)
+    gyro_status s = GYRO_OK;
+    rc = 0;
+    if (a.resume) {
+        if (first < argc && !a.quiet)
             fprintf(stderr, "gyro %s: --resume: the inputs are not read again (the encoded corpus %s is used)\n", cmd, ids);
-        s = gyro_c2v_checkpoint_load(ckpt, &m);
-        if (!s && set_model &&
-            (m.opt.geometry != opt.geometry || m.opt.dim != opt.dim || m.opt.window != opt.window ||
-             m.opt.negatives != opt.negatives || m.opt.epochs != opt.epochs || m.opt.threads != opt.threads)) {
-            gyro_c2v_model_free(&m);
-            free(ckpt);
-            free(ids);
-            return gyro_cli_usage_error(cmd, "--resume: the model options differ from the checkpoint's "
-                                        "(%s, dim %d, window %d, %d negatives, %d epochs, %d threads); "
-                                        "leave them out to continue",
-                                        m.opt.geometry == GYRO_C2V_HYPERBOLIC ? "hyperbolic" : "euclidean",
-                                        m.opt.dim, m.opt.window, m.opt.negatives, m.opt.epochs, m.opt.threads);
-        }
-        if (!s) s = gyro_corpus_open(ids, &corpus);
-        if (!s && !quiet)
-            fprintf(stderr, "Resuming %s at %.1f%% (%d characters, dim %d, %d thread%s)\n", ckpt,
-                    100.0 * (double)m.words_done / ((double)m.opt.epochs * (double)m.n_tokens),
-                    m.vocab.n, m.opt.dim, m.opt.threads, m.opt.threads > 1 ? "s" : "");
+        rc = resume_model(cmd, &a, set_model, ckpt, ids, &m, &corpus, &s);
     } else {
         const char *stdin_only[] = {"-"};
-        const char *const *inputs = optind < argc ? (const char *const *)argv + optind : stdin_only;
-        int n_inputs = optind < argc ? argc - optind : 1;
-        gyro_vocab vocab;
-        gyro_corpus_stats st;
-        s = gyro_corpus_input_encode(inputs, n_inputs, &copt, ids, &vocab, &st);
-        int encoded = !s;
-        if (!s && !quiet)
-            fprintf(stderr, "Read %llu documents, %llu characters: %d distinct characters with count >= %llu "
-                    "(of %llu), %llu tokens to train on\n", (unsigned long long)st.documents,
-                    (unsigned long long)st.chars, vocab.n, (unsigned long long)copt.min_count,
-                    (unsigned long long)st.distinct, (unsigned long long)st.kept);
-        if (!s) s = gyro_corpus_open(ids, &corpus);
-        if (!s) s = gyro_c2v_model_init(&m, &opt, &vocab, corpus.n_ids, corpus.n_tokens);
-        gyro_vocab_free(&vocab);
-        if (!s) s = gyro_c2v_checkpoint_save(&m, ckpt);
-        if (s && encoded) unlink(ids); /* this run's encoded corpus is of no further use */
+        const char *const *inputs = first < argc ? (const char *const *)argv + first : stdin_only;
+        s = new_model(&a, first < argc ? argc - first : 1, inputs, ckpt, ids, &m, &corpus);
     }
     gyro_c2v_report rep;
-    if (!s) {
-        gyro_c2v_run run = {ckpt, ckpt_every, &c2v_stop, quiet};
+    if (!rc && !s) {
+        gyro_c2v_run run = {ckpt, a.ckpt_every, &c2v_stop, a.quiet};
         s = gyro_c2v_train(&m, &corpus, &run, &rep);
     }
     gyro_corpus_close(&corpus);
-    if (!s) {
-        char trained_by[512];
-        snprintf(trained_by, sizeof trained_by,
-                 "gyro char2vec train --geometry %s --dim %d --window %d --negatives %d --epochs %d "
-                 "--lr %g --theta %g --max-step %g --sample %g --seed %llu",
-                 m.opt.geometry == GYRO_C2V_HYPERBOLIC ? "hyperbolic" : "euclidean", m.opt.dim,
-                 m.opt.window, m.opt.negatives, m.opt.epochs, m.opt.lr, m.opt.theta, m.opt.max_step,
-                 m.opt.sample, (unsigned long long)m.opt.seed);
-        gyro_embedding_table *t = NULL;
-        s = gyro_c2v_model_table(&m, trained_by, &t);
-        if (!s) s = gyro_table_file_save(t, output);
-        if (!s && !quiet) {
-            fprintf(stderr, "Wrote %s: %d characters, %s, dim %d; %.1f s, %.0f chars/sec/thread",
-                    output, t->n, gyro_embedding_model_name(t->model), t->dim, rep.seconds, rep.rate);
-            if (m.opt.geometry == GYRO_C2V_HYPERBOLIC)
-                fprintf(stderr, "; max |<x,x>_L + 1| = %.3g over both tables", rep.manifold_error);
-            fputc('\n', stderr);
-        }
-        gyro_embedding_table_free(t);
-        if (!s && !keep_ckpt) {
-            gyro_atomic_remove_file(ckpt);   /* never a device or FIFO given as --checkpoint */
-            gyro_atomic_remove_file(ids);
-        }
+    if (!rc && !s) s = save_table(&m, &rep, a.output, a.quiet);
+    if (!rc && !s && !a.keep_ckpt) {
+        gyro_atomic_remove_file(ckpt);   /* never a device or FIFO given as --checkpoint */
+        gyro_atomic_remove_file(ids);
     }
     gyro_c2v_model_free(&m);
     free(ckpt);
     free(ids);
-    if (s) return gyro_cli_fail(cmd, s);
-    return 0;
+    if (rc) return rc;
+    return s ? gyro_cli_fail(cmd, s) : 0;
 }
 
 /* `gyro char2vec tokens`: the token stream as text, for other tools in comparisons. */
 static int tokens(int argc, char **argv)
 {
     const char *cmd = "char2vec tokens";
-    static const struct option longopts[] = {
-        {"format", required_argument, 0, OPT_FORMAT},
-        {"keep-traditional", no_argument, 0, OPT_KEEP_TRAD},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
+    tokens_args o = {0};
+    int optind, rc = gyro_opts_parse(&gyro_spec_char2vec_tokens, argc, argv, &o, &optind);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
     gyro_corpus_input_options copt;
     gyro_corpus_input_options_init(&copt);
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_FORMAT:
-            if (!parse_format(cmd, optarg, &copt.format)) return 2;
-            break;
-        case OPT_KEEP_TRAD: copt.norm.t2s = 0; break;
-        case 'h':
-            printf("usage: gyro char2vec tokens [--format F] [--keep-traditional] [FILE...]\n\n"
-                   "Print the characters training sees, space-separated, one document per line, so\n"
-                   "other tools (word2vec, fastText) can train on the same token stream.\n");
-            return 0;
-        default: return gyro_cli_usage_error(cmd, "unknown option");
-        }
-    }
+    copt.format = (gyro_corpus_format)o.format;
+    if (o.keep_trad) copt.norm.t2s = 0;
     const char *stdin_only[] = {"-"};
     const char *const *inputs = optind < argc ? (const char *const *)argv + optind : stdin_only;
     int n_inputs = optind < argc ? argc - optind : 1;

@@ -7,13 +7,14 @@
  * summary line: examples, distinct sessions, distinct labels, composites, bad records. The
  * output is written atomically: after an error no output file appears.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/opts.h"
 
 #include "models/core/atomic_file.h"
 #include "pipeline/import.h"
@@ -21,26 +22,34 @@
 #include "pipeline/stream.h"
 #include "models/text/strmap.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: gyro import --format FORMAT [options] FILE...\n"
-            "\n"
-            "Import labelled utterances into a gyro.v1.Example stream ('-' reads stdin).\n"
-            "\n"
-            "  -f, --format FORMAT    tsv       text<TAB>label[<TAB>session] per line\n"
-            "                         nlpcc     NLPCC 2018 task 4 (session, text, label, tagged)\n"
-            "                         smp       SMP2020-ECDT JSON array {text, domain, intent}\n"
-            "                         crosswoz  CrossWOZ dialogues (.json, or the .json.zip)\n"
-            "  -o, --output FILE      output stream (default '-': stdout)\n"
-            "      --strict           stop at the first bad record (exit 65); default: skip it\n"
-            "                         with a message and count it\n"
-            "      --max-warnings N   bad-record messages to print (default 20)\n"
-            "  -q, --quiet            no summary line\n"
-            "  -h, --help             this help\n"
-            "\n"
-            "Exit status: 0 OK, 1 I/O error, 2 usage, 65 malformed input or no examples.\n");
-}
+typedef struct import_args {
+    const char *format, *output;
+    int strict, quiet;
+    long max_warnings;
+} import_args;
+
+static const gyro_opt import_opts[] = {
+    GYRO_O_STR("format", 'f', import_args, format, "FORMAT", NULL,
+               "input format (required): tsv (text<TAB>label[<TAB>session] per line), nlpcc (NLPCC 2018 "
+               "task 4: session, text, label, tagged), smp (SMP2020-ECDT JSON array of {text, domain, "
+               "intent}), crosswoz (CrossWOZ dialogues, .json or the .json.zip)"),
+    GYRO_O_STR("output", 'o', import_args, output, "FILE", "-", "output stream ('-': stdout)"),
+    GYRO_O_FLAG("strict", 0, import_args, strict,
+                "stop at the first bad record with exit status 65; by default a bad record is skipped "
+                "with a message and counted"),
+    GYRO_O_LONG("max-warnings", 0, import_args, max_warnings, "N", "20", 0, 1000000000L,
+                "bad-record messages to print"),
+    GYRO_O_FLAG("quiet", 'q', import_args, quiet, "no summary line"),
+    GYRO_O_END,
+};
+
+const gyro_cmd_spec gyro_spec_import = {
+    "import", "--format FORMAT [options] FILE...",
+    "Import labelled utterances into a gyro.v1.Example stream ('-' reads stdin).",
+    "Exit status: 0 OK, 1 I/O error, 2 usage, 65 malformed input or no examples.",
+    import_opts,
+    NULL,
+};
 
 typedef struct import_run {
     gyro_stream_writer *w;
@@ -78,30 +87,12 @@ static void warn(void *ctx, const char *msg)
 
 int gyro_cmd_import(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"format", required_argument, 0, 'f'}, {"output", required_argument, 0, 'o'},
-        {"strict", no_argument, 0, 'S'},       {"max-warnings", required_argument, 0, 'W'},
-        {"quiet", no_argument, 0, 'q'},        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    const char *format = NULL, *output = "-";
-    int strict = 0, quiet = 0;
-    long max_warnings = 20;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "f:o:qh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'f': format = optarg; break;
-        case 'o': output = optarg; break;
-        case 'S': strict = 1; break;
-        case 'W':
-            if (!gyro_cli_parse_long("import", "--max-warnings", optarg, 0, 1000000000L, &max_warnings))
-                return 2;
-            break;
-        case 'q': quiet = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: return gyro_cli_usage_error("import", "unknown option or missing argument");
-        }
-    }
+    import_args o = {0};
+    int optind, rc = gyro_opts_parse(&gyro_spec_import, argc, argv, &o, &optind);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    const char *format = o.format, *output = o.output;
+    int strict = o.strict, quiet = o.quiet;
+    long max_warnings = o.max_warnings;
     if (!format) return gyro_cli_usage_error("import", "--format is required");
     gyro_import_format fmt;
     if (gyro_import_format_parse(format, &fmt) != 0)
@@ -133,7 +124,7 @@ int gyro_cmd_import(int argc, char **argv)
     } else {
         gyro_stream_writer_abort(run.w);
     }
-    int rc = 0;
+    rc = 0;
     if (st != GYRO_OK) {
         rc = gyro_cli_fail("import", st);
     } else {

@@ -6,7 +6,7 @@
  */
 #include "pipeline/cli/cli.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,39 +17,56 @@
 #include "models/core/atomic_file.h"
 #include "models/core/progress.h"
 #include "models/text/normalize.h"
+#include "pipeline/cli/opts.h"
 #include "pipeline/normalize_stage.h"
 #include "pipeline/stream.h"
 #include "pipeline/text_reader.h"
 
 #define MAX_WARNINGS 10
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: gyro normalize [options] [FILE...]\n"
-            "\n"
-            "Normalize UTF-8 text (FILEs, or standard input when none or '-') and write a stream of\n"
-            "gyro.v1.Document records, one per line: NFKC, Traditional->Simplified, ANSI escapes and\n"
-            "control characters removed, whitespace folded, grapheme clusters.\n"
-            "\n"
-            "  -o, --output PATH     write to PATH (atomically) instead of standard output\n"
-            "      --text            write the normalized text, one document per line\n"
-            "      --paragraphs      a document is a paragraph (separated by blank lines)\n"
-            "      --no-t2s          keep Traditional characters (default: --t2s)\n"
-            "      --case-fold       apply Unicode case folding\n"
-            "      --no-nfkc         skip NFKC (NFC is still applied)\n"
-            "      --invalid POLICY  invalid UTF-8: replace (U+FFFD, default), skip (drop the\n"
-            "                        document), fail (exit 65 naming file, line and byte)\n"
-            "      --max-line BYTES  longest document (default 16777216); longer ones are skipped\n"
-            "                        and counted\n"
-            "      --keep-empty      also write documents that are empty after normalization\n"
-            "  -q, --quiet           no summary, warnings or progress on standard error\n"
-            "  -h, --help            show this help\n"
-            "\n"
-            "A summary on standard error counts lines read, documents written, repaired, skipped\n"
-            "and empty. A UTF-8 byte-order mark and CRLF line ends are accepted. Memory use does\n"
-            "not grow with the input. Exit status: 0 ok, 1 runtime error, 2 usage, 65 bad input.\n");
-}
+typedef struct normalize_args {
+    const char *output;
+    int text, quiet, keep_empty, invalid;
+    long max_line;
+    gyro_normalize_options nopt;   /* the library's defaults (gyro_normalize_options_init) */
+    gyro_text_reader_options ropt;
+} normalize_args;
+
+static const gyro_opt normalize_opts[] = {
+    GYRO_O_STR("output", 'o', normalize_args, output, "PATH", NULL,
+               "write to PATH (atomically) instead of standard output"),
+    GYRO_O_FLAG("text", 0, normalize_args, text, "write the normalized text, one document per line"),
+    GYRO_O_FLAG("paragraphs", 0, normalize_args, ropt.paragraphs, "a document is a paragraph (separated by blank lines)"),
+    GYRO_O_SET("t2s", 0, normalize_args, nopt.t2s, 1, "convert Traditional to Simplified characters (the default)"),
+    GYRO_O_SET("no-t2s", 0, normalize_args, nopt.t2s, -1, "keep Traditional characters"),
+    GYRO_O_FLAG("case-fold", 0, normalize_args, nopt.case_fold, "apply Unicode case folding"),
+    GYRO_O_SET("no-nfkc", 0, normalize_args, nopt.nfkc, -1, "skip NFKC (NFC is still applied)"),
+    GYRO_O_CHOICE("invalid", 0, normalize_args, invalid, "POLICY", "replace|skip|fail", "replace",
+                  "invalid UTF-8: replace each invalid sequence by U+FFFD (counted as repaired), skip the "
+                  "document (counted as skipped), or fail with exit status 65 naming file, line and byte"),
+    GYRO_O_LONG("max-line", 0, normalize_args, max_line, "BYTES", NULL, 1, 1L << 30,
+                "longest document (default 16777216 = 16 MiB); a longer one is read to its end, skipped, "
+                "reported and counted",
+                .man = "A Document whose record would exceed the stream limit of 64 MiB is skipped the "
+                       "same way. Peak memory is about 18 bytes per byte of the longest document (some "
+                       "200 MB for a 10 MB line); lower this limit to bound it."),
+    GYRO_O_FLAG("keep-empty", 0, normalize_args, keep_empty,
+                "also write documents that are empty after normalization (by default they are counted only)"),
+    GYRO_O_FLAG("quiet", 'q', normalize_args, quiet, "no summary, warnings or progress on standard error"),
+    GYRO_O_END,
+};
+
+const gyro_cmd_spec gyro_spec_normalize = {
+    "normalize", "[options] [FILE...]",
+    "Normalize UTF-8 text (FILEs, or standard input when none or '-') and write a stream of "
+    "gyro.v1.Document records, one per line: NFKC, Traditional->Simplified, ANSI escapes and "
+    "control characters removed, whitespace folded, grapheme clusters.",
+    "A summary on standard error counts lines read, documents written, repaired, skipped and "
+    "empty. A UTF-8 byte-order mark and CRLF line ends are accepted. Memory use does not grow with "
+    "the input. Exit status: 0 ok, 1 runtime error, 2 usage, 65 bad input.",
+    normalize_opts,
+    NULL,
+};
 
 typedef struct warn_state {
     int count;
@@ -66,61 +83,44 @@ static void print_warning(void *ctx, const char *message)
         fprintf(stderr, "gyro normalize: further warnings not shown (see the summary)\n");
 }
 
+/* Total size of the inputs when all are regular files, else 0 (no progress line). */
+static uint64_t inputs_size(char **inputs, int n_inputs)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < n_inputs; i++) {
+        struct stat st;
+        if (strcmp(inputs[i], "-") == 0 || stat(inputs[i], &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+        total += (uint64_t)st.st_size;
+    }
+    return total;
+}
+
+/* The command line's normalizer options: the table stores -1 for --no-t2s / --no-nfkc. */
+static void settle(normalize_args *o)
+{
+    static const gyro_invalid_policy policies[] = {GYRO_INVALID_REPLACE, GYRO_INVALID_SKIP, GYRO_INVALID_FAIL};
+    if (o->nopt.t2s < 0) o->nopt.t2s = 0;
+    if (o->nopt.nfkc < 0) o->nopt.nfkc = 0;
+    o->nopt.invalid = policies[o->invalid];
+    o->ropt.max_document = (size_t)o->max_line;
+    if (o->text) o->nopt.segment = 0; /* grapheme clusters are only needed for Documents */
+}
+
 int gyro_cmd_normalize(int argc, char **argv)
 {
-    enum { OPT_TEXT = 256, OPT_PARAGRAPHS, OPT_T2S, OPT_NO_T2S, OPT_CASE_FOLD, OPT_NO_NFKC,
-           OPT_INVALID, OPT_MAX_LINE, OPT_KEEP_EMPTY };
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"text", no_argument, NULL, OPT_TEXT},
-        {"paragraphs", no_argument, NULL, OPT_PARAGRAPHS},
-        {"t2s", no_argument, NULL, OPT_T2S},
-        {"no-t2s", no_argument, NULL, OPT_NO_T2S},
-        {"case-fold", no_argument, NULL, OPT_CASE_FOLD},
-        {"no-nfkc", no_argument, NULL, OPT_NO_NFKC},
-        {"invalid", required_argument, NULL, OPT_INVALID},
-        {"max-line", required_argument, NULL, OPT_MAX_LINE},
-        {"keep-empty", no_argument, NULL, OPT_KEEP_EMPTY},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *cmd = "normalize", *output = "-";
-    gyro_normalize_options nopt;
-    gyro_normalize_options_init(&nopt);
-    gyro_text_reader_options ropt = {0, 0};
+    const char *cmd = "normalize";
+    normalize_args o = {.output = "-"};
+    gyro_normalize_options_init(&o.nopt);
+    int optind, rc = gyro_opts_parse(&gyro_spec_normalize, argc, argv, &o, &optind);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    settle(&o);
+    const char *output = o.output;
+    gyro_normalize_options nopt = o.nopt;
+    gyro_text_reader_options ropt = o.ropt;
     gyro_normalize_stage_options sopt;
     memset(&sopt, 0, sizeof sopt);
-    int text = 0, quiet = 0;
-    long v;
-    optind = 0;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': output = optarg; break;
-        case OPT_TEXT: text = 1; break;
-        case OPT_PARAGRAPHS: ropt.paragraphs = 1; break;
-        case OPT_T2S: nopt.t2s = 1; break;
-        case OPT_NO_T2S: nopt.t2s = 0; break;
-        case OPT_CASE_FOLD: nopt.case_fold = 1; break;
-        case OPT_NO_NFKC: nopt.nfkc = 0; break;
-        case OPT_INVALID:
-            if (gyro_invalid_policy_parse(optarg, &nopt.invalid))
-                return gyro_cli_usage_error(cmd, "--invalid expects replace, skip or fail, got '%s'", optarg);
-            break;
-        case OPT_MAX_LINE:
-            if (!gyro_cli_parse_long(cmd, "--max-line", optarg, 1, 1L << 30, &v)) return 2;
-            ropt.max_document = (size_t)v;
-            break;
-        case OPT_KEEP_EMPTY: sopt.keep_empty = 1; break;
-        case 'q': quiet = 1; break;
-        case 'h': usage(stdout); return 0;
-        case ':': return gyro_cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-        default: return gyro_cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (text) nopt.segment = 0;   /* grapheme clusters are only needed for Documents */
+    sopt.keep_empty = o.keep_empty;
+    int text = o.text, quiet = o.quiet;
     if (!text && strcmp(output, "-") == 0 && isatty(STDOUT_FILENO))
         return gyro_cli_usage_error(cmd, "standard output is a terminal: use --text, -o FILE, "
                                          "or pipe into 'gyro dump'");
@@ -128,17 +128,7 @@ int gyro_cmd_normalize(int argc, char **argv)
     char *stdin_only[] = {"-"};
     char **inputs = optind < argc ? argv + optind : stdin_only;
     int n_inputs = optind < argc ? argc - optind : 1;
-
-    /* progress over regular files of known size */
-    uint64_t total = 0;
-    for (int i = 0; i < n_inputs; i++) {
-        struct stat st;
-        if (strcmp(inputs[i], "-") == 0 || stat(inputs[i], &st) != 0 || !S_ISREG(st.st_mode)) {
-            total = 0;
-            break;
-        }
-        total += (uint64_t)st.st_size;
-    }
+    uint64_t total = inputs_size(inputs, n_inputs);
     gyro_progress prog;
     gyro_progress_init(&prog, "bytes/sec", quiet);
     warn_state ws = {0, quiet};
@@ -185,7 +175,7 @@ int gyro_cmd_normalize(int argc, char **argv)
     if (w) gyro_stream_writer_abort(w);
     if (af_open) gyro_atomic_abort(&af);
     gyro_normalizer_free(n);
-    int rc = s ? gyro_cli_fail(cmd, s) : 0;
+    rc = s ? gyro_cli_fail(cmd, s) : 0;
     if (!quiet) {
         char line[256];
         gyro_normalize_stats_format(&stats, line, sizeof line);

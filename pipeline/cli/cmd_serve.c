@@ -10,7 +10,7 @@
  *            stops accepting calls, running calls get --grace-ms to finish, the rest are
  *            cancelled; the counters are printed and the process exits 0.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,41 +20,56 @@
 #include "models/core/atomic_file.h"
 #include "models/core/blas.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/opts.h"
 #include "pipeline/grpc_core.h"
 #include "pipeline/service.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: gyro serve [options]\n"
-            "\n"
-            "Serve gyro over gRPC: gyro.v1.Gyro (Classify, ClassifyStream, Normalize, Embed,\n"
-            "Neighbors, Reason, Stats) and "
-            "grpc.health.v1.Health/Check.\n"
-            "\n"
-            "  --model FILE             intent classifier to serve (reloaded on SIGHUP)\n"
-            "  --embeddings FILE        embedding table for Embed and Neighbors (from gyro char2vec)\n"
-            "  --policy FILE            reasoning policy for Reason (from gyro rl finetune)\n"
-            "  --composite-policy FILE  composite-intent policy for Reason with environment\n"
-            "                           \"composite\" (from gyro rl finetune --env composite)\n"
-            "  --addr HOST:PORT         listen address (default 127.0.0.1:50051; port 0 = any free port)\n"
-            "  --threads N              completion-queue threads (default 2)\n"
-            "  --pool N                 inference threads for Classify, Normalize, Neighbors, Reason, so\n"
-            "                           health and Stats never wait behind a model (default 2;\n"
-            "                           0 = run them on the queue threads)\n"
-            "  --tls-cert FILE          PEM certificate chain; enables TLS (needs --tls-key)\n"
-            "  --tls-key FILE           PEM private key\n"
-            "  --tls-client-ca FILE     PEM roots: require and verify client certificates (mutual TLS)\n"
-            "  --max-request-bytes N    larger requests get RESOURCE_EXHAUSTED (default 4194304)\n"
-            "  --max-text-bytes N       longer texts (Classify, ClassifyStream, Embed, Reason input,\n"
-            "                           each Normalize document) get INVALID_ARGUMENT (default 1048576)\n"
-            "  --drain-ms N             on SIGTERM, keep serving with health NOT_SERVING (default 0)\n"
-            "  --grace-ms N             then let running calls finish before cancelling (default 5000)\n"
-            "  --port-file FILE         write the bound port to FILE once listening\n"
-            "  -h, --help               this help\n"
-            "\n"
-            "Signals: SIGHUP reloads the model; SIGTERM or SIGINT drains and exits 0.\n");
-}
+typedef struct serve_args {
+    const char *model, *emb, *policy, *composite, *addr, *cert, *key, *ca, *port_file;
+    long threads, pool, max_bytes, max_text, drain_ms, grace_ms;
+} serve_args;
+
+static const gyro_opt serve_opts[] = {
+    GYRO_O_STR("model", 'm', serve_args, model, "FILE", NULL, "intent classifier to serve (reloaded on SIGHUP)"),
+    GYRO_O_STR("embeddings", 't', serve_args, emb, "FILE", NULL,
+               "embedding table for Embed and Neighbors (from gyro char2vec train or gyro convert)"),
+    GYRO_O_STR("policy", 0, serve_args, policy, "FILE", NULL, "reasoning policy for Reason (from gyro rl finetune)"),
+    GYRO_O_STR("composite-policy", 0, serve_args, composite, "FILE", NULL,
+               "composite-intent policy for Reason with environment \"composite\" (from gyro rl finetune "
+               "--env composite)",
+               .man = "The input is an utterance, the steps are the atoms emitted greedily and <stop>, the "
+                      "answer is the emitted set joined with '+', as gyro reason --env composite prints "
+                      "them. Without it such requests are UNAVAILABLE."),
+    GYRO_O_STR("addr", 0, serve_args, addr, "HOST:PORT", "127.0.0.1:50051", "listen address (port 0 = any free port)"),
+    GYRO_O_LONG("threads", 'j', serve_args, threads, "N", "2", 1, 64, "completion-queue threads"),
+    GYRO_O_LONG("pool", 0, serve_args, pool, "N", "2", 0, 64,
+                "inference threads for Classify, Normalize, Neighbors and Reason, so health and Stats "
+                "never wait behind a model (0 = run them on the queue threads)"),
+    GYRO_O_STR("tls-cert", 0, serve_args, cert, "FILE", NULL, "PEM certificate chain; enables TLS (needs --tls-key)"),
+    GYRO_O_STR("tls-key", 0, serve_args, key, "FILE", NULL, "PEM private key"),
+    GYRO_O_STR("tls-client-ca", 0, serve_args, ca, "FILE", NULL,
+               "PEM roots: require and verify client certificates (mutual TLS)"),
+    GYRO_O_LONG("max-request-bytes", 0, serve_args, max_bytes, "N", "4194304", 16, 1L << 30,
+                "larger requests get RESOURCE_EXHAUSTED"),
+    GYRO_O_LONG("max-text-bytes", 0, serve_args, max_text, "N", "1048576", 1, 1L << 30,
+                "longer texts (Classify, ClassifyStream, Embed, Reason input, each Normalize document) get "
+                "INVALID_ARGUMENT"),
+    GYRO_O_LONG("drain-ms", 0, serve_args, drain_ms, "N", "0", 0, 3600000,
+                "on SIGTERM, keep serving with health NOT_SERVING this long"),
+    GYRO_O_LONG("grace-ms", 0, serve_args, grace_ms, "N", "5000", 0, 3600000,
+                "then let running calls finish before cancelling"),
+    GYRO_O_STR("port-file", 0, serve_args, port_file, "FILE", NULL, "write the bound port to FILE once listening"),
+    GYRO_O_END,
+};
+
+const gyro_cmd_spec gyro_spec_serve = {
+    "serve", "[options]",
+    "Serve gyro over gRPC: gyro.v1.Gyro (Classify, ClassifyStream, Normalize, Embed, Neighbors, "
+    "Reason, Stats) and grpc.health.v1.Health/Check.",
+    "Signals: SIGHUP reloads the model; SIGTERM or SIGINT drains and exits 0.",
+    serve_opts,
+    NULL,
+};
 
 /* Read a whole (small) file into a NUL-terminated string. */
 static gyro_status read_file(const char *path, char **out)
@@ -110,62 +125,91 @@ static void sleep_ms(long ms)
     }
 }
 
+/* The running server: its service, transport and the PEM texts it was started with. */
+typedef struct serving {
+    gyro_service *svc;
+    gyro_rpc_server *srv;
+    char *cert_pem, *key_pem, *ca_pem;
+} serving;
+
+static void serving_free(serving *v)
+{
+    gyro_rpc_server_free(v->srv);
+    gyro_service_free(v->svc);
+    free(v->cert_pem);
+    free(v->key_pem);
+    free(v->ca_pem);
+}
+
+/* Load the files, start listening, announce it (and write --port-file). */
+static gyro_status start(const serve_args *o, serving *v)
+{
+    gyro_status st = GYRO_OK;
+    if (o->cert && (st = read_file(o->cert, &v->cert_pem)) != GYRO_OK) return st;
+    if (o->key && (st = read_file(o->key, &v->key_pem)) != GYRO_OK) return st;
+    if (o->ca && (st = read_file(o->ca, &v->ca_pem)) != GYRO_OK) return st;
+    gyro_service_options so = {o->model, o->emb, o->policy, (int)(o->threads + o->pool), 5, 100, o->composite,
+                               (size_t)o->max_text};
+    if ((st = gyro_service_new(&so, &v->svc)) != GYRO_OK) return st;
+    int n_methods;
+    const gyro_rpc_method *methods = gyro_service_methods(&n_methods);
+    gyro_rpc_server_options ro = {o->addr, (int)o->threads, (int)o->pool, 32, o->max_bytes, v->cert_pem, v->key_pem, v->ca_pem};
+    if ((st = gyro_rpc_server_start(&ro, methods, n_methods, v->svc, &v->srv)) != GYRO_OK) return st;
+    gyro_service_attach(v->svc, v->srv);
+    fprintf(stderr, "gyro serve: listening on %s (port %d, %s%s), %ld threads, pool %ld, model %s\n", o->addr,
+            gyro_rpc_server_port(v->srv), o->cert ? "TLS" : "plaintext", o->ca ? " with client certificates" : "",
+            o->threads, o->pool, o->model ? gyro_service_model_version(v->svc) : "(none)");
+    if (o->port_file) st = write_port(o->port_file, gyro_rpc_server_port(v->srv));
+    return st;
+}
+
+/* Serve until SIGTERM or SIGINT; SIGHUP reloads the model. */
+static void wait_for_signals(const serve_args *o, const sigset_t *sigs, gyro_service *svc)
+{
+    for (;;) {
+        int sig = 0;
+        if (sigwait(sigs, &sig) != 0) continue;
+        if (sig != SIGHUP) return;
+        if (!o->model) {
+            fprintf(stderr, "gyro serve: SIGHUP ignored: no --model to reload\n");
+            continue;
+        }
+        gyro_status rs = gyro_service_reload(svc);
+        if (rs == GYRO_OK)
+            fprintf(stderr, "gyro serve: reloaded %s: model %s\n", o->model, gyro_service_model_version(svc));
+        else
+            fprintf(stderr, "gyro serve: reload refused, still serving model %s: %s\n",
+                    gyro_service_model_version(svc), gyro_error_message());
+    }
+}
+
+/* Drain (health NOT_SERVING), stop with the grace period, print the counters. */
+static void shut_down(const serve_args *o, serving *v)
+{
+    fprintf(stderr, "gyro serve: shutting down: health NOT_SERVING, drain %ld ms, grace %ld ms\n", o->drain_ms,
+            o->grace_ms);
+    gyro_service_set_serving(v->svc, 0);
+    if (o->drain_ms > 0) sleep_ms(o->drain_ms);
+    int cancelled = 0;
+    gyro_rpc_server_shutdown(v->srv, o->grace_ms, &cancelled);
+    if (cancelled) fprintf(stderr, "gyro serve: cancelled %d calls still running after the grace period\n", cancelled);
+    gyro_rpc_stats stats;
+    gyro_service_attach(v->svc, NULL);
+    if (gyro_rpc_server_stats(v->srv, &stats) == GYRO_OK) {
+        gyro_service_print_stats(&stats, stderr);
+        gyro_rpc_stats_free(&stats);
+    }
+}
+
 int gyro_cmd_serve(int argc, char **argv)
 {
     const char *cmd = "serve";
-    const char *model = NULL, *emb = NULL, *policy = NULL, *composite = NULL, *addr = "127.0.0.1:50051", *cert = NULL, *key = NULL, *ca = NULL, *port_file = NULL;
-    long threads = 2, pool = 2, max_bytes = 4L << 20, max_text = 1L << 20, drain_ms = 0, grace_ms = 5000;
-    static const struct option longopts[] = {
-        {"model", required_argument, NULL, 'm'},
-        {"embeddings", required_argument, NULL, 'e'},
-        {"policy", required_argument, NULL, 'r'},
-        {"composite-policy", required_argument, NULL, 'c'},
-        {"addr", required_argument, NULL, 'a'},
-        {"threads", required_argument, NULL, 't'},
-        {"pool", required_argument, NULL, 'P'},
-        {"tls-cert", required_argument, NULL, 'C'},
-        {"tls-key", required_argument, NULL, 'K'},
-        {"tls-client-ca", required_argument, NULL, 'A'},
-        {"max-request-bytes", required_argument, NULL, 'b'},
-        {"max-text-bytes", required_argument, NULL, 'T'},
-        {"drain-ms", required_argument, NULL, 'd'},
-        {"grace-ms", required_argument, NULL, 'g'},
-        {"port-file", required_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'm': model = optarg; break;
-        case 'e': emb = optarg; break;
-        case 'r': policy = optarg; break;
-        case 'c': composite = optarg; break;
-        case 'a': addr = optarg; break;
-        case 't': if (!gyro_cli_parse_long(cmd, "--threads", optarg, 1, 64, &threads)) return 2; break;
-        case 'P': if (!gyro_cli_parse_long(cmd, "--pool", optarg, 0, 64, &pool)) return 2; break;
-        case 'C': cert = optarg; break;
-        case 'K': key = optarg; break;
-        case 'A': ca = optarg; break;
-        case 'b':
-            if (!gyro_cli_parse_long(cmd, "--max-request-bytes", optarg, 16, 1L << 30, &max_bytes)) return 2;
-            break;
-        case 'T':
-            if (!gyro_cli_parse_long(cmd, "--max-text-bytes", optarg, 1, 1L << 30, &max_text)) return 2;
-            break;
-        case 'd': if (!gyro_cli_parse_long(cmd, "--drain-ms", optarg, 0, 3600000, &drain_ms)) return 2; break;
-        case 'g': if (!gyro_cli_parse_long(cmd, "--grace-ms", optarg, 0, 3600000, &grace_ms)) return 2; break;
-        case 'p': port_file = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default:
-            return gyro_cli_usage_error(cmd, "unknown option or missing argument '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if ((cert == NULL) != (key == NULL)) return gyro_cli_usage_error(cmd, "--tls-cert and --tls-key go together");
-    if (ca && !cert) return gyro_cli_usage_error(cmd, "--tls-client-ca needs --tls-cert and --tls-key");
+    serve_args o = {0};
+    int first, rc = gyro_opts_parse(&gyro_spec_serve, argc, argv, &o, &first);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    if (first < argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[first]);
+    if ((o.cert == NULL) != (o.key == NULL)) return gyro_cli_usage_error(cmd, "--tls-cert and --tls-key go together");
+    if (o.ca && !o.cert) return gyro_cli_usage_error(cmd, "--tls-client-ca needs --tls-cert and --tls-key");
 
     /* The server's own threads run the inferences; OpenBLAS threads on top of them would
      * oversubscribe the cores (and their spinning multiplies latency under load). */
@@ -178,70 +222,13 @@ int gyro_cmd_serve(int argc, char **argv)
     sigaddset(&sigs, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL); /* before any gRPC thread exists */
 
-    char *cert_pem = NULL, *key_pem = NULL, *ca_pem = NULL;
-    gyro_service *svc = NULL;
-    gyro_rpc_server *srv = NULL;
-    gyro_status st = GYRO_OK;
-    if (cert && (st = read_file(cert, &cert_pem)) != GYRO_OK) goto fail;
-    if (key && (st = read_file(key, &key_pem)) != GYRO_OK) goto fail;
-    if (ca && (st = read_file(ca, &ca_pem)) != GYRO_OK) goto fail;
-
-    gyro_service_options so = {model, emb, policy, (int)(threads + pool), 5, 100, composite, (size_t)max_text};
-    if ((st = gyro_service_new(&so, &svc)) != GYRO_OK) goto fail;
-    int n_methods;
-    const gyro_rpc_method *methods = gyro_service_methods(&n_methods);
-    gyro_rpc_server_options ro = {addr, (int)threads, (int)pool, 32, max_bytes, cert_pem, key_pem, ca_pem};
-    if ((st = gyro_rpc_server_start(&ro, methods, n_methods, svc, &srv)) != GYRO_OK) goto fail;
-    gyro_service_attach(svc, srv);
-    fprintf(stderr, "gyro serve: listening on %s (port %d, %s%s), %ld threads, pool %ld, model %s\n", addr,
-            gyro_rpc_server_port(srv), cert ? "TLS" : "plaintext", ca ? " with client certificates" : "", threads,
-            pool, model ? gyro_service_model_version(svc) : "(none)");
-    if (port_file && (st = write_port(port_file, gyro_rpc_server_port(srv))) != GYRO_OK) goto fail;
-
-    for (;;) {
-        int sig = 0;
-        if (sigwait(&sigs, &sig) != 0) continue;
-        if (sig == SIGHUP) {
-            if (!model) {
-                fprintf(stderr, "gyro serve: SIGHUP ignored: no --model to reload\n");
-                continue;
-            }
-            gyro_status rs = gyro_service_reload(svc);
-            if (rs == GYRO_OK)
-                fprintf(stderr, "gyro serve: reloaded %s: model %s\n", model, gyro_service_model_version(svc));
-            else
-                fprintf(stderr, "gyro serve: reload refused, still serving model %s: %s\n",
-                        gyro_service_model_version(svc), gyro_error_message());
-            continue;
-        }
-        break;
+    serving v = {0};
+    gyro_status st = start(&o, &v);
+    if (st == GYRO_OK) {
+        wait_for_signals(&o, &sigs, v.svc);
+        shut_down(&o, &v);
     }
-    fprintf(stderr, "gyro serve: shutting down: health NOT_SERVING, drain %ld ms, grace %ld ms\n", drain_ms,
-            grace_ms);
-    gyro_service_set_serving(svc, 0);
-    if (drain_ms > 0) sleep_ms(drain_ms);
-    int cancelled = 0;
-    gyro_rpc_server_shutdown(srv, grace_ms, &cancelled);
-    if (cancelled) fprintf(stderr, "gyro serve: cancelled %d calls still running after the grace period\n", cancelled);
-    gyro_rpc_stats stats;
-    gyro_service_attach(svc, NULL);
-    if (gyro_rpc_server_stats(srv, &stats) == GYRO_OK) {
-        gyro_service_print_stats(&stats, stderr);
-        gyro_rpc_stats_free(&stats);
-    }
-    gyro_rpc_server_free(srv);
-    gyro_service_free(svc);
-    free(cert_pem);
-    free(key_pem);
-    free(ca_pem);
-    return 0;
-
-fail:;
-    int rc = gyro_cli_fail(cmd, st);
-    gyro_rpc_server_free(srv);
-    gyro_service_free(svc);
-    free(cert_pem);
-    free(key_pem);
-    free(ca_pem);
+    rc = st == GYRO_OK ? 0 : gyro_cli_fail(cmd, st);
+    serving_free(&v);
     return rc;
 }

@@ -15,6 +15,7 @@
  * on with a warning (the old behaviour).
  */
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/opts.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -79,6 +80,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *name = argv[1];
+    if (!strcmp(name, "help") && argc == 3 && !strcmp(argv[2], "--man")) /* doc/update-man.sh */
+        return gyro_opts_man_all(stdout);
     if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
         usage(stdout);
         return 0;

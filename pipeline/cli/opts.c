@@ -61,8 +61,11 @@ static int store(const gyro_opt *o, const char *cmd, const char *v, void *args)
     case GYRO_OPT_STR: *(const char **)p = v; return 1;
     case GYRO_OPT_INT:
     case GYRO_OPT_LONG: {
-        long lo = o->min == 0 && o->max == 0 ? (o->kind == GYRO_OPT_INT ? -2147483647L : LONG_MIN) : (long)o->min;
-        long hi = o->min == 0 && o->max == 0 ? (o->kind == GYRO_OPT_INT ? 2147483647L : LONG_MAX) : (long)o->max;
+        long lo = o->kind == GYRO_OPT_INT ? INT_MIN : LONG_MIN, hi = o->kind == GYRO_OPT_INT ? INT_MAX : LONG_MAX;
+        if (!(o->min == 0 && o->max == 0)) { /* the range as a double: 2^63 - 1 rounds up to 2^63 */
+            if (o->min > (double)lo) lo = (long)o->min;
+            if (o->max < (double)hi) hi = (long)o->max;
+        }
         if (!gyro_cli_parse_long(cmd, lab, v, lo, hi, &L)) return 0;
         if (o->kind == GYRO_OPT_INT) *(int *)p = (int)L;
         else *(long *)p = L;

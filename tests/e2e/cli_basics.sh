@@ -3,8 +3,10 @@
 # commands `gyro --help` lists (so commands added later are covered): `--help` prints a usage on
 # stdout and exits 0, an unknown option exits 2 with a message on stderr; plus the dispatcher's
 # own exit codes, the exit codes of normalize and dump (0, 1, 2, 65), that the man page
-# doc/gyro.1 has a section for every command, and that `gyro dump --types` knows every message
-# of proto/*.proto.
+# doc/gyro.1 has a section for every command and holds the option blocks generated from the
+# option tables, that each subcommand prints its own help, that the common letters (-o -q -m -k
+# -t -s -j) mean the same everywhere, and that `gyro dump --types` knows every message of
+# proto/*.proto.
 set -uo pipefail
 : "${GYRO:?}" "${TMPDIR:?}"
 root=$(pwd)
@@ -76,6 +78,52 @@ for c in "generate music" split reason "rl finetune" "classify train" "char2vec 
     grep -q -- '--seed expects a non-negative integer' err.txt || bad "gyro $c --seed '$s': $(cat err.txt)"
   done
 done
+
+# ---- every subcommand prints its own help ---------------------------------------------------------
+subs="classify train|classify eval|classify predict|char2vec train|char2vec tokens|rl finetune|rl eval|rl transition|sudoku generate|sudoku solve"
+IFS='|' read -ra sublist <<< "$subs"
+for sc in "${sublist[@]}"; do
+  # shellcheck disable=SC2086
+  expect_rc 0 "$GYRO" $sc --help
+  grep -q "^usage: gyro $sc " out.txt || bad "gyro $sc --help does not print its own usage: $(head -n 1 out.txt)"
+done
+
+# ---- a letter means the same in every command: -o output, -q quiet, -m model, -k top-k, -t table,
+# ---- -s seed, -j threads (old letters may stay as hidden aliases, never listed) --------------------
+for c in $cmds "${sublist[@]}"; do
+  [ "$c" = version ] && continue
+  # shellcheck disable=SC2086
+  "$GYRO" $c --help 2>/dev/null | grep -oE '^  -[a-zA-Z], --[a-z-]+' | sed 's/^  //' | while read -r l; do
+    letter=${l%%,*}; long=${l#*, }
+    case "$letter" in
+      -o) want='--output|--out' ;; -q) want='--quiet' ;; -m) want='--model' ;; -k) want='--top-k' ;;
+      -t) want='--table|--embeddings' ;; -s) want='--seed' ;; -j) want='--threads' ;; -h) want='--help' ;;
+      *) continue ;;
+    esac
+    echo "$long" | grep -qxE -- "$want" || echo "FAIL: gyro $c: $letter is $long (want $want)"
+  done
+done > letters.txt
+[ -s letters.txt ] && { cat letters.txt; fail=1; }
+
+# ---- the option tables: --opt=value, missing values, unknown letters, old spellings kept hidden --------
+"$GYRO" generate music -q -n 40 --seed=3 -f tsv -o g1.tsv || bad "generate --seed=3 failed"
+"$GYRO" generate music -q -n 40 -s 3 --format=tsv -o g2.tsv || bad "generate -s 3 failed"
+cmp -s g1.tsv g2.tsv || bad "--seed=3 and -s 3 differ"
+"$GYRO" import -q -f tsv -o g.pb g1.tsv || bad "import of the generated tsv failed"
+expect_rc 2 "$GYRO" split --seed
+grep -q "option '--seed' needs a value" err.txt || bad "missing value message: $(cat err.txt)"
+expect_rc 2 "$GYRO" split -Z g.pb
+grep -q "unknown option '-Z'" err.txt || bad "unknown letter message: $(cat err.txt)"
+expect_rc 0 "$GYRO" split -q -s 2 -d 0.25 --train-out a1.pb --dev-out b1.pb g.pb
+expect_rc 0 "$GYRO" split -q -s 2 -d 0.25 -t a2.pb -v b2.pb g.pb   # the old letters, hidden now
+cmp -s a1.pb a2.pb && cmp -s b1.pb b2.pb || bad "split -t/-v differ from --train-out/--dev-out"
+"$GYRO" split --help | grep -qE '^  -t' && bad "split --help lists -t (it means --table elsewhere)"
+
+# ---- the man page's option blocks are the option tables' (regenerate with doc/update-man.sh) -----
+"$GYRO" help --man > man.gen || bad "gyro help --man failed"
+[ -s man.gen ] || bad "gyro help --man printed nothing"
+awk '/^\.\\" BEGIN OPTIONS /{on=1} on{print} /^\.\\" END OPTIONS /{on=0}' "$root/doc/gyro.1" > man.doc
+cmp -s man.gen man.doc || bad "doc/gyro.1 differs from the option tables (run doc/update-man.sh): $(diff man.doc man.gen | head -n 6)"
 
 # ---- dump knows every message of the .proto files ------------------------------------------------
 "$GYRO" dump --types > types.txt || bad "dump --types failed"
