@@ -76,7 +76,7 @@ static const gyro_opt train_opts[] = {
     GYRO_O_DOUBLE("max-step", 0, TA, opt.max_step, "X", NULL, 0, 0, "clip of the Riemannian step norm (default 1; 0 = none)"),
     GYRO_O_SEED("seed", 's', TA, opt.seed, NULL, "random seed (default 1)"),
     GYRO_O_SECTION("Vocabulary:"),
-    GYRO_O_LONG("min-count", 0, TA, min_count, "N", "5", 1, 0x7fffffffffffffffL, "drop characters seen fewer times"),
+    GYRO_O_LONG("min-count", 0, TA, min_count, "N", "5", 1, 9.2e18, "drop characters seen fewer times"),
     GYRO_O_INT("max-vocab", 0, TA, copt.max_vocab, "N", NULL, 1, GYRO_VOCAB_MAX_SIZE,
                "keep at most the N most frequent characters (default: all)"),
     GYRO_O_DOUBLE("sample", 0, TA, opt.sample, "X", NULL, 0, 0, "subsampling threshold of frequent characters (default 1e-4; 0 = off)"),

@@ -346,7 +346,7 @@ void gyro_opts_man(const gyro_cmd_spec *spec, const char *key, FILE *out)
 int gyro_opts_man_all(FILE *out)
 {
     static const struct { const gyro_cmd_spec *spec; const char *key; } all[] = {
-#define GYRO_SPEC(var) {&var, #var + 10}, /* the variable's name after "gyro_spec_" */
+#define GYRO_SPEC(var) {&var, &#var[10]}, /* the variable's name after "gyro_spec_" */
 #include "pipeline/cli/specs.def"
 #undef GYRO_SPEC
     };
