@@ -74,8 +74,12 @@ gyro_status gyro_table_file_load(const char *path, gyro_embedding_table **out)
 {
     gyro_stream_reader *r;
     gyro_status s = gyro_stream_reader_open_path(path, NULL, &r);
-    if (s == GYRO_ERR_LIMIT || s == GYRO_ERR_FORMAT) /* no gyro header: a foreign or truncated file */
-        return gyro_error_set(GYRO_ERR_FORMAT, "not a gyro embedding table: %s", gyro_error_message());
+    if (s == GYRO_ERR_LIMIT || s == GYRO_ERR_FORMAT) { /* no gyro header: foreign or truncated */
+        const char *why = gyro_error_message();   /* "PATH: record 0 at byte 0: ..." */
+        size_t n = strlen(path);
+        if (strncmp(why, path, n) == 0 && why[n] == ':' && why[n + 1] == ' ') why += n + 2;
+        return gyro_error_set(GYRO_ERR_FORMAT, "%s: not a gyro embedding table (%s)", path, why);
+    }
     if (s) return s;
     const char *type = gyro_stream_reader_message_type(r);
     if (strcmp(type, gyro__v1__embedding_table__descriptor.name) != 0) {
@@ -94,7 +98,7 @@ gyro_status gyro_table_file_load(const char *path, gyro_embedding_table **out)
         if (!t) {
             s = gyro_embedding_table_new((int)e->model, e->curvature, (int)e->dim, 0, &t);
             if (s) {
-                s = gyro_error_set(GYRO_ERR_FORMAT, "%s: record %llu: %s", path, rec, gyro_error_message());
+                s = gyro_error_prefix(GYRO_ERR_FORMAT, "%s: record %llu", path, rec);
             } else if (e->trained_by && e->trained_by[0] && !(t->trained_by = strdup(e->trained_by))) {
                 s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
             }
@@ -130,7 +134,7 @@ gyro_status gyro_table_file_load(const char *path, gyro_embedding_table **out)
                    (size_t)t->stride * sizeof(float));
             t->n++;
             s = gyro_embedding_table_set_token(t, t->n - 1, en->token, en->count);
-            if (s) s = gyro_error_set(GYRO_ERR_FORMAT, "%s: record %llu: %s", path, rec, gyro_error_message());
+            if (s) s = gyro_error_prefix(GYRO_ERR_FORMAT, "%s: record %llu", path, rec);
         }
         protobuf_c_message_free_unpacked(m, NULL);
         if (s) break;

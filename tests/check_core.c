@@ -33,6 +33,9 @@ START_TEST(test_error_message)
     ck_assert_str_eq(gyro_error_message(), "line 7 bad");
     gyro_error_prefix(GYRO_ERR_DATA, "file %s", "a.txt");
     ck_assert_str_eq(gyro_error_message(), "file a.txt: line 7 bad");
+    /* the current message as an argument of the next one (it used to format over itself) */
+    gyro_error_set(GYRO_ERR_FORMAT, "%s: record %d: %s", "t.hyp", 2, gyro_error_message());
+    ck_assert_str_eq(gyro_error_message(), "t.hyp: record 2: file a.txt: line 7 bad");
 }
 END_TEST
 

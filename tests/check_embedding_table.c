@@ -112,6 +112,17 @@ START_TEST(test_truncated_and_foreign_files)
     fputs("水 0.1 0.2\n", f);
     fclose(f);
     ck_assert_int_eq(gyro_table_file_load(p, &u), GYRO_ERR_FORMAT);
+    /* the message names the file once and says what it is not, once */
+    {
+        const char *m = gyro_error_message(), *what = "not a gyro embedding table";
+        ck_assert_msg(strstr(m, p) == m && !strstr(m + 1, p), "the path not once in: %s", m);
+        const char *first = strstr(m, what);
+        ck_assert_msg(first && !strstr(first + 1, what), "repeated or missing: %s", m);
+        ck_assert_msg(strncmp(m, "0:", 2) != 0 && !strstr(m, ": 0:"), "garbled: %s", m);
+    }
+    ck_assert_int_eq(truncate(p, 3), 0);
+    ck_assert_int_eq(gyro_table_file_load(p, &u), GYRO_ERR_FORMAT);
+    ck_assert_msg(strstr(gyro_error_message(), p) != NULL, "no path in: %s", gyro_error_message());
     gyro_stream_writer *w;
     ck_assert_int_eq(gyro_stream_writer_open_path(p, &gyro__v1__document__descriptor, "test", &w), GYRO_OK);
     Gyro__V1__Document doc;
@@ -170,6 +181,12 @@ START_TEST(test_inconsistent_records)
     ck_assert_ptr_nonnull(strstr(gyro_error_message(), "coordinates"));
     ck_assert_int_eq(load_records(p, 3, 3, NAN, "二"), GYRO_ERR_FORMAT);   /* NaN */
     ck_assert_int_eq(load_records(p, 3, 3, 0.5f, "一"), GYRO_ERR_FORMAT);  /* duplicate */
+    {   /* "FILE: record N: <the table's reason>" once, not the reason formatted over itself */
+        const char *m = gyro_error_message();
+        ck_assert_msg(strncmp(m, p, strlen(p)) == 0 && strstr(m, "record 2: "), "garbled: %s", m);
+        const char *why = strstr(m, "record 2: ") + strlen("record 2: ");
+        ck_assert_msg(strncmp(why, p, strlen(p)) != 0 && !strstr(why, "record 2"), "repeated: %s", m);
+    }
     ck_assert_int_eq(load_records(p, 3, 3, 0.5f, ""), GYRO_ERR_FORMAT);    /* empty token */
 }
 END_TEST
