@@ -223,6 +223,10 @@ gyro_status gyro_c2v_checkpoint_load(const char *path, gyro_c2v_model *m)
         s = gyro_vocab_add(&m->vocab, tok, tl, count, &id);
     }
     if (!s && !r.short_read && gyro_vocab_fingerprint(&m->vocab) != fp_stored) r.short_read = 1;
+    if (!s && !r.short_read) {   /* the two tables must be exactly what is left, before allocating them */
+        uint64_t w = (uint64_t)(o.geometry == GYRO_C2V_HYPERBOLIC ? o.dim + 1 : o.dim);
+        if ((uint64_t)(r.end - r.p) != 2 * (uint64_t)vn * w * sizeof(float)) r.short_read = 1;
+    }
     if (!s && !r.short_read) {
         s = gyro_c2v_model_alloc(m);
         free(m->ts);

@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include <unicode/ubrk.h>
 #include <unicode/utext.h>
 
@@ -473,9 +475,34 @@ gyro_status gyro_classifier_load(const char *path, gyro_classifier **out)
         return gyro_error_set(GYRO_ERR_FORMAT, "%s: corrupt classifier model: payload length %llu",
                               path, (unsigned long long)len);
     }
-    uint8_t *p = malloc(len + 4 + 1);
-    if (!p) { fclose(f); return gyro_error_set(GYRO_ERR_NOMEM, "%s: %llu bytes", path, (unsigned long long)len); }
-    got = fread(p, 1, len + 5, f);
+    /* The header's length is a claim, not a size to allocate: the buffer grows only as bytes
+     * arrive (so a 9 KB file saying 4 GiB costs at most twice its own size), and a regular
+     * file's size is compared with the claim before anything is allocated. */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) &&
+        (uint64_t)sb.st_size != sizeof head + len + 4) {
+        fclose(f);
+        return gyro_error_set(GYRO_ERR_FORMAT, "%s: %s classifier model: the header says %llu bytes, "
+                              "the file has %llu", path,
+                              (uint64_t)sb.st_size < sizeof head + len + 4 ? "truncated" : "corrupt",
+                              (unsigned long long)(sizeof head + len + 4), (unsigned long long)sb.st_size);
+    }
+    uint8_t *p = NULL;
+    size_t cap = 0;
+    got = 0;
+    for (;;) {   /* read at most len + 5 bytes: one past the end tells trailing bytes apart */
+        if (got == cap) {
+            size_t nc = cap ? cap * 2 : 1 << 16;
+            if (nc > len + 5) nc = (size_t)len + 5;
+            uint8_t *q = realloc(p, nc);
+            if (!q) { free(p); fclose(f); return gyro_error_set(GYRO_ERR_NOMEM, "%s: out of memory", path); }
+            p = q;
+            cap = nc;
+        }
+        size_t n = fread(p + got, 1, cap - got, f);
+        got += n;
+        if (n == 0 || got == (size_t)len + 5) break;
+    }
     int rerr = ferror(f);
     fclose(f);
     if (rerr) { free(p); return gyro_error_set(GYRO_ERR_IO, "%s: read error", path); }

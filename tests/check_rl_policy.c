@@ -4,6 +4,7 @@
  * checkpoint file (round trip, corrupt, truncated, newer version, foreign file). */
 #include <check.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,19 @@ START_TEST(test_object_matches_f64)
 }
 END_TEST
 
+/* The process's peak virtual size in KiB (VmPeak of /proc/self/status): a loader that
+ * allocates what a forged header claims raises it by that much even if it never touches it. */
+static long vm_peak_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmPeak: %ld kB", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb;
+}
+
 START_TEST(test_checkpoint)
 {
     char dir[] = "/tmp/gyro-policy-XXXXXX";
@@ -180,6 +194,33 @@ START_TEST(test_checkpoint)
                       gyro_error_message());
         ck_assert_ptr_null(q);
         ck_assert_ptr_nonnull(strstr(gyro_error_message(), cases[i].what));
+    }
+    /* a header describing a network of billions of parameters over a few KB of file: refused
+     * before they are allocated (the loader used to allocate them, then find the file short) */
+    {
+        gyro_rl_policy_config big = cfg;
+        big.moe.d_ffn = 65536;
+        big.moe.n_shared = 64;
+        big.moe.d_model = big.d_model;
+        ck_assert_int_eq(gyro_rl_policy_config_check(&big), GYRO_OK);
+        gyro_rl_policy_layout L;
+        gyro_rl_policy_layout_init(&L, &big, 1);
+        ck_assert_uint_gt(L.n_params, (size_t)1 << 28);
+        int32_t v = big.moe.d_ffn;
+        memcpy(buf + 72, &v, 4);              /* header: d_ffn at 16 + 56, n_shared at 16 + 60 */
+        v = big.moe.n_shared;
+        memcpy(buf + 76, &v, 4);
+        uint64_t np = L.n_params;
+        memcpy(buf + 120, &np, 8);
+        f = fopen(bad, "wb");
+        fwrite(buf, 1, n, f);
+        fclose(f);
+        long before = vm_peak_kb();
+        ck_assert_int_eq(gyro_rl_policy_load(bad, 4, &q), GYRO_ERR_FORMAT);
+        ck_assert_ptr_null(q);
+        ck_assert_msg(vm_peak_kb() - before < 256 * 1024, "VmPeak grew by %ld KiB loading a %ld-byte file",
+                      vm_peak_kb() - before, n);
+        ck_assert_ptr_nonnull(strstr(gyro_error_message(), "the file has"));
     }
     ck_assert_int_eq(gyro_rl_policy_load("/nonexistent/x", 4, &q), GYRO_ERR_IO);
     free(buf);

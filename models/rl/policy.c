@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "models/core/atomic_file.h"
 #include "models/hyp/poincare.h"
@@ -322,6 +323,28 @@ gyro_status gyro_rl_policy_load(const char *path, int max_batch, gyro_rl_policy 
         h.d_head > 4096 || h.d_rope > 4096 || h.d_kv_latent > 4096 || h.d_q_latent > 4096 ||
         h.d_ffn > 65536 || h.n_shared > 64 || h.n_routed > 1024) {
         s = gyro_error_set(GYRO_ERR_FORMAT, "%s: implausible policy configuration", path);
+        goto done;
+    }
+    /* Compare the parameter count and the file's size before allocating anything for them. */
+    if (gyro_rl_policy_config_check(&c) != GYRO_OK) {
+        s = gyro_error_prefix(GYRO_ERR_FORMAT, "%s: bad configuration", path);
+        goto done;
+    }
+    gyro_rl_policy_layout L;
+    gyro_rl_policy_layout_init(&L, &c, 1);
+    if (n != L.n_params) {
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: %llu parameters stored, the configuration has %zu",
+                           path, (unsigned long long)n, L.n_params);
+        goto done;
+    }
+    struct stat sb;
+    long at = ftell(fp);
+    if (at >= 0 && fstat(fileno(fp), &sb) == 0 && S_ISREG(sb.st_mode) &&
+        (uint64_t)sb.st_size - (uint64_t)at != n * sizeof(float) + sizeof stored) {
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: %llu parameters need %llu bytes, the file has %llu left "
+                           "(truncated or corrupt policy file)", path, (unsigned long long)n,
+                           (unsigned long long)(n * sizeof(float) + sizeof stored),
+                           (unsigned long long)((uint64_t)sb.st_size - (uint64_t)at));
         goto done;
     }
     s = policy_alloc(&c, max_batch, &p);
