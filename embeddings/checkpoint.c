@@ -52,6 +52,15 @@ static void put(wctx *w, const void *p, size_t n)
 
 gyro_status gyro_c2v_checkpoint_save(const gyro_c2v_model *m, const char *path)
 {
+    for (int k = 0; k < 2; k++) {   /* a diverged run must never replace a good checkpoint */
+        const float *tab = k ? m->out : m->in;
+        for (int i = 0; i < m->vocab.n; i++)
+            for (int j = 0; j < m->width; j++)
+                if (!isfinite(tab[(size_t)i * m->row + j]))
+                    return gyro_error_set(GYRO_ERR_NAN, "%s: not written: the %s vector of '%s' is not "
+                                          "finite (the checkpoint is left as it was)", path,
+                                          k ? "context" : "centre", m->vocab.tokens[i]);
+    }
     gyro_atomic_file af;
     gyro_status s = gyro_atomic_open(&af, path);
     if (s) return s;

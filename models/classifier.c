@@ -227,6 +227,11 @@ static void set_version(gyro_classifier *m)
 gyro_status gyro_classifier_save(const gyro_classifier *m, const char *path)
 {
     if (!m || !path) return gyro_error_set(GYRO_ERR_USAGE, "classifier save: NULL argument");
+    size_t at;
+    const gyro_tf_tensor *bad = gyro_tf_first_nonfinite(m->tf, m->tf->params_memory, &at);
+    if (bad)   /* a diverged model must never replace a good file */
+        return gyro_error_set(GYRO_ERR_NAN, "%s: not written: parameter %zu of tensor %s is not finite "
+                              "(the file is left as it was)", path, at, bad->name);
     wbuf b = {0};
     build_payload(m, &b);
     if (b.oom) { free(b.p); return gyro_error_set(GYRO_ERR_NOMEM, "%s: model of %zu bytes", path, b.n); }

@@ -604,8 +604,9 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
                 for (size_t i = 0; c && i < n_load; i++) load[i] += c[i];
             }
             if (!isfinite(l)) {
-                st = gyro_error_set(GYRO_ERR_NAN, "train: the loss became %g at epoch %d step %d; "
-                                    "lower the learning rate", l, epoch + 1, s + 1);
+                st = gyro_error_set(GYRO_ERR_NAN, "train: the loss became %g at epoch %d step %d "
+                                    "(every parameter finite: an activation overflowed); lower the "
+                                    "learning rate", l, epoch + 1, s + 1);
                 goto done;
             }
             gyro_optim_zero_grad(&optim);
@@ -613,6 +614,20 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
             double f = gyro_sgdr_factor(&opt->sgdr, epoch + (double)s / steps_per_epoch, NULL);
             lr = opt->optim.lr * f;
             if ((st = gyro_optim_step(&optim, f))) goto done;
+            /* Stop at the first step that leaves a parameter non-finite, naming the tensor (its
+             * gradient too when that is where it began), before anything can save it. */
+            size_t at;
+            const gyro_tf_tensor *bad = gyro_tf_first_nonfinite(tf, tf->params_memory, &at);
+            if (bad) {
+                size_t gat;
+                const gyro_tf_tensor *g = gyro_tf_first_nonfinite(tf, tf->grads_memory, &gat);
+                char gw[160] = "";
+                if (g) snprintf(gw, sizeof gw, " (its gradient was already non-finite in tensor %s)", g->name);
+                st = gyro_error_set(GYRO_ERR_NAN, "train: tensor %s became non-finite (parameter %zu) at "
+                                    "epoch %d step %d%s; lower the learning rate", bad->name, at,
+                                    epoch + 1, s + 1, gw);
+                goto done;
+            }
             R.steps++;
             loss_sum += l * b;
             seen += b;

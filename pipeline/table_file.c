@@ -25,6 +25,10 @@ gyro_status gyro_table_file_save(const gyro_embedding_table *t, const char *path
 {
     if (t->vocab.n != t->n)
         return gyro_error_set(GYRO_ERR_USAGE, "table has %d rows but %d tokens", t->n, t->vocab.n);
+    int bad = gyro_embedding_table_first_nonfinite(t);
+    if (bad >= 0)
+        return gyro_error_set(GYRO_ERR_NAN, "%s: not written: row %d ('%s') has a non-finite coordinate "
+                              "(the file is left as it was)", path, bad, t->tokens[bad]);
     gyro_stream_writer *w;
     gyro_status s = gyro_stream_writer_open_path(path, &gyro__v1__embedding_table__descriptor,
                                                  "gyro " "char2vec", &w);
@@ -141,6 +145,11 @@ gyro_status gyro_table_file_load(const char *path, gyro_embedding_table **out)
     }
     gyro_stream_reader_free(r);
     if (!s && (!t || t->n == 0)) s = gyro_error_set(GYRO_ERR_FORMAT, "%s: the embedding table is empty", path);
+    double q;
+    int out_row = s ? -1 : gyro_embedding_table_first_outside_ball(t, &q);
+    if (out_row >= 0)
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: row %d ('%s') is outside the Poincaré ball (c·|x|² = %.9g, "
+                           "must be < 1)", path, out_row, t->tokens[out_row], q);
     if (s) {
         gyro_embedding_table_free(t);
         return s;

@@ -16,10 +16,11 @@
 /* Load a table file. Errors name the file and record: GYRO_ERR_IO (cannot open),
  * GYRO_ERR_FORMAT (not a gyro stream, a stream of another type, truncated, inconsistent model or
  * dimension between records, a vector of the wrong length, a non-finite coordinate, a duplicate
- * token, an empty table), GYRO_ERR_VERSION (newer file). *out is set only on success. */
+ * token, an empty table, a Poincaré row not strictly inside the ball), GYRO_ERR_VERSION (newer file). *out is set only on success. */
 gyro_status gyro_table_file_load(const char *path, gyro_embedding_table **out);
 
-/* Save atomically to `path` ("-" = stdout). GYRO_ERR_IO on failure (the target is unchanged). */
+/* Save atomically to `path` ("-" = stdout). GYRO_ERR_IO on failure (the target is unchanged);
+ * GYRO_ERR_NAN, writing nothing, when a coordinate is NaN or infinite (the message names the row). */
 gyro_status gyro_table_file_save(const gyro_embedding_table *t, const char *path);
 
 #endif

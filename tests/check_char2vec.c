@@ -243,6 +243,23 @@ START_TEST(test_checkpoint_round_trip_and_damage)
     gyro_c2v_model_free(&r);
     ck_assert_int_eq(gyro_c2v_checkpoint_load("/nonexistent/ckpt", &r), GYRO_ERR_IO);
     gyro_c2v_model_free(&r);
+    /* a non-finite vector: nothing written, the old checkpoint kept byte for byte */
+    ck_assert_int_eq(gyro_c2v_checkpoint_save(&m, ck), GYRO_OK);
+    f = fopen(ck, "rb");
+    unsigned char *before = malloc((size_t)len), *after = malloc((size_t)len + 1);
+    ck_assert_uint_eq(fread(before, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    float keep = m.out[(size_t)3 * m.row + 1];
+    m.out[(size_t)3 * m.row + 1] = NAN;
+    ck_assert_int_eq(gyro_c2v_checkpoint_save(&m, ck), GYRO_ERR_NAN);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), m.vocab.tokens[3]));
+    m.out[(size_t)3 * m.row + 1] = keep;
+    f = fopen(ck, "rb");
+    ck_assert_uint_eq(fread(after, 1, (size_t)len + 1, f), (size_t)len);
+    fclose(f);
+    ck_assert_int_eq(memcmp(before, after, (size_t)len), 0);
+    free(before);
+    free(after);
     gyro_corpus_close(&c);
     gyro_c2v_model_free(&m);
 }

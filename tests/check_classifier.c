@@ -220,6 +220,22 @@ START_TEST(test_corrupt_files)
                       vm_peak_kb() - before);
         ck_assert_ptr_nonnull(strstr(gyro_error_message(), "the file has 9216"));
     }
+    /* a model with a non-finite parameter is never written: the old file stays byte for byte */
+    {
+        long n0, n1;
+        unsigned char *before = slurp(path, &n0);
+        gyro_tf_model *tf = gyro_classifier_tf(m);
+        float keep = tf->params_memory[tf->n_params - 1];
+        tf->params_memory[tf->n_params - 1] = NAN;
+        ck_assert_int_eq(gyro_classifier_save(m, path), GYRO_ERR_NAN);
+        ck_assert_ptr_nonnull(strstr(gyro_error_message(), tf->tensors[tf->n_tensors - 1].name));
+        unsigned char *after = slurp(path, &n1);
+        ck_assert_int_eq(n0, n1);
+        ck_assert_int_eq(memcmp(before, after, (size_t)n0), 0);
+        free(before);
+        free(after);
+        tf->params_memory[tf->n_params - 1] = keep;
+    }
     snprintf(bad, sizeof bad, "%s/none.clf", tmpdir);
     ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_IO);
     ck_assert_int_eq(gyro_classifier_load(NULL, &r), GYRO_ERR_USAGE);

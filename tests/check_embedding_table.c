@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "embeddings/convert.h"
@@ -142,7 +143,7 @@ static gyro_status load_records(const char *p, int dim2, int n_vec, float bad, c
 {
     gyro_stream_writer *w;
     ck_assert_int_eq(gyro_stream_writer_open_path(p, &gyro__v1__embedding_table__descriptor, "t", &w), GYRO_OK);
-    float v[4] = {1, 0, 0, bad};
+    float v[4] = {0.5f, 0, 0, bad};   /* Poincaré rows, inside the unit ball */
     Gyro__V1__EmbeddingEntry e1, e2, *pe1[] = {&e1}, *pe2[] = {&e2};
     gyro__v1__embedding_entry__init(&e1);
     gyro__v1__embedding_entry__init(&e2);
@@ -170,6 +171,46 @@ static gyro_status load_records(const char *p, int dim2, int n_vec, float bad, c
     gyro_embedding_table_free(t);
     return s;
 }
+
+/* Writers refuse a non-finite row and keep the old file; a Poincaré row on or outside the
+ * boundary is refused when loaded, naming the row. */
+START_TEST(test_nonfinite_and_outside_ball)
+{
+    gyro_embedding_table *t = random_table(20, 4, 3), *u = NULL;
+    char p[128], v[128];
+    path(p, "t.hyp");
+    path(v, "t.vec");
+    ck_assert_int_eq(gyro_table_file_save(t, p), GYRO_OK);
+    ck_assert_int_eq(gyro_embedding_export_vec(t, v), GYRO_OK);
+    struct stat a0, v0, a1, v1;
+    ck_assert_int_eq(stat(p, &a0), 0);
+    ck_assert_int_eq(stat(v, &v0), 0);
+    t->vectors[7 * t->stride + 2] = INFINITY;
+    ck_assert_int_eq(gyro_table_file_save(t, p), GYRO_ERR_NAN);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "row 7"));
+    ck_assert_int_eq(gyro_embedding_export_vec(t, v), GYRO_ERR_NAN);
+    ck_assert_int_eq(stat(p, &a1), 0);
+    ck_assert_int_eq(stat(v, &v1), 0);
+    ck_assert(a0.st_ino == a1.st_ino && a0.st_size == a1.st_size);   /* not replaced */
+    ck_assert(v0.st_ino == v1.st_ino && v0.st_size == v1.st_size);
+    gyro_embedding_table_free(t);
+
+    /* Poincaré rows: 0.5 inside, then exactly on and beyond the unit sphere */
+    float rows[3][3] = {{0.5f, 0, 0}, {0.6f, 0.8f, 0}, {3, 0, 0}};
+    for (int bad = 1; bad <= 2; bad++) {
+        ck_assert_int_eq(gyro_embedding_table_new(GYRO__V1__EMBEDDING_MODEL__POINCARE, 1.0, 3, 2, &t), GYRO_OK);
+        memcpy(t->vectors, rows[0], sizeof rows[0]);
+        memcpy(t->vectors + t->stride, rows[bad], sizeof rows[bad]);
+        ck_assert_int_eq(gyro_embedding_table_set_token(t, 0, "内", 1), GYRO_OK);
+        ck_assert_int_eq(gyro_embedding_table_set_token(t, 1, "外", 1), GYRO_OK);
+        ck_assert_int_eq(gyro_table_file_save(t, p), GYRO_OK);
+        gyro_embedding_table_free(t);
+        ck_assert_int_eq(gyro_table_file_load(p, &u), GYRO_ERR_FORMAT);
+        ck_assert_msg(strstr(gyro_error_message(), "row 1 ('外') is outside the Poincaré ball"), "%s",
+                      gyro_error_message());
+    }
+}
+END_TEST
 
 START_TEST(test_inconsistent_records)
 {
@@ -378,6 +419,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_round_trip_chunks);
     tcase_add_test(tc, test_truncated_and_foreign_files);
+    tcase_add_test(tc, test_nonfinite_and_outside_ball);
     tcase_add_test(tc, test_inconsistent_records);
     tcase_add_test(tc, test_convert_round_trip_preserves_distances);
     tcase_add_test(tc, test_exports);

@@ -222,6 +222,25 @@ START_TEST(test_checkpoint)
                       vm_peak_kb() - before, n);
         ck_assert_ptr_nonnull(strstr(gyro_error_message(), "the file has"));
     }
+    /* a non-finite parameter: nothing written, the old file kept */
+    {
+        ck_assert_int_eq(gyro_rl_policy_save(p, path), GYRO_OK);
+        f = fopen(path, "rb");
+        ck_assert_int_eq(fread(buf, 1, n, f), n);
+        fclose(f);
+        float keep = p->params[p->lay.moe_p];
+        p->params[p->lay.moe_p] = INFINITY;
+        ck_assert_int_eq(gyro_rl_policy_save(p, path), GYRO_ERR_NAN);
+        ck_assert_ptr_nonnull(strstr(gyro_error_message(), "MoE block"));
+        p->params[p->lay.moe_p] = keep;
+        f = fopen(path, "rb");
+        unsigned char *again = malloc(n);
+        ck_assert_int_eq(fread(again, 1, n, f), n);
+        ck_assert_int_eq(fgetc(f), EOF);
+        fclose(f);
+        ck_assert_int_eq(memcmp(again, buf, n), 0);
+        free(again);
+    }
     ck_assert_int_eq(gyro_rl_policy_load("/nonexistent/x", 4, &q), GYRO_ERR_IO);
     free(buf);
     gyro_rl_policy_free(p);

@@ -109,6 +109,13 @@ void gyro_rl_policy_layout_init(gyro_rl_policy_layout *L, const gyro_rl_policy_c
 #undef S
 #undef P
 
+const char *gyro_rl_policy_param_block(const gyro_rl_policy_layout *L, size_t i)
+{
+    return i < L->b_emb ? "input embedding weights" : i < L->mla_p ? "input embedding biases"
+         : i < L->moe_p ? "attention (MLA) block" : i < L->w_head ? "MoE block"
+         : i < L->b_head ? "head weights" : "head biases";
+}
+
 /* ---- the policy object ------------------------------------------------------------------- */
 
 static gyro_status policy_alloc(const gyro_rl_policy_config *cfg, int max_batch,
@@ -246,6 +253,10 @@ static void header_unpack(policy_header *h, const unsigned char *buf)
 
 gyro_status gyro_rl_policy_save(const gyro_rl_policy *p, const char *path)
 {
+    for (size_t i = 0; i < p->lay.n_params; i++)   /* a diverged policy never replaces a good file */
+        if (!isfinite(p->params[i]))
+            return gyro_error_set(GYRO_ERR_NAN, "%s: not written: parameter %zu (%s) is not finite "
+                                  "(the file is left as it was)", path, i, gyro_rl_policy_param_block(&p->lay, i));
     policy_header h;
     memset(&h, 0, sizeof h);
     const gyro_rl_policy_config *c = &p->cfg;
