@@ -265,6 +265,46 @@ START_TEST(test_checkpoint_round_trip_and_damage)
 }
 END_TEST
 
+/* The resume rules: lr, max_step and sample follow the user; everything else given with another
+ * value is refused, naming both values; the checkpoint's own values are accepted. */
+START_TEST(test_resume_options)
+{
+    gyro_c2v_options ck, user, out;
+    gyro_c2v_options_init(&ck);
+    ck.dim = 50;
+    ck.lr = 0.05;
+    ck.seed = 7;
+    user = ck;
+    user.lr = 0.01;
+    user.max_step = 0.5;
+    user.sample = 0;
+    user.dim = 50;   /* given, same value: fine */
+    ck_assert_int_eq(gyro_c2v_resume_options(&ck, &user, GYRO_C2V_SET_LR | GYRO_C2V_SET_MAX_STEP |
+                                             GYRO_C2V_SET_SAMPLE | GYRO_C2V_SET_DIM, &out), GYRO_OK);
+    ck_assert(out.lr == 0.01 && out.max_step == 0.5 && out.sample == 0 && out.dim == 50 && out.seed == 7);
+    /* not given: the checkpoint's values, whatever `user` holds */
+    user.dim = 9;
+    user.seed = 3;
+    ck_assert_int_eq(gyro_c2v_resume_options(&ck, &user, 0, &out), GYRO_OK);
+    ck_assert(out.lr == 0.05 && out.dim == 50 && out.seed == 7);
+    /* refused, every conflict named with both values */
+    user.theta = 2;
+    user.epochs = 9;
+    ck_assert_int_eq(gyro_c2v_resume_options(&ck, &user, GYRO_C2V_SET_DIM | GYRO_C2V_SET_SEED |
+                                             GYRO_C2V_SET_THETA | GYRO_C2V_SET_EPOCHS | GYRO_C2V_SET_LR,
+                                             &out), GYRO_ERR_USAGE);
+    const char *m = gyro_error_message();
+    ck_assert_msg(strstr(m, "--dim 9 (the checkpoint has 50)") && strstr(m, "--seed 3 (the checkpoint has 7)") &&
+                  strstr(m, "--theta 2 (the checkpoint has 3)") && strstr(m, "--epochs 9 (the checkpoint has 5)"),
+                  "%s", m);
+    ck_assert(out.lr == 0.05 && out.dim == 50);
+    /* an honoured value that is out of range is refused too */
+    user = ck;
+    user.sample = -1;
+    ck_assert_int_eq(gyro_c2v_resume_options(&ck, &user, GYRO_C2V_SET_SAMPLE, &out), GYRO_ERR_USAGE);
+}
+END_TEST
+
 START_TEST(test_bad_inputs)
 {
     gyro_c2v_options o;
@@ -292,6 +332,7 @@ static Suite *suite(void)
     TCase *k = tcase_create("kernels");
     tcase_add_test(k, test_sigmoid_table);
     tcase_add_test(k, test_bad_inputs);
+    tcase_add_test(k, test_resume_options);
     suite_add_tcase(s, k);
     TCase *t = tcase_create("training");
     tcase_add_checked_fixture(t, setup, teardown);

@@ -44,7 +44,9 @@ static void usage(FILE *out)
         "  -o, --output PATH         embedding table (gyro stream of EmbeddingTable), written atomically\n"
         "      --checkpoint PATH     checkpoint file (default OUTPUT.ckpt; the encoded corpus is PATH.ids)\n"
         "      --checkpoint-every S  seconds between checkpoints (default 60; 0 = only on Ctrl-C)\n"
-        "      --resume              continue from the checkpoint (inputs are not read again)\n"
+        "      --resume              continue from the checkpoint (inputs are not read again);\n"
+        "                            --lr, --max-step and --sample may change, other options\n"
+        "                            must match the checkpoint's\n"
         "      --keep-checkpoint     keep checkpoint and encoded corpus after success\n"
         "Model:\n"
         "      --geometry G          hyperbolic (default) or euclidean (word2vec's skip-gram)\n"
@@ -132,7 +134,7 @@ static int train(int argc, char **argv)
     const char *output = NULL, *ckpt_arg = NULL;
     double ckpt_every = 60;
     int resume = 0, keep_ckpt = 0, quiet = 0;
-    int set_model = 0; /* model options given explicitly (they must agree with a checkpoint) */
+    unsigned given = 0; /* GYRO_C2V_SET_* bits of the options given (--resume checks them) */
     long v;
     double d;
     int c;
@@ -147,44 +149,48 @@ static int train(int argc, char **argv)
         case OPT_RESUME: resume = 1; break;
         case OPT_KEEP_CKPT: keep_ckpt = 1; break;
         case OPT_GEOMETRY:
-            set_model = 1;
+            given |= GYRO_C2V_SET_GEOMETRY;
             if (!strcmp(optarg, "hyperbolic") || !strcmp(optarg, "hyperboloid")) opt.geometry = GYRO_C2V_HYPERBOLIC;
             else if (!strcmp(optarg, "euclidean")) opt.geometry = GYRO_C2V_EUCLIDEAN;
             else return gyro_cli_usage_error(cmd, "--geometry must be hyperbolic or euclidean, got '%s'", optarg);
             break;
         case OPT_DIM:
-            set_model = 1;
+            given |= GYRO_C2V_SET_DIM;
             if (!gyro_cli_parse_long(cmd, "--dim", optarg, 1, GYRO_C2V_MAX_DIM, &v)) return 2;
             opt.dim = (int)v;
             break;
         case OPT_WINDOW:
-            set_model = 1;
+            given |= GYRO_C2V_SET_WINDOW;
             if (!gyro_cli_parse_long(cmd, "--window", optarg, 1, 100, &v)) return 2;
             opt.window = (int)v;
             break;
         case OPT_NEG:
-            set_model = 1;
+            given |= GYRO_C2V_SET_NEGATIVES;
             if (!gyro_cli_parse_long(cmd, "--negatives", optarg, 0, 100, &v)) return 2;
             opt.negatives = (int)v;
             break;
         case OPT_EPOCHS:
-            set_model = 1;
+            given |= GYRO_C2V_SET_EPOCHS;
             if (!gyro_cli_parse_long(cmd, "--epochs", optarg, 1, 100000, &v)) return 2;
             opt.epochs = (int)v;
             break;
         case OPT_LR:
+            given |= GYRO_C2V_SET_LR;
             if (!gyro_cli_parse_double(cmd, "--lr", optarg, &d)) return 2;
             if (!(d > 0) || d > 100) return gyro_cli_usage_error(cmd, "--lr must be in (0, 100]");
             opt.lr = d;
             break;
         case OPT_THETA:
+            given |= GYRO_C2V_SET_THETA;
             if (!gyro_cli_parse_double(cmd, "--theta", optarg, &opt.theta)) return 2;
             break;
         case OPT_MAX_STEP:
+            given |= GYRO_C2V_SET_MAX_STEP;
             if (!gyro_cli_parse_double(cmd, "--max-step", optarg, &opt.max_step)) return 2;
             if (opt.max_step < 0) return gyro_cli_usage_error(cmd, "--max-step must be >= 0");
             break;
         case OPT_SEED:
+            given |= GYRO_C2V_SET_SEED;
             if (!gyro_cli_parse_seed(cmd, "--seed", optarg, &opt.seed)) return 2;
             break;
         case OPT_MIN_COUNT:
@@ -196,6 +202,7 @@ static int train(int argc, char **argv)
             copt.max_vocab = (int)v;
             break;
         case OPT_SAMPLE:
+            given |= GYRO_C2V_SET_SAMPLE;
             if (!gyro_cli_parse_double(cmd, "--sample", optarg, &opt.sample)) return 2;
             if (opt.sample < 0) return gyro_cli_usage_error(cmd, "--sample must be >= 0");
             break;
@@ -204,7 +211,7 @@ static int train(int argc, char **argv)
             break;
         case OPT_KEEP_TRAD: copt.norm.t2s = 0; break;
         case OPT_THREADS:
-            set_model = 1;
+            given |= GYRO_C2V_SET_THREADS;
             if (!gyro_cli_parse_long(cmd, "--threads", optarg, 1, GYRO_C2V_MAX_THREADS, &v)) return 2;
             opt.threads = (int)v;
             break;
@@ -238,18 +245,19 @@ static int train(int argc, char **argv)
         if (optind < argc && !quiet)
             fprintf(stderr, "gyro %s: --resume: the inputs are not read again (the encoded corpus %s is used)\n", cmd, ids);
         s = gyro_c2v_checkpoint_load(ckpt, &m);
-        if (!s && set_model &&
-            (m.opt.geometry != opt.geometry || m.opt.dim != opt.dim || m.opt.window != opt.window ||
-             m.opt.negatives != opt.negatives || m.opt.epochs != opt.epochs || m.opt.threads != opt.threads)) {
+        gyro_c2v_options merged;
+        if (!s && (s = gyro_c2v_resume_options(&m.opt, &opt, given, &merged)) == GYRO_ERR_USAGE) {
             gyro_c2v_model_free(&m);
             free(ckpt);
             free(ids);
-            return gyro_cli_usage_error(cmd, "--resume: the model options differ from the checkpoint's "
-                                        "(%s, dim %d, window %d, %d negatives, %d epochs, %d threads); "
-                                        "leave them out to continue",
-                                        m.opt.geometry == GYRO_C2V_HYPERBOLIC ? "hyperbolic" : "euclidean",
-                                        m.opt.dim, m.opt.window, m.opt.negatives, m.opt.epochs, m.opt.threads);
+            return gyro_cli_usage_error(cmd, "%s", gyro_error_message());
         }
+        if (!s && !quiet && (merged.lr != m.opt.lr || merged.max_step != m.opt.max_step ||
+                             merged.sample != m.opt.sample))
+            fprintf(stderr, "gyro %s: --resume: continuing with --lr %g --max-step %g --sample %g "
+                    "(the checkpoint had %g, %g, %g)\n", cmd, merged.lr, merged.max_step, merged.sample,
+                    m.opt.lr, m.opt.max_step, m.opt.sample);
+        if (!s) m.opt = merged;
         if (!s) s = gyro_corpus_open(ids, &corpus);
         if (!s && !quiet)
             fprintf(stderr, "Resuming %s at %.1f%% (%d characters, dim %d, %d thread%s)\n", ckpt,
