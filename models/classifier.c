@@ -2,6 +2,7 @@
  *
  * File layout (all integers little-endian):
  *     "GYROCLF\0"  u32 format version  u32 flags (0)  u64 payload length  payload  u32 CRC-32
+ * (the CRC-32 of the payload: zlib's, models/core/crc32.h)
  * payload:
  *     section "norm"   u32 count, then (str key, f64 value) pairs: t2s, nfkc, case_fold,
  *                      token_unit (0 characters, 1 ICU words)
@@ -37,6 +38,7 @@
 #include <unicode/utext.h>
 
 #include "models/core/atomic_file.h"
+#include "models/core/crc32.h"
 
 #define MAGIC_LEN 8
 #define MAX_FILE_BYTES ((uint64_t)4 << 30)
@@ -64,25 +66,6 @@ struct gyro_classifier_scratch {
     char *text;                   /* normalized text of the last predict */
     size_t text_cap;
 };
-
-/* ---- CRC-32 (IEEE 802.3, reflected, as zlib) -------------------------------------------------- */
-
-static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n)
-{
-    static uint32_t table[256];
-    static int ready; /* benign race: every thread computes identical values */
-    if (!ready) {
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            table[i] = c;
-        }
-        ready = 1;
-    }
-    crc = ~crc;
-    for (size_t i = 0; i < n; i++) crc = table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
-    return ~crc;
-}
 
 /* ---- vocabulary hash ------------------------------------------------------------------------ */
 
@@ -240,7 +223,7 @@ gyro_status gyro_classifier_save(const gyro_classifier *m, const char *path)
     w_u32(&h, GYRO_CLASSIFIER_FORMAT_VERSION);
     w_u32(&h, 0);
     w_u64(&h, b.n);
-    uint32_t crc = crc32_update(0, b.p, b.n);
+    uint32_t crc = gyro_crc32(0, b.p, b.n);
     wbuf t = {0};
     w_u32(&t, crc);
     gyro_status st = GYRO_OK;
@@ -519,7 +502,7 @@ gyro_status gyro_classifier_load(const char *path, gyro_classifier **out)
     if (got > len + 4) { free(p); return gyro_error_set(GYRO_ERR_FORMAT, "%s: corrupt classifier model: trailing bytes", path); }
     rbuf cr = {p + len, 4, 0, NULL, 0};
     uint32_t crc = r_u32(&cr, "crc");
-    if (crc32_update(0, p, (size_t)len) != crc) {
+    if (gyro_crc32(0, p, (size_t)len) != crc) {
         free(p);
         return gyro_error_set(GYRO_ERR_FORMAT, "%s: corrupt classifier model: checksum mismatch", path);
     }

@@ -243,6 +243,52 @@ START_TEST(test_checkpoint_round_trip_and_damage)
     gyro_c2v_model_free(&r);
     ck_assert_int_eq(gyro_c2v_checkpoint_load("/nonexistent/ckpt", &r), GYRO_ERR_IO);
     gyro_c2v_model_free(&r);
+    /* a version-1 checkpoint (u64 FNV-1a instead of the CRC-32) still loads */
+    {
+        ck_assert_int_eq(gyro_c2v_checkpoint_save(&m, ck), GYRO_OK);
+        f = fopen(ck, "rb");
+        unsigned char *v1 = malloc((size_t)len + 8);
+        ck_assert_uint_eq(fread(v1, 1, (size_t)len, f), (size_t)len);
+        fclose(f);
+        uint32_t one = 1;
+        memcpy(v1 + 8, &one, 4);
+        uint64_t h = 1469598103934665603ULL;
+        for (long i = 0; i < len - 4; i++) { h ^= v1[i]; h *= 1099511628211ULL; }
+        memcpy(v1 + len - 4, &h, 8);
+        f = fopen(ck, "wb");
+        fwrite(v1, 1, (size_t)len + 4, f);
+        fclose(f);
+        free(v1);
+        ck_assert_int_eq(gyro_c2v_checkpoint_load(ck, &r), GYRO_OK);
+        ck_assert_int_eq(memcmp(r.in, m.in, (size_t)m.row * sizeof(float)), 0);
+        gyro_c2v_model_free(&r);
+    }
+    /* the encoded corpus: one flipped id bit is refused; a version-1 file (no checksum) opens */
+    {
+        gyro_corpus k;
+        f = fopen(ids, "rb");
+        fseek(f, 0, SEEK_END);
+        long il = ftell(f);
+        rewind(f);
+        unsigned char *ib = malloc((size_t)il);
+        ck_assert_uint_eq(fread(ib, 1, (size_t)il, f), (size_t)il);
+        fclose(f);
+        ib[64 + 4 * 10] ^= 1;
+        f = fopen(ids, "wb");
+        fwrite(ib, 1, (size_t)il, f);
+        fclose(f);
+        ck_assert_int_eq(gyro_corpus_open(ids, &k), GYRO_ERR_FORMAT);
+        ck_assert_ptr_nonnull(strstr(gyro_error_message(), "checksum"));
+        ib[64 + 4 * 10] ^= 1;
+        ib[8] = 1;
+        memset(ib + 48, 0, 4);
+        f = fopen(ids, "wb");
+        fwrite(ib, 1, (size_t)il, f);
+        fclose(f);
+        ck_assert_int_eq(gyro_corpus_open(ids, &k), GYRO_OK);
+        gyro_corpus_close(&k);
+        free(ib);
+    }
     /* a non-finite vector: nothing written, the old checkpoint kept byte for byte */
     ck_assert_int_eq(gyro_c2v_checkpoint_save(&m, ck), GYRO_OK);
     f = fopen(ck, "rb");

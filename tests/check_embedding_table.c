@@ -138,6 +138,44 @@ START_TEST(test_truncated_and_foreign_files)
 }
 END_TEST
 
+/* A flipped bit in a coordinate keeps the stream well formed and the value finite: only the
+ * record checksum can tell (it used to load silently). */
+START_TEST(test_bit_flip_refused)
+{
+    gyro_embedding_table *t = random_table(300, 6, 4), *u = NULL;
+    char p[128];
+    path(p, "t.hyp");
+    ck_assert_int_eq(gyro_table_file_save(t, p), GYRO_OK);
+    FILE *f = fopen(p, "rb");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    unsigned char *b = malloc((size_t)n);
+    ck_assert_int_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    unsigned char want[4];
+    memcpy(want, &t->vectors[150 * t->stride + 3], 4);
+    long at = -1;
+    for (long i = 0; i + 4 <= n && at < 0; i++)
+        if (memcmp(b + i, want, 4) == 0) at = i;
+    ck_assert_int_ge(at, 0);
+    b[at] ^= 1;   /* the lowest mantissa bit (little-endian) */
+    f = fopen(p, "wb");
+    fwrite(b, 1, (size_t)n, f);
+    fclose(f);
+    ck_assert_int_eq(gyro_table_file_load(p, &u), GYRO_ERR_FORMAT);
+    ck_assert_msg(strstr(gyro_error_message(), "checksum mismatch"), "%s", gyro_error_message());
+    b[at] ^= 1;
+    f = fopen(p, "wb");
+    fwrite(b, 1, (size_t)n, f);
+    fclose(f);
+    ck_assert_int_eq(gyro_table_file_load(p, &u), GYRO_OK);
+    gyro_embedding_table_free(u);
+    gyro_embedding_table_free(t);
+    free(b);
+}
+END_TEST
+
 /* Hand-made records: a vector of the wrong length, a NaN, a duplicate token, mixed dims. */
 static gyro_status load_records(const char *p, int dim2, int n_vec, float bad, const char *tok2)
 {
@@ -420,6 +458,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_round_trip_chunks);
     tcase_add_test(tc, test_truncated_and_foreign_files);
     tcase_add_test(tc, test_nonfinite_and_outside_ball);
+    tcase_add_test(tc, test_bit_flip_refused);
     tcase_add_test(tc, test_inconsistent_records);
     tcase_add_test(tc, test_convert_round_trip_preserves_distances);
     tcase_add_test(tc, test_exports);

@@ -222,6 +222,26 @@ START_TEST(test_checkpoint)
                       vm_peak_kb() - before, n);
         ck_assert_ptr_nonnull(strstr(gyro_error_message(), "the file has"));
     }
+    /* a version-1 file (u64 FNV-1a instead of the CRC-32) still loads */
+    {
+        f = fopen(path, "rb");
+        ck_assert_int_eq(fread(buf, 1, n, f), n);
+        fclose(f);
+        unsigned char *v1 = malloc(n + 4);
+        memcpy(v1, buf, n - 4);
+        uint32_t one = 1;
+        memcpy(v1 + 8, &one, 4);
+        uint64_t h = 0xcbf29ce484222325ULL;
+        for (long i = 0; i < n - 4; i++) { h ^= v1[i]; h *= 0x100000001b3ULL; }
+        memcpy(v1 + n - 4, &h, 8);
+        f = fopen(bad, "wb");
+        fwrite(v1, 1, n + 4, f);
+        fclose(f);
+        free(v1);
+        ck_assert_int_eq(gyro_rl_policy_load(bad, 4, &q), GYRO_OK);
+        ck_assert_mem_eq(q->params, p->params, sizeof(float) * p->lay.n_params);
+        gyro_rl_policy_free(q);
+    }
     /* a non-finite parameter: nothing written, the old file kept */
     {
         ck_assert_int_eq(gyro_rl_policy_save(p, path), GYRO_OK);

@@ -13,7 +13,7 @@
  * (1.0 = predicting the training mean) and, for the state, in raw units.
  *
  * Saved model (cfg->out): the network as a policy checkpoint (models/rl/policy.h: magic
- * "GYRORLP1", version, configuration, FNV-1a checksum, written atomically) with the environment
+ * "GYRORLP1", version, configuration, CRC-32 checksum, written atomically) with the environment
  * name "transition:<env>" and the standardisation folded into the linear head
  * (w'_j = sd_j w_j, b'_j = sd_j b_j + mu_j), so its logits are the raw (s' - s, stage cost).
  * models/rl/env_model.h loads it as an environment.
