@@ -587,6 +587,9 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
         for (int s = 0; s < steps_per_epoch; s++) {
             int from = batch_order[s] * B, b = ptrain.n - from < B ? ptrain.n - from : B;
             if (opt->stop && *opt->stop) {
+                /* the caller gets the best model so far: the best dev epoch's parameters, or the
+                 * current ones (finite: every step is checked) before any dev evaluation */
+                if (R.best_epoch > 0) memcpy(tf->params_memory, best, tf->n_params * sizeof *best);
                 if (opt->checkpoint && R.best_epoch == 0) st = gyro_classifier_save(m, opt->checkpoint);
                 if (!st) st = gyro_error_set(GYRO_ERR_INTERRUPTED, "train: interrupted at epoch %d step %d%s%s",
                                              epoch + 1, s + 1, opt->checkpoint ? "; the best model so far is in " : "",
@@ -686,7 +689,7 @@ done:
     free(best);
     free(load);
     free(load_line);
-    if (st) {
+    if (st && st != GYRO_ERR_INTERRUPTED) {
         gyro_classifier_free(m);
         m = NULL;
     }

@@ -51,7 +51,8 @@ static void usage(FILE *f)
           "  --bucket N (50)     batches come from runs of N batches sorted by length (0: plain shuffle)\n"
           "  --embeddings TABLE  char2vec table (its dimension sets --dim)  --freeze  keep its rows fixed\n"
           "  --checkpoint PATH   best model so far, written after every improving epoch (and on\n"
-          "                      SIGINT/SIGTERM, which stop training with exit status 130)\n"
+          "                      SIGINT/SIGTERM, which stop training with exit status 130;\n"
+          "                      without --checkpoint the best model so far goes to -o)\n"
           "  --keep-traditional --case-fold  normalization of the model   --quiet\n"
           "  --words             tokens are ICU dictionary words instead of characters\n"
           "eval: accuracy, macro-F1, cross-entropy, per-intent precision/recall, hierarchy levels,\n"
@@ -264,6 +265,13 @@ static int train_main(int argc, char **argv)
     if (!st) st = gyro_train_classifier(&o, &train, dev_path ? &dev : NULL, &m, &r);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    if (st == GYRO_ERR_INTERRUPTED && m && !o.checkpoint) {
+        /* no checkpoint holds the best model so far: it goes to -o */
+        char why[1024];
+        snprintf(why, sizeof why, "%s", gyro_error_message());
+        gyro_status ss = gyro_classifier_save(m, out);
+        st = ss ? ss : gyro_error_set(st, "%s; the best model so far is in %s", why, out);
+    }
     if (!st) st = gyro_classifier_save(m, out);
     if (!st && !o.quiet) {
         fprintf(stderr, "gyro classify: %d training and %d dev examples, %d labels, vocabulary %d (%d from the table)\n",

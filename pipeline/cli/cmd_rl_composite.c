@@ -163,6 +163,15 @@ int gyro_cli_rl_composite_finetune(int argc, char **argv)
     if (!s && train.n == 0) s = gyro_error_set(GYRO_ERR_DATA, "%s: no example", train_path);
     gyro_train_result tr = {0};
     double t0 = gyro_now(), sft_seconds = 0;
+    int interrupted = 0;
+    /* SIGINT/SIGTERM stop the supervised start and GRPO alike after the current step; what was
+     * trained so far is saved */
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
     if (!s && init) {
         s = gyro_composite_policy_load(init, &p);
         if (!s) s = gyro_composite_policy_load(init, &ref);
@@ -182,27 +191,32 @@ int gyro_cli_rl_composite_finetune(int argc, char **argv)
         to.stop = &stop_int;
         s = gyro_composite_supervise(&to, &train, dev_path ? &dev : NULL, &p, &tr);
         sft_seconds = gyro_now() - t0;
+        if (s == GYRO_ERR_INTERRUPTED && p) {   /* the best supervised policy so far */
+            if (!go.quiet) fprintf(stderr, "gyro %s: %s\n", cmd, gyro_error_message());
+            interrupted = 1;
+            s = GYRO_OK;
+        }
         if (!s && sft_out) s = gyro_classifier_save(p->clf, sft_out);
-        if (!s) s = gyro_composite_policy_clone(p, &ref);   /* the frozen reference */
+        if (!s && !interrupted) s = gyro_composite_policy_clone(p, &ref);   /* the frozen reference */
     }
-    if (!s) s = gyro_composite_data_build(p, &train, &dtrain);
-    if (!s && dev_path) s = gyro_composite_data_build(p, &dev, &ddev);
+    if (!s && stop_flag) interrupted = 1;   /* a signal after the supervised start: no GRPO */
     double ex0 = NAN, f0 = NAN, ex1 = NAN, f1 = NAN;
-    if (!s && dev_path) s = gyro_composite_evaluate(p, &ddev, &ex0, &f0);
-    if (!s && log) fprintf(stderr, "supervised start: dev exact %.4f  dev F1 %.4f\n", ex0, f0);
     gyro_composite_grpo_result gr = {0};
-    int interrupted = 0;
-    if (!s) {
-        signal(SIGINT, on_signal);
-        signal(SIGTERM, on_signal);
+    if (!s && !interrupted) {
+        s = gyro_composite_data_build(p, &train, &dtrain);
+        if (!s && dev_path) s = gyro_composite_data_build(p, &dev, &ddev);
+        if (!s && dev_path) s = gyro_composite_evaluate(p, &ddev, &ex0, &f0);
+        if (!s && log) fprintf(stderr, "supervised start: dev exact %.4f  dev F1 %.4f\n", ex0, f0);
+    }
+    if (!s && !interrupted) {
         go.stop = &stop_int;
         go.log = log ? stderr : NULL;
         s = gyro_composite_grpo(p, ref, &dtrain, dev_path ? &ddev : NULL, &go, &gr);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
         if (s == GYRO_ERR_INTERRUPTED) interrupted = 1, s = GYRO_OK;
+        if (!s && dev_path) s = gyro_composite_evaluate(p, &ddev, &ex1, &f1);
     }
-    if (!s && dev_path) s = gyro_composite_evaluate(p, &ddev, &ex1, &f1);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     if (!s && out) s = gyro_classifier_save(p->clf, out);
     if (!s)
         printf("env=composite n_train=%d n_dev=%d actions=%d sft_epochs=%d sft_seconds=%.2f "
@@ -218,8 +232,8 @@ int gyro_cli_rl_composite_finetune(int argc, char **argv)
     gyro_example_set_free(&dev);
     if (s) return gyro_cli_fail(cmd, s);
     if (interrupted || stop_flag) {
-        fprintf(stderr, "gyro %s: interrupted after %d iterations%s\n", cmd, gr.iterations,
-                out ? "; policy saved" : "");
+        fprintf(stderr, "gyro %s: interrupted after %d iterations%s%s\n", cmd, gr.iterations,
+                out ? "; policy saved to " : "", out ? out : "");
         return 130;
     }
     return 0;
