@@ -18,7 +18,8 @@ wait_for() {   # wait_for FILE PATTERN: until PATTERN appears in FILE (at most ~
 # --- the supervised start of rl finetune --env composite: SIGINT, then SIGTERM ----------------
 for sig in INT TERM; do
   rm -f rl.model sft.model
-  "$GYRO" rl finetune --env composite --train train.examples --dev dev.examples --dim 16 --layers 1 \
+  # no --dev: early stopping on a dev set could end the supervised start before the signal
+  timeout 120 "$GYRO" rl finetune --env composite --train train.examples --dim 16 --layers 1 \
     --heads 2 --sft-epochs 100000 --iterations 3 --states 4 --group 4 \
     --sft-out sft.model --out rl.model > out.txt 2> err.txt &
   pid=$!
@@ -37,7 +38,7 @@ done
 # --- rl transition ------------------------------------------------------------------------------
 for sig in INT TERM; do
   rm -f t.model
-  "$GYRO" rl transition --env vdp --episodes 40 --test-episodes 5 --epochs 100000 --out t.model \
+  timeout 120 "$GYRO" rl transition --env vdp --episodes 40 --test-episodes 5 --epochs 100000 --out t.model \
     > out.txt 2> err.txt &
   pid=$!
   wait_for err.txt "Progress:" || { kill -9 $pid; cat err.txt; fail "transition $sig: no progress seen"; }
