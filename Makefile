@@ -3,8 +3,10 @@
 #   make deps       install the Debian packages that are missing (apt-get)
 #   make            build build/gyro, build/libgyro.a, build/libgyro.so
 #   make run        deps + build + the main job on the embedded default corpus
-#   make check      deps + build + the whole test suite (Check suites, end-to-end tests)
+#   make check      deps + build + the whole test suite (Check suites, end-to-end tests, fuzz targets)
 #   make sanitize   the whole suite built by clang with ASan, UBSan and pointer-overflow (build-san/)
+#   make fuzz       libFuzzer targets of tests/fuzz/ (clang, ASan+UBSan, in build-fuzz/), each run
+#                   FUZZ_SECONDS (default 60); `make check` runs each for CHECK_FUZZ_SECONDS (3)
 #   make test       build + run the suite without touching packages; BUILD=dir ONLY="suites" narrow it
 #   make install    PREFIX=/usr/local DESTDIR= : binary, libraries, headers, gyro.pc, man page,
 #                   share/gyro/*.proto, and the Python package (install-python; PYTHON= skips it)
@@ -66,7 +68,14 @@ RUN_E2E    := $(if $(ONLY),$(foreach o,$(ONLY),$(filter %/$(o).sh,$(E2E))),$(E2E
 SANBUILD   ?= build-san
 HEADERS    := $(sort $(shell find models embeddings pipeline -name '*.h' -not -path 'pipeline/cli/*' 2>/dev/null))
 
-.PHONY: all deps run check test sanitize install install-python clean bench
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+CHECK_FUZZ_SECONDS ?= 3
+FUZZ_SRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN     := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+FUZZ_SEEDS   := $(sort $(wildcard tests/fuzz/corpus/*/*))
+
+.PHONY: all deps run check test sanitize install install-python clean bench fuzz fuzz-run
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -134,6 +143,7 @@ test: $(BUILD)/gyro $(RUN_BIN)
 
 check: deps
 	@$(MAKE) --no-print-directory test
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
 
 # clang, because its UBSan reports pointer arithmetic on NULL ("applying zero offset to null
 # pointer"), which gcc's does not check. A build directory made by another compiler is wiped
@@ -147,6 +157,30 @@ sanitize: deps
 	@if [ "$$(cat $(SANBUILD)/.compiler 2>/dev/null)" != "$(SAN_CC) $(SAN_OPTS)" ]; then \
 	  rm -rf $(SANBUILD); mkdir -p $(SANBUILD); echo "$(SAN_CC) $(SAN_OPTS)" > $(SANBUILD)/.compiler; fi
 	@$(MAKE) --no-print-directory test BUILD=$(SANBUILD) OPT=-O1 CC=$(SAN_CC) SAN_FLAGS='$(SAN_OPTS)'
+
+# libFuzzer targets: the library instrumented for coverage (fuzzer-no-link) with ASan and UBSan,
+# built by clang into $(FUZZ_BUILD); seeds from tests/fuzz/seeds.sh, then each target runs.
+# As for sanitize, a build directory made with other flags is wiped first.
+FUZZ_OPTS  ?= -fsanitize=address,undefined,pointer-overflow -fno-sanitize-recover=undefined,pointer-overflow \
+              -fno-omit-frame-pointer -ffp-contract=off
+fuzz:
+	@if [ "$$(cat $(FUZZ_BUILD)/.compiler 2>/dev/null)" != "clang $(FUZZ_OPTS)" ]; then \
+	  rm -rf $(FUZZ_BUILD); mkdir -p $(FUZZ_BUILD); echo "clang $(FUZZ_OPTS)" > $(FUZZ_BUILD)/.compiler; fi
+	@$(MAKE) --no-print-directory fuzz-run BUILD=$(FUZZ_BUILD) CC=clang OPT=-O1 \
+	  SAN_FLAGS='-fsanitize=fuzzer-no-link $(FUZZ_OPTS)'
+
+fuzz-run: $(FUZZ_BIN) $(BUILD)/fuzz/seeds/.done
+	@./tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS) $(FUZZ_BIN)
+
+$(BUILD)/fuzz/seeds/.done: tests/fuzz/seeds.sh $(FUZZ_SEEDS) $(BUILD)/gyro
+	ASAN_OPTIONS=detect_leaks=0 ./tests/fuzz/seeds.sh $(BUILD)/gyro $(BUILD)/fuzz/seeds
+	@touch $@
+
+$(BUILD)/obj/tests/fuzz/%.o: CFLAGS += -D_GNU_SOURCE
+
+$(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/libgyro.a
+	@mkdir -p $(dir $@)
+	$(CC) -fsanitize=fuzzer $(FUZZ_OPTS) -o $@ $< $(BUILD)/libgyro.a $(LDLIBS)
 
 bench: all
 	@./tests/bench/run-all.sh $(BUILD)/gyro

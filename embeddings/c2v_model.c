@@ -2,6 +2,7 @@
 #include "embeddings/c2v_model.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,51 @@ gyro_status gyro_c2v_options_check(const gyro_c2v_options *o)
     if (!(o->init_scale > 0) || !isfinite(o->init_scale))
         return gyro_error_set(GYRO_ERR_USAGE, "the init scale must be positive");
     if (!(o->neg_power >= 0) || o->neg_power > 4) return gyro_error_set(GYRO_ERR_USAGE, "the negative power must be in [0, 4]");
+    return GYRO_OK;
+}
+
+static const char *geometry_name(int g) { return g == GYRO_C2V_HYPERBOLIC ? "hyperbolic" : "euclidean"; }
+
+gyro_status gyro_c2v_resume_options(const gyro_c2v_options *ckpt, const gyro_c2v_options *user,
+                                    unsigned given, gyro_c2v_options *out)
+{
+    gyro_c2v_options o = *ckpt;
+    char msg[900] = "";
+    size_t n = 0;
+#define REFUSE(...) do { if (n < sizeof msg) n += (size_t)snprintf(msg + n, sizeof msg - n, __VA_ARGS__); } while (0)
+#define INT_OPT(bit, field, flag) \
+    if ((given & (bit)) && user->field != ckpt->field) \
+        REFUSE("%s" flag " %d (the checkpoint has %d)", n ? ", " : "", user->field, ckpt->field)
+#define DBL_OPT(bit, field, flag) \
+    if ((given & (bit)) && user->field != ckpt->field) \
+        REFUSE("%s" flag " %g (the checkpoint has %g)", n ? ", " : "", user->field, ckpt->field)
+    if ((given & GYRO_C2V_SET_GEOMETRY) && user->geometry != ckpt->geometry)
+        REFUSE("--geometry %s (the checkpoint has %s)", geometry_name(user->geometry), geometry_name(ckpt->geometry));
+    INT_OPT(GYRO_C2V_SET_DIM, dim, "--dim");
+    INT_OPT(GYRO_C2V_SET_WINDOW, window, "--window");
+    INT_OPT(GYRO_C2V_SET_NEGATIVES, negatives, "--negatives");
+    INT_OPT(GYRO_C2V_SET_EPOCHS, epochs, "--epochs");
+    INT_OPT(GYRO_C2V_SET_THREADS, threads, "--threads");
+    DBL_OPT(GYRO_C2V_SET_THETA, theta, "--theta");
+    DBL_OPT(GYRO_C2V_SET_INIT_SCALE, init_scale, "the initial scale");
+    DBL_OPT(GYRO_C2V_SET_NEG_POWER, neg_power, "the negative power");
+    if ((given & GYRO_C2V_SET_SEED) && user->seed != ckpt->seed)
+        REFUSE("%s--seed %llu (the checkpoint has %llu)", n ? ", " : "", (unsigned long long)user->seed,
+               (unsigned long long)ckpt->seed);
+#undef INT_OPT
+#undef DBL_OPT
+#undef REFUSE
+    *out = o;
+    if (n)
+        return gyro_error_set(GYRO_ERR_USAGE, "--resume: %s: these options cannot change in the middle of "
+                              "a run (only --lr, --max-step and --sample can); leave them out to continue",
+                              msg);
+    if (given & GYRO_C2V_SET_LR) o.lr = user->lr > 0 ? user->lr : ckpt->lr;
+    if (given & GYRO_C2V_SET_MAX_STEP) o.max_step = user->max_step;
+    if (given & GYRO_C2V_SET_SAMPLE) o.sample = user->sample;
+    gyro_status s = gyro_c2v_options_check(&o);
+    if (s) return gyro_error_prefix(s, "--resume");
+    *out = o;
     return GYRO_OK;
 }
 

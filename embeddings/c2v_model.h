@@ -45,6 +45,39 @@ void gyro_c2v_options_init(gyro_c2v_options *o);
 /* Check ranges; GYRO_ERR_USAGE with a message naming the option. */
 gyro_status gyro_c2v_options_check(const gyro_c2v_options *o);
 
+/* Options given explicitly by the user (a bit each), for gyro_c2v_resume_options. */
+enum {
+    GYRO_C2V_SET_GEOMETRY = 1u << 0,
+    GYRO_C2V_SET_DIM = 1u << 1,
+    GYRO_C2V_SET_WINDOW = 1u << 2,
+    GYRO_C2V_SET_NEGATIVES = 1u << 3,
+    GYRO_C2V_SET_EPOCHS = 1u << 4,
+    GYRO_C2V_SET_THREADS = 1u << 5,
+    GYRO_C2V_SET_SAMPLE = 1u << 6,
+    GYRO_C2V_SET_LR = 1u << 7,
+    GYRO_C2V_SET_THETA = 1u << 8,
+    GYRO_C2V_SET_MAX_STEP = 1u << 9,
+    GYRO_C2V_SET_INIT_SCALE = 1u << 10,
+    GYRO_C2V_SET_NEG_POWER = 1u << 11,
+    GYRO_C2V_SET_SEED = 1u << 12,
+};
+
+/* The options a resumed run trains with: the checkpoint's (`ckpt`), with those the user gave
+ * (`user`, the bits of `given` saying which) where a change is safe mid-run:
+ *   lr        the linear decay continues from the new initial rate (how a run that went NaN is
+ *             continued with a lower rate);
+ *   max_step  a clip of each step, no state;
+ *   sample    the keep thresholds are recomputed from it at every start, no state.
+ * Every other option given with a value other than the checkpoint's is refused: geometry, dim,
+ * threads, window, negatives and the initial scale shape the tables and thread states already
+ * saved; epochs sets the schedule the saved progress is a fraction of; theta calibrates the
+ * distances already learned; the seed's generators are restored from the checkpoint, so a new
+ * seed could not be honoured. An option given with the checkpoint's own value is accepted.
+ * Returns GYRO_OK and fills *out, or GYRO_ERR_USAGE naming every refused option with both values
+ * ("--dim 7 (the checkpoint has 50)"); *out is then the checkpoint's options. */
+gyro_status gyro_c2v_resume_options(const gyro_c2v_options *ckpt, const gyro_c2v_options *user,
+                                    unsigned given, gyro_c2v_options *out);
+
 typedef struct gyro_c2v_thread_state {
     uint32_t epoch;        /* epochs finished by this thread */
     uint64_t pos;          /* next id index to read (within the thread's shard) */

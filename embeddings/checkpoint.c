@@ -8,7 +8,8 @@
  *     per thread: u32 epoch; u64 pos; u64 rng[4]
  *     per token: u16 length; bytes; u64 count
  *     centre table then context table: vocab × width f32 (rows unpadded)
- *     u64 FNV-1a of every byte before it
+ *     u32 CRC-32 (zlib's, models/core/crc32.h) of every byte before it
+ * Version 1 ended with a u64 FNV-1a of every byte before it instead; it is still read.
  * The loader reads the file into memory, checks the checksum before anything else (so a
  * truncated or altered file is refused), then parses with bounds checks.
  */
@@ -20,14 +21,15 @@
 
 #include "embeddings/checkpoint.h"
 #include "models/core/atomic_file.h"
+#include "models/core/crc32.h"
 
 #define CKPT_MAGIC "GYROC2VK"
-#define CKPT_VERSION 1u
+#define CKPT_VERSION 2u
 #define CKPT_BOM 0x01020304u
 
 typedef struct wctx {
     FILE *fp;
-    uint64_t h;
+    uint32_t crc;
     int err;
 } wctx;
 
@@ -45,17 +47,26 @@ static void hash_bytes(uint64_t *h, const void *p, size_t n)
 static void put(wctx *w, const void *p, size_t n)
 {
     if (w->err) return;
-    hash_bytes(&w->h, p, n);
+    w->crc = gyro_crc32(w->crc, p, n);
     if (fwrite(p, 1, n, w->fp) != n) w->err = errno ? errno : EIO;
 }
 #define PUT(w, v) do { __typeof__(v) _v = (v); put((w), &_v, sizeof _v); } while (0)
 
 gyro_status gyro_c2v_checkpoint_save(const gyro_c2v_model *m, const char *path)
 {
+    for (int k = 0; k < 2; k++) {   /* a diverged run must never replace a good checkpoint */
+        const float *tab = k ? m->out : m->in;
+        for (int i = 0; i < m->vocab.n; i++)
+            for (int j = 0; j < m->width; j++)
+                if (!isfinite(tab[(size_t)i * m->row + j]))
+                    return gyro_error_set(GYRO_ERR_NAN, "%s: not written: the %s vector of '%s' is not "
+                                          "finite (the checkpoint is left as it was)", path,
+                                          k ? "context" : "centre", m->vocab.tokens[i]);
+    }
     gyro_atomic_file af;
     gyro_status s = gyro_atomic_open(&af, path);
     if (s) return s;
-    wctx w = {af.fp, 1469598103934665603ULL, 0};
+    wctx w = {af.fp, 0, 0};
     const gyro_c2v_options *o = &m->opt;
     put(&w, CKPT_MAGIC, 8);
     PUT(&w, (uint32_t)CKPT_VERSION);
@@ -86,8 +97,8 @@ gyro_status gyro_c2v_checkpoint_save(const gyro_c2v_model *m, const char *path)
         const float *tab = k ? m->out : m->in;
         for (int i = 0; i < m->vocab.n; i++) put(&w, tab + (size_t)i * m->row, (size_t)m->width * sizeof(float));
     }
-    uint64_t h = w.h;
-    put(&w, &h, sizeof h);
+    uint32_t crc = w.crc;
+    put(&w, &crc, sizeof crc);
     if (w.err) {
         gyro_atomic_abort(&af);
         return gyro_error_set(GYRO_ERR_IO, "%s: cannot write the checkpoint: %s", path, strerror(w.err));
@@ -159,18 +170,31 @@ gyro_status gyro_c2v_checkpoint_load(const char *path, gyro_c2v_model *m)
                            "resume with the gyro that wrote it", path, version, CKPT_VERSION);
         goto done;
     }
-    uint64_t want = 1469598103934665603ULL, stored;
-    if (len < 24) {
+    if (version == 0) {
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: corrupt checkpoint (version 0)", path);
+        goto done;
+    }
+    size_t sum_bytes = version == 1 ? 8 : 4;   /* version 1: u64 FNV-1a; 2: u32 CRC-32 */
+    if (len < 16 + sum_bytes) {
         s = gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated checkpoint", path);
         goto done;
     }
-    hash_bytes(&want, data, len - 8);
-    memcpy(&stored, data + len - 8, 8);
-    if (want != stored) {
+    int sum_ok;
+    if (version == 1) {
+        uint64_t want = 1469598103934665603ULL, stored;
+        hash_bytes(&want, data, len - 8);
+        memcpy(&stored, data + len - 8, 8);
+        sum_ok = want == stored;
+    } else {
+        uint32_t stored;
+        memcpy(&stored, data + len - 4, 4);
+        sum_ok = gyro_crc32(0, data, len - 4) == stored;
+    }
+    if (!sum_ok) {
         s = gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated or corrupt checkpoint (checksum mismatch)", path);
         goto done;
     }
-    rctx r = {data + 16, data + len - 8, 0};
+    rctx r = {data + 16, data + len - sum_bytes, 0};
     gyro_c2v_options o;
     gyro_c2v_options_init(&o);
     int32_t ints[6];
@@ -223,6 +247,10 @@ gyro_status gyro_c2v_checkpoint_load(const char *path, gyro_c2v_model *m)
         s = gyro_vocab_add(&m->vocab, tok, tl, count, &id);
     }
     if (!s && !r.short_read && gyro_vocab_fingerprint(&m->vocab) != fp_stored) r.short_read = 1;
+    if (!s && !r.short_read) {   /* the two tables must be exactly what is left, before allocating them */
+        uint64_t w = (uint64_t)(o.geometry == GYRO_C2V_HYPERBOLIC ? o.dim + 1 : o.dim);
+        if ((uint64_t)(r.end - r.p) != 2 * (uint64_t)vn * w * sizeof(float)) r.short_read = 1;
+    }
     if (!s && !r.short_read) {
         s = gyro_c2v_model_alloc(m);
         free(m->ts);

@@ -8,7 +8,8 @@
 #include "embeddings/c2v_model.h"
 #include "models/core/status.h"
 
-/* Write a checkpoint atomically. GYRO_ERR_IO on failure (old file kept). */
+/* Write a checkpoint atomically. GYRO_ERR_IO on failure (old file kept); GYRO_ERR_NAN, writing
+ * nothing, when a vector is NaN or infinite (the message names the token). */
 gyro_status gyro_c2v_checkpoint_save(const gyro_c2v_model *m, const char *path);
 
 /* Load a checkpoint into *m (initialised here; free it with gyro_c2v_model_free, also on

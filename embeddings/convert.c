@@ -72,6 +72,10 @@ static void put_token(FILE *f, const char *tok)
 
 gyro_status gyro_embedding_export_vec(const gyro_embedding_table *t, const char *path)
 {
+    int bad = gyro_embedding_table_first_nonfinite(t);
+    if (bad >= 0)
+        return gyro_error_set(GYRO_ERR_NAN, "%s: not written: row %d ('%s') has a non-finite coordinate",
+                              path, bad, t->tokens[bad]);
     gyro_atomic_file af;
     gyro_status s = gyro_atomic_open(&af, path);
     if (s) return s;
@@ -92,6 +96,10 @@ gyro_status gyro_embedding_export_vec(const gyro_embedding_table *t, const char 
 gyro_status gyro_embedding_export_tsv(const gyro_embedding_table *t, const char *vectors_path,
                                       const char *metadata_path)
 {
+    int bad = gyro_embedding_table_first_nonfinite(t);
+    if (bad >= 0)
+        return gyro_error_set(GYRO_ERR_NAN, "%s: not written: row %d ('%s') has a non-finite coordinate",
+                              vectors_path, bad, t->tokens[bad]);
     gyro_atomic_file af;
     gyro_status s = gyro_atomic_open(&af, vectors_path);
     if (s) return s;

@@ -26,11 +26,13 @@
 gyro_status gyro_embedding_convert(const gyro_embedding_table *in, int to,
                                    gyro_embedding_table **out, int *clamped);
 
-/* Write word2vec's text format to `path` ("-" = stdout). GYRO_ERR_IO on failure. */
+/* Write word2vec's text format to `path` ("-" = stdout). GYRO_ERR_IO on failure; GYRO_ERR_NAN,
+ * writing nothing, when a coordinate is NaN or infinite. */
 gyro_status gyro_embedding_export_vec(const gyro_embedding_table *t, const char *path);
 
 /* Write the projector's pair `vectors_path` and `metadata_path`. GYRO_ERR_IO on failure (a
- * failure on the second file leaves the first written). */
+ * failure on the second file leaves the first written); GYRO_ERR_NAN, writing nothing, when a
+ * coordinate is NaN or infinite. */
 gyro_status gyro_embedding_export_tsv(const gyro_embedding_table *t, const char *vectors_path,
                                       const char *metadata_path);
 

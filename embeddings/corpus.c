@@ -12,8 +12,9 @@
 #include <unistd.h>
 
 #include "models/core/atomic_file.h"
+#include "models/core/crc32.h"
 
-#define CORPUS_VERSION 1u
+#define CORPUS_VERSION 2u
 
 /* ---- pass 1: count and write provisional ids, one document at a time ---------------------- */
 
@@ -95,6 +96,7 @@ static gyro_status write_final(FILE *scratch, const int32_t *remap, const gyro_v
     if (fwrite(hdr, 1, sizeof hdr, af.fp) != sizeof hdr) goto io;
     rewind(scratch);
     uint64_t n_ids = 0, n_tokens = 0, n_docs = 0;
+    uint32_t crc = 0;   /* of the ids as written, then of the header's first 48 bytes */
     int open_doc = 0;
     size_t got;
     while ((got = fread(in, sizeof *in, 65536, scratch)) > 0) {
@@ -110,12 +112,14 @@ static gyro_status write_final(FILE *scratch, const int32_t *remap, const gyro_v
             }
         }
         if (k && fwrite(out, sizeof *out, k, af.fp) != k) goto io;
+        crc = gyro_crc32(crc, out, k * sizeof *out);
         n_ids += k;
     }
     if (ferror(scratch)) { s = gyro_error_set(GYRO_ERR_IO, "cannot read the scratch corpus"); goto fail; }
     if (open_doc) {
         uint32_t eod = GYRO_CORPUS_EOD;
         if (fwrite(&eod, sizeof eod, 1, af.fp) != 1) goto io;
+        crc = gyro_crc32(crc, &eod, sizeof eod);
         n_ids++; n_docs++;
     }
     memcpy(hdr, "GYROIDS", 8);
@@ -125,6 +129,7 @@ static gyro_status write_final(FILE *scratch, const int32_t *remap, const gyro_v
     put_u64(hdr + 24, n_ids);
     put_u64(hdr + 32, n_tokens);
     put_u64(hdr + 40, n_docs);
+    put_u32(hdr + 48, gyro_crc32(crc, hdr, 48));
     if (fseek(af.fp, 0, SEEK_SET) != 0 || fwrite(hdr, 1, sizeof hdr, af.fp) != sizeof hdr) goto io;
     st->kept = n_tokens;
     free(in); free(out);
@@ -237,6 +242,36 @@ void gyro_corpus_builder_free(gyro_corpus_builder *b)
 
 /* ---- reading ---------------------------------------------------------------------------- */
 
+/* Version 2 and later: the CRC-32 of every id, then of the header's first 48 bytes, is stored at
+ * byte 48. One sequential read of the file, before training starts. */
+static gyro_status check_crc(const gyro_corpus *c, const unsigned char *h, const char *path)
+{
+    enum { CHUNK = 1 << 18 };
+    unsigned char *buf = malloc(CHUNK);
+    if (!buf) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    uint32_t crc = 0;
+    uint64_t left = 4 * c->n_ids;
+    off_t at = GYRO_CORPUS_HEADER_BYTES;
+    while (left > 0) {
+        size_t want = left < CHUNK ? (size_t)left : CHUNK;
+        ssize_t r = pread(c->fd, buf, want, at);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            free(buf);
+            return r < 0 ? gyro_error_set(GYRO_ERR_IO, "%s: read error: %s", path, strerror(errno))
+                         : gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated encoded corpus", path);
+        }
+        crc = gyro_crc32(crc, buf, (size_t)r);
+        at += r;
+        left -= (uint64_t)r;
+    }
+    free(buf);
+    if (gyro_crc32(crc, h, 48) != get_u32(h + 48))
+        return gyro_error_set(GYRO_ERR_FORMAT, "%s: corrupt encoded corpus (checksum mismatch); encode the "
+                              "corpus again (train without --resume)", path);
+    return GYRO_OK;
+}
+
 gyro_status gyro_corpus_open(const char *path, gyro_corpus *c)
 {
     memset(c, 0, sizeof *c);
@@ -264,6 +299,8 @@ gyro_status gyro_corpus_open(const char *path, gyro_corpus *c)
             s = gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated or corrupt encoded corpus "
                                "(%lld bytes, header says %llu ids)", path, (long long)st.st_size,
                                (unsigned long long)c->n_ids);
+        else if (get_u32(h + 8) >= 2)
+            s = check_crc(c, h, path);
     }
     if (s) gyro_corpus_close(c);
     return s;

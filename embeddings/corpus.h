@@ -14,10 +14,12 @@
  * separator, not a token. Characters under min_count are dropped from the encoded corpus (as
  * word2vec drops out-of-vocabulary words), so windows span over them.
  *
- * File layout (little-endian, written atomically; "GYROIDS" magic, version 1):
+ * File layout (little-endian, written atomically; "GYROIDS" magic, version 2):
  *     char magic[8]; uint32 version; uint32 vocab_size; uint64 vocab_fingerprint;
- *     uint64 n_ids; uint64 n_tokens; uint64 n_docs; uint64 reserved[2]     (64 bytes)
+ *     uint64 n_ids; uint64 n_tokens; uint64 n_docs; uint32 crc; uint32 reserved[3] (64 bytes)
  *     uint32 ids[n_ids]
+ * crc is the CRC-32 (zlib's, models/core/crc32.h) of ids[] and then of the header's first 48
+ * bytes; gyro_corpus_open checks it. Version 1 (no crc, reserved bytes zero) is still read.
  */
 #ifndef GYRO_EMBEDDINGS_CORPUS_H
 #define GYRO_EMBEDDINGS_CORPUS_H
@@ -88,8 +90,9 @@ typedef struct gyro_corpus {
     uint64_t n_docs;
 } gyro_corpus;
 
-/* Open and check an encoded corpus: magic, version, and that the file size matches n_ids
- * (a truncated file gives GYRO_ERR_FORMAT naming the path). */
+/* Open and check an encoded corpus: magic, version, that the file size matches n_ids, and the
+ * checksum (one read of the file). A truncated or altered file gives GYRO_ERR_FORMAT naming the
+ * path; GYRO_ERR_VERSION for a newer file; GYRO_ERR_IO when it cannot be read. */
 gyro_status gyro_corpus_open(const char *path, gyro_corpus *c);
 
 /* Read up to `n` ids starting at id index `pos` into buf; *got receives the number read

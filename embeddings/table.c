@@ -87,6 +87,32 @@ void gyro_embedding_table_free(gyro_embedding_table *t)
     free(t);
 }
 
+int gyro_embedding_table_first_nonfinite(const gyro_embedding_table *t)
+{
+    for (int i = 0; i < t->n; i++) {
+        const float *x = t->vectors + (size_t)i * (size_t)t->stride;
+        for (int k = 0; k < t->stride; k++)
+            if (!isfinite(x[k])) return i;
+    }
+    return -1;
+}
+
+int gyro_embedding_table_first_outside_ball(const gyro_embedding_table *t, double *norm2)
+{
+    if (t->model != GYRO_EMBEDDING_POINCARE) return -1;
+    for (int i = 0; i < t->n; i++) {
+        const float *x = t->vectors + (size_t)i * (size_t)t->stride;
+        double q = 0;
+        for (int k = 0; k < t->stride; k++) q += (double)x[k] * (double)x[k];
+        q *= t->curvature;
+        if (!(q < 1.0)) {   /* NaN counts as outside */
+            if (norm2) *norm2 = q;
+            return i;
+        }
+    }
+    return -1;
+}
+
 double gyro_embedding_table_manifold_error(const gyro_embedding_table *t, int *worst_row)
 {
     double worst = 0;

@@ -63,6 +63,15 @@ void gyro_embedding_table_free(gyro_embedding_table *t);
 /* Name of a model ("hyperboloid", "poincare", "euclidean", "unspecified"). */
 const char *gyro_embedding_model_name(int model);
 
+/* The first row with a NaN or infinite coordinate, or -1 when every coordinate is finite.
+ * Writers call it so a diverged table never replaces a good file. */
+int gyro_embedding_table_first_nonfinite(const gyro_embedding_table *t);
+
+/* The first row of a Poincaré table that is not strictly inside the ball of curvature −c
+ * (c·|x|² >= 1, or not finite), or -1 (always -1 for other models). *norm2 (may be NULL)
+ * receives c·|x|² of that row, computed in double. */
+int gyro_embedding_table_first_outside_ball(const gyro_embedding_table *t, double *norm2);
+
 /* Largest |<x,x>_L + 1| over the rows of a hyperboloid table, computed in double; 0 for other
  * models. *worst_row (may be NULL) receives the row. */
 double gyro_embedding_table_manifold_error(const gyro_embedding_table *t, int *worst_row);

@@ -2,6 +2,7 @@
  *
  * File layout (all integers little-endian):
  *     "GYROCLF\0"  u32 format version  u32 flags (0)  u64 payload length  payload  u32 CRC-32
+ * (the CRC-32 of the payload: zlib's, models/core/crc32.h)
  * payload:
  *     section "norm"   u32 count, then (str key, f64 value) pairs: t2s, nfkc, case_fold,
  *                      token_unit (0 characters, 1 ICU words)
@@ -31,10 +32,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include <unicode/ubrk.h>
 #include <unicode/utext.h>
 
 #include "models/core/atomic_file.h"
+#include "models/core/crc32.h"
 
 #define MAGIC_LEN 8
 #define MAX_FILE_BYTES ((uint64_t)4 << 30)
@@ -62,25 +66,6 @@ struct gyro_classifier_scratch {
     char *text;                   /* normalized text of the last predict */
     size_t text_cap;
 };
-
-/* ---- CRC-32 (IEEE 802.3, reflected, as zlib) -------------------------------------------------- */
-
-static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n)
-{
-    static uint32_t table[256];
-    static int ready; /* benign race: every thread computes identical values */
-    if (!ready) {
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            table[i] = c;
-        }
-        ready = 1;
-    }
-    crc = ~crc;
-    for (size_t i = 0; i < n; i++) crc = table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
-    return ~crc;
-}
 
 /* ---- vocabulary hash ------------------------------------------------------------------------ */
 
@@ -225,6 +210,11 @@ static void set_version(gyro_classifier *m)
 gyro_status gyro_classifier_save(const gyro_classifier *m, const char *path)
 {
     if (!m || !path) return gyro_error_set(GYRO_ERR_USAGE, "classifier save: NULL argument");
+    size_t at;
+    const gyro_tf_tensor *bad = gyro_tf_first_nonfinite(m->tf, m->tf->params_memory, &at);
+    if (bad)   /* a diverged model must never replace a good file */
+        return gyro_error_set(GYRO_ERR_NAN, "%s: not written: parameter %zu of tensor %s is not finite "
+                              "(the file is left as it was)", path, at, bad->name);
     wbuf b = {0};
     build_payload(m, &b);
     if (b.oom) { free(b.p); return gyro_error_set(GYRO_ERR_NOMEM, "%s: model of %zu bytes", path, b.n); }
@@ -233,7 +223,7 @@ gyro_status gyro_classifier_save(const gyro_classifier *m, const char *path)
     w_u32(&h, GYRO_CLASSIFIER_FORMAT_VERSION);
     w_u32(&h, 0);
     w_u64(&h, b.n);
-    uint32_t crc = crc32_update(0, b.p, b.n);
+    uint32_t crc = gyro_crc32(0, b.p, b.n);
     wbuf t = {0};
     w_u32(&t, crc);
     gyro_status st = GYRO_OK;
@@ -473,9 +463,34 @@ gyro_status gyro_classifier_load(const char *path, gyro_classifier **out)
         return gyro_error_set(GYRO_ERR_FORMAT, "%s: corrupt classifier model: payload length %llu",
                               path, (unsigned long long)len);
     }
-    uint8_t *p = malloc(len + 4 + 1);
-    if (!p) { fclose(f); return gyro_error_set(GYRO_ERR_NOMEM, "%s: %llu bytes", path, (unsigned long long)len); }
-    got = fread(p, 1, len + 5, f);
+    /* The header's length is a claim, not a size to allocate: the buffer grows only as bytes
+     * arrive (so a 9 KB file saying 4 GiB costs at most twice its own size), and a regular
+     * file's size is compared with the claim before anything is allocated. */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) &&
+        (uint64_t)sb.st_size != sizeof head + len + 4) {
+        fclose(f);
+        return gyro_error_set(GYRO_ERR_FORMAT, "%s: %s classifier model: the header says %llu bytes, "
+                              "the file has %llu", path,
+                              (uint64_t)sb.st_size < sizeof head + len + 4 ? "truncated" : "corrupt",
+                              (unsigned long long)(sizeof head + len + 4), (unsigned long long)sb.st_size);
+    }
+    uint8_t *p = NULL;
+    size_t cap = 0;
+    got = 0;
+    for (;;) {   /* read at most len + 5 bytes: one past the end tells trailing bytes apart */
+        if (got == cap) {
+            size_t nc = cap ? cap * 2 : 1 << 16;
+            if (nc > len + 5) nc = (size_t)len + 5;
+            uint8_t *q = realloc(p, nc);
+            if (!q) { free(p); fclose(f); return gyro_error_set(GYRO_ERR_NOMEM, "%s: out of memory", path); }
+            p = q;
+            cap = nc;
+        }
+        size_t n = fread(p + got, 1, cap - got, f);
+        got += n;
+        if (n == 0 || got == (size_t)len + 5) break;
+    }
     int rerr = ferror(f);
     fclose(f);
     if (rerr) { free(p); return gyro_error_set(GYRO_ERR_IO, "%s: read error", path); }
@@ -487,7 +502,7 @@ gyro_status gyro_classifier_load(const char *path, gyro_classifier **out)
     if (got > len + 4) { free(p); return gyro_error_set(GYRO_ERR_FORMAT, "%s: corrupt classifier model: trailing bytes", path); }
     rbuf cr = {p + len, 4, 0, NULL, 0};
     uint32_t crc = r_u32(&cr, "crc");
-    if (crc32_update(0, p, (size_t)len) != crc) {
+    if (gyro_crc32(0, p, (size_t)len) != crc) {
         free(p);
         return gyro_error_set(GYRO_ERR_FORMAT, "%s: corrupt classifier model: checksum mismatch", path);
     }

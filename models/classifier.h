@@ -118,7 +118,9 @@ gyro_status gyro_classifier_create(const gyro_tf_config *cfg, uint64_t seed,
 void gyro_classifier_set_token_unit(gyro_classifier *m, gyro_token_unit unit);
 gyro_token_unit gyro_classifier_token_unit(const gyro_classifier *m);
 
-/* Write the model file atomically (format in the file comment). GYRO_ERR_IO on failure. */
+/* Write the model file atomically (format in the file comment). GYRO_ERR_IO on failure;
+ * GYRO_ERR_NAN (naming the tensor) without writing anything when a parameter is NaN or
+ * infinite, so a diverged model never replaces a good file. */
 gyro_status gyro_classifier_save(const gyro_classifier *m, const char *path);
 
 /* The transformer of the model (parameters are modified in place by training). */

@@ -607,6 +607,9 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
         for (int s = 0; s < steps_per_epoch; s++) {
             int from = batch_order[s] * B, b = ptrain.n - from < B ? ptrain.n - from : B;
             if (opt->stop && *opt->stop) {
+                /* the caller gets the best model so far: the best dev epoch's parameters, or the
+                 * current ones (finite: every step is checked) before any dev evaluation */
+                if (R.best_epoch > 0) memcpy(tf->params_memory, best, tf->n_params * sizeof *best);
                 if (opt->checkpoint && R.best_epoch == 0) st = gyro_classifier_save(m, opt->checkpoint);
                 if (!st) st = gyro_error_set(GYRO_ERR_INTERRUPTED, "train: interrupted at epoch %d step %d%s%s",
                                              epoch + 1, s + 1, opt->checkpoint ? "; the best model so far is in " : "",
@@ -624,8 +627,9 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
                 for (size_t i = 0; c && i < n_load; i++) load[i] += c[i];
             }
             if (!isfinite(l)) {
-                st = gyro_error_set(GYRO_ERR_NAN, "train: the loss became %g at epoch %d step %d; "
-                                    "lower the learning rate", l, epoch + 1, s + 1);
+                st = gyro_error_set(GYRO_ERR_NAN, "train: the loss became %g at epoch %d step %d "
+                                    "(every parameter finite: an activation overflowed); lower the "
+                                    "learning rate", l, epoch + 1, s + 1);
                 goto done;
             }
             gyro_optim_zero_grad(&optim);
@@ -633,6 +637,20 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
             double f = gyro_sgdr_factor(&opt->sgdr, epoch + (double)s / steps_per_epoch, NULL);
             lr = opt->optim.lr * f;
             if ((st = gyro_optim_step(&optim, f))) goto done;
+            /* Stop at the first step that leaves a parameter non-finite, naming the tensor (its
+             * gradient too when that is where it began), before anything can save it. */
+            size_t at;
+            const gyro_tf_tensor *bad = gyro_tf_first_nonfinite(tf, tf->params_memory, &at);
+            if (bad) {
+                size_t gat;
+                const gyro_tf_tensor *g = gyro_tf_first_nonfinite(tf, tf->grads_memory, &gat);
+                char gw[160] = "";
+                if (g) snprintf(gw, sizeof gw, " (its gradient was already non-finite in tensor %s)", g->name);
+                st = gyro_error_set(GYRO_ERR_NAN, "train: tensor %s became non-finite (parameter %zu) at "
+                                    "epoch %d step %d%s; lower the learning rate", bad->name, at,
+                                    epoch + 1, s + 1, gw);
+                goto done;
+            }
             R.steps++;
             loss_sum += l * b;
             seen += b;
@@ -691,7 +709,7 @@ done:
     free(best);
     free(load);
     free(load_line);
-    if (st) {
+    if (st && st != GYRO_ERR_INTERRUPTED) {
         gyro_classifier_free(m);
         m = NULL;
     }

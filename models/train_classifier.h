@@ -107,7 +107,10 @@ typedef struct gyro_train_result {
  * out; an empty dev set with dev_fraction 0 disables early stopping). On success *out owns the
  * model (best dev epoch). Errors: GYRO_ERR_USAGE (bad options, table dimension differs),
  * GYRO_ERR_DATA (no usable example, a bad label with its record number), GYRO_ERR_NAN,
- * GYRO_ERR_IO (checkpoint), GYRO_ERR_INTERRUPTED (opt->stop), GYRO_ERR_NOMEM. */
+ * GYRO_ERR_IO (checkpoint), GYRO_ERR_INTERRUPTED (opt->stop), GYRO_ERR_NOMEM. On
+ * GYRO_ERR_INTERRUPTED *out also owns a model, the best so far (the best dev epoch's, or the
+ * current parameters before any dev evaluation), for the caller to save; on every other error
+ * *out is NULL. */
 gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_example_set *train,
                                   const gyro_example_set *dev, gyro_classifier **out,
                                   gyro_train_result *res);

@@ -340,6 +340,20 @@ size_t gyro_tf_param_count(const gyro_tf_config *cfg)
     return e[n - 1].t.offset + e[n - 1].t.size;
 }
 
+const gyro_tf_tensor *gyro_tf_first_nonfinite(const gyro_tf_model *m, const float *block, size_t *index)
+{
+    for (int t = 0; t < m->n_tensors; t++) {
+        const gyro_tf_tensor *T = &m->tensors[t];
+        const float *x = block + T->offset;
+        for (size_t i = 0; i < T->size; i++)
+            if (!isfinite(x[i])) {
+                if (index) *index = i;
+                return T;
+            }
+    }
+    return NULL;
+}
+
 /* ---- expert load ---------------------------------------------------------------------------- */
 
 char *gyro_tf_expert_load_format(char *buf, size_t cap, const long *counts,

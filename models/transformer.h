@@ -280,6 +280,12 @@ void gyro_tf_free_f64(gyro_tf_model_f64 *m);
 void gyro_tf_carve(const gyro_tf_config *cfg, float *block, gyro_tf_params *out);
 void gyro_tf_carve_f64(const gyro_tf_config *cfg, double *block, gyro_tf_params_f64 *out);
 
+/* The first tensor of m's table (in table order) with a NaN or infinite value in `block`, a
+ * block of gyro_tf_param_count values laid out like m->params_memory (the parameters, their
+ * gradients, an optimizer state); NULL when every value is finite. *index (if not NULL) gets
+ * the value's position within the tensor. The tensor belongs to m. */
+const gyro_tf_tensor *gyro_tf_first_nonfinite(const gyro_tf_model *m, const float *block, size_t *index);
+
 /* ---- activations, forward, backward ------------------------------------------------------- */
 
 typedef struct gyro_tf_acts gyro_tf_acts;          /* opaque: activation (+ gradient) block */

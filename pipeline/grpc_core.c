@@ -1100,3 +1100,47 @@ gyro_status gyro_rpc_stream_finish(gyro_rpc_stream *st, int *code, char **detail
     free(st);
     return rc;
 }
+
+/* ---- a handler without a server ------------------------------------------------------------- */
+
+int gyro_rpc_call_local(const gyro_rpc_method *m, void *ctx, const uint8_t *request, size_t len,
+                        int max_rounds, char *details, size_t details_size, int *n_responses)
+{
+    gyro_rpc_reply reply;
+    memset(&reply, 0, sizeof reply);
+    int code, sent = 0;
+    ProtobufCMessage *req = protobuf_c_message_unpack(m->request_type, NULL, len, request);
+    char why[256];
+    if (!req) {
+        code = gyro_rpc_reply_error(&reply, GYRO_RPC_INVALID_ARGUMENT, "request is not a valid %s message",
+                                    m->request_type->name);
+    } else if (!gyro_rpc_message_utf8_ok(req, why, sizeof why)) {
+        code = gyro_rpc_reply_error(&reply, GYRO_RPC_INVALID_ARGUMENT, "%s", why);
+    } else {
+        for (int round = 1;; round++) {
+            code = m->handler(ctx, 0, req, &reply);
+            if (code == GYRO_RPC_CONTINUE && (m->kind != GYRO_RPC_SERVER_STREAMING || reply.n == 0))
+                code = gyro_rpc_reply_error(&reply, GYRO_RPC_INTERNAL, "handler of %s continued without "
+                                            "responses", m->path);
+            else if (code != GYRO_RPC_CONTINUE && (code < 0 || code >= GYRO_RPC_CODE_COUNT))
+                code = GYRO_RPC_UNKNOWN;
+            if (code == GYRO_RPC_OK && m->kind != GYRO_RPC_SERVER_STREAMING && reply.n != 1)
+                code = gyro_rpc_reply_error(&reply, GYRO_RPC_INTERNAL, "handler of %s produced %d responses",
+                                            m->path, reply.n);
+            sent += reply.n;
+            for (int i = 0; i < reply.n; i++) grpc_byte_buffer_destroy(reply.msgs[i]);
+            reply.n = 0;
+            if (code != GYRO_RPC_CONTINUE) break;
+            if (round >= max_rounds) {
+                code = gyro_rpc_reply_error(&reply, GYRO_RPC_CANCELLED, "stopped after %d batches", round);
+                break;
+            }
+        }
+    }
+    if (reply.state && reply.state_free) reply.state_free(reply.state);
+    free(reply.msgs);
+    if (req) protobuf_c_message_free_unpacked(req, NULL);
+    if (details && details_size) snprintf(details, details_size, "%s", code ? reply.details : "");
+    if (n_responses) *n_responses = sent;
+    return code;
+}

@@ -204,4 +204,17 @@ gyro_status gyro_rpc_stream_recv(gyro_rpc_stream *st, const ProtobufCMessageDesc
  * NULL) gets a malloc'd copy of the status message. */
 gyro_status gyro_rpc_stream_finish(gyro_rpc_stream *st, int *code, char **details);
 
+/* ---- a handler without a server -------------------------------------------------------------- */
+
+/* Handle one request as the server would, in the calling thread (as handler thread 0), with no
+ * network: unpack the `len` bytes at `request` as m->request_type, check its strings as UTF-8,
+ * run m->handler with `ctx` (a server-streaming handler at most `max_rounds` times while it
+ * continues; stopping it early then gives GYRO_RPC_CANCELLED), apply the server's checks on the
+ * handler's result (a unary or bidi OK with other than one response is INTERNAL, an unknown code
+ * is UNKNOWN), and free everything. Returns the gRPC status code; the status details go to
+ * `details` (may be NULL) and the number of responses produced to *n_responses (may be NULL).
+ * For tests and fuzzing of the request decoding and the service's validation. */
+int gyro_rpc_call_local(const gyro_rpc_method *m, void *ctx, const uint8_t *request, size_t len,
+                        int max_rounds, char *details, size_t details_size, int *n_responses);
+
 #endif

@@ -220,6 +220,11 @@ gyro_status gyro_zip_extract(const gyro_zip *z, size_t i, char **data, size_t *l
     if (en->method == 0 && en->csize != en->usize)
         return gyro_error_set(GYRO_ERR_FORMAT, "%s: %s: stored member with differing sizes",
                               z->name, en->name);
+    /* deflate expands at most ~1032:1, so a larger claim is a lie: refused before the
+     * uncompressed size is allocated (a few bytes used to make it allocate up to 1 GiB) */
+    if (en->method == 8 && (uint64_t)en->usize > (uint64_t)en->csize * 1033u + 64u)
+        return gyro_error_set(GYRO_ERR_FORMAT, "%s: %s: %u compressed bytes cannot inflate to the %u "
+                              "bytes recorded", z->name, en->name, en->csize, en->usize);
     char *buf = malloc((size_t)en->usize + 1);
     if (!buf) return gyro_error_set(GYRO_ERR_NOMEM, "%s: %s: out of memory", z->name, en->name);
     if (en->method == 0) {

@@ -243,8 +243,111 @@ START_TEST(test_checkpoint_round_trip_and_damage)
     gyro_c2v_model_free(&r);
     ck_assert_int_eq(gyro_c2v_checkpoint_load("/nonexistent/ckpt", &r), GYRO_ERR_IO);
     gyro_c2v_model_free(&r);
+    /* a version-1 checkpoint (u64 FNV-1a instead of the CRC-32) still loads */
+    {
+        ck_assert_int_eq(gyro_c2v_checkpoint_save(&m, ck), GYRO_OK);
+        f = fopen(ck, "rb");
+        unsigned char *v1 = malloc((size_t)len + 8);
+        ck_assert_uint_eq(fread(v1, 1, (size_t)len, f), (size_t)len);
+        fclose(f);
+        uint32_t one = 1;
+        memcpy(v1 + 8, &one, 4);
+        uint64_t h = 1469598103934665603ULL;
+        for (long i = 0; i < len - 4; i++) { h ^= v1[i]; h *= 1099511628211ULL; }
+        memcpy(v1 + len - 4, &h, 8);
+        f = fopen(ck, "wb");
+        fwrite(v1, 1, (size_t)len + 4, f);
+        fclose(f);
+        free(v1);
+        ck_assert_int_eq(gyro_c2v_checkpoint_load(ck, &r), GYRO_OK);
+        ck_assert_int_eq(memcmp(r.in, m.in, (size_t)m.row * sizeof(float)), 0);
+        gyro_c2v_model_free(&r);
+    }
+    /* the encoded corpus: one flipped id bit is refused; a version-1 file (no checksum) opens */
+    {
+        gyro_corpus k;
+        f = fopen(ids, "rb");
+        fseek(f, 0, SEEK_END);
+        long il = ftell(f);
+        rewind(f);
+        unsigned char *ib = malloc((size_t)il);
+        ck_assert_uint_eq(fread(ib, 1, (size_t)il, f), (size_t)il);
+        fclose(f);
+        ib[64 + 4 * 10] ^= 1;
+        f = fopen(ids, "wb");
+        fwrite(ib, 1, (size_t)il, f);
+        fclose(f);
+        ck_assert_int_eq(gyro_corpus_open(ids, &k), GYRO_ERR_FORMAT);
+        ck_assert_ptr_nonnull(strstr(gyro_error_message(), "checksum"));
+        ib[64 + 4 * 10] ^= 1;
+        ib[8] = 1;
+        memset(ib + 48, 0, 4);
+        f = fopen(ids, "wb");
+        fwrite(ib, 1, (size_t)il, f);
+        fclose(f);
+        ck_assert_int_eq(gyro_corpus_open(ids, &k), GYRO_OK);
+        gyro_corpus_close(&k);
+        free(ib);
+    }
+    /* a non-finite vector: nothing written, the old checkpoint kept byte for byte */
+    ck_assert_int_eq(gyro_c2v_checkpoint_save(&m, ck), GYRO_OK);
+    f = fopen(ck, "rb");
+    unsigned char *before = malloc((size_t)len), *after = malloc((size_t)len + 1);
+    ck_assert_uint_eq(fread(before, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    float keep = m.out[(size_t)3 * m.row + 1];
+    m.out[(size_t)3 * m.row + 1] = NAN;
+    ck_assert_int_eq(gyro_c2v_checkpoint_save(&m, ck), GYRO_ERR_NAN);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), m.vocab.tokens[3]));
+    m.out[(size_t)3 * m.row + 1] = keep;
+    f = fopen(ck, "rb");
+    ck_assert_uint_eq(fread(after, 1, (size_t)len + 1, f), (size_t)len);
+    fclose(f);
+    ck_assert_int_eq(memcmp(before, after, (size_t)len), 0);
+    free(before);
+    free(after);
     gyro_corpus_close(&c);
     gyro_c2v_model_free(&m);
+}
+END_TEST
+
+/* The resume rules: lr, max_step and sample follow the user; everything else given with another
+ * value is refused, naming both values; the checkpoint's own values are accepted. */
+START_TEST(test_resume_options)
+{
+    gyro_c2v_options ck, user, out;
+    gyro_c2v_options_init(&ck);
+    ck.dim = 50;
+    ck.lr = 0.05;
+    ck.seed = 7;
+    user = ck;
+    user.lr = 0.01;
+    user.max_step = 0.5;
+    user.sample = 0;
+    user.dim = 50;   /* given, same value: fine */
+    ck_assert_int_eq(gyro_c2v_resume_options(&ck, &user, GYRO_C2V_SET_LR | GYRO_C2V_SET_MAX_STEP |
+                                             GYRO_C2V_SET_SAMPLE | GYRO_C2V_SET_DIM, &out), GYRO_OK);
+    ck_assert(out.lr == 0.01 && out.max_step == 0.5 && out.sample == 0 && out.dim == 50 && out.seed == 7);
+    /* not given: the checkpoint's values, whatever `user` holds */
+    user.dim = 9;
+    user.seed = 3;
+    ck_assert_int_eq(gyro_c2v_resume_options(&ck, &user, 0, &out), GYRO_OK);
+    ck_assert(out.lr == 0.05 && out.dim == 50 && out.seed == 7);
+    /* refused, every conflict named with both values */
+    user.theta = 2;
+    user.epochs = 9;
+    ck_assert_int_eq(gyro_c2v_resume_options(&ck, &user, GYRO_C2V_SET_DIM | GYRO_C2V_SET_SEED |
+                                             GYRO_C2V_SET_THETA | GYRO_C2V_SET_EPOCHS | GYRO_C2V_SET_LR,
+                                             &out), GYRO_ERR_USAGE);
+    const char *m = gyro_error_message();
+    ck_assert_msg(strstr(m, "--dim 9 (the checkpoint has 50)") && strstr(m, "--seed 3 (the checkpoint has 7)") &&
+                  strstr(m, "--theta 2 (the checkpoint has 3)") && strstr(m, "--epochs 9 (the checkpoint has 5)"),
+                  "%s", m);
+    ck_assert(out.lr == 0.05 && out.dim == 50);
+    /* an honoured value that is out of range is refused too */
+    user = ck;
+    user.sample = -1;
+    ck_assert_int_eq(gyro_c2v_resume_options(&ck, &user, GYRO_C2V_SET_SAMPLE, &out), GYRO_ERR_USAGE);
 }
 END_TEST
 
@@ -275,6 +378,7 @@ static Suite *suite(void)
     TCase *k = tcase_create("kernels");
     tcase_add_test(k, test_sigmoid_table);
     tcase_add_test(k, test_bad_inputs);
+    tcase_add_test(k, test_resume_options);
     suite_add_tcase(s, k);
     TCase *t = tcase_create("training");
     tcase_add_checked_fixture(t, setup, teardown);

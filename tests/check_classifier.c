@@ -4,6 +4,7 @@
  * geometries (learns it, reproducible from the seed, early stopping, frozen table rows). */
 #include <check.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,19 @@ static long file_size(const char *p)
     long n = ftell(f);
     fclose(f);
     return n;
+}
+
+/* The process's peak virtual size in KiB (VmPeak of /proc/self/status): a loader that
+ * allocates what a forged header claims raises it by that much even if it never touches it. */
+static long vm_peak_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmPeak: %ld kB", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb;
 }
 
 static unsigned char *slurp(const char *p, long *n)
@@ -190,6 +204,38 @@ START_TEST(test_corrupt_files)
     spit(bad, b, n);
     ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_FORMAT);
     free(b);
+    /* a 9 KB file whose header claims a 4 GiB payload: refused before anything that size is
+     * allocated (the loader used to malloc the claim, then find the file short) */
+    {
+        unsigned char forged[9 * 1024];
+        memset(forged, 0x41, sizeof forged);
+        memcpy(forged, "GYROCLF\0\1\0\0\0\0\0\0\0", 16);
+        uint64_t claim = ((uint64_t)4 << 30) - 64;
+        memcpy(forged + 16, &claim, 8);   /* little-endian machine */
+        spit(bad, forged, sizeof forged);
+        long before = vm_peak_kb();
+        ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_FORMAT);
+        ck_assert_ptr_null(r);
+        ck_assert_msg(vm_peak_kb() - before < 256 * 1024, "VmPeak grew by %ld KiB loading a 9 KB file",
+                      vm_peak_kb() - before);
+        ck_assert_ptr_nonnull(strstr(gyro_error_message(), "the file has 9216"));
+    }
+    /* a model with a non-finite parameter is never written: the old file stays byte for byte */
+    {
+        long n0, n1;
+        unsigned char *before = slurp(path, &n0);
+        gyro_tf_model *tf = gyro_classifier_tf(m);
+        float keep = tf->params_memory[tf->n_params - 1];
+        tf->params_memory[tf->n_params - 1] = NAN;
+        ck_assert_int_eq(gyro_classifier_save(m, path), GYRO_ERR_NAN);
+        ck_assert_ptr_nonnull(strstr(gyro_error_message(), tf->tensors[tf->n_tensors - 1].name));
+        unsigned char *after = slurp(path, &n1);
+        ck_assert_int_eq(n0, n1);
+        ck_assert_int_eq(memcmp(before, after, (size_t)n0), 0);
+        free(before);
+        free(after);
+        tf->params_memory[tf->n_params - 1] = keep;
+    }
     snprintf(bad, sizeof bad, "%s/none.clf", tmpdir);
     ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_IO);
     ck_assert_int_eq(gyro_classifier_load(NULL, &r), GYRO_ERR_USAGE);

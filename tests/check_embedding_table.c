@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "embeddings/convert.h"
@@ -112,6 +113,17 @@ START_TEST(test_truncated_and_foreign_files)
     fputs("水 0.1 0.2\n", f);
     fclose(f);
     ck_assert_int_eq(gyro_table_file_load(p, &u), GYRO_ERR_FORMAT);
+    /* the message names the file once and says what it is not, once */
+    {
+        const char *m = gyro_error_message(), *what = "not a gyro embedding table";
+        ck_assert_msg(strstr(m, p) == m && !strstr(m + 1, p), "the path not once in: %s", m);
+        const char *first = strstr(m, what);
+        ck_assert_msg(first && !strstr(first + 1, what), "repeated or missing: %s", m);
+        ck_assert_msg(strncmp(m, "0:", 2) != 0 && !strstr(m, ": 0:"), "garbled: %s", m);
+    }
+    ck_assert_int_eq(truncate(p, 3), 0);
+    ck_assert_int_eq(gyro_table_file_load(p, &u), GYRO_ERR_FORMAT);
+    ck_assert_msg(strstr(gyro_error_message(), p) != NULL, "no path in: %s", gyro_error_message());
     gyro_stream_writer *w;
     ck_assert_int_eq(gyro_stream_writer_open_path(p, &gyro__v1__document__descriptor, "test", &w), GYRO_OK);
     Gyro__V1__Document doc;
@@ -126,12 +138,50 @@ START_TEST(test_truncated_and_foreign_files)
 }
 END_TEST
 
+/* A flipped bit in a coordinate keeps the stream well formed and the value finite: only the
+ * record checksum can tell (it used to load silently). */
+START_TEST(test_bit_flip_refused)
+{
+    gyro_embedding_table *t = random_table(300, 6, 4), *u = NULL;
+    char p[128];
+    path(p, "t.hyp");
+    ck_assert_int_eq(gyro_table_file_save(t, p), GYRO_OK);
+    FILE *f = fopen(p, "rb");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    unsigned char *b = malloc((size_t)n);
+    ck_assert_int_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    unsigned char want[4];
+    memcpy(want, &t->vectors[150 * t->stride + 3], 4);
+    long at = -1;
+    for (long i = 0; i + 4 <= n && at < 0; i++)
+        if (memcmp(b + i, want, 4) == 0) at = i;
+    ck_assert_int_ge(at, 0);
+    b[at] ^= 1;   /* the lowest mantissa bit (little-endian) */
+    f = fopen(p, "wb");
+    fwrite(b, 1, (size_t)n, f);
+    fclose(f);
+    ck_assert_int_eq(gyro_table_file_load(p, &u), GYRO_ERR_FORMAT);
+    ck_assert_msg(strstr(gyro_error_message(), "checksum mismatch"), "%s", gyro_error_message());
+    b[at] ^= 1;
+    f = fopen(p, "wb");
+    fwrite(b, 1, (size_t)n, f);
+    fclose(f);
+    ck_assert_int_eq(gyro_table_file_load(p, &u), GYRO_OK);
+    gyro_embedding_table_free(u);
+    gyro_embedding_table_free(t);
+    free(b);
+}
+END_TEST
+
 /* Hand-made records: a vector of the wrong length, a NaN, a duplicate token, mixed dims. */
 static gyro_status load_records(const char *p, int dim2, int n_vec, float bad, const char *tok2)
 {
     gyro_stream_writer *w;
     ck_assert_int_eq(gyro_stream_writer_open_path(p, &gyro__v1__embedding_table__descriptor, "t", &w), GYRO_OK);
-    float v[4] = {1, 0, 0, bad};
+    float v[4] = {0.5f, 0, 0, bad};   /* Poincaré rows, inside the unit ball */
     Gyro__V1__EmbeddingEntry e1, e2, *pe1[] = {&e1}, *pe2[] = {&e2};
     gyro__v1__embedding_entry__init(&e1);
     gyro__v1__embedding_entry__init(&e2);
@@ -160,6 +210,46 @@ static gyro_status load_records(const char *p, int dim2, int n_vec, float bad, c
     return s;
 }
 
+/* Writers refuse a non-finite row and keep the old file; a Poincaré row on or outside the
+ * boundary is refused when loaded, naming the row. */
+START_TEST(test_nonfinite_and_outside_ball)
+{
+    gyro_embedding_table *t = random_table(20, 4, 3), *u = NULL;
+    char p[128], v[128];
+    path(p, "t.hyp");
+    path(v, "t.vec");
+    ck_assert_int_eq(gyro_table_file_save(t, p), GYRO_OK);
+    ck_assert_int_eq(gyro_embedding_export_vec(t, v), GYRO_OK);
+    struct stat a0, v0, a1, v1;
+    ck_assert_int_eq(stat(p, &a0), 0);
+    ck_assert_int_eq(stat(v, &v0), 0);
+    t->vectors[7 * t->stride + 2] = INFINITY;
+    ck_assert_int_eq(gyro_table_file_save(t, p), GYRO_ERR_NAN);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "row 7"));
+    ck_assert_int_eq(gyro_embedding_export_vec(t, v), GYRO_ERR_NAN);
+    ck_assert_int_eq(stat(p, &a1), 0);
+    ck_assert_int_eq(stat(v, &v1), 0);
+    ck_assert(a0.st_ino == a1.st_ino && a0.st_size == a1.st_size);   /* not replaced */
+    ck_assert(v0.st_ino == v1.st_ino && v0.st_size == v1.st_size);
+    gyro_embedding_table_free(t);
+
+    /* Poincaré rows: 0.5 inside, then exactly on and beyond the unit sphere */
+    float rows[3][3] = {{0.5f, 0, 0}, {0.6f, 0.8f, 0}, {3, 0, 0}};
+    for (int bad = 1; bad <= 2; bad++) {
+        ck_assert_int_eq(gyro_embedding_table_new(GYRO__V1__EMBEDDING_MODEL__POINCARE, 1.0, 3, 2, &t), GYRO_OK);
+        memcpy(t->vectors, rows[0], sizeof rows[0]);
+        memcpy(t->vectors + t->stride, rows[bad], sizeof rows[bad]);
+        ck_assert_int_eq(gyro_embedding_table_set_token(t, 0, "内", 1), GYRO_OK);
+        ck_assert_int_eq(gyro_embedding_table_set_token(t, 1, "外", 1), GYRO_OK);
+        ck_assert_int_eq(gyro_table_file_save(t, p), GYRO_OK);
+        gyro_embedding_table_free(t);
+        ck_assert_int_eq(gyro_table_file_load(p, &u), GYRO_ERR_FORMAT);
+        ck_assert_msg(strstr(gyro_error_message(), "row 1 ('外') is outside the Poincaré ball"), "%s",
+                      gyro_error_message());
+    }
+}
+END_TEST
+
 START_TEST(test_inconsistent_records)
 {
     char p[128];
@@ -170,6 +260,12 @@ START_TEST(test_inconsistent_records)
     ck_assert_ptr_nonnull(strstr(gyro_error_message(), "coordinates"));
     ck_assert_int_eq(load_records(p, 3, 3, NAN, "二"), GYRO_ERR_FORMAT);   /* NaN */
     ck_assert_int_eq(load_records(p, 3, 3, 0.5f, "一"), GYRO_ERR_FORMAT);  /* duplicate */
+    {   /* "FILE: record N: <the table's reason>" once, not the reason formatted over itself */
+        const char *m = gyro_error_message();
+        ck_assert_msg(strncmp(m, p, strlen(p)) == 0 && strstr(m, "record 2: "), "garbled: %s", m);
+        const char *why = strstr(m, "record 2: ") + strlen("record 2: ");
+        ck_assert_msg(strncmp(why, p, strlen(p)) != 0 && !strstr(why, "record 2"), "repeated: %s", m);
+    }
     ck_assert_int_eq(load_records(p, 3, 3, 0.5f, ""), GYRO_ERR_FORMAT);    /* empty token */
 }
 END_TEST
@@ -361,6 +457,8 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_round_trip_chunks);
     tcase_add_test(tc, test_truncated_and_foreign_files);
+    tcase_add_test(tc, test_nonfinite_and_outside_ball);
+    tcase_add_test(tc, test_bit_flip_refused);
     tcase_add_test(tc, test_inconsistent_records);
     tcase_add_test(tc, test_convert_round_trip_preserves_distances);
     tcase_add_test(tc, test_exports);

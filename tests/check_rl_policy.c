@@ -4,6 +4,7 @@
  * checkpoint file (round trip, corrupt, truncated, newer version, foreign file). */
 #include <check.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,19 @@ START_TEST(test_object_matches_f64)
 }
 END_TEST
 
+/* The process's peak virtual size in KiB (VmPeak of /proc/self/status): a loader that
+ * allocates what a forged header claims raises it by that much even if it never touches it. */
+static long vm_peak_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmPeak: %ld kB", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb;
+}
+
 START_TEST(test_checkpoint)
 {
     char dir[] = "/tmp/gyro-policy-XXXXXX";
@@ -180,6 +194,72 @@ START_TEST(test_checkpoint)
                       gyro_error_message());
         ck_assert_ptr_null(q);
         ck_assert_ptr_nonnull(strstr(gyro_error_message(), cases[i].what));
+    }
+    /* a header describing a network of billions of parameters over a few KB of file: refused
+     * before they are allocated (the loader used to allocate them, then find the file short) */
+    {
+        gyro_rl_policy_config big = cfg;
+        big.moe.d_ffn = 65536;
+        big.moe.n_shared = 64;
+        big.moe.d_model = big.d_model;
+        ck_assert_int_eq(gyro_rl_policy_config_check(&big), GYRO_OK);
+        gyro_rl_policy_layout L;
+        gyro_rl_policy_layout_init(&L, &big, 1);
+        ck_assert_uint_gt(L.n_params, (size_t)1 << 28);
+        int32_t v = big.moe.d_ffn;
+        memcpy(buf + 72, &v, 4);              /* header: d_ffn at 16 + 56, n_shared at 16 + 60 */
+        v = big.moe.n_shared;
+        memcpy(buf + 76, &v, 4);
+        uint64_t np = L.n_params;
+        memcpy(buf + 120, &np, 8);
+        f = fopen(bad, "wb");
+        fwrite(buf, 1, n, f);
+        fclose(f);
+        long before = vm_peak_kb();
+        ck_assert_int_eq(gyro_rl_policy_load(bad, 4, &q), GYRO_ERR_FORMAT);
+        ck_assert_ptr_null(q);
+        ck_assert_msg(vm_peak_kb() - before < 256 * 1024, "VmPeak grew by %ld KiB loading a %ld-byte file",
+                      vm_peak_kb() - before, n);
+        ck_assert_ptr_nonnull(strstr(gyro_error_message(), "the file has"));
+    }
+    /* a version-1 file (u64 FNV-1a instead of the CRC-32) still loads */
+    {
+        f = fopen(path, "rb");
+        ck_assert_int_eq(fread(buf, 1, n, f), n);
+        fclose(f);
+        unsigned char *v1 = malloc(n + 4);
+        memcpy(v1, buf, n - 4);
+        uint32_t one = 1;
+        memcpy(v1 + 8, &one, 4);
+        uint64_t h = 0xcbf29ce484222325ULL;
+        for (long i = 0; i < n - 4; i++) { h ^= v1[i]; h *= 0x100000001b3ULL; }
+        memcpy(v1 + n - 4, &h, 8);
+        f = fopen(bad, "wb");
+        fwrite(v1, 1, n + 4, f);
+        fclose(f);
+        free(v1);
+        ck_assert_int_eq(gyro_rl_policy_load(bad, 4, &q), GYRO_OK);
+        ck_assert_mem_eq(q->params, p->params, sizeof(float) * p->lay.n_params);
+        gyro_rl_policy_free(q);
+    }
+    /* a non-finite parameter: nothing written, the old file kept */
+    {
+        ck_assert_int_eq(gyro_rl_policy_save(p, path), GYRO_OK);
+        f = fopen(path, "rb");
+        ck_assert_int_eq(fread(buf, 1, n, f), n);
+        fclose(f);
+        float keep = p->params[p->lay.moe_p];
+        p->params[p->lay.moe_p] = INFINITY;
+        ck_assert_int_eq(gyro_rl_policy_save(p, path), GYRO_ERR_NAN);
+        ck_assert_ptr_nonnull(strstr(gyro_error_message(), "MoE block"));
+        p->params[p->lay.moe_p] = keep;
+        f = fopen(path, "rb");
+        unsigned char *again = malloc(n);
+        ck_assert_int_eq(fread(again, 1, n, f), n);
+        ck_assert_int_eq(fgetc(f), EOF);
+        fclose(f);
+        ck_assert_int_eq(memcmp(again, buf, n), 0);
+        free(again);
     }
     ck_assert_int_eq(gyro_rl_policy_load("/nonexistent/x", 4, &q), GYRO_ERR_IO);
     free(buf);

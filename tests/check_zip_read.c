@@ -221,6 +221,40 @@ START_TEST(test_unsupported)
 }
 END_TEST
 
+static long vm_peak_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmPeak: %ld kB", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb;
+}
+
+/* A deflated member recording 1 GiB uncompressed over a few compressed bytes (found by
+ * fuzz_zip): refused before that much is allocated. */
+START_TEST(test_size_claim_refused)
+{
+    unsigned char buf[4096];
+    size_t n = build_zip(buf, two, 2);
+    size_t cd = n - 22, h = 0, lh = 0;
+    for (size_t i = 0; i + 4 <= cd; i++) {
+        if (buf[i] == 'P' && buf[i + 1] == 'K' && buf[i + 2] == 1 && buf[i + 3] == 2) h = i;
+        if (buf[i] == 'P' && buf[i + 1] == 'K' && buf[i + 2] == 3 && buf[i + 3] == 4) lh = i;
+    }
+    ck_assert_uint_gt(h, 0);
+    unsigned char *p = buf + h + 24;   /* the deflated member's uncompressed size */
+    put32(&p, (1ul << 30) - 1);
+    p = buf + lh + 22;
+    put32(&p, (1ul << 30) - 1);
+    long before = vm_peak_kb();
+    ck_assert_int_eq(try_all(buf, n), GYRO_ERR_FORMAT);
+    ck_assert_msg(strstr(gyro_error_message(), "cannot inflate"), "%s", gyro_error_message());
+    ck_assert_msg(vm_peak_kb() - before < 256 * 1024, "VmPeak grew by %ld KiB", vm_peak_kb() - before);
+}
+END_TEST
+
 static Suite *zip_suite(void)
 {
     Suite *s = suite_create("zip_read");
@@ -229,6 +263,7 @@ static Suite *zip_suite(void)
     tcase_add_test(tc, test_file_and_shared_archive);
     tcase_add_test(tc, test_corrupt);
     tcase_add_test(tc, test_unsupported);
+    tcase_add_test(tc, test_size_claim_refused);
     suite_add_tcase(s, tc);
     return s;
 }

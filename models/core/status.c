@@ -46,10 +46,14 @@ int gyro_status_exit_code(gyro_status s)
 
 gyro_status gyro_error_set(gyro_status s, const char *fmt, ...)
 {
+    /* Formatted aside first: an argument may be gyro_error_message() itself (the buffer being
+     * written), which vsnprintf straight into error_buf would read while overwriting it. */
+    char msg[GYRO_ERROR_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(error_buf, sizeof error_buf, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(error_buf, msg, sizeof error_buf);
     return s;
 }
 

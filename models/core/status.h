@@ -34,7 +34,8 @@ const char *gyro_status_name(gyro_status s);
 int gyro_status_exit_code(gyro_status s);
 
 /* Record a formatted message for the calling thread and return `s` unchanged. The message is
- * truncated to 1 KiB. */
+ * truncated to 1 KiB. An argument may be gyro_error_message() itself, but to add context to the
+ * current message use gyro_error_prefix(). */
 gyro_status gyro_error_set(gyro_status s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -173,7 +173,7 @@ gyro_status gyro_composite_policy_load(const char *path, gyro_composite_policy *
     if (s != GYRO_OK) return s;
     s = gyro_composite_policy_wrap(clf, out);
     if (s != GYRO_OK)
-        return gyro_error_set(s, "%s: %s", path, gyro_error_message());
+        return gyro_error_prefix(s, "%s", path);
     return GYRO_OK;
 }
 

@@ -168,7 +168,14 @@ gyro_status gyro_composite_supervise(const gyro_train_options *opt, const gyro_e
     if (!s && dev) s = gyro_composite_teacher_forced(dev, (const char *const *)atoms, n, &tf_dev, NULL);
     gyro_classifier *clf = NULL;
     if (!s) s = gyro_train_classifier(opt, &tf_train, dev ? &tf_dev : NULL, &clf, res);
-    if (!s) s = gyro_composite_policy_wrap(clf, out);
+    if (s == GYRO_ERR_INTERRUPTED && clf) {   /* the best model so far comes back too */
+        char why[1024];
+        snprintf(why, sizeof why, "%s", gyro_error_message());
+        s = gyro_composite_policy_wrap(clf, out);
+        if (!s) s = gyro_error_set(GYRO_ERR_INTERRUPTED, "supervised start: %s", why);
+    } else if (!s) {
+        s = gyro_composite_policy_wrap(clf, out);
+    }
     gyro_example_set_free(&tf_train);
     gyro_example_set_free(&tf_dev);
     for (int i = 0; i < n; i++) free(atoms[i]);

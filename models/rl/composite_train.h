@@ -61,7 +61,9 @@ void gyro_composite_supervise_options_init(gyro_train_options *o, gyro_tf_geomet
 
 /* Supervised start: collect the atoms of `train`, build the teacher-forced states of train and
  * dev (dev may be NULL) and train a classifier on them with `opt`. *out owns the policy.
- * Errors: those of gyro_composite_teacher_forced and gyro_train_classifier. */
+ * Errors: those of gyro_composite_teacher_forced and gyro_train_classifier. On
+ * GYRO_ERR_INTERRUPTED (opt->stop) *out also owns a policy, the best so far, for the caller to
+ * save; on every other error *out is NULL. */
 gyro_status gyro_composite_supervise(const gyro_train_options *opt, const gyro_example_set *train,
                                      const gyro_example_set *dev, gyro_composite_policy **out,
                                      gyro_train_result *res);

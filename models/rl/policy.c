@@ -1,12 +1,13 @@
 /* policy.c — configuration, layout, the float32/float64 instantiations of the policy network
  * (policy_impl.h), the float32 policy object, and its checkpoint file (see policy.h).
  *
- * Checkpoint format (little-endian, as written by this machine's fwrite; version 1):
+ * Checkpoint format (little-endian, as written by this machine's fwrite; version 2):
  *   "GYRORLP1"  u32 version  u32 header_bytes
  *   header: i32 hyperbolic, f64 curvature, i32 obs_dim, n_actions, d_model,
  *           i32 mla {n_heads, d_head, d_rope, d_kv_latent, d_q_latent, causal}, f64 rope_base,
  *           i32 moe {d_ffn, n_shared, n_routed, top_k}, char env[32]
- *   u64 n_params, then n_params float32, then u64 FNV-1a over everything before it.
+ *   u64 n_params, then n_params float32, then u32 CRC-32 (zlib's, models/core/crc32.h) of
+ *   everything before it. Version 1 ended with a u64 FNV-1a instead; it is still read.
  */
 #include "models/rl/policy.h"
 
@@ -15,8 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "models/core/atomic_file.h"
+#include "models/core/crc32.h"
 #include "models/hyp/poincare.h"
 
 gyro_rl_policy_config gyro_rl_policy_config_default(int hyperbolic, int obs_dim, int n_actions)
@@ -116,6 +119,13 @@ void gyro_rl_policy_layout_init(gyro_rl_policy_layout *L, const gyro_rl_policy_c
 #undef S
 #undef P
 
+const char *gyro_rl_policy_param_block(const gyro_rl_policy_layout *L, size_t i)
+{
+    return i < L->b_emb ? "input embedding weights" : i < L->mla_p ? "input embedding biases"
+         : i < L->moe_p ? "attention (MLA) block" : i < L->w_head ? "MoE block"
+         : i < L->b_head ? "head weights" : "head biases";
+}
+
 /* ---- the policy object ------------------------------------------------------------------- */
 
 static gyro_status policy_alloc(const gyro_rl_policy_config *cfg, int max_batch,
@@ -199,7 +209,7 @@ int gyro_rl_policy_argmax(const gyro_rl_policy *p, int b)
 /* ---- checkpoint file ---------------------------------------------------------------------- */
 
 #define POLICY_MAGIC "GYRORLP1"
-#define POLICY_VERSION 1u
+#define POLICY_VERSION 2u
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
 {
@@ -253,6 +263,10 @@ static void header_unpack(policy_header *h, const unsigned char *buf)
 
 gyro_status gyro_rl_policy_save(const gyro_rl_policy *p, const char *path)
 {
+    for (size_t i = 0; i < p->lay.n_params; i++)   /* a diverged policy never replaces a good file */
+        if (!isfinite(p->params[i]))
+            return gyro_error_set(GYRO_ERR_NAN, "%s: not written: parameter %zu (%s) is not finite "
+                                  "(the file is left as it was)", path, i, gyro_rl_policy_param_block(&p->lay, i));
     policy_header h;
     memset(&h, 0, sizeof h);
     const gyro_rl_policy_config *c = &p->cfg;
@@ -270,10 +284,9 @@ gyro_status gyro_rl_policy_save(const gyro_rl_policy *p, const char *path)
     memcpy(head + 12, &hb, 4);
     header_pack(head + 16, &h);
     uint64_t n = p->lay.n_params;
-    uint64_t sum = 0xcbf29ce484222325ULL;
-    sum = fnv1a(sum, head, sizeof head);
-    sum = fnv1a(sum, &n, sizeof n);
-    sum = fnv1a(sum, p->params, sizeof(float) * n);
+    uint32_t sum = gyro_crc32(0, head, sizeof head);
+    sum = gyro_crc32(sum, &n, sizeof n);
+    sum = gyro_crc32(sum, p->params, sizeof(float) * n);
 
     gyro_atomic_file f;
     gyro_status s = gyro_atomic_open(&f, path);
@@ -294,7 +307,7 @@ gyro_status gyro_rl_policy_load(const char *path, int max_batch, gyro_rl_policy 
     unsigned char head[8 + 4 + 4 + HEADER_BYTES];
     gyro_status s = GYRO_OK;
     gyro_rl_policy *p = NULL;
-    uint64_t n = 0, sum = 0xcbf29ce484222325ULL, stored = 0;
+    uint64_t n = 0;
     if (fread(head, 1, 16, fp) != 16 || memcmp(head, POLICY_MAGIC, 8) != 0) {
         s = gyro_error_set(GYRO_ERR_FORMAT, "%s: not a gyro policy file (bad magic)", path);
         goto done;
@@ -308,7 +321,7 @@ gyro_status gyro_rl_policy_load(const char *path, int max_batch, gyro_rl_policy 
                            path, ver, POLICY_VERSION);
         goto done;
     }
-    if (ver != POLICY_VERSION || hb != HEADER_BYTES) {
+    if (ver < 1 || hb != HEADER_BYTES) {
         s = gyro_error_set(GYRO_ERR_FORMAT, "%s: unsupported policy format version %u", path, ver);
         goto done;
     }
@@ -332,6 +345,29 @@ gyro_status gyro_rl_policy_load(const char *path, int max_batch, gyro_rl_policy 
         s = gyro_error_set(GYRO_ERR_FORMAT, "%s: implausible policy configuration", path);
         goto done;
     }
+    /* Compare the parameter count and the file's size before allocating anything for them. */
+    if (gyro_rl_policy_config_check(&c) != GYRO_OK) {
+        s = gyro_error_prefix(GYRO_ERR_FORMAT, "%s: bad configuration", path);
+        goto done;
+    }
+    gyro_rl_policy_layout L;
+    gyro_rl_policy_layout_init(&L, &c, 1);
+    if (n != L.n_params) {
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: %llu parameters stored, the configuration has %zu",
+                           path, (unsigned long long)n, L.n_params);
+        goto done;
+    }
+    const size_t sum_bytes = ver == 1 ? 8 : 4;   /* version 1: u64 FNV-1a; 2: u32 CRC-32 */
+    struct stat sb;
+    long at = ftell(fp);
+    if (at >= 0 && fstat(fileno(fp), &sb) == 0 && S_ISREG(sb.st_mode) &&
+        (uint64_t)sb.st_size - (uint64_t)at != n * sizeof(float) + sum_bytes) {
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: %llu parameters need %llu bytes, the file has %llu left "
+                           "(truncated or corrupt policy file)", path, (unsigned long long)n,
+                           (unsigned long long)(n * sizeof(float) + sum_bytes),
+                           (unsigned long long)((uint64_t)sb.st_size - (uint64_t)at));
+        goto done;
+    }
     s = policy_alloc(&c, max_batch, &p);
     if (s != GYRO_OK) {
         if (s == GYRO_ERR_USAGE) s = gyro_error_prefix(GYRO_ERR_FORMAT, "%s: bad configuration", path);
@@ -342,14 +378,27 @@ gyro_status gyro_rl_policy_load(const char *path, int max_batch, gyro_rl_policy 
                            path, (unsigned long long)n, p->lay.n_params);
         goto done;
     }
-    if (fread(p->params, sizeof(float), n, fp) != n || fread(&stored, sizeof stored, 1, fp) != 1) {
+    unsigned char stored[8];
+    if (fread(p->params, sizeof(float), n, fp) != n || fread(stored, 1, sum_bytes, fp) != sum_bytes) {
         s = gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated policy parameters", path);
         goto done;
     }
-    sum = fnv1a(sum, head, sizeof head);
-    sum = fnv1a(sum, &n, sizeof n);
-    sum = fnv1a(sum, p->params, sizeof(float) * n);
-    if (sum != stored) {
+    int sum_ok;
+    if (ver == 1) {
+        uint64_t sum = 0xcbf29ce484222325ULL, want;
+        sum = fnv1a(sum, head, sizeof head);
+        sum = fnv1a(sum, &n, sizeof n);
+        sum = fnv1a(sum, p->params, sizeof(float) * n);
+        memcpy(&want, stored, 8);
+        sum_ok = sum == want;
+    } else {
+        uint32_t sum = gyro_crc32(0, head, sizeof head), want;
+        sum = gyro_crc32(sum, &n, sizeof n);
+        sum = gyro_crc32(sum, p->params, sizeof(float) * n);
+        memcpy(&want, stored, 4);
+        sum_ok = sum == want;
+    }
+    if (!sum_ok) {
         s = gyro_error_set(GYRO_ERR_FORMAT, "%s: checksum mismatch (corrupt policy file)", path);
         goto done;
     }

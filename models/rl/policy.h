@@ -136,8 +136,14 @@ void gyro_rl_policy_backward(gyro_rl_policy *p, const float *dlogits, const floa
 int gyro_rl_policy_argmax(const gyro_rl_policy *p, int b);
 
 /* Save to `path` atomically: magic "GYRORLP1", format version, configuration, environment name,
- * parameters, FNV-1a checksum. GYRO_ERR_IO on failure (target unchanged). */
+ * parameters, CRC-32 (version 2; version-1 files with FNV-1a are still read). GYRO_ERR_IO on
+ * failure (target unchanged); GYRO_ERR_NAN, writing
+ * nothing, when a parameter is NaN or infinite. */
 gyro_status gyro_rl_policy_save(const gyro_rl_policy *p, const char *path);
+
+/* Name of the parameter block holding flat parameter index i of layout L ("MoE block", ...);
+ * a static string. */
+const char *gyro_rl_policy_param_block(const gyro_rl_policy_layout *L, size_t i);
 
 /* Load a policy saved by gyro_rl_policy_save with buffers for max_batch. GYRO_ERR_IO (cannot
  * open), GYRO_ERR_FORMAT (not a policy file, truncated, bad configuration or checksum, with the

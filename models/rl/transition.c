@@ -127,7 +127,8 @@ gyro_status gyro_rl_transition_fit(const gyro_rl_transition_config *cfg,
     gyro_progress_init(&prog, "rows/sec", cfg->quiet);
     const double t0 = gyro_now();
     for (long r = 0; r < ntr; r++) perm[r] = r;
-    for (int ep = 0; ep < cfg->epochs && s == GYRO_OK; ep++) {
+    int stopped_at = 0;   /* epoch (1-based) in which cfg->stop was seen */
+    for (int ep = 0; ep < cfg->epochs && s == GYRO_OK && !stopped_at; ep++) {
         for (long r = ntr - 1; r > 0; r--) { /* Fisher–Yates */
             long j = (long)(gyro_rng_uniform(&rng) * (r + 1));
             long tmp = perm[r];
@@ -135,8 +136,14 @@ gyro_status gyro_rl_transition_fit(const gyro_rl_transition_config *cfg,
             perm[j] = tmp;
         }
         double sum = 0.0;
+        long seen = 0;
         for (long base = 0; base < ntr; base += cfg->batch) {
+            if (cfg->stop && *cfg->stop) {
+                stopped_at = ep + 1;
+                break;
+            }
             int B = (int)(ntr - base < cfg->batch ? ntr - base : cfg->batch);
+            seen += B;
             for (int b = 0; b < B; b++) {
                 memcpy(bx + (size_t)b * D, xin + (size_t)perm[base + b] * D, sizeof(float) * D);
                 memcpy(by + (size_t)b * D, yout + (size_t)perm[base + b] * D, sizeof(float) * D);
@@ -148,7 +155,7 @@ gyro_status gyro_rl_transition_fit(const gyro_rl_transition_config *cfg,
             s = gyro_optim_step(&opt, 1.0);
             if (s != GYRO_OK) break;
         }
-        res->train_mse = sum / ((double)ntr * D);
+        if (seen > 0) res->train_mse = sum / ((double)seen * D);
         if (s == GYRO_OK && !isfinite(res->train_mse))
             s = gyro_error_set(GYRO_ERR_NAN, "transition: the loss is not finite at epoch %d", ep + 1);
         double el = gyro_now() - t0;
@@ -156,8 +163,9 @@ gyro_status gyro_rl_transition_fit(const gyro_rl_transition_config *cfg,
                              cfg->lr, res->train_mse, 0);
     }
     res->seconds = gyro_now() - t0;
-    gyro_progress_finish(&prog, 1.0, res->seconds > 0 ? cfg->epochs * ntr / res->seconds : 0, cfg->lr,
-                         res->train_mse);
+    const int epochs_done = stopped_at ? stopped_at - 1 : cfg->epochs;
+    gyro_progress_finish(&prog, cfg->epochs ? (double)epochs_done / cfg->epochs : 1.0,
+                         res->seconds > 0 ? epochs_done * ntr / res->seconds : 0, cfg->lr, res->train_mse);
     if (s != GYRO_OK) goto done;
     /* held-out one-step error */
     double sum = 0.0, se = 0.0, se_copy = 0.0;
@@ -188,6 +196,10 @@ gyro_status gyro_rl_transition_fit(const gyro_rl_transition_config *cfg,
         snprintf(p->env_name, sizeof p->env_name, "%s%s", GYRO_RL_TRANSITION_PREFIX, env->name);
         s = gyro_rl_policy_save(p, cfg->out);
     }
+    if (s == GYRO_OK && stopped_at)
+        s = gyro_error_set(GYRO_ERR_INTERRUPTED, "interrupted in epoch %d of %d%s%s", stopped_at,
+                           cfg->epochs, cfg->out ? "; the model so far is saved to " : "",
+                           cfg->out ? cfg->out : "");
 done:
     gyro_optim_free(&opt);
     gyro_rl_policy_free(p);

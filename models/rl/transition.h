@@ -13,7 +13,7 @@
  * (1.0 = predicting the training mean) and, for the state, in raw units.
  *
  * Saved model (cfg->out): the network as a policy checkpoint (models/rl/policy.h: magic
- * "GYRORLP1", version, configuration, FNV-1a checksum, written atomically) with the environment
+ * "GYRORLP1", version, configuration, CRC-32 checksum, written atomically) with the environment
  * name "transition:<env>" and the standardisation folded into the linear head
  * (w'_j = sd_j w_j, b'_j = sd_j b_j + mu_j), so its logits are the raw (s' - s, stage cost).
  * models/rl/env_model.h loads it as an environment.
@@ -24,6 +24,7 @@
 /* Prefix of the environment name stored in a saved transition model. */
 #define GYRO_RL_TRANSITION_PREFIX "transition:"
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "models/core/status.h"
@@ -40,6 +41,9 @@ typedef struct gyro_rl_transition_config {
     uint64_t seed;
     int quiet;              /* no progress line */
     const char *out;        /* NULL, or where to save the trained model (see below) */
+    volatile sig_atomic_t *stop; /* NULL, or set non-zero (e.g. by a SIGINT handler) to stop
+                                  * after the current Adam step: the model so far is measured and
+                                  * saved as at the end, and the fit returns GYRO_ERR_INTERRUPTED */
 } gyro_rl_transition_config;
 
 typedef struct gyro_rl_transition_result {
@@ -56,7 +60,8 @@ gyro_rl_transition_config gyro_rl_transition_config_default(void);
 
 /* Collect the data, train the model, measure it, and save it to cfg->out when set.
  * GYRO_ERR_USAGE (bad settings), GYRO_ERR_NOMEM, GYRO_ERR_NAN (training diverged), GYRO_ERR_IO
- * (cannot write cfg->out; the target is left unchanged). */
+ * (cannot write cfg->out; the target is left unchanged), GYRO_ERR_INTERRUPTED (cfg->stop was
+ * set: *res and cfg->out hold the model as it was when training stopped). */
 gyro_status gyro_rl_transition_fit(const gyro_rl_transition_config *cfg,
                                    gyro_rl_transition_result *res);
 

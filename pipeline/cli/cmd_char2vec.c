@@ -40,8 +40,9 @@ static void usage(FILE *out)
         "'gyro char2vec train --help' and 'gyro char2vec tokens --help' give the options.\n");
 }
 
-#define MODEL_OPTION 1u /* mark: a model option (given, it must agree with a checkpoint) */
-#define LR_GIVEN 2u     /* mark: --lr (0 in the options means the geometry's default) */
+/* Each option of the model carries its GYRO_C2V_SET_* bit as its mark, so the parse reports
+ * which were given and gyro_c2v_resume_options (embeddings/c2v_model.h) applies the resume
+ * rules. */
 
 typedef struct train_args {
     gyro_c2v_options opt;              /* the library's defaults (gyro_c2v_options_init) */
@@ -59,33 +60,37 @@ static const gyro_opt train_opts[] = {
                "embedding table (a gyro stream of one EmbeddingTable), written atomically"),
     GYRO_O_STR("checkpoint", 0, TA, ckpt, "PATH", NULL, "checkpoint file (default OUTPUT.ckpt; the encoded corpus is PATH.ids)"),
     GYRO_O_DOUBLE("checkpoint-every", 0, TA, ckpt_every, "S", "60", 0, 0, "seconds between checkpoints (0 = only on Ctrl-C)"),
-    GYRO_O_FLAG("resume", 0, TA, resume, "continue from the checkpoint (the inputs are not read again)"),
+    GYRO_O_FLAG("resume", 0, TA, resume, "continue from the checkpoint (the inputs are not read again); --lr, "
+                "--max-step and --sample may change, other options must match the checkpoint's"),
     GYRO_O_FLAG("keep-checkpoint", 0, TA, keep_ckpt, "keep the checkpoint and the encoded corpus after success"),
     GYRO_O_SECTION("Model:"),
     GYRO_O_CHOICE("geometry", 0, TA, geometry, "G", "hyperbolic|euclidean|hyperboloid", NULL,
-                  "hyperbolic (the default) or euclidean (word2vec's skip-gram)", .mark = MODEL_OPTION),
+                  "hyperbolic (the default) or euclidean (word2vec's skip-gram)", .mark = GYRO_C2V_SET_GEOMETRY),
     GYRO_O_INT("dim", 0, TA, opt.dim, "N", NULL, 1, GYRO_C2V_MAX_DIM,
-               "dimension (default 100; hyperboloid rows have N+1 coordinates)", .mark = MODEL_OPTION),
+               "dimension (default 100; hyperboloid rows have N+1 coordinates)", .mark = GYRO_C2V_SET_DIM),
     GYRO_O_INT("window", 0, TA, opt.window, "N", NULL, 1, 100, "maximum window, drawn per centre from 1..N (default 5)",
-               .mark = MODEL_OPTION),
-    GYRO_O_INT("negatives", 0, TA, opt.negatives, "N", NULL, 0, 100, "negative samples per pair (default 5)", .mark = MODEL_OPTION),
-    GYRO_O_INT("epochs", 0, TA, opt.epochs, "N", NULL, 1, 100000, "passes over the corpus (default 5)", .mark = MODEL_OPTION),
+               .mark = GYRO_C2V_SET_WINDOW),
+    GYRO_O_INT("negatives", 0, TA, opt.negatives, "N", NULL, 0, 100, "negative samples per pair (default 5)", .mark = GYRO_C2V_SET_NEGATIVES),
+    GYRO_O_INT("epochs", 0, TA, opt.epochs, "N", NULL, 1, 100000, "passes over the corpus (default 5)", .mark = GYRO_C2V_SET_EPOCHS),
     GYRO_O_DOUBLE("lr", 0, TA, opt.lr, "X", NULL, 0, 0, "initial learning rate, decaying linearly (default 0.05; euclidean 0.025)",
-                  .mark = LR_GIVEN),
-    GYRO_O_DOUBLE("theta", 0, TA, opt.theta, "X", NULL, 0, 0, "shift of the score <u,v>_L + theta (default 3)"),
-    GYRO_O_DOUBLE("max-step", 0, TA, opt.max_step, "X", NULL, 0, 0, "clip of the Riemannian step norm (default 1; 0 = none)"),
-    GYRO_O_SEED("seed", 's', TA, opt.seed, NULL, "random seed (default 1)"),
+                  .mark = GYRO_C2V_SET_LR),
+    GYRO_O_DOUBLE("theta", 0, TA, opt.theta, "X", NULL, 0, 0, "shift of the score <u,v>_L + theta (default 3)",
+                  .mark = GYRO_C2V_SET_THETA),
+    GYRO_O_DOUBLE("max-step", 0, TA, opt.max_step, "X", NULL, 0, 0, "clip of the Riemannian step norm (default 1; 0 = none)",
+                  .mark = GYRO_C2V_SET_MAX_STEP),
+    GYRO_O_SEED("seed", 's', TA, opt.seed, NULL, "random seed (default 1)", .mark = GYRO_C2V_SET_SEED),
     GYRO_O_SECTION("Vocabulary:"),
     GYRO_O_LONG("min-count", 0, TA, min_count, "N", "5", 1, 9.2e18, "drop characters seen fewer times"),
     GYRO_O_INT("max-vocab", 0, TA, copt.max_vocab, "N", NULL, 1, GYRO_VOCAB_MAX_SIZE,
                "keep at most the N most frequent characters (default: all)"),
-    GYRO_O_DOUBLE("sample", 0, TA, opt.sample, "X", NULL, 0, 0, "subsampling threshold of frequent characters (default 1e-4; 0 = off)"),
+    GYRO_O_DOUBLE("sample", 0, TA, opt.sample, "X", NULL, 0, 0, "subsampling threshold of frequent characters (default 1e-4; 0 = off)",
+                  .mark = GYRO_C2V_SET_SAMPLE),
     GYRO_O_SECTION("Input:"),
     GYRO_O_CHOICE("format", 0, TA, format, "F", "auto|text|stream", "auto", "auto, text or stream"),
     GYRO_O_FLAG("keep-traditional", 0, TA, keep_trad, "do not convert Traditional to Simplified characters (plain text input)"),
     GYRO_O_SECTION("Run:"),
     GYRO_O_INT("threads", 'j', TA, opt.threads, "N", NULL, 1, GYRO_C2V_MAX_THREADS, "worker threads (default 1)",
-               .mark = MODEL_OPTION),
+               .mark = GYRO_C2V_SET_THREADS),
     GYRO_O_FLAG("quiet", 'q', TA, quiet, "no progress line"),
     GYRO_O_END,
 };
@@ -131,21 +136,19 @@ static char *cat2(const char *a, const char *b)
 }
 
 /* Parse the options into a (over the library's defaults); returns GYRO_OPTS_CONTINUE or the
- * exit status. *set_model says whether a model option was given. */
-static int train_parse(const char *cmd, int argc, char **argv, train_args *a, int *first, int *set_model)
+ * exit status. *given receives the GYRO_C2V_SET_* bits of the options given. */
+static int train_parse(const char *cmd, int argc, char **argv, train_args *a, int *first, unsigned *given)
 {
     memset(a, 0, sizeof *a);
     gyro_c2v_options_init(&a->opt);
     gyro_corpus_input_options_init(&a->copt);
-    unsigned given;
-    int rc = gyro_opts_parse_marks(&gyro_spec_char2vec_train, argc, argv, a, first, &given);
+    int rc = gyro_opts_parse_marks(&gyro_spec_char2vec_train, argc, argv, a, first, given);
     if (rc != GYRO_OPTS_CONTINUE) return rc;
-    *set_model = (given & MODEL_OPTION) != 0;
     a->opt.geometry = a->geometry == 1 ? GYRO_C2V_EUCLIDEAN : GYRO_C2V_HYPERBOLIC;
     a->copt.format = (gyro_corpus_format)a->format;
     a->copt.min_count = (uint64_t)a->min_count;
     if (a->keep_trad) a->copt.norm.t2s = 0;
-    if ((given & LR_GIVEN) && (!(a->opt.lr > 0) || a->opt.lr > 100)) return gyro_cli_usage_error(cmd, "--lr must be in (0, 100]");
+    if ((*given & GYRO_C2V_SET_LR) && (!(a->opt.lr > 0) || a->opt.lr > 100)) return gyro_cli_usage_error(cmd, "--lr must be in (0, 100]");
     if (a->opt.max_step < 0) return gyro_cli_usage_error(cmd, "--max-step must be >= 0");
     if (a->opt.sample < 0) return gyro_cli_usage_error(cmd, "--sample must be >= 0");
     if (!a->output) return gyro_cli_usage_error(cmd, "missing -o OUTPUT");
@@ -154,22 +157,25 @@ static int train_parse(const char *cmd, int argc, char **argv, train_args *a, in
     return GYRO_OPTS_CONTINUE;
 }
 
-/* --resume: the model of checkpoint `ckpt` and its encoded corpus `ids`; model options given on
- * the command line must agree with the checkpoint's. Returns 0, or the exit status of a usage
- * error; *s is the status of the loading. */
-static int resume_model(const char *cmd, const train_args *a, int set_model, const char *ckpt, const char *ids,
+/* --resume: the model of checkpoint `ckpt` and its encoded corpus `ids`, with the options given
+ * on the command line merged by the library's resume rules (gyro_c2v_resume_options: --lr,
+ * --max-step and --sample may change, others must agree). Returns 0, or the exit status of a
+ * usage error; *s is the status of the loading. */
+static int resume_model(const char *cmd, const train_args *a, unsigned given, const char *ckpt, const char *ids,
                         gyro_c2v_model *m, gyro_corpus *corpus, gyro_status *s)
 {
-    const gyro_c2v_options *opt = &a->opt;
+    gyro_c2v_options merged;
     *s = gyro_c2v_checkpoint_load(ckpt, m);
-    if (!*s && set_model &&
-        (m->opt.geometry != opt->geometry || m->opt.dim != opt->dim || m->opt.window != opt->window ||
-         m->opt.negatives != opt->negatives || m->opt.epochs != opt->epochs || m->opt.threads != opt->threads))
-        return gyro_cli_usage_error(cmd, "--resume: the model options differ from the checkpoint's "
-                                    "(%s, dim %d, window %d, %d negatives, %d epochs, %d threads); "
-                                    "leave them out to continue",
-                                    m->opt.geometry == GYRO_C2V_HYPERBOLIC ? "hyperbolic" : "euclidean",
-                                    m->opt.dim, m->opt.window, m->opt.negatives, m->opt.epochs, m->opt.threads);
+    if (!*s && (*s = gyro_c2v_resume_options(&m->opt, &a->opt, given, &merged)) == GYRO_ERR_USAGE) {
+        *s = GYRO_OK;
+        return gyro_cli_usage_error(cmd, "%s", gyro_error_message());
+    }
+    if (!*s && !a->quiet && (merged.lr != m->opt.lr || merged.max_step != m->opt.max_step ||
+                             merged.sample != m->opt.sample))
+        fprintf(stderr, "gyro %s: --resume: continuing with --lr %g --max-step %g --sample %g "
+                "(the checkpoint had %g, %g, %g)\n", cmd, merged.lr, merged.max_step, merged.sample,
+                m->opt.lr, m->opt.max_step, m->opt.sample);
+    if (!*s) m->opt = merged;
     if (!*s) *s = gyro_corpus_open(ids, corpus);
     if (!*s && !a->quiet)
         fprintf(stderr, "Resuming %s at %.1f%% (%d characters, dim %d, %d thread%s)\n", ckpt,
@@ -227,7 +233,8 @@ static int train(int argc, char **argv)
 {
     const char *cmd = "char2vec train";
     train_args a;
-    int first, set_model, rc = train_parse(cmd, argc, argv, &a, &first, &set_model);
+    unsigned given = 0;
+    int first, rc = train_parse(cmd, argc, argv, &a, &first, &given);
     if (rc != GYRO_OPTS_CONTINUE) return rc;
     char *ckpt = a.ckpt ? strdup(a.ckpt) : cat2(a.output, ".ckpt");
     char *ids = ckpt ? cat2(ckpt, ".ids") : NULL;
@@ -250,7 +257,7 @@ static int train(int argc, char **argv)
     if (a.resume) {
         if (first < argc && !a.quiet)
             fprintf(stderr, "gyro %s: --resume: the inputs are not read again (the encoded corpus %s is used)\n", cmd, ids);
-        rc = resume_model(cmd, &a, set_model, ckpt, ids, &m, &corpus, &s);
+        rc = resume_model(cmd, &a, given, ckpt, ids, &m, &corpus, &s);
     } else {
         const char *stdin_only[] = {"-"};
         const char *const *inputs = first < argc ? (const char *const *)argv + first : stdin_only;

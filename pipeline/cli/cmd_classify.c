@@ -138,7 +138,8 @@ static const gyro_opt train_opts[] = {
     GYRO_O_FLAG("freeze", 0, TA, o.freeze_table, "keep the rows of the table fixed"),
     GYRO_O_STR("checkpoint", 0, TA, o.checkpoint, "PATH", NULL,
                "the best model so far, written after every improving epoch and on SIGINT/SIGTERM, which "
-               "stop training with exit status 130"),
+               "stop training with exit status 130; without --checkpoint a signal writes the best model so far "
+               "to -o"),
     GYRO_O_FLAG("keep-traditional", 0, TA, keep_trad, "normalization of the model: keep Traditional characters"),
     GYRO_O_FLAG("case-fold", 0, TA, o.norm.case_fold, "normalization of the model: Unicode case folding"),
     GYRO_O_FLAG("words", 0, TA, words, "tokens are ICU dictionary words instead of characters"),
@@ -233,6 +234,13 @@ static int train_main(int argc, char **argv)
     if (!st) st = gyro_train_classifier(&a.o, &train, a.dev ? &dev : NULL, &m, &r);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    if (st == GYRO_ERR_INTERRUPTED && m && !a.o.checkpoint) {
+        /* no checkpoint holds the best model so far: it goes to -o */
+        char why[1024];
+        snprintf(why, sizeof why, "%s", gyro_error_message());
+        gyro_status ss = gyro_classifier_save(m, a.out);
+        st = ss ? ss : gyro_error_set(st, "%s; the best model so far is in %s", why, a.out);
+    }
     if (!st) st = gyro_classifier_save(m, a.out);
     if (!st && !a.o.quiet) train_report(m, &r, a.out);
     gyro_classifier_free(m);

@@ -379,14 +379,27 @@ static int transition_cmd(int argc, char **argv)
     if (!tc.env) return gyro_cli_usage_error(cmd, "unknown environment '%s' (root, vdp, unicycle)", o.env);
     gyro_blas_set_threads(1);
     gyro_rl_transition_result r;
+    tc.stop = &stop_requested;
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
     gyro_status s = gyro_rl_transition_fit(&tc, &r);
-    if (s != GYRO_OK) return gyro_cli_fail(cmd, s);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (s == GYRO_ERR_INTERRUPTED) {   /* the model so far is measured and saved: report it */
+        fprintf(stderr, "gyro %s: %s\n", cmd, gyro_error_message());
+    } else if (s != GYRO_OK) {
+        return gyro_cli_fail(cmd, s);
+    }
     printf("env=%s geometry=%s seed=%llu train_rows=%ld test_rows=%ld epochs=%d train_mse=%.6g "
            "test_mse=%.6g test_state_rmse=%.6g copy_state_rmse=%.6g seconds=%.3f\n",
            tc.env->name, tc.hyperbolic ? "hyperbolic" : "euclidean", (unsigned long long)tc.seed,
            r.train_rows, r.test_rows, tc.epochs, r.train_mse, r.test_mse, r.test_state_rmse,
            r.test_copy_rmse, r.seconds);
-    return 0;
+    return s == GYRO_ERR_INTERRUPTED ? gyro_status_exit_code(s) : 0;
 }
 
 int gyro_cmd_rl(int argc, char **argv)

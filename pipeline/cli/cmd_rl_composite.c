@@ -116,10 +116,13 @@ static gyro_status read_sets(const composite_args *o, gyro_example_set *train, g
 }
 
 /* The starting policy *p and its frozen copy *ref: loaded from --init, or trained supervised on
- * train (written to --sft-out when given); *sft_seconds and *tr describe that training. */
+ * train (written to --sft-out when given); *sft_seconds and *tr describe that training. A
+ * signal during the supervised start keeps the best policy so far and sets *interrupted (no
+ * reference is made then: GRPO is skipped). */
 static gyro_status start_policy(const composite_args *o, const gyro_example_set *train,
                                 const gyro_example_set *dev, gyro_composite_policy **p,
-                                gyro_composite_policy **ref, gyro_train_result *tr, double *sft_seconds)
+                                gyro_composite_policy **ref, gyro_train_result *tr, double *sft_seconds,
+                                int *interrupted)
 {
     if (o->init) {
         gyro_status s = gyro_composite_policy_load(o->init, p);
@@ -134,24 +137,25 @@ static gyro_status start_policy(const composite_args *o, const gyro_example_set 
     to.stop = &stop_int;
     gyro_status s = gyro_composite_supervise(&to, train, o->dev ? dev : NULL, p, tr);
     *sft_seconds = gyro_now() - t0;
+    if (s == GYRO_ERR_INTERRUPTED && *p) {   /* the best supervised policy so far */
+        if (!o->go.quiet) fprintf(stderr, "gyro rl finetune: %s\n", gyro_error_message());
+        *interrupted = 1;
+        s = GYRO_OK;
+    }
     if (!s && o->sft_out) s = gyro_classifier_save((*p)->clf, o->sft_out);
-    if (!s) s = gyro_composite_policy_clone(*p, ref); /* the frozen reference */
+    if (!s && !*interrupted) s = gyro_composite_policy_clone(*p, ref); /* the frozen reference */
     return s;
 }
 
-/* GRPO from p against ref, with SIGINT/SIGTERM stopping after the current iteration
- * (*interrupted = 1, status OK). */
+/* GRPO from p against ref; a signal (see the handlers installed by the caller) stops it after the
+ * current iteration (*interrupted = 1, status OK). */
 static gyro_status run_grpo(composite_args *o, gyro_composite_policy *p, gyro_composite_policy *ref,
                             const gyro_composite_data *dtrain, const gyro_composite_data *ddev,
                             gyro_composite_grpo_result *gr, int *interrupted)
 {
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
     o->go.stop = &stop_int;
     o->go.log = o->log ? stderr : NULL;
     gyro_status s = gyro_composite_grpo(p, ref, dtrain, o->dev ? ddev : NULL, &o->go, gr);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
     if (s == GYRO_ERR_INTERRUPTED) *interrupted = 1, s = GYRO_OK;
     return s;
 }
@@ -176,14 +180,27 @@ int gyro_cli_rl_composite_finetune(int argc, char **argv)
     gyro_train_result tr = {0};
     gyro_composite_grpo_result gr = {0};
     double sft_seconds = 0, ex0 = NAN, f0 = NAN, ex1 = NAN, f1 = NAN;
+    /* SIGINT/SIGTERM stop the supervised start and GRPO alike after the current step; what was
+     * trained so far is saved */
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
     gyro_status s = read_sets(&o, &train, &dev);
-    if (!s) s = start_policy(&o, &train, &dev, &p, &ref, &tr, &sft_seconds);
-    if (!s) s = gyro_composite_data_build(p, &train, &dtrain);
-    if (!s && o.dev) s = gyro_composite_data_build(p, &dev, &ddev);
-    if (!s && o.dev) s = gyro_composite_evaluate(p, &ddev, &ex0, &f0);
-    if (!s && o.log) fprintf(stderr, "supervised start: dev exact %.4f  dev F1 %.4f\n", ex0, f0);
-    if (!s) s = run_grpo(&o, p, ref, &dtrain, &ddev, &gr, &interrupted);
-    if (!s && o.dev) s = gyro_composite_evaluate(p, &ddev, &ex1, &f1);
+    if (!s) s = start_policy(&o, &train, &dev, &p, &ref, &tr, &sft_seconds, &interrupted);
+    if (!s && stop_flag) interrupted = 1;   /* a signal after the supervised start: no GRPO */
+    if (!s && !interrupted) {
+        s = gyro_composite_data_build(p, &train, &dtrain);
+        if (!s && o.dev) s = gyro_composite_data_build(p, &dev, &ddev);
+        if (!s && o.dev) s = gyro_composite_evaluate(p, &ddev, &ex0, &f0);
+        if (!s && o.log) fprintf(stderr, "supervised start: dev exact %.4f  dev F1 %.4f\n", ex0, f0);
+        if (!s) s = run_grpo(&o, p, ref, &dtrain, &ddev, &gr, &interrupted);
+        if (!s && o.dev) s = gyro_composite_evaluate(p, &ddev, &ex1, &f1);
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     if (!s && o.out) s = gyro_classifier_save(p->clf, o.out);
     if (!s)
         printf("env=composite n_train=%d n_dev=%d actions=%d sft_epochs=%d sft_seconds=%.2f "
@@ -199,8 +216,8 @@ int gyro_cli_rl_composite_finetune(int argc, char **argv)
     gyro_example_set_free(&dev);
     if (s) return gyro_cli_fail(cmd, s);
     if (interrupted || stop_flag) {
-        fprintf(stderr, "gyro %s: interrupted after %d iterations%s\n", cmd, gr.iterations,
-                o.out ? "; policy saved" : "");
+        fprintf(stderr, "gyro %s: interrupted after %d iterations%s%s\n", cmd, gr.iterations,
+                o.out ? "; policy saved to " : "", o.out ? o.out : "");
         return 130;
     }
     return 0;

@@ -26,10 +26,20 @@ wait $pid 2> /dev/null || true
 [ -e k.hyp.ckpt ] && [ -e k.hyp.ckpt.ids ] || fail "no checkpoint after kill -9"
 [ ! -e k.hyp ] || fail "output written although training did not finish"
 # contradicting options are refused, the checkpoint is untouched
+cp k.hyp.ckpt k.ckpt.orig
 if "$GYRO" char2vec train --resume --dim 7 -o k.hyp 2> err; then fail "dim mismatch accepted"; else rc=$?; fi
 [ $rc = 2 ] || fail "dim mismatch exit $rc"
-grep -q "differ from the checkpoint" err || fail "dim mismatch message"
-"$GYRO" char2vec train --resume -o k.hyp 2> log2 || { cat log2; fail "resume after kill -9"; }
+grep -q -- "--dim 7 (the checkpoint has 50)" err || { cat err; fail "dim mismatch message"; }
+# options that cannot change mid-run are refused naming both values (they used to be ignored)
+if "$GYRO" char2vec train --resume --seed 9 --theta 2 --epochs 40 -o k.hyp 2> err; then fail "--seed/--theta accepted"; else rc=$?; fi
+[ $rc = 2 ] || fail "--seed/--theta exit $rc"
+grep -q -- "--theta 2 (the checkpoint has 3)" err && grep -q -- "--seed 9 (the checkpoint has 1)" err \
+  || { cat err; fail "--seed/--theta message"; }
+cmp -s k.hyp.ckpt k.ckpt.orig || fail "a refused resume changed the checkpoint"
+# --lr, --max-step and --sample are honoured: the run continues with them and the table says so
+"$GYRO" char2vec train --resume --lr 0.02 --max-step 0.5 --epochs 40 -o k.hyp 2> log2 || { cat log2; fail "resume after kill -9"; }
+grep -q -- "continuing with --lr 0.02 --max-step 0.5" log2 || { cat log2; fail "no message for the new --lr"; }
+"$GYRO" dump k.hyp | head -n 3 | grep -q -- "--lr 0.02 --theta 3 --max-step 0.5" || fail "the new --lr was not used"
 grep -q "Resuming" log2 || fail "no resume message"
 start=$(sed -n 's/^Resuming .* at \([0-9.]*\)%.*/\1/p' log2)
 awk -v s="$start" 'BEGIN{exit !(s > 0 && s < 100)}' || fail "resumed at $start%"
