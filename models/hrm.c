@@ -6,7 +6,8 @@
  *   "GYROHRM1"  u32 version  u32 header_bytes
  *   header: i32 geometry, f64 curvature, i32 n_cells, vocab, n_classes, dim, n_heads, head_dim,
  *           ffn_dim, n_low, n_high, m_max, f64 act_eps, u64 init_seed
- *   u64 n_params, n_params float32, u64 FNV-1a over everything before it.
+ *   u64 n_params, n_params float32, u32 CRC-32 (zlib's, models/core/crc32.h) of everything
+ *   before it.
  */
 #include "models/hrm.h"
 
@@ -16,8 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "models/core/atomic_file.h"
+#include "models/core/crc32.h"
 #include "models/layers/kernels.h"
 #include "models/optim.h"
 
@@ -480,16 +483,6 @@ done:
 #define HRM_VERSION 1u
 #define HRM_HEADER_BYTES (4 * 11 + 8 * 3)
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *b = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-
 /* Serialise the configuration field by field (no struct padding in the file). */
 static void header_pack(unsigned char *buf, const gyro_hrm_config *c)
 {
@@ -534,10 +527,13 @@ gyro_status gyro_hrm_save(const gyro_hrm_model *m, const char *path)
     memcpy(head + 12, &hb, 4);
     header_pack(head + 16, &m->cfg);
     const uint64_t n = m->lay.n_params;
-    uint64_t sum = 0xcbf29ce484222325ULL;
-    sum = fnv1a(sum, head, sizeof head);
-    sum = fnv1a(sum, &n, sizeof n);
-    sum = fnv1a(sum, m->params, sizeof(float) * n);
+    for (uint64_t i = 0; i < n; i++)   /* never write non-finite parameters */
+        if (!isfinite(m->params[i]))
+            return gyro_error_set(GYRO_ERR_NAN, "%s: parameter %llu is not finite; the file is left "
+                                  "unchanged", path, (unsigned long long)i);
+    uint32_t sum = gyro_crc32(0, head, sizeof head);
+    sum = gyro_crc32(sum, &n, sizeof n);
+    sum = gyro_crc32(sum, m->params, sizeof(float) * n);
     gyro_atomic_file f;
     gyro_status s = gyro_atomic_open(&f, path);
     if (s != GYRO_OK)
@@ -559,7 +555,8 @@ gyro_status gyro_hrm_load(const char *path, gyro_hrm_model **out)
     unsigned char head[16 + HRM_HEADER_BYTES];
     gyro_status s = GYRO_OK;
     gyro_hrm_model *m = NULL;
-    uint64_t n = 0, sum = 0xcbf29ce484222325ULL, stored = 0;
+    uint64_t n = 0;
+    uint32_t sum, stored = 0;
     uint32_t ver, hb;
     gyro_hrm_config c;
     if (fread(head, 1, 16, fp) != 16 || memcmp(head, HRM_MAGIC, 8) != 0) {
@@ -589,6 +586,15 @@ gyro_status gyro_hrm_load(const char *path, gyro_hrm_model **out)
         s = gyro_error_prefix(GYRO_ERR_FORMAT, "%s: implausible HRM configuration", path);
         goto done;
     }
+    struct stat sb;   /* the sizes the header claims must be what the file holds, before allocating */
+    long at = ftell(fp);
+    if (fstat(fileno(fp), &sb) != 0 || at < 0 || n > (uint64_t)sb.st_size ||
+        (uint64_t)sb.st_size - (uint64_t)at != n * sizeof(float) + sizeof stored) {
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: the header claims %llu parameters, the file holds "
+                           "%lld bytes after it (truncated or corrupt HRM model file)", path,
+                           (unsigned long long)n, (long long)sb.st_size - (long long)at);
+        goto done;
+    }
     s = gyro_hrm_new(&c, 0, &m);
     if (s != GYRO_OK)
         goto done;
@@ -601,9 +607,9 @@ gyro_status gyro_hrm_load(const char *path, gyro_hrm_model **out)
         s = gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated HRM parameters", path);
         goto done;
     }
-    sum = fnv1a(sum, head, sizeof head);
-    sum = fnv1a(sum, &n, sizeof n);
-    sum = fnv1a(sum, m->params, sizeof(float) * n);
+    sum = gyro_crc32(0, head, sizeof head);
+    sum = gyro_crc32(sum, &n, sizeof n);
+    sum = gyro_crc32(sum, m->params, sizeof(float) * n);
     if (sum != stored) {
         s = gyro_error_set(GYRO_ERR_FORMAT, "%s: checksum mismatch (corrupt HRM model file)", path);
         goto done;

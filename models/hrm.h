@@ -283,8 +283,9 @@ gyro_status gyro_hrm_solve(const gyro_hrm_model *m, gyro_hrm_acts *a, const int3
 
 /* ---- model file --------------------------------------------------------------------------- */
 
-/* Save atomically: magic "GYROHRM1", format version, configuration, parameters, FNV-1a
- * checksum. GYRO_ERR_IO on failure (the target is unchanged). */
+/* Save atomically: magic "GYROHRM1", format version, configuration, parameters, CRC-32
+ * checksum. GYRO_ERR_NAN when a parameter is not finite, GYRO_ERR_IO on failure (the target is
+ * unchanged either way). */
 gyro_status gyro_hrm_save(const gyro_hrm_model *m, const char *path);
 
 /* Load a model saved by gyro_hrm_save. GYRO_ERR_IO (cannot open), GYRO_ERR_FORMAT (foreign,

@@ -82,6 +82,9 @@ printf '\x55' | dd of="$T/c.bin" bs=1 seek=200 conv=notrunc 2>/dev/null
 expect_rc 65 "$GYRO" hrm eval -m "$T/c.bin" "$T/test.txt"
 grep -q 'checksum' "$T/err" || fail "corrupt: $(cat "$T/err")"
 expect_rc 65 "$GYRO" hrm eval -m "$T/test.txt" "$T/test.txt"
+head -c 300 "$T/m.bin" > "$T/t.bin"   # truncated: refused before the parameters are allocated
+expect_rc 65 "$GYRO" hrm eval -m "$T/t.bin" "$T/test.txt"
+grep -q 'truncated or corrupt' "$T/err" || fail "truncated: $(cat "$T/err")"
 expect_rc 1 "$GYRO" hrm eval -m "$T/none.bin" "$T/test.txt"
 
 # usage errors
