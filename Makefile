@@ -141,9 +141,11 @@ run: deps
 test: $(BUILD)/gyro $(RUN_BIN)
 	@GYRO_BUILD=$(BUILD) ./tests/run-all.sh $(RUN_BIN) -- $(RUN_E2E)
 
+# The fuzz smoke runs first so that the suite's summary line ("== N passed, M failed") ends the
+# output.
 check: deps
-	@$(MAKE) --no-print-directory test
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
+	@$(MAKE) --no-print-directory test
 
 # clang, because its UBSan reports pointer arithmetic on NULL ("applying zero offset to null
 # pointer"), which gcc's does not check. A build directory made by another compiler is wiped
