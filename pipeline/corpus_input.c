@@ -1,7 +1,6 @@
 /* corpus_input.c — corpus input for char2vec: detect a Document stream, read text or Documents,
  * hand each document's grapheme clusters to the corpus builder (see corpus_input.h).
  */
-#define _GNU_SOURCE /* fopencookie: give back the bytes peeked from a pipe to the stream reader */
 #include "pipeline/corpus_input.h"
 
 #include <errno.h>
@@ -25,34 +24,6 @@ void gyro_corpus_input_options_init(gyro_corpus_input_options *opt)
     opt->max_vocab = 0;
 }
 
-/* ---- a FILE that first returns peeked bytes, then the rest of another FILE ------------------ */
-
-typedef struct peek_cookie {
-    FILE *under;
-    unsigned char buf[16];
-    size_t n, pos;
-} peek_cookie;
-
-static ssize_t peek_read(void *cookie, char *out, size_t size)
-{
-    peek_cookie *c = cookie;
-    if (c->pos < c->n) {
-        size_t k = c->n - c->pos < size ? c->n - c->pos : size;
-        memcpy(out, c->buf + c->pos, k);
-        c->pos += k;
-        return (ssize_t)k;
-    }
-    size_t got = fread(out, 1, size, c->under);
-    if (got == 0 && ferror(c->under)) return -1;
-    return (ssize_t)got;
-}
-
-static int peek_close(void *cookie)
-{
-    free(cookie);
-    return 0;
-}
-
 /* ---- one input --------------------------------------------------------------------------- */
 
 typedef struct input {
@@ -61,14 +32,6 @@ typedef struct input {
     FILE *fp;           /* what we read: raw, or the peek wrapper */
     int is_stream;
 } input;
-
-static int looks_like_stream(const unsigned char *b, size_t n)
-{
-    size_t i = 0;
-    while (i < n && i < 3 && (b[i] & 0x80)) i++; /* varint length prefix */
-    i++;
-    return i + 6 <= n && b[i] == 0x0a && b[i + 1] == 0x04 && !memcmp(b + i + 2, "gyro", 4);
-}
 
 static gyro_status input_open(input *in, const char *name, gyro_corpus_format fmt)
 {
@@ -91,22 +54,7 @@ static gyro_status input_open(input *in, const char *name, gyro_corpus_format fm
         in->is_stream = fmt == GYRO_CORPUS_STREAM;
         return GYRO_OK;
     }
-    peek_cookie *c = calloc(1, sizeof *c);
-    if (!c) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
-    c->under = in->raw;
-    c->n = fread(c->buf, 1, 10, in->raw);
-    if (c->n == 0 && ferror(in->raw)) {
-        free(c);
-        return gyro_error_set(GYRO_ERR_IO, "%s: read error: %s", name, strerror(errno));
-    }
-    in->is_stream = looks_like_stream(c->buf, c->n);
-    cookie_io_functions_t io = {.read = peek_read, .close = peek_close};
-    in->fp = fopencookie(c, "rb", io);
-    if (!in->fp) {
-        free(c);
-        return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
-    }
-    return GYRO_OK;
+    return gyro_stream_sniff(in->raw, name, &in->fp, &in->is_stream);
 }
 
 static void input_close(input *in)

@@ -141,4 +141,16 @@ const ProtobufCMessageDescriptor *gyro_stream_type_at(size_t i);
 /* Encode `v` as a protobuf varint into buf (at least 10 bytes); returns the number of bytes. */
 size_t gyro_varint_encode(uint8_t *buf, uint64_t v);
 
+/* ---- detecting a stream ---------------------------------------------------------------------- */
+
+/* 1 when the n bytes at b start a gyro stream (a varint length, then the StreamHeader's field 1
+ * = "gyro"), else 0. */
+int gyro_stream_looks_like(const unsigned char *b, size_t n);
+
+/* Peek at the first bytes of `raw` (a file or a pipe; `name` for messages) and say whether they
+ * start a gyro stream (*is_stream); *out reads those bytes first and then the rest of `raw`.
+ * Closing *out does not close `raw`. GYRO_ERR_IO on a read error, GYRO_ERR_NOMEM; *out is NULL
+ * then. */
+gyro_status gyro_stream_sniff(FILE *raw, const char *name, FILE **out, int *is_stream);
+
 #endif

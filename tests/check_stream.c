@@ -439,11 +439,38 @@ START_TEST(test_json_out)
 }
 END_TEST
 
+START_TEST(test_sniff_gives_back_the_peeked_bytes)
+{
+    size_t size;
+    uint8_t *data = make_stream(3, &size);
+    const char *text = "播放周杰伦的稻香\n";
+    for (int k = 0; k < 3; k++) {  /* a stream, text, and a 2-byte input shorter than the peek */
+        const uint8_t *in = k == 0 ? data : (const uint8_t *)text;
+        size_t n = k == 0 ? size : k == 1 ? strlen(text) : 2;
+        FILE *raw = fmemopen((void *)in, n, "rb");
+        ck_assert_ptr_nonnull(raw);
+        FILE *fp;
+        int is_stream = -1;
+        ck_assert_int_eq(gyro_stream_sniff(raw, "mem", &fp, &is_stream), GYRO_OK);
+        ck_assert_int_eq(is_stream, k == 0);
+        uint8_t *back = malloc(n + 1);
+        ck_assert_uint_eq(fread(back, 1, n + 1, fp), n);   /* every byte, then EOF */
+        ck_assert_mem_eq(back, in, n);
+        free(back);
+        fclose(fp);
+        fclose(raw);
+    }
+    ck_assert(!gyro_stream_looks_like((const uint8_t *)"\x06\x0a\x04gyr", 7));
+    free(data);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("stream");
     TCase *tc = tcase_create("stream");
     tcase_add_test(tc, test_round_trip_path);
+    tcase_add_test(tc, test_sniff_gives_back_the_peeked_bytes);
     tcase_add_test(tc, test_round_trip_memory_and_empty_records);
     tcase_add_test(tc, test_truncation_at_every_byte);
     tcase_add_test(tc, test_oversized_and_malformed_prefix);

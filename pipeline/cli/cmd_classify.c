@@ -9,7 +9,6 @@
  * input of predict is detected from its first bytes: a gyro stream header (varint length, then
  * field 1 = "gyro") means a stream, anything else is UTF-8 text with one utterance per line.
  */
-#define _GNU_SOURCE /* fopencookie: re-read the bytes peeked from a pipe */
 #include <stddef.h>
 #include <math.h>
 #include <signal.h>
@@ -309,35 +308,6 @@ static int eval_main(int argc, char **argv)
 
 /* ---- predict ------------------------------------------------------------------------------- */
 
-/* A FILE* that yields `peek` bytes first and then the rest of `fp` (for format detection on a
- * pipe without losing the bytes read). */
-typedef struct peek_cookie { FILE *fp; unsigned char buf[64]; size_t n, off; } peek_cookie;
-
-static ssize_t peek_read(void *c, char *buf, size_t size)
-{
-    peek_cookie *p = c;
-    if (p->off < p->n) {
-        size_t k = p->n - p->off < size ? p->n - p->off : size;
-        memcpy(buf, p->buf + p->off, k);
-        p->off += k;
-        return (ssize_t)k;
-    }
-    size_t got = fread(buf, 1, size, p->fp);
-    if (got == 0 && ferror(p->fp)) return -1;
-    return (ssize_t)got;
-}
-
-static int peek_close(void *c) { free(c); return 0; }
-
-/* Is this the start of a gyro stream? varint length, then tag 0x0a, length 4, "gyro". */
-static int looks_like_stream(const unsigned char *b, size_t n)
-{
-    size_t i = 0;
-    while (i < n && i < 5 && (b[i] & 0x80)) i++;
-    i++;
-    return i + 6 <= n && b[i] == 0x0a && b[i + 1] == 4 && memcmp(b + i + 2, "gyro", 4) == 0;
-}
-
 /* A NUL-terminated string as a JSON string (pipeline/json_out.h escapes it). */
 static void json_string(FILE *f, const char *s) { gyro_json_write_string(f, s, strlen(s)); }
 
@@ -531,20 +501,6 @@ static gyro_status predict_lines(predict_ctx *ctx, FILE *in, const char *in_path
     return st;
 }
 
-/* `in` over `raw` with its first bytes peeked (so a pipe can be sniffed); *is_stream says
- * whether they start a gyro stream. NULL on allocation failure. */
-static FILE *open_peeked(FILE *raw, int *is_stream)
-{
-    peek_cookie *pc = calloc(1, sizeof *pc);
-    if (!pc) return NULL;
-    pc->fp = raw;
-    pc->n = fread(pc->buf, 1, sizeof pc->buf, raw);
-    *is_stream = looks_like_stream(pc->buf, pc->n);
-    FILE *in = fopencookie(pc, "r", (cookie_io_functions_t){.read = peek_read, .close = peek_close});
-    if (!in) free(pc);
-    return in;
-}
-
 static int predict_main(int argc, char **argv)
 {
     predict_args o = {0};
@@ -566,8 +522,8 @@ static int predict_main(int argc, char **argv)
         return fail(gyro_error_set(GYRO_ERR_IO, "%s: cannot open", in_path));
     }
     int is_stream = 0;
-    FILE *in = open_peeked(raw, &is_stream);
-    if (!in) st = gyro_error_set(GYRO_ERR_NOMEM, "input");
+    FILE *in = NULL;
+    st = gyro_stream_sniff(raw, in_path, &in, &is_stream);
     int kk = ctx.k < gyro_classifier_num_labels(m) ? ctx.k : gyro_classifier_num_labels(m);
     ctx.top = malloc((size_t)(kk > 0 ? kk : 1) * sizeof *ctx.top);
     if (!st && !ctx.top) st = gyro_error_set(GYRO_ERR_NOMEM, "predict");
