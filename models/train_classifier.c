@@ -314,7 +314,10 @@ static double table_curvature(const gyro_embedding_table *tab)
 
 /* Copy the table's vectors into rows 1..n of a Poincaré (or Euclidean) model's embeddings: ball
  * rows as they are, hyperboloid rows converted (DESIGN.md: x ↦ x_s/(1+x₀), on the unit
- * hyperboloid) with a notice on stderr; ball rows projected into the model's ball. */
+ * hyperboloid) with a notice on stderr. For a Poincaré model whose curvature c differs from the
+ * table's c_t, rows are scaled by √(c_t/c): the map of the c_t-ball onto the c-ball that keeps
+ * every point's place (distances scale by √(c_t/c)), as the Lorentz model rescales between
+ * hyperboloids; a notice says so. Ball rows are then projected into the model's ball. */
 static void copy_table_ball(gyro_tf_model *tf, const gyro_embedding_table *tab)
 {
     int C = tf->cfg.dim, nt = tab->n;
@@ -322,11 +325,20 @@ static void copy_table_ball(gyro_tf_model *tf, const gyro_embedding_table *tab)
         fprintf(stderr, "notice: the embedding table holds hyperboloid points; converted to the "
                 "Poincaré ball (x_s/(1+x0)) for the %s model\n",
                 gyro_tf_geometry_name(tf->cfg.geometry));
+    double ct = tab->model == GYRO_EMBEDDING_HYPERBOLOID ? 1.0 : table_curvature(tab);
+    float scale = 1.0f;
+    if (tf->cfg.geometry == GYRO_TF_GEOMETRY_HYPERBOLIC && fabs(ct - tf->cfg.curvature) > 1e-6 * ct) {
+        scale = (float)sqrt(ct / tf->cfg.curvature);
+        fprintf(stderr, "notice: the table's rows (curvature %g) are scaled by %.4g onto the model's "
+                "ball of curvature %g\n", ct, scale, (double)tf->cfg.curvature);
+    }
     for (int i = 0; i < nt; i++) {
         const float *src = tab->vectors + (size_t)i * tab->stride;
         float *dst = tf->params.wte + (size_t)(i + 1) * C;
         if (tab->model == GYRO_EMBEDDING_HYPERBOLOID) gyro_hyp_to_poincare_f32(dst, src, C);
         else memcpy(dst, src, (size_t)C * sizeof *dst);
+        if (scale != 1.0f)
+            for (int k = 0; k < C; k++) dst[k] *= scale;
     }
     if (tf->cfg.geometry == GYRO_TF_GEOMETRY_HYPERBOLIC)
         gyro_poincare_project_batch_f32(tf->params.wte, tf->params.wte, tf->cfg.curvature, nt + 1, C);
@@ -476,10 +488,6 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
         if (tab->dim != opt->model.dim)
             return gyro_error_set(GYRO_ERR_USAGE, "train: the embedding table has %d dimensions, the model %d "
                                   "(set --dim %d)", tab->dim, opt->model.dim, tab->dim);
-        if (tab->model == GYRO_EMBEDDING_POINCARE && opt->model.geometry == GYRO_TF_GEOMETRY_HYPERBOLIC &&
-            fabs(tab->curvature - opt->model.curvature) > 1e-6)
-            return gyro_error_set(GYRO_ERR_USAGE, "train: the table's curvature %g differs from the model's %g",
-                                  tab->curvature, (double)opt->model.curvature);
     }
 
     gyro_tokenizer *nz = NULL;

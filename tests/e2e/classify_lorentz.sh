@@ -2,7 +2,8 @@
 # classify_lorentz.sh — the Lorentz (HyboNet) geometry through `gyro classify`: train with
 # --geometry lorentz, evaluate and predict unchanged, reproducible from the seed; a hyperboloid
 # char2vec table is taken as it is (frozen and fine-tuned), a Poincaré table is converted with a
-# notice and a hyperboloid table given to the Poincaré model likewise; a model file of an
+# notice and a hyperboloid table given to the Poincaré model likewise, a table of another
+# curvature is mapped onto the model's ball with a notice; a model file of an
 # unknown geometry exits 65 with the reason.
 set -euo pipefail
 : "${GYRO:?}" "${TMPDIR:?}"
@@ -44,7 +45,12 @@ small=(--dim 16 --layers 1 --heads 2 --epochs 2 --batch 16 --dev-fraction 0 --se
 grep -q "notice: .*Poincaré.*converted to the hyperboloid" e3.err || { echo "no notice"; cat e3.err; exit 1; }
 "$GYRO" classify train --geometry hyperbolic "${small[@]}" --embeddings hyp.tab -o e4.clf data.pb 2> e4.err
 grep -q "notice: .*hyperboloid.*converted to the Poincaré ball" e4.err || { echo "no notice"; cat e4.err; exit 1; }
-for m in e1 e2 e3 e4; do "$GYRO" classify eval -m $m.clf data.pb | grep -q '^accuracy:'; done
+# a Poincaré table (curvature 1) for the default hyperbolic model (curvature 0.1): its rows are
+# mapped onto the model's ball (scaled by sqrt(1/0.1)) with a notice, not refused
+"$GYRO" classify train "${small[@]}" --embeddings ball.tab -o e5.clf data.pb 2> e5.err
+grep -q "notice: the table's rows (curvature 1) are scaled by 3.162 onto the model's ball of curvature 0.1" e5.err \
+  || { echo "no curvature notice"; cat e5.err; exit 1; }
+for m in e1 e2 e3 e4 e5; do "$GYRO" classify eval -m $m.clf data.pb | grep -q '^accuracy:'; done
 
 # a model file of an unknown geometry: exit 65 naming it (the CRC recomputed)
 /usr/bin/python3 - m1.clf bad.clf <<'PY'
