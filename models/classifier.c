@@ -9,6 +9,8 @@
  *     section "config" u32 count, then (str key, f64 value) pairs: the transformer configuration
  *                      (geometry 0 Euclidean, 1 hyperbolic/Poincaré, 2 Lorentz; an unknown
  *                      geometry is refused as GYRO_ERR_FORMAT with the value named)
+ *       or section "ngrams" (format version 2): the same pairs for a bag-of-n-grams model
+ *                      (ngrams.h); a transformer file keeps version 1, so older readers load it
  *     section "vocab"  u32 n, then n strings (ids 1..n; id 0 is UNK)
  *     section "labels" u32 n, then n strings (class ids 0..n−1; the hierarchy and atoms are
  *                      re-derived from the names by pipeline/labels)
@@ -45,7 +47,8 @@
 #define MAX_STRING 4096u
 
 struct gyro_classifier {
-    gyro_tf_model *tf;
+    gyro_tf_model *tf;            /* the transformer, or NULL for an n-gram model */
+    gyro_ngrams_model *ng;        /* the n-gram model, or NULL for a transformer */
     gyro_normalize_options norm;
     int token_unit;               /* gyro_token_unit */
     int n_tokens;                 /* ids 1..n_tokens */
@@ -60,7 +63,13 @@ struct gyro_classifier {
 struct gyro_classifier_scratch {
     gyro_tokenizer *tok;
     gyro_tf_acts *acts;
-    int32_t *ids;                 /* (max_len) */
+    int32_t *ids;                 /* (max_len) token ids */
+    uint64_t *hash;               /* (max_len) token hashes (n-gram models) */
+    int32_t *rows;                /* (row_cap) feature rows of the bag (n-gram models) */
+    float *w;                     /* (row_cap) their weights */
+    float *y;                     /* (dim) pooled point (n-gram models) */
+    float *logits;                /* (K) (n-gram models) */
+    int row_cap;
     float *probs;                 /* (K) */
     int *order;                   /* (K) */
     char *text;                   /* normalized text of the last predict */
@@ -122,6 +131,20 @@ static const field config_fields[] = {
     FI(mla_q_latent), FI(mla_rope_dim), FF(moe_balance), FI(qkv_tangent),
 };
 #define N_CONFIG_FIELDS (sizeof config_fields / sizeof config_fields[0])
+#define NI(k) {#k, offsetof(gyro_ngrams_config, k), 0}
+#define NF(k) {#k, offsetof(gyro_ngrams_config, k), 1}
+static const field ngrams_fields[] = {
+    NI(geometry), NI(vocab_size), NI(n_classes), NI(dim), NI(buckets), NI(max_n), NI(max_len),
+    NI(context), NF(context_weight), NF(curvature),
+};
+#define N_NGRAMS_FIELDS (sizeof ngrams_fields / sizeof ngrams_fields[0])
+
+/* The parameter block and tensor table of either architecture. */
+static void param_table(const gyro_classifier *m, const gyro_tf_tensor **T, int *n, float **params)
+{
+    if (m->ng) { *T = m->ng->tensors; *n = m->ng->n_tensors; *params = m->ng->params; }
+    else { *T = m->tf->tensors; *n = m->tf->n_tensors; *params = m->tf->params_memory; }
+}
 /* The "norm" section describes how text becomes tokens: normalization options, then the unit. */
 typedef struct text_options { gyro_normalize_options norm; int token_unit; } text_options;
 static const field norm_fields[] = {
@@ -178,7 +201,8 @@ static void build_payload(const gyro_classifier *m, wbuf *b)
 {
     text_options to = {m->norm, m->token_unit};
     write_fields(b, "norm", norm_fields, N_NORM_FIELDS, &to);
-    write_fields(b, "config", config_fields, N_CONFIG_FIELDS, &m->tf->cfg);
+    if (m->ng) write_fields(b, "ngrams", ngrams_fields, N_NGRAMS_FIELDS, &m->ng->cfg);
+    else write_fields(b, "config", config_fields, N_CONFIG_FIELDS, &m->tf->cfg);
     w_str(b, "vocab");
     w_u32(b, (uint32_t)m->n_tokens);
     for (int i = 1; i <= m->n_tokens; i++) w_str(b, m->tokens[i]);
@@ -186,21 +210,32 @@ static void build_payload(const gyro_classifier *m, wbuf *b)
     int k = gyro_label_set_count(m->labels);
     w_u32(b, (uint32_t)k);
     for (int i = 0; i < k; i++) w_str(b, gyro_label_set_name(m->labels, i));
+    const gyro_tf_tensor *tt;
+    int nt;
+    float *params;
+    param_table(m, &tt, &nt, &params);
     w_str(b, "params");
-    w_u32(b, (uint32_t)m->tf->n_tensors);
-    for (int t = 0; t < m->tf->n_tensors; t++) {
-        const gyro_tf_tensor *T = &m->tf->tensors[t];
+    w_u32(b, (uint32_t)nt);
+    for (int t = 0; t < nt; t++) {
+        const gyro_tf_tensor *T = &tt[t];
         w_str(b, T->name);
         w_u32(b, (uint32_t)T->manifold);
         w_u32(b, (uint32_t)T->rows);
         w_u32(b, (uint32_t)T->cols);
-        const float *x = m->tf->params_memory + T->offset;
+        const float *x = params + T->offset;
         for (size_t i = 0; i < T->size; i++) w_f32(b, x[i]);
     }
 }
 
 static void set_version(gyro_classifier *m)
 {
+    if (m->ng) {
+        const gyro_ngrams_config *g = &m->ng->cfg;
+        snprintf(m->version, sizeof m->version, "ngrams-%s-%dd-%08x",
+                 gyro_tf_geometry_name(g->geometry) ? gyro_tf_geometry_name(g->geometry) : "?", g->dim,
+                 (unsigned)m->crc);
+        return;
+    }
     const gyro_tf_config *c = &m->tf->cfg;
     snprintf(m->version, sizeof m->version, "%s-%dd-%dL-%08x",
              gyro_tf_geometry_name(c->geometry) ? gyro_tf_geometry_name(c->geometry) : "?", c->dim,
@@ -211,7 +246,8 @@ gyro_status gyro_classifier_save(const gyro_classifier *m, const char *path)
 {
     if (!m || !path) return gyro_error_set(GYRO_ERR_USAGE, "classifier save: NULL argument");
     size_t at;
-    const gyro_tf_tensor *bad = gyro_tf_first_nonfinite(m->tf, m->tf->params_memory, &at);
+    const gyro_tf_tensor *bad = m->ng ? gyro_ngrams_first_nonfinite(m->ng, &at)
+                                      : gyro_tf_first_nonfinite(m->tf, m->tf->params_memory, &at);
     if (bad)   /* a diverged model must never replace a good file */
         return gyro_error_set(GYRO_ERR_NAN, "%s: not written: parameter %zu of tensor %s is not finite "
                               "(the file is left as it was)", path, at, bad->name);
@@ -220,7 +256,7 @@ gyro_status gyro_classifier_save(const gyro_classifier *m, const char *path)
     if (b.oom) { free(b.p); return gyro_error_set(GYRO_ERR_NOMEM, "%s: model of %zu bytes", path, b.n); }
     wbuf h = {0};
     w_bytes(&h, GYRO_CLASSIFIER_MAGIC, MAGIC_LEN); /* the literal's NUL is the 8th byte */
-    w_u32(&h, GYRO_CLASSIFIER_FORMAT_VERSION);
+    w_u32(&h, m->ng ? 2u : 1u);
     w_u32(&h, 0);
     w_u64(&h, b.n);
     uint32_t crc = gyro_crc32(0, b.p, b.n);
@@ -304,11 +340,10 @@ static gyro_status read_section(rbuf *r, const char *path, const char *want)
     return GYRO_OK;
 }
 
-static gyro_status read_fields(rbuf *r, const char *path, const char *section, const field *f,
-                               size_t nf, void *base)
+/* The pairs of a section whose name was read already. */
+static gyro_status read_field_values(rbuf *r, const char *path, const char *section, const field *f,
+                                     size_t nf, void *base)
 {
-    gyro_status st = read_section(r, path, section);
-    if (st) return st;
     uint32_t n = r_u32(r, section);
     if (n > 1024) return bad(path, "too many fields in ", section);
     for (uint32_t i = 0; i < n && !r->err; i++) {
@@ -335,6 +370,65 @@ static gyro_status read_fields(rbuf *r, const char *path, const char *section, c
     return GYRO_OK;
 }
 
+static gyro_status read_fields(rbuf *r, const char *path, const char *section, const field *f,
+                               size_t nf, void *base)
+{
+    gyro_status st = read_section(r, path, section);
+    return st ? st : read_field_values(r, path, section, f, nf, base);
+}
+
+/* The model configuration section: "config" (a transformer, into *cfg) or "ngrams" (an n-gram
+ * model, into *ng, *is_ngrams = 1). */
+static gyro_status read_model_config(rbuf *r, const char *path, gyro_tf_config *cfg,
+                                     gyro_ngrams_config *ng, int *is_ngrams)
+{
+    char name[64];
+    r_str(r, name, sizeof name, "config");
+    if (r->err) return bad(path, "truncated at section ", "config");
+    *is_ngrams = strcmp(name, "ngrams") == 0;
+    if (*is_ngrams) {
+        gyro_status st = read_field_values(r, path, "ngrams", ngrams_fields, N_NGRAMS_FIELDS, ng);
+        if (st) return st;
+        if (ng->geometry != GYRO_TF_GEOMETRY_EUCLIDEAN && ng->geometry != GYRO_TF_GEOMETRY_HYPERBOLIC)
+            return gyro_error_set(GYRO_ERR_FORMAT, "%s: n-gram model geometry %d is unknown to this gyro "
+                                  "(known: 0 euclidean, 1 hyperbolic; upgrade gyro)", path, ng->geometry);
+        if (gyro_ngrams_config_validate(ng) != GYRO_OK)
+            return gyro_error_prefix(GYRO_ERR_FORMAT, "%s: corrupt classifier model: configuration", path);
+        cfg->vocab_size = ng->vocab_size;
+        cfg->n_classes = ng->n_classes;
+        return GYRO_OK;
+    }
+    if (strcmp(name, "config") != 0) return bad(path, "expected section ", "config");
+    gyro_status st = read_field_values(r, path, "config", config_fields, N_CONFIG_FIELDS, cfg);
+    if (st) return st;
+    if (!gyro_tf_geometry_name(cfg->geometry))
+        return gyro_error_set(GYRO_ERR_FORMAT, "%s: model geometry %d is unknown to this gyro "
+                              "(known: 0 euclidean, 1 hyperbolic, 2 lorentz; upgrade gyro)", path,
+                              cfg->geometry);
+    if (gyro_tf_config_validate(cfg) != GYRO_OK)
+        return gyro_error_prefix(GYRO_ERR_FORMAT, "%s: corrupt classifier model: configuration", path);
+    return GYRO_OK;
+}
+
+/* Create the model of the configuration (zeros) once the file is known to hold its values. */
+static gyro_status new_model(gyro_classifier *m, rbuf *r, const char *path, const gyro_tf_config *cfg,
+                             const gyro_ngrams_config *ng, int is_ngrams)
+{
+    gyro_status st;
+    if (is_ngrams) {
+        if (gyro_ngrams_param_count(ng) > (r->n - r->off) / sizeof(float))
+            return bad(path, "the configuration needs more parameters than the file holds", NULL);
+        st = gyro_ngrams_new(ng, 0, 0, &m->ng);
+    } else {
+        if (cfg->dim > (1 << 16) || cfg->ffn_dim > (1 << 20) || cfg->n_layers > 1024 || cfg->n_heads > 4096 ||
+            cfg->head_dim > (1 << 16) || cfg->max_len > (1 << 20) ||
+            gyro_tf_param_count(cfg) > (r->n - r->off) / sizeof(float))
+            return bad(path, "the configuration needs more parameters than the file holds", NULL);
+        st = gyro_tf_new(cfg, 0, 0, &m->tf);
+    }
+    return st ? gyro_error_prefix(st == GYRO_ERR_NOMEM ? st : GYRO_ERR_FORMAT, "%s", path) : GYRO_OK;
+}
+
 static gyro_status parse_payload(gyro_classifier *m, rbuf *r, const char *path)
 {
     text_options to = {.token_unit = GYRO_TOKEN_CHARS};
@@ -348,13 +442,9 @@ static gyro_status parse_payload(gyro_classifier *m, rbuf *r, const char *path)
     m->token_unit = to.token_unit;
     gyro_tf_config cfg = gyro_tf_config_default(GYRO_TF_GEOMETRY_EUCLIDEAN);
     cfg.qkv_tangent = 0; /* absent in models written before the field: per-head-slice log0 */
-    if ((st = read_fields(r, path, "config", config_fields, N_CONFIG_FIELDS, &cfg))) return st;
-    if (!gyro_tf_geometry_name(cfg.geometry))
-        return gyro_error_set(GYRO_ERR_FORMAT, "%s: model geometry %d is unknown to this gyro "
-                              "(known: 0 euclidean, 1 hyperbolic, 2 lorentz; upgrade gyro)", path,
-                              cfg.geometry);
-    if (gyro_tf_config_validate(&cfg) != GYRO_OK)
-        return gyro_error_prefix(GYRO_ERR_FORMAT, "%s: corrupt classifier model: configuration", path);
+    gyro_ngrams_config ng = gyro_ngrams_config_default(GYRO_TF_GEOMETRY_EUCLIDEAN);
+    int is_ngrams = 0;
+    if ((st = read_model_config(r, path, &cfg, &ng, &is_ngrams))) return st;
 
     /* vocabulary */
     if ((st = read_section(r, path, "vocab"))) return st;
@@ -393,17 +483,16 @@ static gyro_status parse_payload(gyro_classifier *m, rbuf *r, const char *path)
     }
 
     /* parameters: the configuration must not ask for more values than the file holds */
-    if (cfg.dim > (1 << 16) || cfg.ffn_dim > (1 << 20) || cfg.n_layers > 1024 || cfg.n_heads > 4096 ||
-        cfg.head_dim > (1 << 16) || cfg.max_len > (1 << 20) ||
-        gyro_tf_param_count(&cfg) > (r->n - r->off) / sizeof(float))
-        return bad(path, "the configuration needs more parameters than the file holds", NULL);
-    if ((st = gyro_tf_new(&cfg, 0, 0, &m->tf)))
-        return gyro_error_prefix(st == GYRO_ERR_NOMEM ? st : GYRO_ERR_FORMAT, "%s", path);
+    if ((st = new_model(m, r, path, &cfg, &ng, is_ngrams))) return st;
+    const gyro_tf_tensor *tt;
+    int ntt;
+    float *params;
+    param_table(m, &tt, &ntt, &params);
     if ((st = read_section(r, path, "params"))) return st;
     uint32_t nt = r_u32(r, "params");
-    if (r->err || nt != (uint32_t)m->tf->n_tensors) return bad(path, "parameter table differs from the configuration", NULL);
+    if (r->err || nt != (uint32_t)ntt) return bad(path, "parameter table differs from the configuration", NULL);
     for (uint32_t t = 0; t < nt; t++) {
-        const gyro_tf_tensor *T = &m->tf->tensors[t];
+        const gyro_tf_tensor *T = &tt[t];
         char name[128];
         r_str(r, name, sizeof name, "params");
         uint32_t man = r_u32(r, "params"), rows = r_u32(r, "params"), cols = r_u32(r, "params");
@@ -414,7 +503,7 @@ static gyro_status parse_payload(gyro_classifier *m, rbuf *r, const char *path)
                                   "%s: corrupt classifier model: tensor %u is %s (%u×%u), expected %s (%d×%d)",
                                   path, t, name, rows, cols, T->name, T->rows, T->cols);
         if (!r_need(r, T->size * 4, "params")) return bad(path, "truncated in tensor ", T->name);
-        float *x = m->tf->params_memory + T->offset;
+        float *x = params + T->offset;
         for (size_t i = 0; i < T->size; i++) {
             uint32_t v = (uint32_t)r->p[r->off] | (uint32_t)r->p[r->off + 1] << 8 |
                          (uint32_t)r->p[r->off + 2] << 16 | (uint32_t)r->p[r->off + 3] << 24;
@@ -549,10 +638,41 @@ gyro_status gyro_classifier_create(const gyro_tf_config *cfg, uint64_t seed,
     return GYRO_OK;
 }
 
+gyro_status gyro_classifier_create_ngrams(const gyro_ngrams_config *cfg, uint64_t seed,
+                                          const gyro_normalize_options *norm,
+                                          const char *const *vocab, int n_vocab,
+                                          gyro_label_set *labels, gyro_classifier **out)
+{
+    if (out) *out = NULL;
+    if (!cfg || !out || !labels || n_vocab < 0 || (n_vocab > 0 && !vocab)) {
+        gyro_label_set_free(labels);
+        return gyro_error_set(GYRO_ERR_USAGE, "classifier create: NULL argument");
+    }
+    gyro_classifier *m = calloc(1, sizeof *m);
+    if (!m) { gyro_label_set_free(labels); return gyro_error_set(GYRO_ERR_NOMEM, "classifier"); }
+    m->labels = labels;
+    if (norm) m->norm = *norm;
+    else gyro_normalize_options_init(&m->norm);
+    gyro_status st = vocab_build(m, vocab, n_vocab);
+    if (st == GYRO_OK && gyro_label_set_count(labels) < 1)
+        st = gyro_error_set(GYRO_ERR_USAGE, "classifier: no labels");
+    if (st == GYRO_OK) {
+        gyro_ngrams_config c = *cfg;
+        c.vocab_size = n_vocab + 1;
+        c.n_classes = gyro_label_set_count(labels);
+        st = gyro_ngrams_new(&c, seed, 1, &m->ng);
+    }
+    if (st) { gyro_classifier_free(m); return st; }
+    set_version(m);
+    *out = m;
+    return GYRO_OK;
+}
+
 void gyro_classifier_free(gyro_classifier *m)
 {
     if (!m) return;
     gyro_tf_free(m->tf);
+    gyro_ngrams_free(m->ng);
     if (m->tokens)
         for (int i = 1; i <= m->n_tokens; i++) free(m->tokens[i]);
     free(m->tokens);
@@ -566,6 +686,11 @@ int gyro_classifier_num_labels(const gyro_classifier *m) { return m ? gyro_label
 const char *gyro_classifier_label(const gyro_classifier *m, int i) { return m ? gyro_label_set_name(m->labels, i) : NULL; }
 gyro_tf_model *gyro_classifier_tf(gyro_classifier *m) { return m->tf; }
 const gyro_tf_model *gyro_classifier_tf_const(const gyro_classifier *m) { return m->tf; }
+gyro_ngrams_model *gyro_classifier_ngrams(gyro_classifier *m) { return m->ng; }
+const gyro_ngrams_model *gyro_classifier_ngrams_const(const gyro_classifier *m) { return m->ng; }
+size_t gyro_classifier_param_count(const gyro_classifier *m) { return m->ng ? m->ng->n_params : m->tf->n_params; }
+const char *gyro_classifier_arch_name(const gyro_classifier *m) { return m->ng ? "ngrams" : "transformer"; }
+int gyro_classifier_uses_context(const gyro_classifier *m) { return m && m->ng && m->ng->cfg.context; }
 const gyro_label_set *gyro_classifier_labels(const gyro_classifier *m) { return m->labels; }
 const gyro_normalize_options *gyro_classifier_normalize_options(const gyro_classifier *m) { return &m->norm; }
 int gyro_classifier_vocab_size(const gyro_classifier *m) { return m->n_tokens + 1; }
@@ -593,6 +718,61 @@ int gyro_classifier_encode(const gyro_classifier *m, char *const *chars, size_t 
         ids[k++] = gyro_classifier_token_id(m, chars[i]);
     }
     return k;
+}
+
+/* ids and hashes of the non-blank tokens, at most max (the first ones). */
+static int encode_hashed(const gyro_classifier *m, char *const *toks, size_t n, int32_t *ids,
+                         uint64_t *hash, int max)
+{
+    int k = 0;
+    for (size_t i = 0; i < n && k < max; i++) {
+        if (is_blank(toks[i])) continue;
+        ids[k] = gyro_classifier_token_id(m, toks[i]);
+        hash[k++] = gyro_ngrams_token_hash(toks[i]);
+    }
+    return k;
+}
+
+gyro_status gyro_classifier_ngram_bag(const gyro_classifier *m, gyro_tokenizer *tok,
+                                      const char *text, const char *context, int32_t *ids,
+                                      uint64_t *hash, int32_t *rows, float *w, int *n,
+                                      int *n_text, const char **normalized)
+{
+    *n = 0;
+    if (n_text) *n_text = 0;
+    if (normalized) *normalized = "";
+    if (!m->ng) return gyro_error_set(GYRO_ERR_USAGE, "n-gram bag of a transformer model");
+    const gyro_ngrams_model *ng = m->ng;
+    const int cap = gyro_ngram_bag_cap(ng), L = ng->cfg.max_len;
+    char *const *toks;
+    size_t n_toks;
+    const char *norm;
+    int nc = 0;
+    /* the context first: the tokenizer's output only lives until its next call. Its rows go
+     * after the utterance's, so they are computed into the tail and moved. */
+    if (ng->cfg.context && context && context[0]) {
+        gyro_status st = gyro_tokenizer_run(tok, context, strlen(context), &toks, &n_toks, &norm);
+        if (st) return gyro_error_prefix(st, "context");
+        /* the last max_len characters of the context matter most: keep those */
+        size_t skip = n_toks > (size_t)L ? n_toks - (size_t)L : 0;
+        int k = encode_hashed(m, toks + skip, n_toks - skip, ids, hash, L);
+        nc = gyro_ngrams_features(ng, ids, hash, k, 1, rows + (cap - 2 * L), 2 * L);
+    }
+    gyro_status st = gyro_tokenizer_run(tok, text, strlen(text), &toks, &n_toks, &norm);
+    if (st) return st;
+    if (normalized) *normalized = norm;
+    int k = encode_hashed(m, toks, n_toks, ids, hash, L);
+    int nt = gyro_ngrams_features(ng, ids, hash, k, 0, rows, cap - 2 * L * (ng->cfg.context != 0));
+    if (n_text) *n_text = k;
+    if (nt == 0) rows[nt++] = GYRO_CLASSIFIER_UNK;
+    for (int i = 0; i < nt; i++) w[i] = 1.0f;
+    if (nc > 0) {
+        memmove(rows + nt, rows + (cap - 2 * L), (size_t)nc * sizeof *rows);
+        float wc = ng->cfg.context_weight * (float)nt / (float)nc;
+        for (int i = 0; i < nc; i++) w[nt + i] = wc;
+    }
+    *n = nt + nc;
+    return GYRO_OK;
 }
 
 /* ---- tokenizer ------------------------------------------------------------------------------- */
@@ -702,9 +882,18 @@ gyro_status gyro_classifier_scratch_new(const gyro_classifier *m, gyro_classifie
     if (!m || !out) return gyro_error_set(GYRO_ERR_USAGE, "classifier scratch: NULL argument");
     gyro_classifier_scratch *s = calloc(1, sizeof *s);
     if (!s) return gyro_error_set(GYRO_ERR_NOMEM, "classifier scratch");
-    int K = m->tf->cfg.n_classes, T = m->tf->cfg.max_len;
+    int K = gyro_label_set_count(m->labels), T = m->ng ? m->ng->cfg.max_len : m->tf->cfg.max_len;
     gyro_status st = gyro_tokenizer_new(&m->norm, (gyro_token_unit)m->token_unit, &s->tok);
-    if (st == GYRO_OK) st = gyro_tf_acts_new(m->tf, 1, T, 0, &s->acts);
+    if (st == GYRO_OK && m->tf) st = gyro_tf_acts_new(m->tf, 1, T, 0, &s->acts);
+    if (st == GYRO_OK && m->ng) {
+        s->row_cap = gyro_ngram_bag_cap(m->ng);
+        s->hash = malloc((size_t)T * sizeof *s->hash);
+        s->rows = malloc((size_t)s->row_cap * sizeof *s->rows);
+        s->w = malloc((size_t)s->row_cap * sizeof *s->w);
+        s->y = malloc((size_t)m->ng->cfg.dim * sizeof *s->y);
+        s->logits = malloc((size_t)K * sizeof *s->logits);
+        if (!s->hash || !s->rows || !s->w || !s->y || !s->logits) st = gyro_error_set(GYRO_ERR_NOMEM, "classifier scratch");
+    }
     if (st == GYRO_OK) {
         s->ids = malloc((size_t)T * sizeof *s->ids);
         s->probs = malloc((size_t)K * sizeof *s->probs);
@@ -723,6 +912,11 @@ void gyro_classifier_scratch_free(gyro_classifier_scratch *s)
     if (!s) return;
     gyro_tokenizer_free(s->tok);
     gyro_tf_acts_free(s->acts);
+    free(s->hash);
+    free(s->rows);
+    free(s->w);
+    free(s->y);
+    free(s->logits);
     free(s->ids);
     free(s->probs);
     free(s->order);
@@ -738,14 +932,12 @@ const char *gyro_classifier_scratch_normalized(const gyro_classifier_scratch *s)
 gyro_status gyro_classifier_predict(const gyro_classifier *m, gyro_classifier_scratch *s,
                                     const char *text, int k, gyro_intent *out, int *n_out)
 {
-    if (n_out) *n_out = 0;
-    if (!m || !s || !text || !out || !n_out || k < 1)
-        return gyro_error_set(GYRO_ERR_USAGE, "classify: %s", k < 1 ? "k must be at least 1" : "NULL argument");
-    char *const *toks;
-    size_t n_toks;
-    const char *norm_text;
-    gyro_status st = gyro_tokenizer_run(s->tok, text, strlen(text), &toks, &n_toks, &norm_text);
-    if (st) return st;
+    return gyro_classifier_predict_context(m, s, text, NULL, k, out, n_out);
+}
+
+/* Keep a copy of the normalized text of the last predict in the scratch. */
+static gyro_status keep_text(gyro_classifier_scratch *s, const char *norm_text)
+{
     size_t text_len = strlen(norm_text);
     if (text_len + 1 > s->text_cap) {
         size_t cap = 2 * (text_len + 1);
@@ -755,13 +947,49 @@ gyro_status gyro_classifier_predict(const gyro_classifier *m, gyro_classifier_sc
         s->text_cap = cap;
     }
     memcpy(s->text, norm_text, text_len + 1);
-    const gyro_tf_model *tf = m->tf;
-    int T = gyro_classifier_encode(m, toks, n_toks, s->ids, tf->cfg.max_len);
-    if (T == 0) return gyro_error_set(GYRO_ERR_DATA, "empty text after normalization");
-    st = gyro_tf_forward(tf, s->acts, s->ids, &T, 1, T, NULL);
+    return GYRO_OK;
+}
+
+/* The logits of an n-gram model for (text, context). */
+static gyro_status ngrams_logits(const gyro_classifier *m, gyro_classifier_scratch *s,
+                                 const char *text, const char *context, const float **logits)
+{
+    int n, n_text;
+    const char *norm_text;
+    gyro_status st = gyro_classifier_ngram_bag(m, s->tok, text, context, s->ids, s->hash, s->rows,
+                                               s->w, &n, &n_text, &norm_text);
     if (st) return st;
-    int K = tf->cfg.n_classes;
-    const float *logits = gyro_tf_logits(s->acts);
+    if ((st = keep_text(s, norm_text))) return st;
+    if (n_text == 0) return gyro_error_set(GYRO_ERR_DATA, "empty text after normalization");
+    gyro_ngrams_forward(m->ng, s->rows, s->w, n, s->y, s->logits);
+    *logits = s->logits;
+    return GYRO_OK;
+}
+
+gyro_status gyro_classifier_predict_context(const gyro_classifier *m, gyro_classifier_scratch *s,
+                                            const char *text, const char *context, int k,
+                                            gyro_intent *out, int *n_out)
+{
+    if (n_out) *n_out = 0;
+    if (!m || !s || !text || !out || !n_out || k < 1)
+        return gyro_error_set(GYRO_ERR_USAGE, "classify: %s", k < 1 ? "k must be at least 1" : "NULL argument");
+    const float *logits = NULL;
+    gyro_status st;
+    if (m->ng) {
+        if ((st = ngrams_logits(m, s, text, context, &logits))) return st;
+    } else {
+        char *const *toks;
+        size_t n_toks;
+        const char *norm_text;
+        if ((st = gyro_tokenizer_run(s->tok, text, strlen(text), &toks, &n_toks, &norm_text))) return st;
+        if ((st = keep_text(s, norm_text))) return st;
+        const gyro_tf_model *tf = m->tf;
+        int T = gyro_classifier_encode(m, toks, n_toks, s->ids, tf->cfg.max_len);
+        if (T == 0) return gyro_error_set(GYRO_ERR_DATA, "empty text after normalization");
+        if ((st = gyro_tf_forward(tf, s->acts, s->ids, &T, 1, T, NULL))) return st;
+        logits = gyro_tf_logits(s->acts);
+    }
+    int K = gyro_label_set_count(m->labels);
     double mx = -INFINITY, sum = 0;
     for (int i = 0; i < K; i++) if (logits[i] > mx) mx = logits[i];
     if (!isfinite(mx)) return gyro_error_set(GYRO_ERR_NAN, "classify: non-finite logits");

@@ -7,6 +7,11 @@
  * predict with one model as long as each thread uses its own gyro_classifier_scratch (the
  * per-thread activation buffers and normalizer).
  *
+ * Two architectures share the file, the label set, the vocabulary and the prediction API: the
+ * transformer (transformer.h) and the bag of character n-grams (ngrams.h, `--arch ngrams`).
+ * An n-gram model with context features also reads the previous turn of the session
+ * (gyro_classifier_predict_context); the transformer ignores it.
+ *
  * Model file (little-endian, written atomically): the magic "GYROCLF\0", a u32 format version
  * (GYRO_CLASSIFIER_FORMAT_VERSION), a u64 payload length, the payload (configuration,
  * vocabulary, labels, parameters) and a CRC-32 of the payload. A file with another magic, a
@@ -19,12 +24,13 @@
 #include <stdint.h>
 
 #include "models/core/status.h"
+#include "models/ngrams.h"
 #include "models/transformer.h"
 #include "models/text/labels.h"
 #include "models/text/normalize.h"
 
 #define GYRO_CLASSIFIER_MAGIC "GYROCLF"      /* 7 characters + NUL = 8 bytes on disk */
-#define GYRO_CLASSIFIER_FORMAT_VERSION 1u
+#define GYRO_CLASSIFIER_FORMAT_VERSION 2u   /* 2: n-gram models; transformer files stay 1 */
 
 typedef struct gyro_classifier gyro_classifier;
 typedef struct gyro_classifier_scratch gyro_classifier_scratch; /* per-thread buffers + normalizer */
@@ -70,6 +76,16 @@ void gyro_classifier_scratch_free(gyro_classifier_scratch *s);
 gyro_status gyro_classifier_predict(const gyro_classifier *m, gyro_classifier_scratch *s,
                                     const char *text, int k, gyro_intent *out, int *n_out);
 
+/* The same, with the previous turn of the session (`context`, raw UTF-8; NULL or "" for none),
+ * which an n-gram model trained with context features reads; other models ignore it. Errors
+ * as gyro_classifier_predict (an invalid context is GYRO_ERR_DATA too). */
+gyro_status gyro_classifier_predict_context(const gyro_classifier *m, gyro_classifier_scratch *s,
+                                            const char *text, const char *context, int k,
+                                            gyro_intent *out, int *n_out);
+
+/* 1 when the model reads the previous turn (an n-gram model trained with context features). */
+int gyro_classifier_uses_context(const gyro_classifier *m);
+
 /* The normalized text of the last successful predict with this scratch (owned by the scratch,
  * valid until the next predict); "" before the first. */
 const char *gyro_classifier_scratch_normalized(const gyro_classifier_scratch *s);
@@ -114,6 +130,12 @@ gyro_status gyro_classifier_create(const gyro_tf_config *cfg, uint64_t seed,
                                    const gyro_normalize_options *norm, const char *const *vocab,
                                    int n_vocab, gyro_label_set *labels, gyro_classifier **out);
 
+/* The same for a bag-of-n-grams model (ngrams.h): cfg->vocab_size and n_classes are set here. */
+gyro_status gyro_classifier_create_ngrams(const gyro_ngrams_config *cfg, uint64_t seed,
+                                          const gyro_normalize_options *norm,
+                                          const char *const *vocab, int n_vocab,
+                                          gyro_label_set *labels, gyro_classifier **out);
+
 /* Set the token unit of a model being built (default GYRO_TOKEN_CHARS); saved in the file. */
 void gyro_classifier_set_token_unit(gyro_classifier *m, gyro_token_unit unit);
 gyro_token_unit gyro_classifier_token_unit(const gyro_classifier *m);
@@ -123,9 +145,20 @@ gyro_token_unit gyro_classifier_token_unit(const gyro_classifier *m);
  * infinite, so a diverged model never replaces a good file. */
 gyro_status gyro_classifier_save(const gyro_classifier *m, const char *path);
 
-/* The transformer of the model (parameters are modified in place by training). */
+/* The transformer of the model (parameters are modified in place by training); NULL for an
+ * n-gram model. */
 gyro_tf_model *gyro_classifier_tf(gyro_classifier *m);
 const gyro_tf_model *gyro_classifier_tf_const(const gyro_classifier *m);
+
+/* The n-gram model of the model; NULL for a transformer. */
+gyro_ngrams_model *gyro_classifier_ngrams(gyro_classifier *m);
+const gyro_ngrams_model *gyro_classifier_ngrams_const(const gyro_classifier *m);
+
+/* Parameter values of the model (either architecture). */
+size_t gyro_classifier_param_count(const gyro_classifier *m);
+
+/* The architecture's name: "transformer" or "ngrams". */
+const char *gyro_classifier_arch_name(const gyro_classifier *m);
 
 /* The label set (class ids are the transformer's output indices). */
 const gyro_label_set *gyro_classifier_labels(const gyro_classifier *m);
@@ -139,6 +172,20 @@ const char *gyro_classifier_token(const gyro_classifier *m, int id);
 
 /* Id of a token, or GYRO_CLASSIFIER_UNK. */
 int gyro_classifier_token_id(const gyro_classifier *m, const char *token);
+
+/* The bag of an n-gram model (ngrams.h) for `text` and the previous turn `context` (NULL or ""
+ * for none; ignored unless the model was trained with context): normalized and cut with `tok`
+ * (the model's tokenizer), characters mapped to ids, then gyro_ngrams_features. ids and hash
+ * are (max_len) scratch; rows and w receive up to gyro_ngram_bag_cap entries, *n of them; the
+ * utterance's rows weigh 1 each, the context's together context_weight times as much. An
+ * utterance with no character gives the single row UNK and *n_text = 0 (the caller decides
+ * whether that is an error). *normalized (may be NULL) receives the utterance's normalized
+ * text, owned by `tok` until its next run. Errors: those of gyro_tokenizer_run (invalid UTF-8 is
+ * GYRO_ERR_DATA), GYRO_ERR_USAGE for a transformer model. */
+gyro_status gyro_classifier_ngram_bag(const gyro_classifier *m, gyro_tokenizer *tok,
+                                      const char *text, const char *context, int32_t *ids,
+                                      uint64_t *hash, int32_t *rows, float *w, int *n,
+                                      int *n_text, const char **normalized);
 
 /* Map the tokens chars[0..n) to ids (whitespace-only tokens dropped, unknown ones → UNK), at
  * most `max` of them; returns the number written. */

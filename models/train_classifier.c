@@ -19,105 +19,8 @@
 #include "models/hyp/convert.h"
 #include "models/hyp/lorentz.h"
 #include "models/hyp/poincare.h"
-
-/* ---- example sets ---------------------------------------------------------------------------- */
-
-gyro_status gyro_example_set_add(gyro_example_set *s, const char *text, const char *label,
-                                 uint64_t line)
-{
-    if (s->n == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 1024;
-        char **t = realloc(s->text, (size_t)cap * sizeof *t);
-        if (t) s->text = t;
-        char **l = realloc(s->label, (size_t)cap * sizeof *l);
-        if (l) s->label = l;
-        uint64_t *n = realloc(s->line, (size_t)cap * sizeof *n);
-        if (n) s->line = n;
-        if (!t || !l || !n) return gyro_error_set(GYRO_ERR_NOMEM, "example set of %d", cap);
-        s->cap = cap;
-    }
-    char *a = strdup(text), *b = strdup(label);
-    if (!a || !b) { free(a); free(b); return gyro_error_set(GYRO_ERR_NOMEM, "example set"); }
-    s->text[s->n] = a;
-    s->label[s->n] = b;
-    s->line[s->n] = line;
-    s->n++;
-    return GYRO_OK;
-}
-
-void gyro_example_set_free(gyro_example_set *s)
-{
-    if (!s) return;
-    for (int i = 0; i < s->n; i++) { free(s->text[i]); free(s->label[i]); }
-    free(s->text);
-    free(s->label);
-    free(s->line);
-    memset(s, 0, sizeof *s);
-}
-
-/* ---- a small string → count map for the vocabulary ------------------------------------------ */
-
-typedef struct char_count { char *s; uint64_t count; int first; } char_count;
-typedef struct count_map { char_count *e; int *slot; uint32_t cap; int n, ecap; } count_map;
-
-static uint32_t fnv1a(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++) h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
-}
-
-static gyro_status count_map_add(count_map *m, const char *s)
-{
-    if (2u * (uint32_t)(m->n + 1) >= m->cap) {
-        uint32_t cap = m->cap ? 2 * m->cap : 1024;
-        int *slot = malloc(cap * sizeof *slot);
-        if (!slot) return gyro_error_set(GYRO_ERR_NOMEM, "vocabulary");
-        for (uint32_t i = 0; i < cap; i++) slot[i] = -1;
-        for (int i = 0; i < m->n; i++) {
-            uint32_t h = fnv1a(m->e[i].s) & (cap - 1);
-            while (slot[h] >= 0) h = (h + 1) & (cap - 1);
-            slot[h] = i;
-        }
-        free(m->slot);
-        m->slot = slot;
-        m->cap = cap;
-    }
-    uint32_t h = fnv1a(s) & (m->cap - 1);
-    while (m->slot[h] >= 0) {
-        if (strcmp(m->e[m->slot[h]].s, s) == 0) { m->e[m->slot[h]].count++; return GYRO_OK; }
-        h = (h + 1) & (m->cap - 1);
-    }
-    if (m->n == m->ecap) {
-        int ecap = m->ecap ? 2 * m->ecap : 1024;
-        char_count *e = realloc(m->e, (size_t)ecap * sizeof *e);
-        if (!e) return gyro_error_set(GYRO_ERR_NOMEM, "vocabulary");
-        m->e = e;
-        m->ecap = ecap;
-    }
-    char *d = strdup(s);
-    if (!d) return gyro_error_set(GYRO_ERR_NOMEM, "vocabulary");
-    m->e[m->n] = (char_count){d, 1, m->n};
-    m->slot[h] = m->n++;
-    return GYRO_OK;
-}
-
-static void count_map_free(count_map *m)
-{
-    for (int i = 0; i < m->n; i++) free(m->e[i].s);
-    free(m->e);
-    free(m->slot);
-    memset(m, 0, sizeof *m);
-}
-
-static int cmp_count_desc(const void *a, const void *b)
-{
-    const char_count *x = a, *y = b;
-    if (x->count != y->count) return x->count < y->count ? 1 : -1;
-    return strcmp(x->s, y->s);
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+#include "models/train_ngrams.h"
+#include "models/train_vocab.h"
 
 /* ---- prepared (tokenized) data ------------------------------------------------------------ */
 
@@ -251,6 +154,7 @@ static gyro_status eval_prepared(const gyro_tf_model *tf, gyro_tf_acts *acts, in
 gyro_status gyro_classifier_evaluate(const gyro_classifier *m, const gyro_example_set *set,
                                      gyro_metrics *metrics, int *unknown)
 {
+    if (gyro_classifier_ngrams_const(m)) return gyro_ngrams_evaluate(m, set, metrics, unknown);
     const gyro_tf_model *tf = gyro_classifier_tf_const(m);
     enum { MAXB = 64 };
     int T = tf->cfg.max_len, K = tf->cfg.n_classes;
@@ -278,9 +182,29 @@ gyro_status gyro_classifier_evaluate(const gyro_classifier *m, const gyro_exampl
 
 /* ---- training -------------------------------------------------------------------------------- */
 
+const char *gyro_arch_name(int arch)
+{
+    switch (arch) {
+    case GYRO_ARCH_TRANSFORMER: return "transformer";
+    case GYRO_ARCH_NGRAMS: return "ngrams";
+    default: return NULL;
+    }
+}
+
+gyro_status gyro_arch_parse(const char *name, gyro_arch *out)
+{
+    for (int a = GYRO_ARCH_TRANSFORMER; a <= GYRO_ARCH_NGRAMS; a++)
+        if (name && strcmp(name, gyro_arch_name(a)) == 0) { *out = (gyro_arch)a; return GYRO_OK; }
+    return gyro_error_set(GYRO_ERR_USAGE, "unknown architecture '%s' (known: transformer, ngrams)",
+                          name ? name : "");
+}
+
 void gyro_train_options_init(gyro_train_options *o, gyro_tf_geometry geometry)
 {
     memset(o, 0, sizeof *o);
+    o->arch = GYRO_ARCH_TRANSFORMER;
+    o->ngrams = gyro_ngrams_config_default(geometry == GYRO_TF_GEOMETRY_LORENTZ ? GYRO_TF_GEOMETRY_HYPERBOLIC
+                                                                               : (int)geometry);
     o->model = gyro_tf_config_default(geometry);
     o->optim = gyro_optim_config_default();
     if (geometry == GYRO_TF_GEOMETRY_EUCLIDEAN) o->optim.lr = 1e-4;
@@ -318,30 +242,41 @@ static double table_curvature(const gyro_embedding_table *tab)
  * table's c_t, rows are scaled by √(c_t/c): the map of the c_t-ball onto the c-ball that keeps
  * every point's place (distances scale by √(c_t/c)), as the Lorentz model rescales between
  * hyperboloids; a notice says so. Ball rows are then projected into the model's ball. */
-static void copy_table_ball(gyro_tf_model *tf, const gyro_embedding_table *tab)
+static void copy_table_rows(float *wte, int C, int geometry, float curvature,
+                            const gyro_embedding_table *tab)
 {
-    int C = tf->cfg.dim, nt = tab->n;
+    int nt = tab->n;
     if (tab->model == GYRO_EMBEDDING_HYPERBOLOID)
         fprintf(stderr, "notice: the embedding table holds hyperboloid points; converted to the "
-                "Poincaré ball (x_s/(1+x0)) for the %s model\n",
-                gyro_tf_geometry_name(tf->cfg.geometry));
+                "Poincaré ball (x_s/(1+x0)) for the %s model\n", gyro_tf_geometry_name(geometry));
     double ct = tab->model == GYRO_EMBEDDING_HYPERBOLOID ? 1.0 : table_curvature(tab);
     float scale = 1.0f;
-    if (tf->cfg.geometry == GYRO_TF_GEOMETRY_HYPERBOLIC && fabs(ct - tf->cfg.curvature) > 1e-6 * ct) {
-        scale = (float)sqrt(ct / tf->cfg.curvature);
+    if (geometry == GYRO_TF_GEOMETRY_HYPERBOLIC && fabs(ct - curvature) > 1e-6 * ct) {
+        scale = (float)sqrt(ct / curvature);
         fprintf(stderr, "notice: the table's rows (curvature %g) are scaled by %.4g onto the model's "
-                "ball of curvature %g\n", ct, scale, (double)tf->cfg.curvature);
+                "ball of curvature %g\n", ct, scale, (double)curvature);
     }
     for (int i = 0; i < nt; i++) {
         const float *src = tab->vectors + (size_t)i * tab->stride;
-        float *dst = tf->params.wte + (size_t)(i + 1) * C;
+        float *dst = wte + (size_t)(i + 1) * C;
         if (tab->model == GYRO_EMBEDDING_HYPERBOLOID) gyro_hyp_to_poincare_f32(dst, src, C);
         else memcpy(dst, src, (size_t)C * sizeof *dst);
         if (scale != 1.0f)
             for (int k = 0; k < C; k++) dst[k] *= scale;
     }
-    if (tf->cfg.geometry == GYRO_TF_GEOMETRY_HYPERBOLIC)
-        gyro_poincare_project_batch_f32(tf->params.wte, tf->params.wte, tf->cfg.curvature, nt + 1, C);
+    if (geometry == GYRO_TF_GEOMETRY_HYPERBOLIC)
+        gyro_poincare_project_batch_f32(wte, wte, curvature, nt + 1, C);
+}
+
+static void copy_table_ball(gyro_tf_model *tf, const gyro_embedding_table *tab)
+{
+    copy_table_rows(tf->params.wte, tf->cfg.dim, tf->cfg.geometry, tf->cfg.curvature, tab);
+}
+
+/* The same for the character rows of an n-gram model. */
+static void copy_table_ngrams(gyro_ngrams_model *ng, const gyro_embedding_table *tab)
+{
+    copy_table_rows(ng->emb, ng->cfg.dim, ng->cfg.geometry, ng->cfg.curvature, tab);
 }
 
 /* Copy the table's vectors into rows 1..n of a Lorentz model's embeddings (C+1 values, time
@@ -388,6 +323,20 @@ gyro_status gyro_train_options_complete(gyro_train_options *o, unsigned set)
     if (!o) return gyro_error_set(GYRO_ERR_USAGE, "gyro_train_options_complete: NULL options");
     gyro_tf_config *m = &o->model;
     if (o->table) m->dim = o->table->dim;
+    if (o->arch == GYRO_ARCH_NGRAMS) {
+        gyro_ngrams_config *g = &o->ngrams;
+        g->geometry = m->geometry;
+        g->dim = m->dim;
+        g->curvature = m->curvature;
+        g->max_len = m->max_len;
+        if (!(set & GYRO_TRAIN_SET_LR)) o->optim.lr = GYRO_NGRAMS_DEFAULT_LR;
+        gyro_ngrams_config probe = *g;
+        probe.vocab_size = 1;
+        probe.n_classes = 1;
+        return gyro_ngrams_config_validate(&probe);
+    }
+    if (o->arch != GYRO_ARCH_TRANSFORMER)
+        return gyro_error_set(GYRO_ERR_USAGE, "unknown architecture %d", o->arch);
     if (!(set & GYRO_TRAIN_SET_HEAD_DIM) && m->n_heads > 0) m->head_dim = (m->dim + m->n_heads - 1) / m->n_heads;
     if (!(set & GYRO_TRAIN_SET_FFN_DIM)) m->ffn_dim = 4 * m->dim;
     if (m->attention_kind == GYRO_TF_ATTENTION_MLA && !(set & GYRO_TRAIN_SET_MLA_LATENT))
@@ -403,72 +352,31 @@ gyro_status gyro_train_options_complete(gyro_train_options *o, unsigned set)
     return gyro_tf_config_validate(&probe);
 }
 
-/* Build vocabulary and labels, and create the model. */
+/* Build vocabulary and labels, and create the model of opt->arch. */
 static gyro_status build_model(const gyro_train_options *opt, const gyro_example_set *train,
                                gyro_tokenizer *nz, gyro_classifier **out, int *table_rows)
 {
-    count_map cm = {0};
-    gyro_label_set *ls = NULL;
-    char **labels = NULL, **vocab = NULL;
-    int n_labels = 0, nv = 0;
-    gyro_status st = gyro_label_set_new(&ls);
-    /* labels: sorted names, so ids do not depend on the order of the data */
-    if (!st) {
-        gyro_label_set *seen = NULL;
-        st = gyro_label_set_new(&seen);
-        for (int i = 0; !st && i < train->n; i++) {
-            st = gyro_label_set_add(seen, train->label[i], NULL);
-            if (st) st = gyro_error_prefix(st, "training record %llu", (unsigned long long)train->line[i]);
-        }
-        if (!st) {
-            n_labels = gyro_label_set_count(seen);
-            labels = malloc((size_t)(n_labels ? n_labels : 1) * sizeof *labels);
-            if (!labels) st = gyro_error_set(GYRO_ERR_NOMEM, "labels");
-            for (int i = 0; !st && i < n_labels; i++) labels[i] = (char *)gyro_label_set_name(seen, i);
-            if (!st) qsort(labels, (size_t)n_labels, sizeof *labels, cmp_str);
-            for (int i = 0; !st && i < n_labels; i++) st = gyro_label_set_add(ls, labels[i], NULL);
-        }
-        gyro_label_set_free(seen);
-        free(labels);
-    }
-    /* characters of the training texts */
-    for (int i = 0; !st && i < train->n; i++) {
-        char *const *toks;
-        size_t n_toks;
-        const char *norm;
-        st = gyro_tokenizer_run(nz, train->text[i], strlen(train->text[i]), &toks, &n_toks, &norm);
-        if (st) { st = gyro_error_prefix(st, "training record %llu", (unsigned long long)train->line[i]); break; }
-        for (size_t c = 0; !st && c < n_toks; c++)
-            if (strcmp(toks[c], " ") != 0) st = count_map_add(&cm, toks[c]);
-    }
-    const gyro_embedding_table *tab = opt->table;
-    int nt = tab ? tab->n : 0;
-    if (!st) {
-        vocab = malloc((size_t)(nt + cm.n + 1) * sizeof *vocab);
-        if (!vocab) st = gyro_error_set(GYRO_ERR_NOMEM, "vocabulary");
-    }
-    if (!st) {
-        for (int i = 0; i < nt; i++) vocab[nv++] = tab->tokens[i];
-        qsort(cm.e, (size_t)cm.n, sizeof *cm.e, cmp_count_desc);
-        for (int i = 0; i < cm.n; i++) {
-            if (cm.e[i].count < (uint64_t)(opt->min_count > 1 ? opt->min_count : 1)) continue;
-            if (tab && gyro_embedding_table_find(tab, cm.e[i].s) >= 0) continue;
-            vocab[nv++] = cm.e[i].s;
-        }
+    gyro_train_vocab v;
+    gyro_status st = gyro_train_vocab_build(&v, train, nz, opt->table, opt->min_count);
+    if (st) return st;
+    if (opt->arch == GYRO_ARCH_NGRAMS) {
+        gyro_ngrams_config cfg = opt->ngrams;
+        st = gyro_classifier_create_ngrams(&cfg, opt->seed, &opt->norm, v.tokens, v.n, v.labels, out);
+    } else {
         gyro_tf_config cfg = opt->model;
-        st = gyro_classifier_create(&cfg, opt->seed, &opt->norm, (const char *const *)vocab, nv, ls, out);
-        ls = NULL; /* owned by the model (or freed) now */
-        if (!st) gyro_classifier_set_token_unit(*out, opt->token_unit);
+        st = gyro_classifier_create(&cfg, opt->seed, &opt->norm, v.tokens, v.n, v.labels, out);
     }
+    v.labels = NULL; /* owned by the model (or freed) now */
+    if (!st) gyro_classifier_set_token_unit(*out, opt->token_unit);
+    const gyro_embedding_table *tab = opt->table;
     if (!st && tab) {
         gyro_tf_model *tf = gyro_classifier_tf(*out);
-        if (tf->cfg.geometry == GYRO_TF_GEOMETRY_LORENTZ) copy_table_lorentz(tf, tab);
+        if (!tf) copy_table_ngrams(gyro_classifier_ngrams(*out), tab);
+        else if (tf->cfg.geometry == GYRO_TF_GEOMETRY_LORENTZ) copy_table_lorentz(tf, tab);
         else copy_table_ball(tf, tab);
-        *table_rows = nt;
+        *table_rows = tab->n;
     }
-    gyro_label_set_free(ls);
-    free(vocab);
-    count_map_free(&cm);
+    gyro_train_vocab_free(&v);
     return st;
 }
 
@@ -505,8 +413,6 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
     gyro_status st = gyro_tokenizer_new(&opt->norm, opt->token_unit, &nz);
     if (!st) st = build_model(opt, train, nz, &m, &R.table_rows);
     if (st) goto done;
-    gyro_tf_model *tf = gyro_classifier_tf(m);
-    int B = opt->batch_size, T = tf->cfg.max_len, K = tf->cfg.n_classes;
 
     /* dev split: a seeded shuffle of the training indices */
     gyro_rng rng;
@@ -523,6 +429,13 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
         n_dev_split = (int)(opt->dev_fraction * train->n);
         if (n_dev_split >= train->n) n_dev_split = train->n - 1;
     }
+    if (gyro_classifier_ngrams(m)) {
+        st = gyro_train_ngrams(opt, m, nz, train, idx + n_dev_split, train->n - n_dev_split,
+                               dev ? dev : train, dev ? NULL : idx, dev ? dev->n : n_dev_split, &R);
+        goto done;
+    }
+    gyro_tf_model *tf = gyro_classifier_tf(m);
+    int B = opt->batch_size, T = tf->cfg.max_len, K = tf->cfg.n_classes;
     int dev_unknown = 0;
     st = prepare(m, nz, train, idx + n_dev_split, train->n - n_dev_split, &ptrain, NULL);
     if (!st) {

@@ -19,6 +19,7 @@
 
 #include "embeddings/table.h"
 #include "models/classifier.h"
+#include "models/ngrams.h"
 #include "models/metrics.h"
 #include "models/optim.h"
 
@@ -29,6 +30,7 @@ typedef struct gyro_example_set {
     char **text;        /* (n) raw UTF-8, owned */
     char **label;       /* (n) label as written, owned */
     uint64_t *line;     /* (n) record number in the source (1-based) */
+    char **session;     /* (n) session or dialogue id, owned; NULL entries: none */
 } gyro_example_set;
 
 /* Append a copy of (text, label). GYRO_ERR_NOMEM. (A file of Example records is read into a set
@@ -36,13 +38,37 @@ typedef struct gyro_example_set {
 gyro_status gyro_example_set_add(gyro_example_set *s, const char *text, const char *label,
                                  uint64_t line);
 
+/* The same with the example's session id (copied; NULL or "" for none). */
+gyro_status gyro_example_set_add_session(gyro_example_set *s, const char *text, const char *label,
+                                         uint64_t line, const char *session);
+
+/* The previous turn of example i: the text of example i − 1 when both belong to the same
+ * (non-empty) session, else NULL. Sets keep the order of their source, so this is the
+ * utterance said just before within the dialogue. */
+const char *gyro_example_set_context(const gyro_example_set *s, int i);
+
 /* Free the strings; the set may be reused. NULL-safe. */
 void gyro_example_set_free(gyro_example_set *s);
 
 /* ---- training -------------------------------------------------------------------------------- */
 
+/* The classifier architectures. */
+typedef enum gyro_arch {
+    GYRO_ARCH_TRANSFORMER = 0,     /* transformer.h (the seed's model) */
+    GYRO_ARCH_NGRAMS = 1           /* ngrams.h: a bag of character n-grams (HyperText) */
+} gyro_arch;
+
+/* The name of an architecture ("transformer", "ngrams"), NULL outside the enum. */
+const char *gyro_arch_name(int arch);
+
+/* Parse an architecture name. GYRO_ERR_USAGE listing the names when unknown. */
+gyro_status gyro_arch_parse(const char *name, gyro_arch *out);
+
 typedef struct gyro_train_options {
+    int arch;                      /* gyro_arch */
     gyro_tf_config model;          /* vocab_size and n_classes are filled in by training */
+    gyro_ngrams_config ngrams;     /* the n-gram model (arch ngrams); its geometry and dim follow
+                                      model.geometry and model.dim (gyro_train_options_complete) */
     gyro_optim_config optim;
     gyro_sgdr sgdr;                /* t0 in epochs; t0 = 0: constant learning rate */
     gyro_normalize_options norm;
@@ -78,7 +104,12 @@ enum {
     GYRO_TRAIN_SET_MOE_EXPERTS = 1 << 3, /* else 4 with MoE blocks */
     GYRO_TRAIN_SET_MOE_TOP_K = 1 << 4,   /* else 1 with MoE blocks */
     GYRO_TRAIN_SET_MOE_BALANCE = 1 << 5, /* else 0.01 with MoE blocks */
+    GYRO_TRAIN_SET_LR = 1 << 6,          /* else GYRO_NGRAMS_DEFAULT_LR for arch ngrams */
 };
+
+/* The learning rate of the n-gram model's SGD when none is given (fastText's is 0.1; measured
+ * on the NLPCC dev split, tests/bench/intent_quality.sh). */
+#define GYRO_NGRAMS_DEFAULT_LR 0.5
 
 /* Complete o->model after the caller changed the options of gyro_train_options_init: with
  * o->table the model dimension is the table's; then every derived option not in `set` gets the

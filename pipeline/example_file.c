@@ -25,7 +25,8 @@ gyro_status gyro_example_file_read(gyro_example_set *s, const char *path, uint64
         if (!ex->text || !ex->text[0] || !ex->label || !ex->label[0]) {
             if (skipped) (*skipped)++;
         } else {
-            st = gyro_example_set_add(s, ex->text, ex->label, gyro_stream_reader_record(r));
+            st = gyro_example_set_add_session(s, ex->text, ex->label, gyro_stream_reader_record(r),
+                                              ex->session);
         }
         protobuf_c_message_free_unpacked(msg, NULL);
         if (st) break;

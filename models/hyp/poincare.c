@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "models/hyp/hyp_consts.h"
 #include "models/hyp/hyp_scalar.h"

@@ -27,6 +27,8 @@
 #ifndef GYRO_HYP_POINCARE_H
 #define GYRO_HYP_POINCARE_H
 
+#include <stdint.h>
+
 /* ============================================================================================ */
 /* Möbius addition (Ganea 2018, eq. 3):
  *   x ⊕_c y = ((1 + 2c<x,y> + c|y|²) x + (1 − c|x|²) y) / (1 + 2c<x,y> + c²|x|²|y|²).
@@ -253,6 +255,30 @@ void gyro_poincare_hyp_linear_backward_f32(float *dM, float *dx, float *db, cons
 void gyro_poincare_hyp_linear_backward_f64(double *dM, double *dx, double *db, const double *dy,
                                            const double *M, const double *x, const double *b,
                                            double c, int m, int n);
+
+/* ============================================================================================ */
+/* Einstein midpoint of m ball points with weights w_j > 0 (HyperText, Zhu et al., Findings of
+ * EMNLP 2020, §3.2; Ungar's gyromidpoint): each point goes to the Klein model, k_j = 2x_j/(1 +
+ * c|x_j|²), with Lorentz factor γ_j = 1/√(1 − c|k_j|²); the midpoint is m = Σ w_j γ_j k_j /
+ * Σ w_j γ_j, mapped back to the ball. In Poincaré coordinates (γ_j k_j = λ_j x_j, γ_j = λ_j − 1):
+ *   m = Σ w_j λ_j x_j / Σ w_j (λ_j − 1),   y = m / (1 + √(1 − c|m|²))   (= ½ ⊗_c m).
+ * The points are rows idx[j] of the table E (rows of n values; idx NULL: rows 0..m−1), so a bag
+ * of embedding rows is pooled without gathering it. y: (n); w: (m), NULL for all ones. m ≥ 1. */
+void gyro_poincare_einstein_midpoint_f32(float *y, const float *E, const int32_t *idx,
+                                         const float *w, float c, int m, int n);
+void gyro_poincare_einstein_midpoint_f64(double *y, const double *E, const int32_t *idx,
+                                         const double *w, double c, int m, int n);
+/* dX (m, n) += the VJP of dy for each pooled point, row j for point j (a point pooled twice gets
+ * two rows), so a sparse optimizer can step each embedding row:
+ *   g_m = g_y/D + c (m·g_y) m / (q D²)  (q = √(1 − c|m|²), D = 1 + q),
+ *   g_u = g_m / s,  g_s = −(g_m·m)/s   (u = Σ w λ x, s = Σ w (λ − 1)),
+ *   dx_j = w_j (λ_j g_u + c λ_j² (x_j·g_u + g_s) x_j). */
+void gyro_poincare_einstein_midpoint_backward_f32(float *dX, const float *dy, const float *E,
+                                                  const int32_t *idx, const float *w, float c,
+                                                  int m, int n);
+void gyro_poincare_einstein_midpoint_backward_f64(double *dX, const double *dy, const double *E,
+                                                  const int32_t *idx, const double *w, double c,
+                                                  int m, int n);
 
 /* ============================================================================================ */
 /* Projection onto the closed ball of radius (1 − ε)/√c (ε = GYRO_HYP_BALL_EPS_F32/_F64):

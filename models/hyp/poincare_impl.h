@@ -621,3 +621,53 @@ void P(rsgd_step_batch)(T *X_new, const T *X, const T *EGRAD, T c, T lr, int row
         P(rsgd_step)(X_new + o, X + o, EGRAD + o, c, lr, n);
     }
 }
+
+/* ---- Einstein midpoint (HyperText §3.2) ------------------------------------------------------ */
+
+/* u = Σ w λ x into `m` (n), returns s = Σ w (λ − 1). */
+static double S(emid_sums)(T *m, const T *E, const int32_t *idx, const T *w, T c, int k, int n)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++) m[i] = 0;
+    for (int j = 0; j < k; j++) {
+        const T *x = E + (size_t)(idx ? idx[j] : j) * (size_t)n;
+        double lam = 2.0 / S(omc)(c, S(hyp_dot)(x, x, n)), wj = w ? (double)w[j] : 1.0;
+        S(hyp_acc1)(m, wj * lam, x, n);
+        s += wj * (lam - 1.0);
+    }
+    return s;
+}
+
+void P(einstein_midpoint)(T *y, const T *E, const int32_t *idx, const T *w, T c, int k, int n)
+{
+    double s = S(emid_sums)(y, E, idx, w, c, k, n);
+    S(hyp_scale)(y, 1.0 / s, y, n);                          /* m, the Klein midpoint */
+    double q = sqrt(S(omc)(c, S(hyp_dot)(y, y, n)));
+    S(hyp_scale)(y, 1.0 / (1.0 + q), y, n);
+}
+
+void P(einstein_midpoint_backward)(T *dX, const T *dy, const T *E, const int32_t *idx, const T *w,
+                                   T c, int k, int n)
+{
+    T mbuf[512];
+    T *m = n <= 512 ? mbuf : malloc((size_t)n * sizeof *m);
+    if (!m) return;
+    double s = S(emid_sums)(m, E, idx, w, c, k, n);
+    S(hyp_scale)(m, 1.0 / s, m, n);
+    double mm = S(hyp_dot)(m, m, n), q = sqrt(S(omc)(c, mm)), D = 1.0 + q;
+    double my = S(hyp_dot)(m, dy, n);
+    /* g_m = dy/D + c (m·dy)/(q D²) m;  g_u = g_m/s;  g_s = −(g_m·m)/s */
+    double a = 1.0 / D, b = (double)c * my / (q * D * D);
+    double gs = -(a * my + b * mm) / s;
+    for (int j = 0; j < k; j++) {
+        const T *x = E + (size_t)(idx ? idx[j] : j) * (size_t)n;
+        double xx = S(hyp_dot)(x, x, n), lam = 2.0 / S(omc)(c, xx), wj = w ? (double)w[j] : 1.0;
+        double xdy = S(hyp_dot)(x, dy, n), xm = S(hyp_dot)(x, m, n);
+        double xgu = (a * xdy + b * xm) / s;                   /* x·g_u */
+        double kx = wj * (double)c * lam * lam * (xgu + gs);
+        double kg = wj * lam / s;                              /* times g_m = a dy + b m */
+        S(hyp_acc2)(dX + (size_t)j * (size_t)n, kg * a, dy, kg * b, m, n);
+        S(hyp_acc1)(dX + (size_t)j * (size_t)n, kx, x, n);
+    }
+    if (m != mbuf) free(m);
+}

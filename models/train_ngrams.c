@@ -1,0 +1,291 @@
+/* train_ngrams.c — fastText-style training and evaluation of the n-gram classifier
+ * (train_ngrams.h).
+ *
+ * Examples are turned into bags once ("bag sets": the rows and weights of every example in two
+ * flat arrays), so an epoch only walks them; the per-example gradient buffers are sized once
+ * for the largest bag: the loop allocates nothing.
+ */
+#include "models/train_ngrams.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/core/progress.h"
+#include "models/core/rng.h"
+
+typedef struct bagset {
+    int n;
+    int32_t *rows;     /* (Σ len) feature rows */
+    float *w;          /* (Σ len) their weights */
+    size_t *start;     /* (n) */
+    int *len;          /* (n) >= 1 */
+    int *label;        /* (n) class ids */
+    int max_len;       /* the largest bag */
+} bagset;
+
+static void bagset_free(bagset *b)
+{
+    free(b->rows);
+    free(b->w);
+    free(b->start);
+    free(b->len);
+    free(b->label);
+    memset(b, 0, sizeof *b);
+}
+
+/* Bags of examples idx[0..n) of `set` (all when idx is NULL). Unknown labels are counted in
+ * *unknown (may be NULL) and skipped. */
+static gyro_status bagset_build(const gyro_classifier *m, gyro_tokenizer *nz, const gyro_example_set *set,
+                                const int *idx, int n, bagset *b, int *unknown)
+{
+    memset(b, 0, sizeof *b);
+    const gyro_ngrams_model *ng = gyro_classifier_ngrams_const(m);
+    const int cap = gyro_ngram_bag_cap(ng), L = ng->cfg.max_len;
+    size_t used = 0, room = 4096;
+    int32_t *ids = malloc((size_t)L * sizeof *ids);
+    uint64_t *hash = malloc((size_t)L * sizeof *hash);
+    b->rows = malloc(room * sizeof *b->rows);
+    b->w = malloc(room * sizeof *b->w);
+    b->start = malloc((size_t)(n ? n : 1) * sizeof *b->start);
+    b->len = malloc((size_t)(n ? n : 1) * sizeof *b->len);
+    b->label = malloc((size_t)(n ? n : 1) * sizeof *b->label);
+    gyro_status st = GYRO_OK;
+    if (!ids || !hash || !b->rows || !b->w || !b->start || !b->len || !b->label)
+        st = gyro_error_set(GYRO_ERR_NOMEM, "examples");
+    const gyro_label_set *ls = gyro_classifier_labels(m);
+    for (int i = 0; !st && i < n; i++) {
+        int e = idx ? idx[i] : i;
+        int lab = gyro_label_set_find(ls, set->label[e]);
+        if (lab < 0) { if (unknown) (*unknown)++; continue; }
+        if (used + (size_t)cap > room) {
+            while (used + (size_t)cap > room) room *= 2;
+            int32_t *r = realloc(b->rows, room * sizeof *r);
+            if (r) b->rows = r;
+            float *w = realloc(b->w, room * sizeof *w);
+            if (w) b->w = w;
+            if (!r || !w) { st = gyro_error_set(GYRO_ERR_NOMEM, "examples"); break; }
+        }
+        int len;
+        st = gyro_classifier_ngram_bag(m, nz, set->text[e], gyro_example_set_context(set, e), ids, hash,
+                                       b->rows + used, b->w + used, &len, NULL, NULL);
+        if (st) { st = gyro_error_prefix(st, "record %llu", (unsigned long long)set->line[e]); break; }
+        b->start[b->n] = used;
+        b->len[b->n] = len;
+        b->label[b->n] = lab;
+        if (len > b->max_len) b->max_len = len;
+        b->n++;
+        used += (size_t)len;
+    }
+    free(ids);
+    free(hash);
+    if (st) bagset_free(b);
+    return st;
+}
+
+/* Softmax of logits (K) into probs; returns −log p[label]. */
+static double softmax_xent(const float *logits, float *probs, int label, int K)
+{
+    double mx = -INFINITY, sum = 0;
+    for (int k = 0; k < K; k++) if (logits[k] > mx) mx = logits[k];
+    for (int k = 0; k < K; k++) { double e = exp((double)logits[k] - mx); probs[k] = (float)e; sum += e; }
+    for (int k = 0; k < K; k++) probs[k] = (float)(probs[k] / sum);
+    return -((double)logits[label] - mx - log(sum));
+}
+
+/* Accuracy of the bags (NaN when empty); metrics (may be NULL) count every prediction. */
+static double score_bags(const gyro_ngrams_model *ng, const bagset *b, float *y, float *logits, float *probs,
+                         gyro_metrics *metrics)
+{
+    const int K = ng->cfg.n_classes;
+    int ok = 0;
+    for (int i = 0; i < b->n; i++) {
+        gyro_ngrams_forward(ng, b->rows + b->start[i], b->w + b->start[i], b->len[i], y, logits);
+        softmax_xent(logits, probs, b->label[i], K);
+        int best = 0;
+        for (int k = 1; k < K; k++) if (probs[k] > probs[best]) best = k;
+        ok += best == b->label[i];
+        if (metrics) gyro_metrics_add(metrics, b->label[i], best, probs[b->label[i]]);
+    }
+    return b->n ? (double)ok / b->n : NAN;
+}
+
+gyro_status gyro_ngrams_evaluate(const gyro_classifier *m, const gyro_example_set *set,
+                                 gyro_metrics *metrics, int *unknown)
+{
+    const gyro_ngrams_model *ng = gyro_classifier_ngrams_const(m);
+    if (!ng) return gyro_error_set(GYRO_ERR_USAGE, "evaluate: not an n-gram model");
+    gyro_tokenizer *nz = NULL;
+    bagset b = {0};
+    const int K = ng->cfg.n_classes;
+    float *y = malloc((size_t)ng->cfg.dim * sizeof *y), *logits = malloc((size_t)K * sizeof *logits),
+          *probs = malloc((size_t)K * sizeof *probs);
+    gyro_status st = (!y || !logits || !probs) ? gyro_error_set(GYRO_ERR_NOMEM, "evaluate") : GYRO_OK;
+    if (!st) st = gyro_tokenizer_new(gyro_classifier_normalize_options(m), gyro_classifier_token_unit(m), &nz);
+    if (!st) st = bagset_build(m, nz, set, NULL, set->n, &b, unknown);
+    if (!st) score_bags(ng, &b, y, logits, probs, metrics);
+    bagset_free(&b);
+    gyro_tokenizer_free(nz);
+    free(y);
+    free(logits);
+    free(probs);
+    return st;
+}
+
+/* Per-example buffers of one training step. */
+typedef struct step_bufs {
+    float *y, *logits, *probs;  /* (C), (K), (K) */
+    float *dX;                  /* (max bag, C) */
+    float *dA, *dP, *dB;        /* (K, C), (K, C) hyperbolic, (K) Euclidean */
+} step_bufs;
+
+static void step_bufs_free(step_bufs *s)
+{
+    free(s->y); free(s->logits); free(s->probs); free(s->dX); free(s->dA); free(s->dP); free(s->dB);
+    memset(s, 0, sizeof *s);
+}
+
+static gyro_status step_bufs_new(step_bufs *s, const gyro_ngrams_model *ng, int max_bag)
+{
+    const size_t C = (size_t)ng->cfg.dim, K = (size_t)ng->cfg.n_classes;
+    memset(s, 0, sizeof *s);
+    s->y = malloc(C * sizeof *s->y);
+    s->logits = malloc(K * sizeof *s->logits);
+    s->probs = malloc(K * sizeof *s->probs);
+    s->dX = malloc((size_t)(max_bag ? max_bag : 1) * C * sizeof *s->dX);
+    s->dA = malloc(K * C * sizeof *s->dA);
+    s->dP = malloc(K * C * sizeof *s->dP);
+    s->dB = malloc(K * sizeof *s->dB);
+    if (!s->y || !s->logits || !s->probs || !s->dX || !s->dA || !s->dP || !s->dB) {
+        step_bufs_free(s);
+        return gyro_error_set(GYRO_ERR_NOMEM, "train buffers");
+    }
+    return GYRO_OK;
+}
+
+/* One SGD step on bag i; returns its loss. */
+static double train_one(gyro_ngrams_model *ng, const bagset *b, int i, step_bufs *s, float lr, int freeze_below)
+{
+    const int C = ng->cfg.dim, K = ng->cfg.n_classes, len = b->len[i], lab = b->label[i];
+    const int32_t *rows = b->rows + b->start[i];
+    const float *w = b->w + b->start[i];
+    gyro_ngrams_forward(ng, rows, w, len, s->y, s->logits);
+    double loss = softmax_xent(s->logits, s->probs, lab, K);
+    s->probs[lab] -= 1.0f;   /* dL/dlogits */
+    memset(s->dX, 0, (size_t)len * C * sizeof *s->dX);
+    memset(s->dA, 0, (size_t)K * C * sizeof *s->dA);
+    memset(s->dP, 0, (size_t)K * C * sizeof *s->dP);
+    memset(s->dB, 0, (size_t)K * sizeof *s->dB);
+    gyro_ngrams_backward(ng, rows, w, len, s->y, s->probs, s->dX, s->dA, s->dP, s->dB);
+    gyro_ngrams_step(ng, rows, len, s->dX, s->dA, s->dP, s->dB, lr, freeze_below);
+    return loss;
+}
+
+gyro_status gyro_train_ngrams(const gyro_train_options *opt, gyro_classifier *m, gyro_tokenizer *nz,
+                              const gyro_example_set *train, const int *tr_idx, int n_tr,
+                              const gyro_example_set *dev, const int *dev_idx, int n_dev,
+                              gyro_train_result *R)
+{
+    gyro_ngrams_model *ng = gyro_classifier_ngrams(m);
+    if (!ng) return gyro_error_set(GYRO_ERR_USAGE, "train: not an n-gram model");
+    bagset btr = {0}, bdev = {0};
+    step_bufs sb = {0};
+    int *order = NULL;
+    float *best = NULL;
+    int dev_unknown = 0;
+    gyro_status st = bagset_build(m, nz, train, tr_idx, n_tr, &btr, NULL);
+    if (!st && dev && n_dev > 0) st = bagset_build(m, nz, dev, dev_idx, n_dev, &bdev, &dev_unknown);
+    if (st) goto done;
+    if (btr.n == 0) { st = gyro_error_set(GYRO_ERR_DATA, "train: no training example left after the dev split"); goto done; }
+    R->n_train = btr.n;
+    R->n_dev = bdev.n;
+    R->dev_unknown = dev_unknown;
+    order = malloc((size_t)btr.n * sizeof *order);
+    best = malloc(ng->n_params * sizeof *best);
+    if (!order || !best) { st = gyro_error_set(GYRO_ERR_NOMEM, "train buffers"); goto done; }
+    if ((st = step_bufs_new(&sb, ng, btr.max_len > bdev.max_len ? btr.max_len : bdev.max_len))) goto done;
+    for (int i = 0; i < btr.n; i++) order[i] = i;
+    /* a frozen table: its rows 1..n keep their values (UNK and everything after still learn) */
+    const int freeze_below = opt->freeze_table && R->table_rows > 0 ? 1 + R->table_rows : 0;
+
+    gyro_rng rng;
+    gyro_rng_seed(&rng, opt->seed ^ 0x6e67747261696eULL);
+    gyro_progress prog;
+    gyro_progress_init(&prog, "examples/sec", opt->quiet);
+    const double total = (double)btr.n * opt->epochs;
+    double t0 = gyro_now(), train_time = 0, lr = opt->optim.lr, loss = NAN;
+    int since_best = 0;
+    for (int epoch = 0; epoch < opt->epochs; epoch++) {
+        for (int i = btr.n - 1; i > 0; i--) {
+            int j = (int)gyro_rng_below(&rng, (uint32_t)i + 1);
+            int t = order[i]; order[i] = order[j]; order[j] = t;
+        }
+        double loss_sum = 0, ts = gyro_now();
+        for (int s = 0; s < btr.n; s++) {
+            if (opt->stop && *opt->stop) {
+                if (R->best_epoch > 0) memcpy(ng->params, best, ng->n_params * sizeof *best);
+                if (opt->checkpoint && R->best_epoch == 0 && !gyro_ngrams_first_nonfinite(ng, NULL))
+                    st = gyro_classifier_save(m, opt->checkpoint);
+                if (!st) st = gyro_error_set(GYRO_ERR_INTERRUPTED, "train: interrupted at epoch %d example %d%s%s",
+                                             epoch + 1, s + 1, opt->checkpoint ? "; the best model so far is in " : "",
+                                             opt->checkpoint ? opt->checkpoint : "");
+                goto done;
+            }
+            double done_frac = ((double)epoch * btr.n + s) / total;
+            lr = opt->optim.lr * (1.0 - done_frac);
+            double l = train_one(ng, &btr, order[s], &sb, (float)lr, freeze_below);
+            if (!isfinite(l)) {
+                st = gyro_error_set(GYRO_ERR_NAN, "train: the loss became %g at epoch %d example %d; "
+                                    "lower the learning rate (--lr)", l, epoch + 1, s + 1);
+                goto done;
+            }
+            loss_sum += l;
+            R->steps++;
+            loss = loss_sum / (s + 1);
+            if ((s & 1023) == 0) {
+                double el = gyro_now() - t0;
+                gyro_progress_update(&prog, done_frac, el > 0 ? (double)R->steps / el : NAN, lr, loss, 0);
+            }
+        }
+        train_time += gyro_now() - ts;
+        R->epochs = epoch + 1;
+        R->train_loss = loss_sum / btr.n;
+        size_t at;
+        const gyro_tf_tensor *badt = gyro_ngrams_first_nonfinite(ng, &at);
+        if (badt) {
+            st = gyro_error_set(GYRO_ERR_NAN, "train: tensor %s became non-finite (parameter %zu) in epoch %d; "
+                                "lower the learning rate (--lr)", badt->name, at, epoch + 1);
+            goto done;
+        }
+        double acc = bdev.n > 0 ? score_bags(ng, &bdev, sb.y, sb.logits, sb.probs, NULL) : NAN;
+        if (opt->log) {
+            fprintf(opt->log, "epoch %d: train loss %.4f", epoch + 1, R->train_loss);
+            if (!isnan(acc)) fprintf(opt->log, ", dev accuracy %.2f%%", 100 * acc);
+            fprintf(opt->log, ", %.1f s\n", gyro_now() - t0);
+        }
+        if (bdev.n > 0) {
+            if (isnan(R->best_dev_accuracy) || acc > R->best_dev_accuracy) {
+                R->best_dev_accuracy = acc;
+                R->best_epoch = epoch + 1;
+                memcpy(best, ng->params, ng->n_params * sizeof *best);
+                since_best = 0;
+                if (opt->checkpoint && (st = gyro_classifier_save(m, opt->checkpoint))) goto done;
+            } else if (opt->patience > 0 && ++since_best >= opt->patience) {
+                break;
+            }
+        } else if (opt->checkpoint && (st = gyro_classifier_save(m, opt->checkpoint))) {
+            goto done;
+        }
+    }
+    gyro_progress_finish(&prog, (double)R->steps / total, NAN, lr, loss);
+    if (R->best_epoch > 0) memcpy(ng->params, best, ng->n_params * sizeof *best);
+    R->seconds = gyro_now() - t0;
+    R->steps_per_second = train_time > 0 ? R->steps / train_time : NAN;
+done:
+    bagset_free(&btr);
+    bagset_free(&bdev);
+    step_bufs_free(&sb);
+    free(order);
+    free(best);
+    return st;
+}
