@@ -302,7 +302,8 @@ static int h_classify(void *ctx, int t, const ProtobufCMessage *request, gyro_rp
         goto out;
     }
     int n = 0;
-    gyro_status st = gyro_classifier_predict(lm->m, lm->scratch[t], rq->text, k, s->intents, &n);
+    gyro_status st = gyro_classifier_predict_context(lm->m, lm->scratch[t], rq->text, rq->previous_turn, k,
+                                                     s->intents, &n);
     if (st != GYRO_OK) {
         code = gyro_rpc_reply_error(reply, gyro_rpc_code_from_status(st), "%s", gyro_error_message());
         goto out;

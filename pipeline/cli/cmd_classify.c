@@ -382,10 +382,10 @@ static ssize_t read_line_max(FILE *in, char **buf, size_t *cap, size_t max, int 
 
 /* Classify one text and write one output record. A data error (empty text, invalid UTF-8 under
  * the model's policy) is reported in the record and counted; other errors stop. */
-static gyro_status predict_one(predict_ctx *c, const char *text, const char *id)
+static gyro_status predict_one(predict_ctx *c, const char *text, const char *previous, const char *id)
 {
     int n = 0;
-    gyro_status st = gyro_classifier_predict(c->m, c->s, text, c->k, c->top, &n);
+    gyro_status st = gyro_classifier_predict_context(c->m, c->s, text, previous, c->k, c->top, &n);
     c->n++;
     if (st && st != GYRO_ERR_DATA) return st;
     if (st) c->errors++;
@@ -444,11 +444,23 @@ const gyro_cmd_spec gyro_spec_classify_predict = {
     NULL,
 };
 
-/* Classify every record of the stream `in` (a Document, Example or ClassifyRequest stream). */
+/* Remember an Example's text and session as the previous turn of the next one. GYRO_ERR_NOMEM. */
+static gyro_status keep_turn(char **text, char **session, const Gyro__V1__Example *ex)
+{
+    free(*text);
+    free(*session);
+    *text = strdup(ex->text ? ex->text : "");
+    *session = strdup(ex->session ? ex->session : "");
+    return *text && *session ? GYRO_OK : gyro_error_set(GYRO_ERR_NOMEM, "previous turn");
+}
+
+/* Classify every record of the stream `in` (a Document, Example or ClassifyRequest stream). The
+ * previous turn of an Example is the Example before it when both have the same non-empty
+ * session; a ClassifyRequest carries its own (previous_turn). */
 static gyro_status predict_stream(predict_ctx *ctx, FILE *in, const char *in_path)
 {
     gyro_stream_reader *r = NULL;
-    char idbuf[32];
+    char idbuf[32], *prev_text = NULL, *prev_session = NULL;
     gyro_status st = gyro_stream_reader_open_file(in, in_path, NULL, &r);
     const char *type = st ? "" : gyro_stream_reader_message_type(r);
     int is_doc = strcmp(type, gyro__v1__document__descriptor.name) == 0;
@@ -462,21 +474,29 @@ static gyro_status predict_stream(predict_ctx *ctx, FILE *in, const char *in_pat
     while (!st) {
         ProtobufCMessage *msg;
         if ((st = gyro_stream_next(r, d, &msg)) || !msg) break;
-        const char *text, *id = idbuf;
+        const char *text, *id = idbuf, *previous = NULL;
         snprintf(idbuf, sizeof idbuf, "%llu", (unsigned long long)gyro_stream_reader_record(r));
         if (is_doc) text = ((Gyro__V1__Document *)msg)->text;
-        else if (is_ex) text = ((Gyro__V1__Example *)msg)->text;
-        else {
+        else if (is_ex) {
+            const Gyro__V1__Example *ex = (const Gyro__V1__Example *)msg;
+            text = ex->text;
+            if (prev_session && prev_session[0] && ex->session && strcmp(ex->session, prev_session) == 0)
+                previous = prev_text;
+        } else {
             Gyro__V1__ClassifyRequest *q = (Gyro__V1__ClassifyRequest *)msg;
             text = q->text;
+            previous = q->previous_turn;
             if (q->id && q->id[0]) id = q->id;
         }
         if (text && strlen(text) > ctx->max_line)
             predict_skip(ctx, in_path, (unsigned long long)gyro_stream_reader_record(r));
         else
-            st = predict_one(ctx, text ? text : "", id);
+            st = predict_one(ctx, text ? text : "", previous, id);
+        if (!st && is_ex) st = keep_turn(&prev_text, &prev_session, (const Gyro__V1__Example *)msg);
         protobuf_c_message_free_unpacked(msg, NULL);
     }
+    free(prev_text);
+    free(prev_session);
     gyro_stream_reader_free(r);
     return st;
 }
@@ -505,7 +525,7 @@ static gyro_status predict_lines(predict_ctx *ctx, FILE *in, const char *in_path
             break;
         }
         snprintf(idbuf, sizeof idbuf, "%llu", (unsigned long long)lineno);
-        st = predict_one(ctx, line, idbuf);
+        st = predict_one(ctx, line, NULL, idbuf);
     }
     if (!st && ferror(in)) st = gyro_error_set(GYRO_ERR_IO, "%s: read error", in_path);
     free(line);

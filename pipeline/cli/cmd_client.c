@@ -24,7 +24,7 @@
 #include "proto/health.pb-c.h"
 
 typedef struct client_args {
-    const char *addr, *ca, *cert, *key, *name;
+    const char *addr, *ca, *cert, *key, *name, *previous;
     long timeout_ms, top_k;
     int stream, keep_trad, case_fold, paragraphs;
 } client_args;
@@ -40,6 +40,8 @@ static const gyro_opt client_opts[] = {
     GYRO_O_SECTION("classify:"),
     GYRO_O_LONG("top-k", 'k', client_args, top_k, "K", NULL, 1, 100000, "intents per text (default: the server's, 5)"),
     GYRO_O_FLAG("stream", 0, client_args, stream, "classify the lines of stdin over one ClassifyStream call"),
+    GYRO_O_STR("previous", 0, client_args, previous, "TEXT", NULL,
+               "the previous turn of the dialogue, sent with every text (models trained with --context read it)"),
     GYRO_O_SECTION("normalize:"),
     GYRO_O_FLAG("keep-traditional", 0, client_args, keep_trad, "keep Traditional characters"),
     GYRO_O_FLAG("case-fold", 0, client_args, case_fold, "apply Unicode case folding"),
@@ -48,7 +50,7 @@ static const gyro_opt client_opts[] = {
 };
 
 const gyro_cmd_spec gyro_spec_client = {
-    "client", "[options] classify [--top-k K] TEXT...\n"
+    "client", "[options] classify [--top-k K] [--previous TEXT] TEXT...\n"
               "[options] classify --stream [--top-k K] < lines\n"
               "[options] normalize [--keep-traditional] [--case-fold] [--paragraphs] [TEXT...]\n"
               "[options] health [SERVICE]\n"
@@ -301,13 +303,15 @@ static int stats(gyro_rpc_client *cl, long timeout_ms)
 }
 
 /* One Classify call per text; stops at the first failed call. */
-static int classify_texts(gyro_rpc_client *cl, long timeout_ms, unsigned top_k, int n, char **texts)
+static int classify_texts(gyro_rpc_client *cl, long timeout_ms, unsigned top_k, const char *previous, int n,
+                          char **texts)
 {
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         Gyro__V1__ClassifyRequest rq = GYRO__V1__CLASSIFY_REQUEST__INIT;
         rq.text = texts[i];
         rq.top_k = top_k;
+        rq.previous_turn = (char *)(previous ? previous : "");
         ProtobufCMessage *m;
         rc = unary(cl, "/gyro.v1.Gyro/Classify", timeout_ms, &rq.base, &gyro__v1__classify_response__descriptor, &m);
         if (m) {
@@ -335,7 +339,7 @@ int gyro_cmd_client(int argc, char **argv)
     else if (!strcmp(sub, "health")) rc = health(cl, o.timeout_ms, n ? ops[0] : "");
     else if (!strcmp(sub, "stats")) rc = stats(cl, o.timeout_ms);
     else if (o.stream) rc = classify_stream(cl, o.timeout_ms, (unsigned)o.top_k);
-    else rc = classify_texts(cl, o.timeout_ms, (unsigned)o.top_k, n, ops);
+    else rc = classify_texts(cl, o.timeout_ms, (unsigned)o.top_k, o.previous, n, ops);
     gyro_rpc_client_free(cl);
     return rc;
 }

@@ -120,11 +120,13 @@ class Client:
             call.cancel()
 
     # -- gyro.v1.Gyro ---------------------------------------------------------------------------
-    def classify(self, text, top_k=0, id="", timeout=_CLIENT_DEFAULT):
+    def classify(self, text, top_k=0, id="", timeout=_CLIENT_DEFAULT, previous_turn=""):
         """Classify one utterance: a gyro_pb2.ClassifyResponse with the top_k intents (0: the
         server's default, 5), most probable first, the model version and the normalized text.
-        Raises Unavailable without a model, InvalidArgument for an empty text."""
-        req = gyro_pb2.ClassifyRequest(text=text, top_k=top_k, id=id)
+        previous_turn: the utterance said just before in the dialogue (models trained with
+        --context read it). Raises Unavailable without a model, InvalidArgument for an empty
+        text."""
+        req = gyro_pb2.ClassifyRequest(text=text, top_k=top_k, id=id, previous_turn=previous_turn)
         return self._unary("/gyro.v1.Gyro/Classify", self.stub.Classify, req, timeout)
 
     def classify_stream(self, texts, top_k=0, timeout=_CLIENT_DEFAULT):
