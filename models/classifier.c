@@ -768,7 +768,7 @@ gyro_status gyro_classifier_ngram_bag(const gyro_classifier *m, gyro_tokenizer *
     for (int i = 0; i < nt; i++) w[i] = 1.0f;
     if (nc > 0) {
         memmove(rows + nt, rows + (cap - 2 * L), (size_t)nc * sizeof *rows);
-        float wc = ng->cfg.context_weight * (float)nt / (float)nc;
+        float wc = ng->cfg.context_weight / (float)nc;
         for (int i = 0; i < nc; i++) w[nt + i] = wc;
     }
     *n = nt + nc;

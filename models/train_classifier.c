@@ -330,6 +330,8 @@ gyro_status gyro_train_options_complete(gyro_train_options *o, unsigned set)
         g->curvature = m->curvature;
         g->max_len = m->max_len;
         if (!(set & GYRO_TRAIN_SET_LR)) o->optim.lr = GYRO_NGRAMS_DEFAULT_LR;
+        if (!(o->label_smoothing >= 0 && o->label_smoothing < 1))
+            return gyro_error_set(GYRO_ERR_USAGE, "--label-smoothing must be in [0, 1)");
         gyro_ngrams_config probe = *g;
         probe.vocab_size = 1;
         probe.n_classes = 1;

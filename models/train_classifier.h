@@ -80,6 +80,7 @@ typedef struct gyro_train_options {
     int patience;                  /* epochs without dev improvement before stopping (default 5; 0 = never) */
     double dev_fraction;           /* held out of the training set when no dev set is given (0.1) */
     int min_count;                 /* training characters seen fewer times map to UNK (default 1) */
+    float label_smoothing;         /* ε in [0, 1): target (1 − ε)·onehot + ε/K (arch ngrams; 0) */
     uint64_t seed;
     const gyro_embedding_table *table; /* optional char2vec table (borrowed) */
     int freeze_table;              /* 1: table rows are not updated */

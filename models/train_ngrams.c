@@ -163,15 +163,19 @@ static gyro_status step_bufs_new(step_bufs *s, const gyro_ngrams_model *ng, int 
     return GYRO_OK;
 }
 
-/* One SGD step on bag i; returns its loss. */
-static double train_one(gyro_ngrams_model *ng, const bagset *b, int i, step_bufs *s, float lr, int freeze_below)
+/* One SGD step on bag i; returns its loss (cross-entropy with the one-hot target; with label
+ * smoothing ε the gradient is that of the target (1 − ε)·onehot + ε/K, Szegedy et al. 2016). */
+static double train_one(gyro_ngrams_model *ng, const bagset *b, int i, step_bufs *s, float lr, int freeze_below,
+                        float smoothing)
 {
     const int C = ng->cfg.dim, K = ng->cfg.n_classes, len = b->len[i], lab = b->label[i];
     const int32_t *rows = b->rows + b->start[i];
     const float *w = b->w + b->start[i];
     gyro_ngrams_forward(ng, rows, w, len, s->y, s->logits);
     double loss = softmax_xent(s->logits, s->probs, lab, K);
-    s->probs[lab] -= 1.0f;   /* dL/dlogits */
+    if (smoothing > 0)       /* dL/dlogits = p − target */
+        for (int k = 0; k < K; k++) s->probs[k] -= smoothing / (float)K;
+    s->probs[lab] -= 1.0f - smoothing;
     memset(s->dX, 0, (size_t)len * C * sizeof *s->dX);
     memset(s->dA, 0, (size_t)K * C * sizeof *s->dA);
     memset(s->dP, 0, (size_t)K * C * sizeof *s->dP);
@@ -233,7 +237,7 @@ gyro_status gyro_train_ngrams(const gyro_train_options *opt, gyro_classifier *m,
             }
             double done_frac = ((double)epoch * btr.n + s) / total;
             lr = opt->optim.lr * (1.0 - done_frac);
-            double l = train_one(ng, &btr, order[s], &sb, (float)lr, freeze_below);
+            double l = train_one(ng, &btr, order[s], &sb, (float)lr, freeze_below, opt->label_smoothing);
             if (!isfinite(l)) {
                 st = gyro_error_set(GYRO_ERR_NAN, "train: the loss became %g at epoch %d example %d; "
                                     "lower the learning rate (--lr)", l, epoch + 1, s + 1);

@@ -123,6 +123,8 @@ static const gyro_opt train_opts[] = {
                 "the previous turn of the session (Example.session) adds its characters and bigrams"),
     GYRO_O_FLOAT("context-weight", 0, TA, o.ngrams.context_weight, "W", NULL, 0, 0,
                  "total weight of the previous turn's features relative to the utterance's (0.5)"),
+    GYRO_O_FLOAT("label-smoothing", 0, TA, o.label_smoothing, "E", NULL, 0, 0,
+                 "train toward (1 - E) on the label and E spread over all labels (0)"),
     GYRO_O_SECTION("Training:"),
     GYRO_O_CHOICE("optimizer", 0, TA, o.optim.kind, "O", "rmsprop|adam|sgd", NULL, "optimizer: rmsprop (the default), adam or sgd",
                   .mark = GIVEN_OPTIMIZER),

@@ -414,7 +414,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "intent_diag: %s\n", gyro_error_message());
             return 65;
         }
-        printf("%zu\n", gyro_classifier_tf_const(m)->n_params);
+        printf("%zu\n", gyro_classifier_param_count(m));
         gyro_classifier_free(m);
         return 0;
     }

@@ -18,7 +18,8 @@
 # env:
 #   SETS="nlpcc smp crosswoz"   CONFIGS="fasttext hyp hypseed euc"   SEEDS="1 2 3"
 #   FOLDS="0 1 2 3 4"           (SMP folds to run)
-#   EPOCHS=20 PATIENCE=5        gyro's limits (the classify train defaults)
+#   EPOCHS= PATIENCE=           gyro's limits when set (passed before each configuration's own
+#                               options); empty: the classify train defaults
 #   FASTTEXT=path               the fasttext binary. Build it outside the project:
 #       git clone https://github.com/facebookresearch/fastText /tmp/fastText
 #       make -C /tmp/fastText            # then FASTTEXT=/tmp/fastText/fasttext
@@ -29,7 +30,11 @@
 #     -autotune-validation on 10% of the training part (never the dev split), for that long.
 #   GYRO_OPTS_<name>="options"  a named gyro configuration (options of gyro classify train);
 #     put <name> in CONFIGS. Built in:
-#       hyp     no options: what `gyro classify train` does by default (hyperbolic)
+#       hyp     no options: what `gyro classify train` does by default
+#       ng      --arch ngrams: the hyperbolic bag of character n-grams without context
+#       ngeuc   its Euclidean twin (--geometry euclidean --dim 100: no more parameters)
+#       ngctx, ngeucctx  the same with --context (the previous turn of the session)
+#       tf      --arch transformer: the hyperbolic transformer's defaults
 #       hypres  hyperbolic, --residual tangent --layernorm --relu (c = 1, no dropout)
 #       hypseed the seed's block: --residual none --no-layernorm --no-relu --curvature 1
 #               --dropout 0 (the defaults before they were measured)
@@ -51,7 +56,10 @@ SETS=${SETS:-nlpcc smp crosswoz}
 CONFIGS=${CONFIGS:-fasttext hyp hypseed euc}
 SEEDS=${SEEDS:-1 2 3}
 FOLDS=${FOLDS:-0 1 2 3 4}
-EPOCHS=${EPOCHS:-20} PATIENCE=${PATIENCE:-5}
+EPOCHS=${EPOCHS:-} PATIENCE=${PATIENCE:-}
+limits=()
+[ -n "$EPOCHS" ] && limits+=(--epochs "$EPOCHS")
+[ -n "$PATIENCE" ] && limits+=(--patience "$PATIENCE")
 FT_OPTS=${FT_OPTS:--dim 100 -lr 0.5 -epoch 25 -wordNgrams 2 -minCount 1}
 FT_AUTOTUNE=${FT_AUTOTUNE:-}
 [ -n "$FT_AUTOTUNE" ] && case " $CONFIGS " in *" fasttext_auto "*) ;; *) CONFIGS="$CONFIGS fasttext_auto" ;; esac
@@ -69,13 +77,18 @@ cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -I"$build/gen" \
    -o "$DIAG"
 
 : "${GYRO_OPTS_hyp:=}"
+: "${GYRO_OPTS_ng:=--arch ngrams --geometry hyperbolic}"
+: "${GYRO_OPTS_ngctx:=--arch ngrams --geometry hyperbolic --context}"
+: "${GYRO_OPTS_ngeuc:=--arch ngrams --geometry euclidean --dim 100}"
+: "${GYRO_OPTS_ngeucctx:=--arch ngrams --geometry euclidean --dim 100 --context}"
+: "${GYRO_OPTS_tf:=--arch transformer --geometry hyperbolic}"
 : "${GYRO_OPTS_hypres:=--residual tangent --layernorm --relu --curvature 1 --dropout 0}"
 : "${GYRO_OPTS_hypseed:=--residual none --no-layernorm --no-relu --curvature 1 --dropout 0}"
 : "${GYRO_OPTS_hypradam:=--ball-optimizer radam --ball-lr 0.01}"
 : "${GYRO_OPTS_euc:=--geometry euclidean --lr 1e-3}"
 
 echo "intent_quality: work dir $OUT; $(date -u); load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "sets: $SETS; configs: $CONFIGS; seeds: $SEEDS; gyro epochs <= $EPOCHS, patience $PATIENCE"
+echo "sets: $SETS; configs: $CONFIGS; seeds: $SEEDS; gyro limits: ${limits[*]:-the defaults}"
 for c in $CONFIGS; do
   case $c in
     fasttext)      echo "  fasttext: $FT_OPTS -thread 1" ;;
@@ -153,8 +166,8 @@ run_gyro() {
   local c=$1 tr=$2 dv=$3 tag=$4 seed=$5 v="GYRO_OPTS_$1"
   local m="$OUT/$tag.$c.s$seed"
   # shellcheck disable=SC2086
-  /usr/bin/time -f "%U %S" -o "$m.time" "$G" classify train --quiet --epochs "$EPOCHS" \
-    --patience "$PATIENCE" --seed "$seed" ${!v} -o "$m.clf" "$tr" 2> "$m.log" \
+  /usr/bin/time -f "%U %S" -o "$m.time" "$G" classify train --quiet "${limits[@]}" \
+    --seed "$seed" ${!v} -o "$m.clf" "$tr" 2> "$m.log" \
     || { echo "intent_quality: gyro classify train failed ($c, $tag, seed $seed): $(tail -1 "$m.log")" >&2; exit 1; }
   "$G" classify eval -m "$m.clf" "$dv" > "$m.eval"
   local n_dev; n_dev=$("$G" dump "$dv" 2>/dev/null | grep -c '"label"')

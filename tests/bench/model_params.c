@@ -16,7 +16,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s: %s\n", argv[i], gyro_error_message());
             return 65;
         }
-        printf("params=%zu version=%s\n", gyro_classifier_tf_const(m)->n_params,
+        printf("params=%zu version=%s\n", gyro_classifier_param_count(m),
                gyro_classifier_version(m));
         gyro_classifier_free(m);
     }
