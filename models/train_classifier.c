@@ -144,7 +144,7 @@ static gyro_status eval_prepared(const gyro_tf_model *tf, gyro_tf_acts *acts, in
             int best = 0;
             for (int k = 1; k < K; k++) if (pr[k] > pr[best]) best = k;
             ok += best == labels[b];
-            if (metrics) gyro_metrics_add(metrics, labels[b], best, pr[labels[b]]);
+            if (metrics) gyro_metrics_add_probs(metrics, labels[b], pr);
         }
     }
     *acc = p->n ? (double)ok / p->n : NAN;
@@ -171,6 +171,43 @@ gyro_status gyro_classifier_evaluate(const gyro_classifier *m, const gyro_exampl
     double acc;
     if (!st) st = eval_prepared(tf, acts, MAXB, &p, tokens, lengths, labels, probs, metrics, &acc);
     prepared_free(&p);
+    /* examples whose label the model never saw: predicted like the others (prepared under a
+     * stand-in label, class 0, which prepare needs) and counted as errors under their own */
+    const gyro_label_set *ls = gyro_classifier_labels(m);
+    int n_uns = 0;
+    for (int i = 0; metrics && i < set->n; i++) n_uns += gyro_label_set_find(ls, set->label[i]) < 0;
+    if (!st && n_uns) {
+        int *orig = malloc((size_t)n_uns * sizeof *orig);
+        gyro_example_set view = {.n = n_uns, .cap = n_uns};
+        view.text = malloc((size_t)n_uns * sizeof *view.text);
+        view.label = malloc((size_t)n_uns * sizeof *view.label);
+        view.line = malloc((size_t)n_uns * sizeof *view.line);
+        if (!orig || !view.text || !view.label || !view.line) st = gyro_error_set(GYRO_ERR_NOMEM, "evaluate");
+        for (int i = 0, j = 0; !st && i < set->n; i++) {
+            if (gyro_label_set_find(ls, set->label[i]) >= 0) continue;
+            orig[j] = i;
+            view.text[j] = set->text[i];
+            view.label[j] = (char *)gyro_label_set_name(ls, 0); /* only read by prepare */
+            view.line[j++] = set->line[i];
+        }
+        if (!st) st = prepare(m, nz, &view, NULL, n_uns, &p, NULL);
+        for (int from = 0; !st && from < p.n; from += MAXB) {
+            int B = p.n - from < MAXB ? p.n - from : MAXB;
+            int TT = gather(&p, NULL, from, B, tokens, lengths, labels);
+            if ((st = gyro_tf_forward(tf, acts, tokens, lengths, B, TT, NULL))) break;
+            gyro_tf_softmax_xent(NULL, probs, gyro_tf_logits(acts), labels, B, K);
+            for (int b = 0; !st && b < B; b++) {
+                int e = orig[from + b];
+                st = gyro_metrics_add_unseen(metrics, set->label[e], probs + (size_t)b * K);
+                if (st) st = gyro_error_prefix(st, "record %llu", (unsigned long long)set->line[e]);
+            }
+        }
+        prepared_free(&p);
+        free(orig);
+        free(view.text);
+        free(view.label);
+        free(view.line);
+    }
     gyro_tf_acts_free(acts);
     gyro_tokenizer_free(nz);
     free(tokens);

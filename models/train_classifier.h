@@ -148,9 +148,12 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
                                   gyro_train_result *res);
 
 /* Classify every example of `set` in batches and count the results into `metrics`
- * (initialised by the caller with gyro_classifier_num_labels classes). Examples whose label
- * the model does not know are counted in *unknown (may be NULL) and skipped; empty texts after
- * normalization are predicted from the UNK token. */
+ * (initialised by the caller with gyro_classifier_num_labels classes; P@k is counted when the
+ * caller set it up with gyro_metrics_rank). Examples whose label the model does not know are
+ * counted in *unknown (may be NULL) and, when metrics is not NULL, predicted too and counted
+ * as errors (gyro_metrics_add_unseen); empty texts after normalization are predicted from the
+ * UNK token. Errors: GYRO_ERR_DATA (a text the tokenizer refuses, an unparsable unknown
+ * label; with its record number), GYRO_ERR_NOMEM. */
 gyro_status gyro_classifier_evaluate(const gyro_classifier *m, const gyro_example_set *set,
                                      gyro_metrics *metrics, int *unknown);
 

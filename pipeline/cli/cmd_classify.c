@@ -33,7 +33,7 @@
 static void usage(FILE *f)
 {
     fputs("usage: gyro classify train [options] -o MODEL TRAIN.pb\n"
-          "       gyro classify eval -m MODEL [--svg FILE] [--confusion N] DATA.pb\n"
+          "       gyro classify eval -m MODEL [--json] [--others LABEL] [-k N] [--svg FILE] [--confusion N] DATA.pb\n"
           "       gyro classify predict -m MODEL [-k K] [--stream] [-o OUT] [--max-line BYTES] [IN|-]\n"
           "\n"
           "'gyro classify train --help', 'gyro classify eval --help' and 'gyro classify predict --help'\n"
