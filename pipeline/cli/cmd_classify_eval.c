@@ -55,15 +55,17 @@ const gyro_cmd_spec gyro_spec_classify_eval = {
     "computes them (over the atoms of composite 'a+b' labels), cross-entropy, accuracy at each "
     "level of 'domain.intent' labels, per-intent precision, recall and F1, and the confusion "
     "matrix; as text, or as JSON with --json. Examples whose label the model never saw count as "
-    "errors everywhere (P@k and R@k leave out examples with no known label, as fastText does) "
-    "and are named on stderr; records with an empty text or label are left out and counted.",
+    "errors (cross-entropy leaves them out, and P@k and R@k an example with no known label, as "
+    "fastText does) and are named on stderr; records with an empty text or label are left out "
+    "and counted.",
     "JSON fields: model, data, n (examples scored), n_unseen, n_skipped, accuracy, macro_f1, "
     "cross_entropy, nlpcc {others, f1, precision, recall, intents} or null, k, p_at_k, r_at_k, "
     "n_at_k, level_accuracy [level 1 (domain), level 2, ...], domain_accuracy, labels [{label, "
     "seen, support, predicted, correct, precision, recall, f1}]; fractions in [0, 1], null where "
-    "undefined. Exit status: 0 report written, 1 a file cannot be read or written (or out of "
-    "memory), 2 usage error, 65 bad data: a model or stream that is not one, no example with a "
-    "text and a label, an unparsable label, a text the model's tokenizer refuses.",
+    "undefined. Exit status: 0 report written (labels the model never saw are the model's "
+    "errors, not the command's), 1 a file cannot be read or written (or out of memory), 2 usage "
+    "error, 65 bad data: a model or stream that is not one, no example with a text and a label, "
+    "an unparsable label, a text the model's tokenizer refuses.",
     eval_opts,
     NULL,
 };
@@ -205,7 +207,7 @@ int gyro_cli_classify_eval(int argc, char **argv)
     if (!st) st = gyro_classifier_evaluate(m, &set, &met, &unknown);
     if (!st) {
         report_unseen(&met);
-        if (skipped)
+        if (skipped && o.json) /* the text report says it on stdout */
             fprintf(stderr, "gyro classify: %llu records with an empty text or label left out\n", (unsigned long long)skipped);
         gyro_nlpcc_score ns;
         if ((given & GIVEN_OTHERS) && !gyro_metrics_nlpcc(&met, labels, o.others, &ns))
