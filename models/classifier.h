@@ -177,7 +177,7 @@ int gyro_classifier_token_id(const gyro_classifier *m, const char *token);
  * for none; ignored unless the model was trained with context): normalized and cut with `tok`
  * (the model's tokenizer), characters mapped to ids, then gyro_ngrams_features. ids and hash
  * are (max_len) scratch; rows and w receive up to gyro_ngram_bag_cap entries, *n of them; the
- * utterance's rows weigh 1 each, the context's together context_weight times as much. An
+ * utterance's rows weigh 1 each, the context's context_weight together. An
  * utterance with no character gives the single row UNK and *n_text = 0 (the caller decides
  * whether that is an error). *normalized (may be NULL) receives the utterance's normalized
  * text, owned by `tok` until its next run. Errors: those of gyro_tokenizer_run (invalid UTF-8 is

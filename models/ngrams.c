@@ -23,7 +23,7 @@ gyro_ngrams_config gyro_ngrams_config_default(int geometry)
 {
     return (gyro_ngrams_config){
         .geometry = geometry, .dim = 100, .buckets = 200000, .max_n = 2, .max_len = 128,
-        .context = 0, .context_weight = 0.5f, .curvature = 1.0f,
+        .context = 0, .context_weight = 1.0f, .curvature = 1.0f,
     };
 }
 

@@ -7,7 +7,8 @@
  * character n-grams of 2..max_n, hashed into `buckets` rows (fastText's hashing trick). With
  * `context`, the previous turn of the same session adds its characters and bigrams, hashed
  * with their own salt so they get rows of their own; the context features together weigh
- * `context_weight` times the utterance's features. For a bag of rows x_j with weights w_j:
+ * `context_weight` (in units of one utterance feature: a short, ambiguous utterance leans on its
+ * context more than a long one). For a bag of rows x_j with weights w_j:
  *
  *   hyperbolic: y = Einstein midpoint of the x_j (ball rows; poincare.h), then
  *               logit_k = hyperbolic MLR (Ganea 2018 eq. 25) of y with offsets p_k, normals a_k
@@ -37,11 +38,11 @@ typedef struct gyro_ngrams_config {
     int max_n;             /* longest hashed n-gram (1: characters only) */
     int max_len;           /* characters of an utterance (and of its context) used */
     int context;           /* 1: the previous turn's features join the bag */
-    float context_weight;  /* their total weight relative to the utterance's (> 0) */
+    float context_weight;  /* their total weight, in utterance features (> 0) */
     float curvature;       /* c of the ball (hyperbolic) */
 } gyro_ngrams_config;
 
-/* Defaults: 100-d, 200,000 buckets, n-grams up to 2, 128 characters, no context (weight 0.5
+/* Defaults: 100-d, 200,000 buckets, n-grams up to 2, 128 characters, no context (weight 1
  * when enabled), c = 1. vocab_size and n_classes are 0 (training fills them in). */
 gyro_ngrams_config gyro_ngrams_config_default(int geometry);
 

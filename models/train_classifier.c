@@ -366,7 +366,8 @@ gyro_status gyro_train_options_complete(gyro_train_options *o, unsigned set)
         g->dim = m->dim;
         g->curvature = m->curvature;
         g->max_len = m->max_len;
-        if (!(set & GYRO_TRAIN_SET_LR)) o->optim.lr = GYRO_NGRAMS_DEFAULT_LR;
+        if (!(set & GYRO_TRAIN_SET_LR))
+            o->optim.lr = g->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC ? GYRO_NGRAMS_DEFAULT_LR_BALL : GYRO_NGRAMS_DEFAULT_LR;
         if (!(o->label_smoothing >= 0 && o->label_smoothing < 1))
             return gyro_error_set(GYRO_ERR_USAGE, "--label-smoothing must be in [0, 1)");
         gyro_ngrams_config probe = *g;

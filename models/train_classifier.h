@@ -105,12 +105,15 @@ enum {
     GYRO_TRAIN_SET_MOE_EXPERTS = 1 << 3, /* else 4 with MoE blocks */
     GYRO_TRAIN_SET_MOE_TOP_K = 1 << 4,   /* else 1 with MoE blocks */
     GYRO_TRAIN_SET_MOE_BALANCE = 1 << 5, /* else 0.01 with MoE blocks */
-    GYRO_TRAIN_SET_LR = 1 << 6,          /* else GYRO_NGRAMS_DEFAULT_LR for arch ngrams */
+    GYRO_TRAIN_SET_LR = 1 << 6,          /* else GYRO_NGRAMS_DEFAULT_LR(_BALL) for arch ngrams */
 };
 
-/* The learning rate of the n-gram model's SGD when none is given (fastText's is 0.1; measured
- * on the NLPCC dev split, tests/bench/intent_quality.sh). */
+/* The learning rates of the n-gram model's SGD when none is given, Euclidean and hyperbolic
+ * (fastText's default is 0.1; measured on the NLPCC session dev split: the Euclidean model is
+ * best near 0.5, the hyperbolic one, whose Riemannian steps are λ² = 4 times shorter near the
+ * origin and whose MLR offsets diverge above ~0.2 at c = 0.1, near 0.05). */
 #define GYRO_NGRAMS_DEFAULT_LR 0.5
+#define GYRO_NGRAMS_DEFAULT_LR_BALL 0.05
 
 /* Complete o->model after the caller changed the options of gyro_train_options_init: with
  * o->table the model dimension is the table's; then every derived option not in `set` gets the

@@ -35,9 +35,10 @@ static void bagset_free(bagset *b)
 }
 
 /* Bags of examples idx[0..n) of `set` (all when idx is NULL). Unknown labels are counted in
- * *unknown (may be NULL) and skipped. */
+ * *unknown (may be NULL) and skipped, unless keep_unknown: then their bag is kept with the label
+ * −1 − e (e the example's index in `set`), for the caller to count as an error. */
 static gyro_status bagset_build(const gyro_classifier *m, gyro_tokenizer *nz, const gyro_example_set *set,
-                                const int *idx, int n, bagset *b, int *unknown)
+                                const int *idx, int n, bagset *b, int *unknown, int keep_unknown)
 {
     memset(b, 0, sizeof *b);
     const gyro_ngrams_model *ng = gyro_classifier_ngrams_const(m);
@@ -57,7 +58,11 @@ static gyro_status bagset_build(const gyro_classifier *m, gyro_tokenizer *nz, co
     for (int i = 0; !st && i < n; i++) {
         int e = idx ? idx[i] : i;
         int lab = gyro_label_set_find(ls, set->label[e]);
-        if (lab < 0) { if (unknown) (*unknown)++; continue; }
+        if (lab < 0) {
+            if (unknown) (*unknown)++;
+            if (!keep_unknown) continue;
+            lab = -1 - e;
+        }
         if (used + (size_t)cap > room) {
             while (used + (size_t)cap > room) room *= 2;
             int32_t *r = realloc(b->rows, room * sizeof *r);
@@ -83,31 +88,38 @@ static gyro_status bagset_build(const gyro_classifier *m, gyro_tokenizer *nz, co
     return st;
 }
 
-/* Softmax of logits (K) into probs; returns −log p[label]. */
+/* Softmax of logits (K) into probs; returns −log p[label] (label ≥ 0). */
 static double softmax_xent(const float *logits, float *probs, int label, int K)
 {
     double mx = -INFINITY, sum = 0;
     for (int k = 0; k < K; k++) if (logits[k] > mx) mx = logits[k];
     for (int k = 0; k < K; k++) { double e = exp((double)logits[k] - mx); probs[k] = (float)e; sum += e; }
     for (int k = 0; k < K; k++) probs[k] = (float)(probs[k] / sum);
-    return -((double)logits[label] - mx - log(sum));
+    return label >= 0 ? -((double)logits[label] - mx - log(sum)) : NAN;
 }
 
-/* Accuracy of the bags (NaN when empty); metrics (may be NULL) count every prediction. */
-static double score_bags(const gyro_ngrams_model *ng, const bagset *b, float *y, float *logits, float *probs,
-                         gyro_metrics *metrics)
+/* Accuracy of the bags (NaN when empty); metrics (may be NULL) count every prediction, the
+ * bags of labels the model never saw (label −1 − e, bagset_build) under set->label[e]. */
+static gyro_status score_bags(const gyro_ngrams_model *ng, const bagset *b, float *y, float *logits, float *probs,
+                              gyro_metrics *metrics, const gyro_example_set *set, double *acc)
 {
     const int K = ng->cfg.n_classes;
     int ok = 0;
     for (int i = 0; i < b->n; i++) {
+        const int lab = b->label[i];
         gyro_ngrams_forward(ng, b->rows + b->start[i], b->w + b->start[i], b->len[i], y, logits);
-        softmax_xent(logits, probs, b->label[i], K);
+        softmax_xent(logits, probs, lab, K);
         int best = 0;
         for (int k = 1; k < K; k++) if (probs[k] > probs[best]) best = k;
-        ok += best == b->label[i];
-        if (metrics) gyro_metrics_add(metrics, b->label[i], best, probs[b->label[i]]);
+        ok += best == lab;
+        if (metrics && lab >= 0) gyro_metrics_add_probs(metrics, lab, probs);
+        if (metrics && lab < 0) {
+            gyro_status st = gyro_metrics_add_unseen(metrics, set->label[-1 - lab], probs);
+            if (st) return gyro_error_prefix(st, "record %llu", (unsigned long long)set->line[-1 - lab]);
+        }
     }
-    return b->n ? (double)ok / b->n : NAN;
+    *acc = b->n ? (double)ok / b->n : NAN;
+    return GYRO_OK;
 }
 
 gyro_status gyro_ngrams_evaluate(const gyro_classifier *m, const gyro_example_set *set,
@@ -122,8 +134,9 @@ gyro_status gyro_ngrams_evaluate(const gyro_classifier *m, const gyro_example_se
           *probs = malloc((size_t)K * sizeof *probs);
     gyro_status st = (!y || !logits || !probs) ? gyro_error_set(GYRO_ERR_NOMEM, "evaluate") : GYRO_OK;
     if (!st) st = gyro_tokenizer_new(gyro_classifier_normalize_options(m), gyro_classifier_token_unit(m), &nz);
-    if (!st) st = bagset_build(m, nz, set, NULL, set->n, &b, unknown);
-    if (!st) score_bags(ng, &b, y, logits, probs, metrics);
+    double acc;
+    if (!st) st = bagset_build(m, nz, set, NULL, set->n, &b, unknown, metrics != NULL);
+    if (!st) st = score_bags(ng, &b, y, logits, probs, metrics, set, &acc);
     bagset_free(&b);
     gyro_tokenizer_free(nz);
     free(y);
@@ -197,8 +210,8 @@ gyro_status gyro_train_ngrams(const gyro_train_options *opt, gyro_classifier *m,
     int *order = NULL;
     float *best = NULL;
     int dev_unknown = 0;
-    gyro_status st = bagset_build(m, nz, train, tr_idx, n_tr, &btr, NULL);
-    if (!st && dev && n_dev > 0) st = bagset_build(m, nz, dev, dev_idx, n_dev, &bdev, &dev_unknown);
+    gyro_status st = bagset_build(m, nz, train, tr_idx, n_tr, &btr, NULL, 0);
+    if (!st && dev && n_dev > 0) st = bagset_build(m, nz, dev, dev_idx, n_dev, &bdev, &dev_unknown, 0);
     if (st) goto done;
     if (btr.n == 0) { st = gyro_error_set(GYRO_ERR_DATA, "train: no training example left after the dev split"); goto done; }
     R->n_train = btr.n;
@@ -261,7 +274,8 @@ gyro_status gyro_train_ngrams(const gyro_train_options *opt, gyro_classifier *m,
                                 "lower the learning rate (--lr)", badt->name, at, epoch + 1);
             goto done;
         }
-        double acc = bdev.n > 0 ? score_bags(ng, &bdev, sb.y, sb.logits, sb.probs, NULL) : NAN;
+        double acc = NAN;
+        if (bdev.n > 0 && (st = score_bags(ng, &bdev, sb.y, sb.logits, sb.probs, NULL, dev, &acc))) goto done;
         if (opt->log) {
             fprintf(opt->log, "epoch %d: train loss %.4f", epoch + 1, R->train_loss);
             if (!isnan(acc)) fprintf(opt->log, ", dev accuracy %.2f%%", 100 * acc);

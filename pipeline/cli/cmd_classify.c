@@ -123,7 +123,7 @@ static const gyro_opt train_opts[] = {
     GYRO_O_FLAG("context", 0, TA, o.ngrams.context,
                 "the previous turn of the session (Example.session) adds its characters and bigrams"),
     GYRO_O_FLOAT("context-weight", 0, TA, o.ngrams.context_weight, "W", NULL, 0, 0,
-                 "total weight of the previous turn's features relative to the utterance's (0.5)"),
+                 "total weight of the previous turn's features, in features of the utterance (1)"),
     GYRO_O_FLOAT("label-smoothing", 0, TA, o.label_smoothing, "E", NULL, 0, 0,
                  "train toward (1 - E) on the label and E spread over all labels (0)"),
     GYRO_O_SECTION("Training:"),
