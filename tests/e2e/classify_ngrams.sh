@@ -2,8 +2,9 @@
 # classify_ngrams.sh — `gyro classify train --arch ngrams` end to end, in both geometries, on a
 # small generated dialogue set where "取消" (cancel) means navigation.cancel_navigation after a
 # navigation turn and music.pause after a music turn: with --context the previous turn of the
-# session decides it (with a context weight of 3: a toy set has few examples to learn it from; eval, predict over an Example stream, the gRPC Classify method through
-# `gyro client classify --previous`); without, it cannot. Training is reproducible from the seed.
+# session decides it (eval, predict over an Example stream, the gRPC Classify method through
+# `gyro client classify --previous`); without, it cannot. The toy set is small, so the context
+# weighs 3 features (default 1) and steps are larger. Training is reproducible from the seed.
 set -euo pipefail
 : "${GYRO:?}" "${TMPDIR:?}"
 cd "$TMPDIR"
