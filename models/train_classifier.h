@@ -92,8 +92,12 @@ typedef struct gyro_train_options {
     FILE *log;                     /* per-epoch summary lines (NULL = none) */
 } gyro_train_options;
 
-/* The seed's hyperbolic configuration (100-d, 3 layers, 16 heads, RMSProp 1e-3 + RSGD 0.05,
- * one warm restart) or the Euclidean twin's (128-d, lr 1e-4). */
+/* Defaults for a geometry: the bag-of-n-grams model with context features (the Lorentz geometry:
+ * the transformer), completed by gyro_train_options_complete (100-d, 15 epochs over every
+ * training example, SGD 0.05 in the ball, 0.5 Euclidean). The transformer's part, used when the
+ * caller sets arch = GYRO_ARCH_TRANSFORMER: tangent residuals, LayerNorm, ReLU, c = 0.1,
+ * dropout 0.1, 100-d, 3 layers, 16 heads, RMSProp 1e-3 + RSGD 0.05, one warm restart, 20
+ * epochs with early stopping on a tenth held out; the Euclidean twin 128-d, lr 1e-4. */
 void gyro_train_options_init(gyro_train_options *o, gyro_tf_geometry geometry);
 
 /* The model options whose defaults derive from others, as a bit set: the caller's `set` says
@@ -106,6 +110,10 @@ enum {
     GYRO_TRAIN_SET_MOE_TOP_K = 1 << 4,   /* else 1 with MoE blocks */
     GYRO_TRAIN_SET_MOE_BALANCE = 1 << 5, /* else 0.01 with MoE blocks */
     GYRO_TRAIN_SET_LR = 1 << 6,          /* else GYRO_NGRAMS_DEFAULT_LR(_BALL) for arch ngrams */
+    GYRO_TRAIN_SET_DIM = 1 << 7,         /* else 100 for arch ngrams (both geometries) */
+    GYRO_TRAIN_SET_EPOCHS = 1 << 8,      /* else 15 for arch ngrams */
+    GYRO_TRAIN_SET_DEV_FRACTION = 1 << 9,/* else 0 for arch ngrams (fastText's protocol: all the
+                                            training examples train, every epoch runs) */
 };
 
 /* The learning rates of the n-gram model's SGD when none is given, Euclidean and hyperbolic

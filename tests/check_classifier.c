@@ -353,6 +353,7 @@ static void toy_data(gyro_example_set *s, int n, uint64_t seed)
 static void train_options(gyro_train_options *o, gyro_tf_geometry g)
 {
     gyro_train_options_init(o, g);
+    o->arch = GYRO_ARCH_TRANSFORMER;   /* this suite is the transformer's (check_ngrams: the other) */
     o->model = tiny(g);
     o->optim.kind = GYRO_OPTIM_ADAM;
     o->optim.lr = 1e-2;
@@ -479,6 +480,7 @@ START_TEST(test_options_complete)
 {
     gyro_train_options o;
     gyro_train_options_init(&o, GYRO_TF_GEOMETRY_HYPERBOLIC);
+    o.arch = GYRO_ARCH_TRANSFORMER;
     o.model.dim = 30;
     o.model.n_heads = 4;
     ck_assert_int_eq(gyro_train_options_complete(&o, 0), GYRO_OK);
@@ -487,6 +489,7 @@ START_TEST(test_options_complete)
     ck_assert_int_eq(o.model.moe_experts, 0); /* dense: no MoE defaults */
 
     gyro_train_options_init(&o, GYRO_TF_GEOMETRY_HYPERBOLIC);
+    o.arch = GYRO_ARCH_TRANSFORMER;
     o.model.dim = 32;
     o.model.head_dim = 5;
     o.model.attention_kind = GYRO_TF_ATTENTION_MLA;
@@ -502,6 +505,7 @@ START_TEST(test_options_complete)
     gyro_embedding_table *tab;
     ck_assert_int_eq(gyro_embedding_table_new(GYRO_EMBEDDING_POINCARE, 1.0, 12, 2, &tab), GYRO_OK);
     gyro_train_options_init(&o, GYRO_TF_GEOMETRY_HYPERBOLIC);
+    o.arch = GYRO_ARCH_TRANSFORMER;
     o.table = tab;
     o.model.n_heads = 4;
     ck_assert_int_eq(gyro_train_options_complete(&o, 0), GYRO_OK);
@@ -510,6 +514,7 @@ START_TEST(test_options_complete)
     gyro_embedding_table_free(tab);
 
     gyro_train_options_init(&o, GYRO_TF_GEOMETRY_HYPERBOLIC);
+    o.arch = GYRO_ARCH_TRANSFORMER;
     o.model.moe_experts = 8; /* without --ffn moe: refused */
     ck_assert_int_eq(gyro_train_options_complete(&o, GYRO_TRAIN_SET_MOE_EXPERTS), GYRO_ERR_USAGE);
 }

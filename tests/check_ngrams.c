@@ -263,7 +263,11 @@ static void ngram_options(gyro_train_options *o, int geometry)
     /* a toy set of a few hundred examples needs larger steps than the defaults (set for
      * thousands of examples) */
     o->optim.lr = geometry == GYRO_TF_GEOMETRY_HYPERBOLIC ? 0.2 : 0.5;
-    ck_assert_int_eq(gyro_train_options_complete(o, GYRO_TRAIN_SET_LR), GYRO_OK);
+    ck_assert_int_eq(gyro_train_options_complete(o, GYRO_TRAIN_SET_LR | GYRO_TRAIN_SET_DIM | GYRO_TRAIN_SET_EPOCHS),
+                     GYRO_OK);
+    ck_assert_int_eq(o->ngrams.dim, 16);
+    ck_assert_int_eq(o->epochs, 30);
+    ck_assert_double_eq(o->dev_fraction, 0);   /* the n-gram default: every example trains */
 }
 
 static void check_learns(int geometry)
@@ -395,9 +399,12 @@ START_TEST(test_config_errors)
     ck_assert_ptr_nonnull(strstr(gyro_error_message(), "lorentz"));
     gyro_train_options_init(&o, GYRO_TF_GEOMETRY_HYPERBOLIC);
     o.arch = GYRO_ARCH_NGRAMS;
+    ck_assert_int_eq(o.arch, GYRO_ARCH_NGRAMS);   /* the default architecture, with context */
+    ck_assert_int_eq(o.ngrams.context, 1);
     o.ngrams.buckets = 0;
     ck_assert_int_eq(gyro_train_options_complete(&o, 0), GYRO_ERR_USAGE);
     o.ngrams.max_n = 1;
+    o.ngrams.context = 0;
     ck_assert_int_eq(gyro_train_options_complete(&o, 0), GYRO_OK);
     o.ngrams.context = 1;
     ck_assert_int_eq(gyro_train_options_complete(&o, 0), GYRO_ERR_USAGE);

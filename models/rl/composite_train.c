@@ -121,6 +121,7 @@ void gyro_composite_supervise_options_init(gyro_train_options *o, gyro_tf_geomet
                                            int layers, int heads, int epochs)
 {
     gyro_train_options_init(o, geometry);
+    o->arch = GYRO_ARCH_TRANSFORMER;   /* the policy is a transformer */
     o->model.dim = dim;
     o->model.n_layers = layers;
     o->model.n_heads = heads;

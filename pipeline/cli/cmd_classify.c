@@ -56,11 +56,15 @@ static void on_signal(int sig)
 typedef struct train_args {
     gyro_train_options o;   /* gyro_train_options_init for the geometry, then the options */
     int geometry;           /* gyro_tf_geometry */
-    int ffn_dim_given, keep_trad, words, no_layernorm, no_relu;
+    int ffn_dim_given, keep_trad, words, no_layernorm, no_relu, no_context;
     const char *out, *dev, *emb;
 } train_args;
 
-#define GIVEN_OPTIMIZER (1u << 16) /* a mark of our own, beside the library's GYRO_TRAIN_SET_* */
+/* marks of our own, beside the library's GYRO_TRAIN_SET_* */
+#define GIVEN_OPTIMIZER (1u << 16)
+#define GIVEN_TF_ONLY (1u << 17)   /* an option only the transformer has */
+#define GIVEN_NG_ONLY (1u << 18)   /* an option only the n-gram model has */
+#define GIVEN_ARCH (1u << 19)
 
 /* --ffn dense|moe (the block kind) or N (the hidden width). */
 static int parse_ffn(void *args, const char *cmd, const char *opt, const char *v)
@@ -80,73 +84,81 @@ static const gyro_opt train_opts[] = {
     GYRO_O_CHOICE("geometry", 0, TA, geometry, "G", "euclidean|hyperbolic|lorentz", "hyperbolic",
                   "model geometry: hyperbolic (the Poincare ball), lorentz (the hyperboloid, HyboNet) or "
                   "euclidean; the defaults of the other options are the seed's settings for the geometry"),
-    GYRO_O_CHOICE("arch", 0, TA, o.arch, "A", "transformer|ngrams", "transformer",
-                  "architecture: the transformer, or ngrams, a bag of character n-grams (fastText's model; "
-                  "in the Poincare ball with --geometry hyperbolic, HyperText): trains in seconds"),
+    GYRO_O_CHOICE("arch", 0, TA, o.arch, "A", "transformer|ngrams", NULL,
+                  "architecture: ngrams, a bag of character n-grams (fastText's model; in the Poincare ball "
+                  "with --geometry hyperbolic, HyperText), the default, which trains in seconds; or the "
+                  "transformer (the default with --geometry lorentz, or when a transformer option is given)",
+                  .mark = GIVEN_ARCH),
     GYRO_O_SECTION("Model:"),
-    GYRO_O_INT("dim", 0, TA, o.model.dim, "N", NULL, 1, 4096, "model dimension (100; euclidean 128)"),
-    GYRO_O_INT("layers", 0, TA, o.model.n_layers, "N", NULL, 1, 64, "transformer layers (3)"),
-    GYRO_O_INT("heads", 0, TA, o.model.n_heads, "N", NULL, 1, 256, "attention heads (16)"),
+    GYRO_O_INT("dim", 0, TA, o.model.dim, "N", NULL, 1, 4096, "model dimension (100; euclidean transformer 128)",
+               .mark = GYRO_TRAIN_SET_DIM),
+    GYRO_O_INT("layers", 0, TA, o.model.n_layers, "N", NULL, 1, 64, "transformer layers (3)", .mark = GIVEN_TF_ONLY),
+    GYRO_O_INT("heads", 0, TA, o.model.n_heads, "N", NULL, 1, 256, "attention heads (16)", .mark = GIVEN_TF_ONLY),
     GYRO_O_INT("head-dim", 0, TA, o.model.head_dim, "N", NULL, 1, 4096, "coordinates per head (dim / heads)",
-               .mark = GYRO_TRAIN_SET_HEAD_DIM),
+               .mark = GYRO_TRAIN_SET_HEAD_DIM | GIVEN_TF_ONLY),
     GYRO_O_CALL("ffn", 0, parse_ffn, "N|dense|moe", NULL,
                 "hidden width of the feed-forward blocks (4 dim; of every expert with MoE), or their "
-                "kind: dense (the default) or moe (mixture of experts)"),
+                "kind: dense (the default) or moe (mixture of experts)", .mark = GIVEN_TF_ONLY),
     GYRO_O_INT("max-len", 0, TA, o.model.max_len, "N", NULL, 1, 4096, "longest sequence, longer texts are cut (64)"),
-    GYRO_O_FLOAT("dropout", 0, TA, o.model.dropout, "P", NULL, 0, 0, "dropout probability in [0, 1) (hyperbolic 0.1, else 0)"),
+    GYRO_O_FLOAT("dropout", 0, TA, o.model.dropout, "P", NULL, 0, 0, "dropout probability in [0, 1) (hyperbolic 0.1, else 0)", .mark = GIVEN_TF_ONLY),
     GYRO_O_FLOAT("curvature", 0, TA, o.model.curvature, "C", NULL, 0, 0, "curvature (hyperbolic 0.1, else 1)"),
-    GYRO_O_FLAG("layernorm", 0, TA, o.model.layernorm, "LayerNorm after each residual"),
+    GYRO_O_FLAG("layernorm", 0, TA, o.model.layernorm, "LayerNorm after each residual", .mark = GIVEN_TF_ONLY),
     GYRO_O_CHOICE("residual", 0, TA, o.model.residual, "R", "none|mobius|tangent", NULL,
-                  "residual connection of the blocks: none, mobius or tangent"),
-    GYRO_O_SET("relu", 0, TA, o.model.ffn_activation, GYRO_TF_ACTIVATION_RELU, "ReLU activation in the feed-forward blocks"),
-    GYRO_O_FLAG("no-layernorm", 0, TA, no_layernorm, "no LayerNorm (with --residual none --curvature 1 --no-relu: the seed's block)"),
-    GYRO_O_FLAG("no-relu", 0, TA, no_relu, "identity activation in the feed-forward blocks"),
+                  "residual connection of the blocks: none, mobius or tangent", .mark = GIVEN_TF_ONLY),
+    GYRO_O_SET("relu", 0, TA, o.model.ffn_activation, GYRO_TF_ACTIVATION_RELU, "ReLU activation in the feed-forward blocks", .mark = GIVEN_TF_ONLY),
+    GYRO_O_FLAG("no-layernorm", 0, TA, no_layernorm, "no LayerNorm (with --residual none --curvature 1 --no-relu: the seed's block)", .mark = GIVEN_TF_ONLY),
+    GYRO_O_FLAG("no-relu", 0, TA, no_relu, "identity activation in the feed-forward blocks", .mark = GIVEN_TF_ONLY),
     GYRO_O_CHOICE("attention", 0, TA, o.model.attention_kind, "A", "mha|mla", NULL,
-                  "attention: multi-head (mha, the default) or multi-head latent attention (mla)"),
+                  "attention: multi-head (mha, the default) or multi-head latent attention (mla)", .mark = GIVEN_TF_ONLY),
     GYRO_O_INT("mla-latent", 0, TA, o.model.mla_latent_dim, "L", NULL, 1, 4096, "MLA joint key-value latent dimension (dim / 2)",
-               .mark = GYRO_TRAIN_SET_MLA_LATENT),
+               .mark = GYRO_TRAIN_SET_MLA_LATENT | GIVEN_TF_ONLY),
     GYRO_O_INT("mla-q-latent", 0, TA, o.model.mla_q_latent, "L", NULL, 1, 4096,
-               "MLA query latent dimension (the same as --mla-latent)"),
-    GYRO_O_INT("mla-rope", 0, TA, o.model.mla_rope_dim, "R", NULL, 0, 256, "MLA decoupled RoPE width per head (even; 0 = none)"),
+               "MLA query latent dimension (the same as --mla-latent)", .mark = GIVEN_TF_ONLY),
+    GYRO_O_INT("mla-rope", 0, TA, o.model.mla_rope_dim, "R", NULL, 0, 256, "MLA decoupled RoPE width per head (even; 0 = none)", .mark = GIVEN_TF_ONLY),
     GYRO_O_INT("experts", 0, TA, o.model.moe_experts, "N", NULL, 1, 256, "MoE routed experts per layer (4)",
-               .mark = GYRO_TRAIN_SET_MOE_EXPERTS),
-    GYRO_O_INT("shared-experts", 0, TA, o.model.moe_shared, "N", NULL, 0, 64, "MoE shared, always-on experts per layer (0)"),
+               .mark = GYRO_TRAIN_SET_MOE_EXPERTS | GIVEN_TF_ONLY),
+    GYRO_O_INT("shared-experts", 0, TA, o.model.moe_shared, "N", NULL, 0, 64, "MoE shared, always-on experts per layer (0)", .mark = GIVEN_TF_ONLY),
     GYRO_O_INT("moe-top-k", 0, TA, o.model.moe_top_k, "K", NULL, 1, 256, "MoE routed experts chosen per token (1)",
-               .mark = GYRO_TRAIN_SET_MOE_TOP_K),
-    GYRO_O_INT("top-k", 0, TA, o.model.moe_top_k, "K", NULL, 1, 256, NULL, .mark = GYRO_TRAIN_SET_MOE_TOP_K),
+               .mark = GYRO_TRAIN_SET_MOE_TOP_K | GIVEN_TF_ONLY),
+    GYRO_O_INT("top-k", 0, TA, o.model.moe_top_k, "K", NULL, 1, 256, NULL, .mark = GYRO_TRAIN_SET_MOE_TOP_K | GIVEN_TF_ONLY),
     GYRO_O_FLOAT("balance", 0, TA, o.model.moe_balance, "A", NULL, 0, 0,
                  "weight of the MoE balance loss (0.01); the reported training loss includes it, and the "
-                 "per-epoch line shows each layer's expert load over the epoch", .mark = GYRO_TRAIN_SET_MOE_BALANCE),
+                 "per-epoch line shows each layer's expert load over the epoch", .mark = GYRO_TRAIN_SET_MOE_BALANCE | GIVEN_TF_ONLY),
     GYRO_O_SECTION("N-gram model (--arch ngrams):"),
-    GYRO_O_INT("buckets", 0, TA, o.ngrams.buckets, "N", NULL, 0, 1 << 26, "rows of the hashed n-grams (200000)"),
-    GYRO_O_INT("max-n", 0, TA, o.ngrams.max_n, "N", NULL, 1, 8, "longest character n-gram (2)"),
+    GYRO_O_INT("buckets", 0, TA, o.ngrams.buckets, "N", NULL, 0, 1 << 26, "rows of the hashed n-grams (200000)", .mark = GIVEN_NG_ONLY),
+    GYRO_O_INT("max-n", 0, TA, o.ngrams.max_n, "N", NULL, 1, 8, "longest character n-gram (2)", .mark = GIVEN_NG_ONLY),
     GYRO_O_FLAG("context", 0, TA, o.ngrams.context,
-                "the previous turn of the session (Example.session) adds its characters and bigrams"),
+                "the previous turn of the session (Example.session) adds its characters and bigrams (the default)",
+                .mark = GIVEN_NG_ONLY),
+    GYRO_O_FLAG("no-context", 0, TA, no_context, "no context features", .mark = GIVEN_NG_ONLY),
     GYRO_O_FLOAT("context-weight", 0, TA, o.ngrams.context_weight, "W", NULL, 0, 0,
-                 "total weight of the previous turn's features, in features of the utterance (1)"),
+                 "total weight of the previous turn's features, in features of the utterance (1)", .mark = GIVEN_NG_ONLY),
     GYRO_O_FLOAT("label-smoothing", 0, TA, o.label_smoothing, "E", NULL, 0, 0,
-                 "train toward (1 - E) on the label and E spread over all labels (0)"),
+                 "train toward (1 - E) on the label and E spread over all labels (0)", .mark = GIVEN_NG_ONLY),
     GYRO_O_SECTION("Training:"),
     GYRO_O_CHOICE("optimizer", 0, TA, o.optim.kind, "O", "rmsprop|adam|sgd", NULL, "optimizer: rmsprop (the default), adam or sgd",
-                  .mark = GIVEN_OPTIMIZER),
+                  .mark = GIVEN_OPTIMIZER | GIVEN_TF_ONLY),
     GYRO_O_CHOICE("ball-optimizer", 0, TA, o.optim.ball_kind, "B", "rsgd|radam", NULL,
-                  "ball tensors: Riemannian SGD (rsgd) or Riemannian Adam (radam)"),
+                  "ball tensors: Riemannian SGD (rsgd) or Riemannian Adam (radam)", .mark = GIVEN_TF_ONLY),
     GYRO_O_DOUBLE("lr", 0, TA, o.optim.lr, "X", NULL, 0, 0, "learning rate (1e-3; euclidean 1e-4; ngrams 0.5, decaying linearly to 0)",
                   .mark = GYRO_TRAIN_SET_LR),
-    GYRO_O_DOUBLE("ball-lr", 0, TA, o.optim.ball_lr, "X", NULL, 0, 0, "learning rate of ball parameters"),
-    GYRO_O_DOUBLE("clip", 0, TA, o.optim.clip_norm, "X", NULL, 0, 0, "gradient clip"),
-    GYRO_O_INT("epochs", 0, TA, o.epochs, "N", NULL, 1, 100000, "epochs (20)"),
-    GYRO_O_INT("batch", 0, TA, o.batch_size, "N", NULL, 1, 65536, "batch size (32)"),
+    GYRO_O_DOUBLE("ball-lr", 0, TA, o.optim.ball_lr, "X", NULL, 0, 0, "learning rate of ball parameters", .mark = GIVEN_TF_ONLY),
+    GYRO_O_DOUBLE("clip", 0, TA, o.optim.clip_norm, "X", NULL, 0, 0, "gradient clip", .mark = GIVEN_TF_ONLY),
+    GYRO_O_INT("epochs", 0, TA, o.epochs, "N", NULL, 1, 100000, "epochs (transformer 20, ngrams 15)",
+               .mark = GYRO_TRAIN_SET_EPOCHS),
+    GYRO_O_INT("batch", 0, TA, o.batch_size, "N", NULL, 1, 65536, "batch size (32)", .mark = GIVEN_TF_ONLY),
     GYRO_O_INT("patience", 0, TA, o.patience, "N", NULL, 0, 100000, "epochs without dev improvement before stopping (5)"),
-    GYRO_O_DOUBLE("restart-epochs", 0, TA, o.sgdr.t0, "T", NULL, 0, 0, "warm restarts of the learning rate every T epochs (10; 0 = none)"),
-    GYRO_O_DOUBLE("restart-mult", 0, TA, o.sgdr.t_mult, "M", NULL, 0, 0, "... the period growing by M (1)"),
+    GYRO_O_DOUBLE("restart-epochs", 0, TA, o.sgdr.t0, "T", NULL, 0, 0, "warm restarts of the learning rate every T epochs (10; 0 = none)", .mark = GIVEN_TF_ONLY),
+    GYRO_O_DOUBLE("restart-mult", 0, TA, o.sgdr.t_mult, "M", NULL, 0, 0, "... the period growing by M (1)", .mark = GIVEN_TF_ONLY),
     GYRO_O_STR("dev", 0, TA, dev, "FILE.pb", NULL, "dev set"),
     GYRO_O_DOUBLE("dev-fraction", 0, TA, o.dev_fraction, "F", NULL, 0, 0,
-                  "without --dev, the fraction of the training set held out as dev (0.1)"),
+                  "without --dev, the fraction of the training set held out as dev for early stopping "
+                  "(transformer 0.1; ngrams 0: every example trains, all epochs run)",
+                  .mark = GYRO_TRAIN_SET_DEV_FRACTION),
     GYRO_O_INT("min-count", 0, TA, o.min_count, "N", NULL, 1, 1 << 30, "drop characters seen fewer times (1)"),
     GYRO_O_SEED("seed", 's', TA, o.seed, NULL, "seed (1)"),
     GYRO_O_INT("bucket", 0, TA, o.bucket, "N", NULL, 0, 1 << 20,
-               "batches come from runs of N batches sorted by length (50; 0 = plain shuffle)"),
+               "batches come from runs of N batches sorted by length (50; 0 = plain shuffle)", .mark = GIVEN_TF_ONLY),
     GYRO_O_STR("embeddings", 't', TA, emb, "TABLE", NULL, "start from a char2vec table (its dimension sets --dim)"),
     GYRO_O_FLAG("freeze", 0, TA, o.freeze_table, "keep the rows of the table fixed"),
     GYRO_O_STR("checkpoint", 0, TA, o.checkpoint, "PATH", NULL,
@@ -188,11 +200,25 @@ static int train_parse(int argc, char **argv, train_args *a, int *first, gyro_em
     rc = gyro_opts_parse_marks(&gyro_spec_classify_train, argc, argv, a, first, &given);
     if (rc != GYRO_OPTS_CONTINUE) return rc;
     if (a->ffn_dim_given) given |= GYRO_TRAIN_SET_FFN_DIM;
+    if (!(given & GIVEN_ARCH) && (given & GIVEN_TF_ONLY) && a->o.arch != GYRO_ARCH_TRANSFORMER) {
+        /* command lines written for the transformer, before n-grams were the default */
+        if (!a->o.quiet)
+            fprintf(stderr, "gyro classify: notice: transformer options given: training the transformer "
+                    "(--arch transformer)\n");
+        a->o.arch = GYRO_ARCH_TRANSFORMER;
+    }
+    if (a->o.arch == GYRO_ARCH_NGRAMS && (given & GIVEN_TF_ONLY))
+        return gyro_cli_usage_error(CMD, "--arch ngrams takes no transformer option (layers, heads, ffn, "
+                                    "dropout, optimizer, batch, ...); see 'gyro classify train --help'");
+    if (a->o.arch == GYRO_ARCH_TRANSFORMER && (given & GIVEN_NG_ONLY))
+        return gyro_cli_usage_error(CMD, "--buckets, --max-n, --context, --context-weight and --label-smoothing "
+                                    "are options of --arch ngrams");
     if ((given & GIVEN_OPTIMIZER) && a->o.optim.kind == GYRO_OPTIM_ADAM) a->o.optim.eps = 1e-8;
     if (a->keep_trad) a->o.norm.t2s = 0;
     if (a->words) a->o.token_unit = GYRO_TOKEN_WORDS;
     if (a->no_layernorm) a->o.model.layernorm = 0;
     if (a->no_relu) a->o.model.ffn_activation = GYRO_TF_ACTIVATION_IDENTITY;
+    if (a->no_context) a->o.ngrams.context = 0;
     if (!a->out) return gyro_cli_usage_error(CMD, "train needs -o MODEL");
     if (*first + 1 != argc) return gyro_cli_usage_error(CMD, "train needs exactly one training stream");
     if (!(a->o.model.dropout >= 0 && a->o.model.dropout < 1)) return gyro_cli_usage_error(CMD, "--dropout must be in [0, 1)");

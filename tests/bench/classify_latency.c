@@ -92,6 +92,7 @@ static int cmd_train(const char *corpus, int limit, int epochs, const char *out)
             return fail("examples", GYRO_ERR_NOMEM);
     gyro_train_options opt;
     gyro_train_options_init(&opt, GYRO_TF_GEOMETRY_HYPERBOLIC);
+    opt.arch = GYRO_ARCH_TRANSFORMER;
     opt.epochs = epochs;
     opt.quiet = 1;
     gyro_classifier *m = NULL;

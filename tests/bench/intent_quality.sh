@@ -17,7 +17,7 @@
 #   tests/bench/intent_quality.sh [BUILD_DIR]
 #
 # env:
-#   SETS="nlpcc smp crosswoz"   CONFIGS="fasttext hyp hypseed euc"   SEEDS="1 2 3"
+#   SETS="nlpcc smp crosswoz"   CONFIGS="fasttext hyp euc hypnoctx eucnoctx tf"   SEEDS="1 2 3"
 #   FOLDS="0 1 2 3 4"           (SMP folds to run)
 #   EPOCHS= PATIENCE=           gyro's limits when set (passed before each configuration's own
 #                               options); empty: the classify train defaults
@@ -31,17 +31,18 @@
 #     -autotune-validation on 10% of the training part (never the dev split), for that long.
 #   GYRO_OPTS_<name>="options"  a named gyro configuration (options of gyro classify train);
 #     put <name> in CONFIGS. Built in:
-#       hyp     no options: what `gyro classify train` does by default
-#       ng      --arch ngrams: the hyperbolic bag of character n-grams without context
-#       ngeuc   its Euclidean twin (--geometry euclidean --dim 100: no more parameters)
-#       ngctx, ngeucctx  the same with --context (the previous turn of the session)
+#       hyp     no options: what `gyro classify train` does by default (the hyperbolic bag of
+#               character n-grams with the previous turn's features)
+#       euc     its Euclidean twin (--geometry euclidean; 100-d, no more parameters)
+#       hypnoctx, eucnoctx  the same without the previous turn (--no-context)
 #       tf      --arch transformer: the hyperbolic transformer's defaults
-#       hypres  hyperbolic, --residual tangent --layernorm --relu (c = 1, no dropout)
-#       hypseed the seed's block: --residual none --no-layernorm --no-relu --curvature 1
-#               --dropout 0 (the defaults before they were measured)
-#       hypradam  the defaults with Riemannian Adam for the ball tensors (--ball-optimizer
+#       tfeuc   the Euclidean transformer (--arch transformer --geometry euclidean --lr 1e-3)
+#       hypres  the hyperbolic transformer, --residual tangent --layernorm --relu (c = 1, no
+#               dropout)
+#       hypseed the seed's transformer block: --residual none --no-layernorm --no-relu
+#               --curvature 1 --dropout 0
+#       hypradam  the transformer with Riemannian Adam for the ball tensors (--ball-optimizer
 #               radam --ball-lr 0.01)
-#       euc     the Euclidean twin, --geometry euclidean --lr 1e-3 (128-d)
 #   OUT=dir (work files; default a fresh temporary dir)  SHARED=../shared
 # Columns: accuracy and macro-F1 in % (median over seeds), parameters, training CPU seconds
 # (user + system of the training process, median over seeds; SMP: summed over the folds), and
@@ -54,7 +55,7 @@ G="$root/$build/gyro"
 [ -x "$G" ] || make -s BUILD="$build" "$build/gyro"
 corp=${SHARED:-$root/../shared}/corpora/intent
 SETS=${SETS:-nlpcc smp crosswoz}
-CONFIGS=${CONFIGS:-fasttext hyp hypseed euc}
+CONFIGS=${CONFIGS:-fasttext hyp euc hypnoctx eucnoctx tf}
 SEEDS=${SEEDS:-1 2 3}
 FOLDS=${FOLDS:-0 1 2 3 4}
 EPOCHS=${EPOCHS:-} PATIENCE=${PATIENCE:-}
@@ -78,15 +79,14 @@ cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -I"$build/gen" \
    -o "$DIAG"
 
 : "${GYRO_OPTS_hyp:=}"
-: "${GYRO_OPTS_ng:=--arch ngrams --geometry hyperbolic}"
-: "${GYRO_OPTS_ngctx:=--arch ngrams --geometry hyperbolic --context}"
-: "${GYRO_OPTS_ngeuc:=--arch ngrams --geometry euclidean --dim 100}"
-: "${GYRO_OPTS_ngeucctx:=--arch ngrams --geometry euclidean --dim 100 --context}"
-: "${GYRO_OPTS_tf:=--arch transformer --geometry hyperbolic}"
+: "${GYRO_OPTS_hypnoctx:=--no-context}"
+: "${GYRO_OPTS_eucnoctx:=--geometry euclidean --no-context}"
+: "${GYRO_OPTS_tf:=--arch transformer}"
+: "${GYRO_OPTS_tfeuc:=--arch transformer --geometry euclidean --lr 1e-3}"
 : "${GYRO_OPTS_hypres:=--residual tangent --layernorm --relu --curvature 1 --dropout 0}"
 : "${GYRO_OPTS_hypseed:=--residual none --no-layernorm --no-relu --curvature 1 --dropout 0}"
 : "${GYRO_OPTS_hypradam:=--ball-optimizer radam --ball-lr 0.01}"
-: "${GYRO_OPTS_euc:=--geometry euclidean --lr 1e-3}"
+: "${GYRO_OPTS_euc:=--geometry euclidean}"
 
 echo "intent_quality: work dir $OUT; $(date -u); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "sets: $SETS; configs: $CONFIGS; seeds: $SEEDS; gyro limits: ${limits[*]:-the defaults}"

@@ -30,7 +30,7 @@ for geo in hyperbolic euclidean; do
   "$GYRO" classify train "${opts[@]}" --context --context-weight 3 -o "ctx-$geo.clf" train.pb
   "$GYRO" classify train "${opts[@]}" --context --context-weight 3 -o "ctx2-$geo.clf" train.pb
   cmp "ctx-$geo.clf" "ctx2-$geo.clf"                       # same seed, same bytes
-  "$GYRO" classify train "${opts[@]}" -o "flat-$geo.clf" train.pb
+  "$GYRO" classify train "${opts[@]}" --no-context -o "flat-$geo.clf" train.pb
   "$GYRO" classify eval -m "ctx-$geo.clf" dev.pb > "ctx-$geo.txt"
   "$GYRO" classify eval -m "flat-$geo.clf" dev.pb > "flat-$geo.txt"
   a=$(acc_of "ctx-$geo.txt") b=$(acc_of "flat-$geo.txt")
