@@ -372,6 +372,9 @@ gyro_status gyro_train_options_complete(gyro_train_options *o, unsigned set)
         g->dim = m->dim;
         g->curvature = m->curvature;
         g->max_len = m->max_len;
+        /* fields the model does not use take one value, so equal models are equal files */
+        if (g->geometry == GYRO_TF_GEOMETRY_EUCLIDEAN) g->curvature = 1.0f;
+        if (!g->context) g->context_weight = 1.0f;
         if (!(set & GYRO_TRAIN_SET_LR))
             o->optim.lr = g->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC ? GYRO_NGRAMS_DEFAULT_LR_BALL : GYRO_NGRAMS_DEFAULT_LR;
         if (!(o->label_smoothing >= 0 && o->label_smoothing < 1))

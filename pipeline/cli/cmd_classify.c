@@ -21,6 +21,7 @@
 #include "models/train_classifier.h"
 #include "pipeline/classify_response.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/cli/cmd_classify_autotune.h"
 #include "pipeline/cli/cmd_classify_eval.h"
 #include "pipeline/cli/opts.h"
 #include "pipeline/json_out.h"
@@ -35,9 +36,9 @@ static void usage(FILE *f)
     fputs("usage: gyro classify train [options] -o MODEL TRAIN.pb\n"
           "       gyro classify eval -m MODEL [--json] [--others LABEL] [-k N] [--svg FILE] [--confusion N] DATA.pb\n"
           "       gyro classify predict -m MODEL [-k K] [--stream] [-o OUT] [--max-line BYTES] [IN|-]\n"
+          "       gyro classify autotune [--budget TIME] --dev DEV.pb -o MODEL TRAIN.pb\n"
           "\n"
-          "'gyro classify train --help', 'gyro classify eval --help' and 'gyro classify predict --help'\n"
-          "give the options of each subcommand.\n",
+          "'gyro classify SUBCOMMAND --help' gives the options of each subcommand.\n",
           f);
 }
 
@@ -561,6 +562,7 @@ int gyro_cmd_classify(int argc, char **argv)
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) { usage(stdout); return 0; }
     if (strcmp(sub, "train") == 0) return train_main(argc - 1, argv + 1);
     if (strcmp(sub, "eval") == 0) return gyro_cli_classify_eval(argc - 1, argv + 1);
+    if (strcmp(sub, "autotune") == 0) return gyro_cli_classify_autotune(argc - 1, argv + 1);
     if (strcmp(sub, "predict") == 0) return predict_main(argc - 1, argv + 1);
     return gyro_cli_usage_error(CMD, "unknown subcommand '%s' (train, eval or predict)", sub);
 }
