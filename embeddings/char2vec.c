@@ -75,144 +75,239 @@ static void worker_park(shared *sh)
     pthread_mutex_unlock(&sh->mu);
 }
 
-static void *worker_main(void *arg)
+/* ---- one worker: read a sentence, subsample, schedule the rate, walk the pairs, update ---- *
+ * As fastText's trainThread / skipgram / update: worker_main loops over sentences and handles
+ * pauses; read_sentence fills `sent` (subsampled) from the shard; sentence_lr is the linear
+ * decay; train_sentence walks the (centre, context) pairs of the dynamic window; train_pair does
+ * one pair's positive and negative targets; the geometry branch (hyperboloid or Euclidean) sits
+ * only in pair_score, target_step and centre_step. The random draws come in word2vec's order:
+ * one per token that subsampling may drop, one window per centre, one per negative. */
+
+/* The constants of a worker's updates (copied to the stack for each sentence). */
+typedef struct sgns_step {
+    const gyro_sgns_tables *tab;
+    float *in, *out, *h;          /* (V, row) centre and context tables; (row) centre gradient */
+    const uint32_t *neg;          /* negative table, neg_mask + 1 entries */
+    uint32_t neg_mask;
+    int row, window, nneg, hyp;
+    double theta, max_step;       /* shift of the score (0 in Euclidean space); clip of a step */
+} sgns_step;
+
+/* A worker's state between sentences. */
+typedef struct wrun {
+    worker *w;
+    shared *sh;
+    gyro_c2v_model *m;
+    gyro_c2v_thread_state st;     /* epoch, position and rng of this thread (m->ts[id] when parked) */
+    uint64_t begin, end;          /* the shard: ids [begin, end) of the encoded corpus */
+    uint64_t buf_start;           /* corpus position of buf[0] */
+    size_t cur, buf_len;          /* next id in buf, ids in buf */
+    uint64_t unpublished, pairs;  /* tokens not yet added to sh->words; pairs trained */
+    double loss;                  /* loss sum over the pairs */
+    sgns_step k;                  /* the constants of its updates */
+} wrun;
+
+/* Add the unpublished tokens to the shared count and publish the loss and pair count. */
+static void publish(wrun *r, memory_order mo)
 {
-    worker *w = arg;
+    atomic_fetch_add_explicit(&r->sh->words, r->unpublished, mo);
+    r->unpublished = 0;
+    atomic_store_explicit(&r->w->loss, r->loss, mo);
+    atomic_store_explicit(&r->w->pairs, r->pairs, mo);
+}
+
+/* Subsampling (word2vec): keep a token of id `id` with probability keep[id] / 2^32. One draw
+ * unless the token is always kept. */
+static inline int keep_token(wrun *r, uint32_t id)
+{
+    const uint64_t k = r->sh->keep[id];
+    return k >= (1ULL << 32) || (gyro_rng_next(&r->st.rng) >> 32) < k;
+}
+
+/* Read one sentence into w->sent: the kept ids up to a document end, the sentence limit or the
+ * shard end. Returns its length, or -1 after worker_fail (read error, corrupt id). */
+static int read_sentence(wrun *r)
+{
+    shared *sh = r->sh;
+    uint32_t *buf = r->w->buf, *sent = r->w->sent;
+    const uint32_t V = (uint32_t)r->m->vocab.n;
+    int len = 0;
+    while (len < GYRO_C2V_MAX_SENTENCE) {
+        uint64_t p = r->buf_start + r->cur;
+        if (p >= r->end) break;
+        if (r->cur == r->buf_len) {
+            size_t want = r->end - p < READ_BUF ? (size_t)(r->end - p) : READ_BUF, got;
+            gyro_status s = gyro_corpus_read(sh->c, p, buf, want, &got);
+            if (s || got == 0) {
+                worker_fail(sh, s ? s : GYRO_ERR_IO, s ? gyro_error_message() : "the encoded corpus ended early");
+                return -1;
+            }
+            r->buf_start = p;
+            r->cur = 0;
+            r->buf_len = got;
+        }
+        uint32_t id = buf[r->cur++];
+        if (id == GYRO_CORPUS_EOD) {
+            if (len > 0) break;
+            continue;
+        }
+        if (id >= V) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "corrupt encoded corpus: id %u at position %llu, vocabulary "
+                     "has %u entries", id, (unsigned long long)(p), V);
+            worker_fail(sh, GYRO_ERR_DATA, msg);
+            return -1;
+        }
+        r->unpublished++;
+        if (keep_token(r, id)) sent[len++] = id;
+    }
+    return len;
+}
+
+/* The learning rate of the next sentence: lr0 (1 − done/total), at least lr0·1e-4, with done
+ * the tokens of all threads so far. */
+static double sentence_lr(const wrun *r)
+{
+    const double lr0 = r->m->opt.lr;
+    uint64_t done = atomic_load_explicit(&r->sh->words, memory_order_relaxed) + r->unpublished;
+    double lr = lr0 * (1.0 - (double)done / r->sh->total_words);
+    return lr < lr0 * 1e-4 ? lr0 * 1e-4 : lr;
+}
+
+/* The score of a pair: ⟨u,v⟩_L on the hyperboloid, u·v in Euclidean space. */
+static inline double pair_score(const sgns_step *k, const float *u, const float *v)
+{
+    return k->hyp ? gyro_lorentz_padded_inner_f32(u, v, k->row) : gyro_sgns_dot(u, v, k->row);
+}
+
+/* Step the target v for the loss gradient g (label − σ) and add its part of the centre's
+ * gradient to h: the Riemannian step of lorentz_skipgram.h, or plain SGD. Returns 0, or 1 when
+ * v overflowed. */
+static inline int target_step(const sgns_step *k, float *v, const float *u, double s, double g, double lr)
+{
+    if (!k->hyp) {
+        gyro_sgns_euc_target(k->h, v, u, g, lr, k->row);
+        return 0;
+    }
+    float v0 = gyro_lorentz_skipgram_step_target_f32(k->h, v, u, s, g, lr, k->max_step, k->row);
+    return !(v0 < 1e30f);
+}
+
+/* Step the centre u along its accumulated gradient h. Returns 0, or 1 when u overflowed. */
+static inline int centre_step(const sgns_step *k, float *u, double lr)
+{
+    if (!k->hyp) {
+        gyro_sgns_euc_centre(u, k->h, lr, k->row);
+        return 0;
+    }
+    float u0 = gyro_lorentz_skipgram_step_centre_f32(u, k->h, lr, k->max_step, k->row);
+    return !(u0 < 1e30f);
+}
+
+/* One (centre u, context ctx) pair: the positive target and nneg negatives drawn from the
+ * table (a draw equal to ctx is skipped), then the centre's step; adds the pair's loss to
+ * *loss. Returns 0, or 1 on a non-finite score or row. */
+static inline int train_pair(const sgns_step *k, gyro_rng *rng, float *u, uint32_t ctx, double lr,
+                             double *loss)
+{
+    memset(k->h, 0, (size_t)k->row * sizeof *k->h);
+    for (int d = 0; d <= k->nneg; d++) {
+        uint32_t t = ctx;
+        int label = 1;
+        if (d > 0) {
+            t = k->neg[(uint32_t)(gyro_rng_next(rng) >> 32) & k->neg_mask];
+            if (t == ctx) continue;
+            label = 0;
+        }
+        float *v = k->out + (size_t)t * k->row;
+        double s = pair_score(k, u, v);
+        if (!(fabs(s) < 1e30)) return 1;
+        double l;
+        double g = label - gyro_sgns_sigmoid(k->tab, s + k->theta, label, &l);
+        *loss += l;
+        if (g == 0) continue;
+        if (target_step(k, v, u, s, g, lr)) return 1;
+    }
+    return centre_step(k, u, lr);
+}
+
+/* Every centre of the sentence with the contexts of a window drawn from 1..window. Returns 0,
+ * or 1 on a non-finite value. */
+static int train_sentence(wrun *r, const uint32_t *sent, int len, double lr)
+{
+    const sgns_step k = r->k;
+    gyro_rng rng = r->st.rng;
+    double loss = r->loss;
+    uint64_t pairs = r->pairs;
+    int bad = 0;
+    for (int i = 0; i < len && !bad; i++) {
+        int wdw = 1 + (int)gyro_rng_below(&rng, (uint32_t)k.window);
+        int j0 = i - wdw < 0 ? 0 : i - wdw, j1 = i + wdw >= len ? len - 1 : i + wdw;
+        float *u = k.in + (size_t)sent[i] * k.row;
+        for (int j = j0; j <= j1 && !bad; j++) {
+            if (j == i) continue;
+            bad = train_pair(&k, &rng, u, sent[j], lr, &loss);
+            pairs += !bad;
+        }
+    }
+    r->st.rng = rng;
+    r->loss = loss;
+    r->pairs = pairs;
+    return bad;
+}
+
+/* Set up a worker's run from the model: its shard and the state saved for it (a position
+ * outside the shard starts at its beginning). */
+static void wrun_init(wrun *r, worker *w)
+{
     shared *sh = w->sh;
     gyro_c2v_model *m = sh->m;
-    const int T = m->opt.threads, row = m->row, window = m->opt.window, nneg = m->opt.negatives;
-    const int hyp = m->opt.geometry == GYRO_C2V_HYPERBOLIC, epochs = m->opt.epochs;
-    const uint32_t V = (uint32_t)m->vocab.n, mask = sh->neg_mask;
-    const double theta = hyp ? m->opt.theta : 0.0, max_step = m->opt.max_step, lr0 = m->opt.lr;
-    const uint64_t begin = m->n_ids * (uint64_t)w->id / (uint64_t)T;
-    const uint64_t end = m->n_ids * (uint64_t)(w->id + 1) / (uint64_t)T;
-    float *in = m->in, *out = m->out, *h = w->h;
-    uint32_t *buf = w->buf, *sent = w->sent;
-    const uint64_t *keep = sh->keep;
-    const uint32_t *negt = sh->neg;
-    gyro_c2v_thread_state st = m->ts[w->id];
-    if (st.pos < begin || st.pos >= end) st.pos = begin;
-    uint64_t buf_start = st.pos;
-    size_t cur = 0, buf_len = 0;
-    uint64_t unpublished = 0, pairs = 0;
-    double loss = 0;
-    char msg[512];
+    const uint64_t T = (uint64_t)m->opt.threads;
+    *r = (wrun){.w = w, .sh = sh, .m = m, .st = m->ts[w->id],
+                .begin = m->n_ids * (uint64_t)w->id / T, .end = m->n_ids * (uint64_t)(w->id + 1) / T,
+                .k = {.tab = &sh->tab, .in = m->in, .out = m->out, .h = w->h, .neg = sh->neg,
+                      .neg_mask = sh->neg_mask, .row = m->row, .window = m->opt.window,
+                      .nneg = m->opt.negatives, .hyp = m->opt.geometry == GYRO_C2V_HYPERBOLIC,
+                      .max_step = m->opt.max_step}};
+    r->k.theta = r->k.hyp ? m->opt.theta : 0.0;
+    if (r->st.pos < r->begin || r->st.pos >= r->end) r->st.pos = r->begin;
+    r->buf_start = r->st.pos;
+}
 
-    while (st.epoch < (uint32_t)epochs) {
+static void *worker_main(void *arg)
+{
+    wrun r;
+    wrun_init(&r, arg);
+    shared *sh = r.sh;
+    int failed = 0;
+    while (!failed && r.st.epoch < (uint32_t)r.m->opt.epochs) {
         if (atomic_load_explicit(&sh->stop, memory_order_relaxed)) break;
-        if (atomic_load_explicit(&sh->pause, memory_order_relaxed)) {
-            atomic_fetch_add(&sh->words, unpublished);
-            unpublished = 0;
-            atomic_store(&w->loss, loss);
-            atomic_store(&w->pairs, pairs);
-            st.pos = buf_start + cur;
-            m->ts[w->id] = st;
+        if (atomic_load_explicit(&sh->pause, memory_order_relaxed)) { /* a checkpoint */
+            publish(&r, memory_order_seq_cst);
+            r.st.pos = r.buf_start + r.cur;
+            r.m->ts[r.w->id] = r.st;
             worker_park(sh);
             continue;
         }
-        /* read one sentence: up to a document end, the sentence limit or the shard end */
-        int len = 0;
-        while (len < GYRO_C2V_MAX_SENTENCE) {
-            uint64_t p = buf_start + cur;
-            if (p >= end) break;
-            if (cur == buf_len) {
-                size_t want = end - p < READ_BUF ? (size_t)(end - p) : READ_BUF, got;
-                gyro_status s = gyro_corpus_read(sh->c, p, buf, want, &got);
-                if (s || got == 0) {
-                    worker_fail(sh, s ? s : GYRO_ERR_IO, s ? gyro_error_message()
-                                                          : "the encoded corpus ended early");
-                    goto out;
-                }
-                buf_start = p;
-                cur = 0;
-                buf_len = got;
-            }
-            uint32_t id = buf[cur++];
-            if (id == GYRO_CORPUS_EOD) {
-                if (len > 0) break;
-                continue;
-            }
-            if (id >= V) {
-                snprintf(msg, sizeof msg, "corrupt encoded corpus: id %u at position %llu, vocabulary "
-                         "has %u entries", id, (unsigned long long)(p), V);
-                worker_fail(sh, GYRO_ERR_DATA, msg);
-                goto out;
-            }
-            unpublished++;
-            if (keep[id] < (1ULL << 32) && (gyro_rng_next(&st.rng) >> 32) >= keep[id]) continue;
-            sent[len++] = id;
+        int len = read_sentence(&r);
+        if (len < 0) break;
+        if (train_sentence(&r, r.w->sent, len, sentence_lr(&r))) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "the loss became NaN or a vector overflowed (thread %d, epoch %u, "
+                     "learning rate %.6g): try a lower --lr or --max-step", r.w->id, r.st.epoch + 1, r.m->opt.lr);
+            worker_fail(sh, GYRO_ERR_NAN, msg);
+            failed = 1;
         }
-        uint64_t done = atomic_load_explicit(&sh->words, memory_order_relaxed) + unpublished;
-        double lr = lr0 * (1.0 - (double)done / sh->total_words);
-        if (lr < lr0 * 1e-4) lr = lr0 * 1e-4;
-
-        for (int i = 0; i < len; i++) {
-            int wdw = 1 + (int)gyro_rng_below(&st.rng, (uint32_t)window);
-            int j0 = i - wdw < 0 ? 0 : i - wdw, j1 = i + wdw >= len ? len - 1 : i + wdw;
-            float *u = in + (size_t)sent[i] * row;
-            for (int j = j0; j <= j1; j++) {
-                if (j == i) continue;
-                uint32_t ctx = sent[j];
-                memset(h, 0, (size_t)row * sizeof *h);
-                for (int d = 0; d <= nneg; d++) {
-                    uint32_t t;
-                    int label;
-                    if (d == 0) {
-                        t = ctx;
-                        label = 1;
-                    } else {
-                        t = negt[(uint32_t)(gyro_rng_next(&st.rng) >> 32) & mask];
-                        if (t == ctx) continue;
-                        label = 0;
-                    }
-                    float *v = out + (size_t)t * row;
-                    double s = hyp ? gyro_lorentz_padded_inner_f32(u, v, row)
-                                   : gyro_sgns_dot(u, v, row);
-                    if (!(fabs(s) < 1e30)) goto nan;
-                    double l;
-                    double g = label - gyro_sgns_sigmoid(&sh->tab, s + theta, label, &l);
-                    loss += l;
-                    if (g == 0) continue;
-                    if (hyp) {
-                        float v0 = gyro_lorentz_skipgram_step_target_f32(h, v, u, s, g, lr,
-                                                                         max_step, row);
-                        if (!(v0 < 1e30f)) goto nan;
-                    } else {
-                        gyro_sgns_euc_target(h, v, u, g, lr, row);
-                    }
-                }
-                if (hyp) {
-                    float u0 = gyro_lorentz_skipgram_step_centre_f32(u, h, lr, max_step, row);
-                    if (!(u0 < 1e30f)) goto nan;
-                } else {
-                    gyro_sgns_euc_centre(u, h, lr, row);
-                }
-                pairs++;
-            }
+        if (!failed && r.buf_start + r.cur >= r.end) { /* end of this thread's shard: next epoch */
+            r.st.epoch++;
+            r.buf_start = r.begin;
+            r.cur = r.buf_len = 0;
         }
-        if (buf_start + cur >= end) { /* end of this thread's shard: next epoch */
-            st.epoch++;
-            buf_start = begin;
-            cur = buf_len = 0;
-        }
-        if (unpublished >= PUBLISH_EVERY) {
-            atomic_fetch_add_explicit(&sh->words, unpublished, memory_order_relaxed);
-            unpublished = 0;
-            atomic_store_explicit(&w->loss, loss, memory_order_relaxed);
-            atomic_store_explicit(&w->pairs, pairs, memory_order_relaxed);
-        }
+        if (!failed && r.unpublished >= PUBLISH_EVERY) publish(&r, memory_order_relaxed);
     }
-    goto out;
-nan:
-    snprintf(msg, sizeof msg, "the loss became NaN or a vector overflowed (thread %d, epoch %u, "
-             "learning rate %.6g): try a lower --lr or --max-step", w->id, st.epoch + 1, lr0);
-    worker_fail(sh, GYRO_ERR_NAN, msg);
-out:
-    atomic_fetch_add(&sh->words, unpublished);
-    atomic_store(&w->loss, loss);
-    atomic_store(&w->pairs, pairs);
-    st.pos = buf_start + cur;
-    if (atomic_load(&sh->stop) != 2) m->ts[w->id] = st;
+    publish(&r, memory_order_seq_cst);
+    r.st.pos = r.buf_start + r.cur;
+    if (atomic_load(&sh->stop) != 2) r.m->ts[r.w->id] = r.st;
     pthread_mutex_lock(&sh->mu);
     sh->n_done++;
     pthread_cond_broadcast(&sh->cv_main);
