@@ -6,8 +6,10 @@
  *
  * A thin wrapper over models/hrm.h and models/rl/sudoku.h. The summaries are one line of
  * key=value pairs on stdout (the benchmarks parse them); the per-epoch progress goes to stderr.
+ * The options are the tables below (pipeline/cli/opts.h); letters that mean another option in
+ * other commands (-d --dev, -e --env, -b --beta) stay as hidden aliases.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,19 @@
 #include "models/rl/sudoku.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/cmd_hrm.h"
+#include "pipeline/cli/opts.h"
+
+#define PUZZLE_ABOUT                                                                              \
+    "The hierarchical reasoning model on 9x9 Sudoku: a fast module L updates N times per update " \
+    "of a slow module H, T H-cycles per segment (each one transformer block over the 81 cells), " \
+    "one-step gradients, deep supervision over up to M segments and a Q head that learns when to " \
+    "halt (ACT). "
+#define PUZZLE_FILES                                                                              \
+    "FILE lines: puzzle<TAB>solution[<TAB>...] as written by 'gyro sudoku generate' (a line "     \
+    "without a solution is solved by the reference solver); '-' is standard input."
+#define PUZZLE_EXIT                                                                               \
+    "Exit status: 0 OK, 1 I/O error, 2 usage, 65 a malformed or unsolvable puzzle (the message "   \
+    "names file and line) or a corrupt model file."
 
 static void usage(FILE *out)
 {
@@ -28,42 +43,8 @@ static void usage(FILE *out)
             "usage: gyro hrm train -o MODEL [options] FILE\n"
             "       gyro hrm eval -m MODEL [--no-act] [FILE ...]\n"
             "\n"
-            "The hierarchical reasoning model on 9x9 Sudoku: a fast module L updates N times per\n"
-            "update of a slow module H, T H-cycles per segment (each one transformer block over\n"
-            "the 81 cells), one-step gradients, deep supervision over up to M segments and a Q\n"
-            "head that learns when to halt (ACT). The loss covers the blank cells. FILE lines: puzzle<TAB>solution[<TAB>...] as\n"
-            "written by 'gyro sudoku generate' (a line without a solution is solved by the\n"
-            "reference solver); '-' is standard input.\n"
-            "\n"
-            "train options:\n"
-            "  -o, --output MODEL     write the model here (atomically; required)\n"
-            "  -g, --geometry G       euclidean (default) or hyperbolic (Poincare ball)\n"
-            "  -d, --dim C            width of the states (default 64)\n"
-            "      --heads H          attention heads (default 4)\n"
-            "      --head-dim D       coordinates per head (default 16)\n"
-            "      --ffn F            feed-forward width (default 128)\n"
-            "  -N, --low N            L updates per H update (default 2)\n"
-            "  -T, --high T           H updates per segment (default 2)\n"
-            "  -M, --segments M       M_max, segments per puzzle (default 4)\n"
-            "      --act-eps E        probability of drawing M_min from {2..M} (default 0.1)\n"
-            "      --no-act           every puzzle runs M segments (no Q head training)\n"
-            "      --bptt             backpropagate through the whole segment instead of the\n"
-            "                         one-step gradient (memory grows with N*T)\n"
-            "      --plain            a plain two-block transformer: N = T = M = 1, no ACT\n"
-            "  -e, --epochs E         passes over FILE (default 10)\n"
-            "      --cpu-seconds S    stop after S seconds of CPU time (default: no limit)\n"
-            "  -b, --batch B          puzzles per batch (default 32)\n"
-            "  -l, --lr LR            Adam learning rate (default 1e-3)\n"
-            "      --ball-lr LR       Riemannian SGD rate of ball parameters (default 0.01)\n"
-            "  -s, --seed S           seed (default 1)\n"
-            "  -q, --quiet            no progress lines\n"
-            "\n"
-            "eval: solve the puzzles of the FILEs (default standard input) and print\n"
-            "  puzzles=  cell_accuracy= (over blank cells)  exact= (fraction solved exactly)\n"
-            "  mean_segments=  (halting when Q_halt > Q_continue, or at M; --no-act: always M)\n"
-            "\n"
-            "Exit status: 0 OK, 1 I/O error, 2 usage, 65 a malformed or unsolvable puzzle (the\n"
-            "message names file and line) or a corrupt model file.\n");
+            "The hierarchical reasoning model on 9x9 Sudoku. 'gyro hrm train --help' and 'gyro hrm\n"
+            "eval --help' give the options of each subcommand.\n");
 }
 
 /* ---- puzzle files ----------------------------------------------------------------------- */
@@ -180,184 +161,216 @@ static double peak_rss_mib(void)
 
 /* ---- train ------------------------------------------------------------------------------ */
 
+typedef struct train_args {
+    gyro_hrm_config cfg;      /* the library's defaults (gyro_hrm_config_default) */
+    gyro_hrm_train_config tc; /* (gyro_hrm_train_config_default) */
+    const char *output;
+    long epochs;
+    double cpu_limit;         /* CPU seconds, 0: no limit */
+    uint64_t seed;
+    int geometry, no_act, plain, quiet;
+} train_args;
+
+#define GIVEN_CPU_LIMIT 1u /* the mark of --cpu-seconds */
+
+#define TA train_args
+static const gyro_opt train_opts[] = {
+    GYRO_O_STR("output", 'o', TA, output, "MODEL", NULL, "write the model here (atomically; required)"),
+    GYRO_O_SECTION("Model:"),
+    GYRO_O_CHOICE("geometry", 'g', TA, geometry, "G", "euclidean|hyperbolic", NULL,
+                  "euclidean (the default) or hyperbolic (the Poincare ball)"),
+    GYRO_O_INT("dim", 0, TA, cfg.dim, "C", NULL, 1, 4096, "width of the states (default 64)"),
+    GYRO_O_INT(NULL, 'd', TA, cfg.dim, "C", NULL, 1, 4096, NULL), /* old letter; -d is --dev elsewhere */
+    GYRO_O_INT("heads", 0, TA, cfg.n_heads, "H", NULL, 1, 256, "attention heads (default 4)"),
+    GYRO_O_INT("head-dim", 0, TA, cfg.head_dim, "D", NULL, 1, 1024, "coordinates per head (default 16)"),
+    GYRO_O_INT("ffn", 0, TA, cfg.ffn_dim, "F", NULL, 1, 65536, "feed-forward width (default 128)"),
+    GYRO_O_INT("low", 'N', TA, cfg.n_low, "N", NULL, 1, 1000, "L updates per H update (default 2)"),
+    GYRO_O_INT("high", 'T', TA, cfg.n_high, "T", NULL, 1, 1000, "H updates per segment (default 2)"),
+    GYRO_O_INT("segments", 'M', TA, cfg.m_max, "M", NULL, 1, 1000, "M_max, segments per puzzle (default 4)"),
+    GYRO_O_DOUBLE("act-eps", 0, TA, cfg.act_eps, "E", NULL, 0, 1,
+                  "probability of drawing M_min from {2..M} instead of 1 (default 0.1)"),
+    GYRO_O_FLAG("no-act", 0, TA, no_act, "every puzzle runs M segments (no Q head training)"),
+    GYRO_O_FLAG("bptt", 0, TA, tc.bptt, "backpropagate through the whole segment instead of the one-step "
+                "gradient (the exact gradient; memory grows with N*T)"),
+    GYRO_O_FLAG("plain", 0, TA, plain, "a plain two-block transformer of the same parameters: N = T = M = 1, "
+                "no ACT (the baseline of the benchmark)"),
+    GYRO_O_SECTION("Training:"),
+    GYRO_O_LONG("epochs", 'E', TA, epochs, "E", "10", 1, 1000000, "passes over FILE"),
+    GYRO_O_LONG(NULL, 'e', TA, epochs, "E", NULL, 1, 1000000, NULL), /* old letter; -e is --env elsewhere */
+    GYRO_O_DOUBLE("cpu-seconds", 0, TA, cpu_limit, "S", NULL, 0, 0,
+                  "stop after S seconds of CPU time (default: no limit)", .mark = GIVEN_CPU_LIMIT),
+    GYRO_O_INT("batch", 0, TA, tc.max_batch, "B", NULL, 1, 4096, "puzzles per batch (default 32)"),
+    GYRO_O_INT(NULL, 'b', TA, tc.max_batch, "B", NULL, 1, 4096, NULL), /* old letter; -b is --beta elsewhere */
+    GYRO_O_DOUBLE("lr", 'l', TA, tc.lr, "LR", NULL, 0, 0, "Adam learning rate (default 1e-3)"),
+    GYRO_O_DOUBLE("ball-lr", 0, TA, tc.ball_lr, "LR", NULL, 0, 0,
+                  "Riemannian SGD rate of ball parameters (default 0.01)"),
+    GYRO_O_SEED("seed", 's', TA, seed, "1", "seed"),
+    GYRO_O_FLAG("quiet", 'q', TA, quiet, "no progress lines"),
+    GYRO_O_END,
+};
+#undef TA
+
+const gyro_cmd_spec gyro_spec_hrm_train = {
+    "hrm train", "-o MODEL [options] FILE",
+    PUZZLE_ABOUT "The loss covers the blank cells. " PUZZLE_FILES " A progress line per epoch goes to "
+    "stderr; the summary (epochs, puzzles, params, steps, loss, ce, train_cell_accuracy, train_solved, "
+    "mean_segments, cpu_seconds, peak_rss_mib) is one line of key=value pairs on stdout.",
+    PUZZLE_EXIT,
+    train_opts,
+    NULL,
+};
+
+/* Parse and check the options of `hrm train`; returns GYRO_OPTS_CONTINUE with *file the puzzle
+ * file, or the exit status. */
+static int train_parse(int argc, char **argv, train_args *o, const char **file)
+{
+    const char *cmd = gyro_spec_hrm_train.name;
+    *o = (train_args){.cfg = gyro_hrm_config_default(), .tc = gyro_hrm_train_config_default()};
+    unsigned given;
+    int first, rc = gyro_opts_parse_marks(&gyro_spec_hrm_train, argc, argv, o, &first, &given);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    if (!o->output) return gyro_cli_usage_error(cmd, "-o MODEL is required");
+    if (first + 1 != argc) return gyro_cli_usage_error(cmd, "one puzzle FILE expected");
+    if ((given & GIVEN_CPU_LIMIT) && !(o->cpu_limit > 0))
+        return gyro_cli_usage_error(cmd, "--cpu-seconds must be > 0");
+    if (!(o->tc.lr > 0)) return gyro_cli_usage_error(cmd, "--lr must be > 0");
+    if (!(o->tc.ball_lr >= 0)) return gyro_cli_usage_error(cmd, "--ball-lr must be >= 0");
+    if (o->geometry) o->cfg.geometry = GYRO_GEO_HYPERBOLIC;
+    if (o->no_act) o->tc.act = 0;
+    if (o->plain) {
+        o->cfg.n_low = o->cfg.n_high = o->cfg.m_max = 1;
+        o->tc.act = 0;
+    }
+    if (o->cfg.m_max == 1) o->tc.act = 0;
+    if (gyro_hrm_config_validate(&o->cfg) != GYRO_OK) return gyro_cli_usage_error(cmd, "%s", gyro_error_message());
+    *file = argv[first];
+    return GYRO_OPTS_CONTINUE;
+}
+
+/* A training run: the trainer, the data in a shuffled order, the batch buffers and the totals. */
+typedef struct train_run {
+    gyro_hrm_trainer *t;
+    const puzzles *data;
+    long *order;              /* (n) puzzle indices, reshuffled every epoch */
+    int32_t *btok;            /* (max_batch, 81) tokens of a batch */
+    int *blab;                /* (max_batch, 81) labels, -1 at the clues */
+    int max_batch;
+    gyro_rng rng;
+    double cpu0, cpu_limit;
+    double loss, ce, acc;     /* of the last epoch: mean batch loss and CE, cell accuracy */
+    long segs, seen, solved, steps, epochs_done;
+    int out_of_time;
+} train_run;
+
+/* Fisher-Yates over order[0..n-1]. */
+static void shuffle(long *order, long n, gyro_rng *rng)
+{
+    for (long i = n - 1; i > 0; i--) {
+        long j = (long)gyro_rng_below(rng, (uint32_t)(i + 1));
+        long tmp = order[i];
+        order[i] = order[j];
+        order[j] = tmp;
+    }
+}
+
+/* Copy the puzzles idx[0..B-1] into the batch; the loss covers the blank cells: clues are
+ * given, not predicted (label -1). */
+static void fill_batch(train_run *r, const long *idx, int B)
+{
+    for (int b = 0; b < B; b++) {
+        const int32_t *tok = r->data->tok + idx[b] * 81;
+        memcpy(r->btok + (size_t)b * 81, tok, 81 * sizeof(int32_t));
+        for (int i = 0; i < 81; i++) r->blab[(size_t)b * 81 + i] = tok[i] ? -1 : r->data->lab[idx[b] * 81 + i];
+    }
+}
+
+/* One pass over the data in a new order (or until the CPU budget runs out); updates the totals
+ * and prints the progress line unless quiet. */
+static gyro_status train_epoch(train_run *r, long ep, int quiet)
+{
+    const long n = r->data->n;
+    shuffle(r->order, n, &r->rng);
+    double eloss = 0, ece = 0, eacc = 0;
+    long esegs = 0, eseen = 0, esolved = 0, ebatches = 0;
+    for (long s0 = 0; s0 < n; s0 += r->max_batch) {
+        int B = (int)(n - s0 < r->max_batch ? n - s0 : r->max_batch);
+        fill_batch(r, r->order + s0, B);
+        gyro_hrm_batch_stats bs;
+        gyro_status st = gyro_hrm_train_batch(r->t, r->btok, r->blab, B, &r->rng, &bs);
+        if (st != GYRO_OK) return st;
+        eloss += bs.loss;
+        ece += bs.ce;
+        eacc += bs.seg_acc * B;
+        esegs += bs.segments;
+        eseen += B;
+        esolved += bs.solved;
+        r->steps += bs.steps;
+        ebatches++;
+        if (r->cpu_limit > 0 && cpu_seconds() - r->cpu0 >= r->cpu_limit) {
+            r->out_of_time = 1;
+            break;
+        }
+    }
+    r->loss = eloss / ebatches;
+    r->ce = ece / ebatches;
+    r->acc = eacc / eseen;
+    r->segs += esegs;
+    r->seen += eseen;
+    r->solved = esolved;
+    r->epochs_done = ep + 1;
+    if (!quiet)
+        fprintf(stderr, "gyro hrm train: epoch %ld%s: loss %.4f (ce %.4f), train cell accuracy %.4f, solved "
+                "%ld/%ld, %.2f segments/puzzle, cpu %.1f s\n", ep + 1, r->out_of_time ? " (cpu limit)" : "",
+                r->loss, r->ce, r->acc, esolved, eseen, (double)esegs / eseen, cpu_seconds() - r->cpu0);
+    return GYRO_OK;
+}
+
+/* Train a new model on `data` for the epochs of `o`, save it to o->output and print the
+ * summary. Returns the exit status. */
+static int train_model(const char *cmd, const train_args *o, const puzzles *data)
+{
+    gyro_hrm_model *m = NULL;
+    train_run r = {.data = data, .max_batch = o->tc.max_batch, .cpu_limit = o->cpu_limit};
+    gyro_status st = gyro_hrm_new(&o->cfg, o->seed, &m);
+    if (st == GYRO_OK) st = gyro_hrm_trainer_new(m, &o->tc, &r.t);
+    r.order = malloc((size_t)data->n * sizeof(long));
+    r.btok = malloc((size_t)r.max_batch * 81 * sizeof(int32_t));
+    r.blab = malloc((size_t)r.max_batch * 81 * sizeof(int));
+    if (st == GYRO_OK && (!r.order || !r.btok || !r.blab)) st = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    if (st == GYRO_OK) {
+        for (long i = 0; i < data->n; i++) r.order[i] = i;
+        gyro_rng_seed(&r.rng, o->seed ^ 0x68726dULL);
+        r.cpu0 = cpu_seconds();
+    }
+    for (long ep = 0; st == GYRO_OK && ep < o->epochs && !r.out_of_time; ep++) st = train_epoch(&r, ep, o->quiet);
+    if (st == GYRO_OK) st = gyro_hrm_save(m, o->output);
+    if (st == GYRO_OK)
+        printf("epochs=%ld puzzles=%ld params=%zu steps=%ld loss=%.6f ce=%.6f train_cell_accuracy=%.4f "
+               "train_solved=%ld mean_segments=%.4f cpu_seconds=%.3f peak_rss_mib=%.1f\n", r.epochs_done,
+               data->n, m->lay.n_params, r.steps, r.loss, r.ce, r.acc, r.solved,
+               r.seen ? (double)r.segs / r.seen : 0.0, cpu_seconds() - r.cpu0, peak_rss_mib());
+    gyro_hrm_trainer_free(r.t);
+    gyro_hrm_free(m);
+    free(r.order);
+    free(r.btok);
+    free(r.blab);
+    return st == GYRO_OK ? 0 : gyro_cli_fail(cmd, st);
+}
+
 static int cmd_train(int argc, char **argv)
 {
-    enum { O_HEADS = 1000, O_HEADDIM, O_FFN, O_EPS, O_NOACT, O_BPTT, O_PLAIN, O_CPU, O_BALL };
-    static const struct option opts[] = {
-        {"output", required_argument, 0, 'o'}, {"geometry", required_argument, 0, 'g'},
-        {"dim", required_argument, 0, 'd'}, {"heads", required_argument, 0, O_HEADS},
-        {"head-dim", required_argument, 0, O_HEADDIM}, {"ffn", required_argument, 0, O_FFN},
-        {"low", required_argument, 0, 'N'}, {"high", required_argument, 0, 'T'},
-        {"segments", required_argument, 0, 'M'}, {"act-eps", required_argument, 0, O_EPS},
-        {"no-act", no_argument, 0, O_NOACT}, {"bptt", no_argument, 0, O_BPTT},
-        {"plain", no_argument, 0, O_PLAIN}, {"epochs", required_argument, 0, 'e'},
-        {"cpu-seconds", required_argument, 0, O_CPU}, {"batch", required_argument, 0, 'b'},
-        {"lr", required_argument, 0, 'l'}, {"ball-lr", required_argument, 0, O_BALL},
-        {"seed", required_argument, 0, 's'}, {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    const char *cmd = "hrm train", *output = NULL;
-    gyro_hrm_config cfg = gyro_hrm_config_default();
-    gyro_hrm_train_config tc = gyro_hrm_train_config_default();
-    long v, epochs = 10;
-    double cpu_limit = 0, d;
-    uint64_t seed = 1;
-    int quiet = 0, plain = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:g:d:N:T:M:e:b:l:s:qh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o': output = optarg; break;
-        case 'g':
-            if (!strcmp(optarg, "euclidean")) cfg.geometry = GYRO_GEO_EUCLIDEAN;
-            else if (!strcmp(optarg, "hyperbolic")) cfg.geometry = GYRO_GEO_HYPERBOLIC;
-            else return gyro_cli_usage_error(cmd, "--geometry must be euclidean or hyperbolic");
-            break;
-        case 'd': if (!gyro_cli_parse_long(cmd, "--dim", optarg, 1, 4096, &v)) return 2; cfg.dim = (int)v; break;
-        case O_HEADS: if (!gyro_cli_parse_long(cmd, "--heads", optarg, 1, 256, &v)) return 2; cfg.n_heads = (int)v; break;
-        case O_HEADDIM: if (!gyro_cli_parse_long(cmd, "--head-dim", optarg, 1, 1024, &v)) return 2; cfg.head_dim = (int)v; break;
-        case O_FFN: if (!gyro_cli_parse_long(cmd, "--ffn", optarg, 1, 65536, &v)) return 2; cfg.ffn_dim = (int)v; break;
-        case 'N': if (!gyro_cli_parse_long(cmd, "--low", optarg, 1, 1000, &v)) return 2; cfg.n_low = (int)v; break;
-        case 'T': if (!gyro_cli_parse_long(cmd, "--high", optarg, 1, 1000, &v)) return 2; cfg.n_high = (int)v; break;
-        case 'M': if (!gyro_cli_parse_long(cmd, "--segments", optarg, 1, 1000, &v)) return 2; cfg.m_max = (int)v; break;
-        case O_EPS:
-            if (!gyro_cli_parse_double(cmd, "--act-eps", optarg, &d)) return 2;
-            if (!(d >= 0 && d <= 1)) return gyro_cli_usage_error(cmd, "--act-eps must be in [0, 1]");
-            cfg.act_eps = d;
-            break;
-        case O_NOACT: tc.act = 0; break;
-        case O_BPTT: tc.bptt = 1; break;
-        case O_PLAIN: plain = 1; break;
-        case 'e': if (!gyro_cli_parse_long(cmd, "--epochs", optarg, 1, 1000000, &epochs)) return 2; break;
-        case O_CPU:
-            if (!gyro_cli_parse_double(cmd, "--cpu-seconds", optarg, &cpu_limit)) return 2;
-            if (!(cpu_limit > 0)) return gyro_cli_usage_error(cmd, "--cpu-seconds must be > 0");
-            break;
-        case 'b': if (!gyro_cli_parse_long(cmd, "--batch", optarg, 1, 4096, &v)) return 2; tc.max_batch = (int)v; break;
-        case 'l':
-            if (!gyro_cli_parse_double(cmd, "--lr", optarg, &tc.lr)) return 2;
-            if (!(tc.lr > 0)) return gyro_cli_usage_error(cmd, "--lr must be > 0");
-            break;
-        case O_BALL:
-            if (!gyro_cli_parse_double(cmd, "--ball-lr", optarg, &tc.ball_lr)) return 2;
-            if (!(tc.ball_lr >= 0)) return gyro_cli_usage_error(cmd, "--ball-lr must be >= 0");
-            break;
-        case 's': if (!gyro_cli_parse_seed(cmd, "--seed", optarg, &seed)) return 2; break;
-        case 'q': quiet = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: return gyro_cli_usage_error(cmd, "unknown option or missing argument");
-        }
-    }
-    if (!output) return gyro_cli_usage_error(cmd, "-o MODEL is required");
-    if (optind + 1 != argc) return gyro_cli_usage_error(cmd, "one puzzle FILE expected");
-    if (plain) {
-        cfg.n_low = cfg.n_high = cfg.m_max = 1;
-        tc.act = 0;
-    }
-    if (cfg.m_max == 1) tc.act = 0;
-    gyro_status st = gyro_hrm_config_validate(&cfg);
-    if (st != GYRO_OK) return gyro_cli_usage_error(cmd, "%s", gyro_error_message());
+    const char *cmd = gyro_spec_hrm_train.name, *file = NULL;
+    train_args o;
+    int rc = train_parse(argc, argv, &o, &file);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
     gyro_blas_set_threads(1);
-
     puzzles data = {0};
-    int rc = read_puzzles(cmd, argv[optind], &data);
+    rc = read_puzzles(cmd, file, &data);
     if (rc == 0 && data.n == 0) {
-        fprintf(stderr, "gyro %s: %s: no puzzles\n", cmd, argv[optind]);
+        fprintf(stderr, "gyro %s: %s: no puzzles\n", cmd, file);
         rc = 65;
     }
-    gyro_hrm_model *m = NULL;
-    gyro_hrm_trainer *t = NULL;
-    long *order = NULL;
-    int32_t *btok = NULL;
-    int *blab = NULL;
-    if (rc) goto done;
-    st = gyro_hrm_new(&cfg, seed, &m);
-    if (st == GYRO_OK) st = gyro_hrm_trainer_new(m, &tc, &t);
-    if (st != GYRO_OK) {
-        rc = gyro_cli_fail(cmd, st);
-        goto done;
-    }
-    order = malloc((size_t)data.n * sizeof(long));
-    btok = malloc((size_t)tc.max_batch * 81 * sizeof(int32_t));
-    blab = malloc((size_t)tc.max_batch * 81 * sizeof(int));
-    if (!order || !btok || !blab) {
-        fprintf(stderr, "gyro %s: out of memory\n", cmd);
-        rc = 1;
-        goto done;
-    }
-    for (long i = 0; i < data.n; i++) order[i] = i;
-    gyro_rng rng;
-    gyro_rng_seed(&rng, seed ^ 0x68726dULL);
-    const double cpu0 = cpu_seconds();
-    double loss = 0, ce = 0, acc = 0;
-    long segs = 0, seen = 0, solved = 0, steps = 0, ep_done = 0;
-    int out_of_time = 0;
-    for (long ep = 0; ep < epochs && !out_of_time; ep++) {
-        for (long i = data.n - 1; i > 0; i--) { /* Fisher-Yates */
-            long j = (long)gyro_rng_below(&rng, (uint32_t)(i + 1));
-            long tmp = order[i];
-            order[i] = order[j];
-            order[j] = tmp;
-        }
-        double eloss = 0, ece = 0, eacc = 0;
-        long esegs = 0, eseen = 0, esolved = 0, ebatches = 0;
-        for (long s0 = 0; s0 < data.n; s0 += tc.max_batch) {
-            int B = (int)(data.n - s0 < tc.max_batch ? data.n - s0 : tc.max_batch);
-            for (int b = 0; b < B; b++) {
-                memcpy(btok + (size_t)b * 81, data.tok + order[s0 + b] * 81, 81 * sizeof(int32_t));
-                /* the loss covers the blank cells: clues are given, not predicted */
-                for (int i = 0; i < 81; i++)
-                    blab[(size_t)b * 81 + i] =
-                        btok[(size_t)b * 81 + i] ? -1 : data.lab[order[s0 + b] * 81 + i];
-            }
-            gyro_hrm_batch_stats bs;
-            st = gyro_hrm_train_batch(t, btok, blab, B, &rng, &bs);
-            if (st != GYRO_OK) {
-                rc = gyro_cli_fail(cmd, st);
-                goto done;
-            }
-            eloss += bs.loss;
-            ece += bs.ce;
-            eacc += bs.seg_acc * B;
-            esegs += bs.segments;
-            eseen += B;
-            esolved += bs.solved;
-            steps += bs.steps;
-            ebatches++;
-            if (cpu_limit > 0 && cpu_seconds() - cpu0 >= cpu_limit) {
-                out_of_time = 1;
-                break;
-            }
-        }
-        loss = eloss / ebatches;
-        ce = ece / ebatches;
-        acc = eacc / eseen;
-        segs += esegs;
-        seen += eseen;
-        solved = esolved;
-        ep_done = ep + 1;
-        if (!quiet)
-            fprintf(stderr, "gyro hrm train: epoch %ld%s: loss %.4f (ce %.4f), train cell accuracy "
-                    "%.4f, solved %ld/%ld, %.2f segments/puzzle, cpu %.1f s\n", ep + 1,
-                    out_of_time ? " (cpu limit)" : "", loss, ce, acc, esolved, eseen,
-                    (double)esegs / eseen, cpu_seconds() - cpu0);
-    }
-    st = gyro_hrm_save(m, output);
-    if (st != GYRO_OK) {
-        rc = gyro_cli_fail(cmd, st);
-        goto done;
-    }
-    {
-        gyro_hrm_layout lay = m->lay;
-        printf("epochs=%ld puzzles=%ld params=%zu steps=%ld loss=%.6f ce=%.6f "
-               "train_cell_accuracy=%.4f train_solved=%ld mean_segments=%.4f cpu_seconds=%.3f "
-               "peak_rss_mib=%.1f\n", ep_done, data.n, lay.n_params, steps, loss, ce, acc,
-               solved, seen ? (double)segs / seen : 0.0, cpu_seconds() - cpu0, peak_rss_mib());
-    }
-done:
-    gyro_hrm_trainer_free(t);
-    gyro_hrm_free(m);
-    free(order);
-    free(btok);
-    free(blab);
+    if (rc == 0) rc = train_model(cmd, &o, &data);
     free(data.tok);
     free(data.lab);
     return rc;
@@ -365,81 +378,107 @@ done:
 
 /* ---- eval ------------------------------------------------------------------------------- */
 
-static int cmd_eval(int argc, char **argv)
+typedef struct eval_args {
+    const char *model;
+    long batch;
+    int no_act;
+} eval_args;
+
+static const gyro_opt eval_opts[] = {
+    GYRO_O_STR("model", 'm', eval_args, model, "MODEL", NULL, "the model from 'gyro hrm train' (required)"),
+    GYRO_O_FLAG("no-act", 0, eval_args, no_act, "always run M segments (no halting by the Q head)"),
+    GYRO_O_LONG("batch", 0, eval_args, batch, "B", "64", 1, 4096, "puzzles per batch"),
+    GYRO_O_LONG(NULL, 'b', eval_args, batch, "B", NULL, 1, 4096, NULL), /* old letter; -b is --beta elsewhere */
+    GYRO_O_END,
+};
+
+const gyro_cmd_spec gyro_spec_hrm_eval = {
+    "hrm eval", "-m MODEL [--no-act] [FILE ...]",
+    "Solve the puzzles of the FILEs (default standard input) and print puzzles=, cell_accuracy= (over "
+    "the blank cells), exact= (fraction solved exactly) and mean_segments= (halting when Q_halt > "
+    "Q_continue, or at M; --no-act: always M). " PUZZLE_FILES,
+    PUZZLE_EXIT,
+    eval_opts,
+    NULL,
+};
+
+/* Load a Sudoku model (81 cells, 10 symbols, 9 classes) and its activations for `batch`
+ * puzzles. On error returns the status with *m and *a freed and NULL. */
+static gyro_status load_sudoku_model(const char *path, int batch, gyro_hrm_model **m, gyro_hrm_acts **a)
 {
-    static const struct option opts[] = {
-        {"model", required_argument, 0, 'm'}, {"no-act", no_argument, 0, 1000},
-        {"batch", required_argument, 0, 'b'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    const char *cmd = "hrm eval", *model = NULL;
-    int act = 1, c;
-    long batch = 64;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "m:b:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'm': model = optarg; break;
-        case 1000: act = 0; break;
-        case 'b': if (!gyro_cli_parse_long(cmd, "--batch", optarg, 1, 4096, &batch)) return 2; break;
-        case 'h': usage(stdout); return 0;
-        default: return gyro_cli_usage_error(cmd, "unknown option or missing argument");
-        }
-    }
-    if (!model) return gyro_cli_usage_error(cmd, "-m MODEL is required");
-    gyro_blas_set_threads(1);
-    puzzles data = {0};
-    int rc = 0;
-    if (optind >= argc) rc = read_puzzles(cmd, "-", &data);
-    for (int i = optind; i < argc && rc == 0; i++) rc = read_puzzles(cmd, argv[i], &data);
-    if (rc) {
-        free(data.tok);
-        free(data.lab);
-        return rc;
-    }
-    gyro_hrm_model *m = NULL;
-    gyro_hrm_acts *a = NULL;
-    int *pred = NULL, *segs = NULL;
-    gyro_status st = gyro_hrm_load(model, &m);
-    if (st == GYRO_OK && (m->cfg.n_cells != 81 || m->cfg.vocab != 10 || m->cfg.n_classes != 9))
-        st = gyro_error_set(GYRO_ERR_FORMAT, "%s: not a Sudoku model (%d cells, %d symbols, %d "
-                            "classes)", model, m->cfg.n_cells, m->cfg.vocab, m->cfg.n_classes);
-    if (st == GYRO_OK) st = gyro_hrm_acts_new(m, (int)batch, 0, 0, &a);
+    *a = NULL;
+    gyro_status st = gyro_hrm_load(path, m);
+    if (st != GYRO_OK) return st;
+    const gyro_hrm_config *c = &(*m)->cfg;
+    if (c->n_cells != 81 || c->vocab != 10 || c->n_classes != 9)
+        st = gyro_error_set(GYRO_ERR_FORMAT, "%s: not a Sudoku model (%d cells, %d symbols, %d classes)", path,
+                            c->n_cells, c->vocab, c->n_classes);
+    if (st == GYRO_OK) st = gyro_hrm_acts_new(*m, batch, 0, 0, a);
     if (st != GYRO_OK) {
-        rc = gyro_cli_fail(cmd, st);
-        goto done;
+        gyro_hrm_free(*m);
+        *m = NULL;
     }
-    pred = malloc((size_t)batch * 81 * sizeof(int));
-    segs = malloc((size_t)batch * sizeof(int));
-    if (!pred || !segs) {
-        fprintf(stderr, "gyro %s: out of memory\n", cmd);
-        rc = 1;
-        goto done;
-    }
-    long blank = 0, right = 0, exact = 0, seg_sum = 0;
-    const double cpu0 = cpu_seconds();
-    for (long s0 = 0; s0 < data.n; s0 += batch) {
-        int B = (int)(data.n - s0 < batch ? data.n - s0 : batch);
-        st = gyro_hrm_solve(m, a, data.tok + s0 * 81, B, act, pred, segs, NULL, NULL);
-        if (st != GYRO_OK) {
-            rc = gyro_cli_fail(cmd, st);
-            goto done;
-        }
+    return st;
+}
+
+typedef struct eval_counts {
+    long blank, right, exact, seg_sum; /* blank cells, right ones, puzzles solved exactly, segments */
+} eval_counts;
+
+/* Solve the puzzles in batches and count the results. pred (batch, 81) and segs (batch) are
+ * the caller's scratch. */
+static gyro_status eval_puzzles(const gyro_hrm_model *m, gyro_hrm_acts *a, const puzzles *data, long batch,
+                                int act, int *pred, int *segs, eval_counts *n)
+{
+    for (long s0 = 0; s0 < data->n; s0 += batch) {
+        int B = (int)(data->n - s0 < batch ? data->n - s0 : batch);
+        gyro_status st = gyro_hrm_solve(m, a, data->tok + s0 * 81, B, act, pred, segs, NULL, NULL);
+        if (st != GYRO_OK) return st;
         for (int b = 0; b < B; b++) {
             int ok = 1;
             for (int i = 0; i < 81; i++) {
                 const long r = (s0 + b) * 81 + i;
-                if (data.tok[r] != 0) continue; /* clues are given, not predicted */
-                blank++;
-                right += pred[(size_t)b * 81 + i] == data.lab[r];
-                ok &= pred[(size_t)b * 81 + i] == data.lab[r];
+                if (data->tok[r] != 0) continue; /* clues are given, not predicted */
+                n->blank++;
+                n->right += pred[(size_t)b * 81 + i] == data->lab[r];
+                ok &= pred[(size_t)b * 81 + i] == data->lab[r];
             }
-            exact += ok;
-            seg_sum += segs[b];
+            n->exact += ok;
+            n->seg_sum += segs[b];
         }
     }
-    printf("puzzles=%ld cell_accuracy=%.4f exact=%.4f mean_segments=%.4f m_max=%d act=%d "
-           "cpu_seconds=%.3f\n", data.n, blank ? (double)right / blank : 1.0,
-           data.n ? (double)exact / data.n : 0.0, data.n ? (double)seg_sum / data.n : 0.0,
-           m->cfg.m_max, act, cpu_seconds() - cpu0);
-done:
+    return GYRO_OK;
+}
+
+static int cmd_eval(int argc, char **argv)
+{
+    const char *cmd = gyro_spec_hrm_eval.name;
+    eval_args o = {0};
+    int first, rc = gyro_opts_parse(&gyro_spec_hrm_eval, argc, argv, &o, &first);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    if (!o.model) return gyro_cli_usage_error(cmd, "-m MODEL is required");
+    const int act = !o.no_act;
+    gyro_blas_set_threads(1);
+    puzzles data = {0};
+    rc = first >= argc ? read_puzzles(cmd, "-", &data) : 0;
+    for (int i = first; i < argc && rc == 0; i++) rc = read_puzzles(cmd, argv[i], &data);
+    gyro_hrm_model *m = NULL;
+    gyro_hrm_acts *a = NULL;
+    int *pred = NULL, *segs = NULL;
+    gyro_status st = rc ? GYRO_OK : load_sudoku_model(o.model, (int)o.batch, &m, &a);
+    if (rc == 0 && st == GYRO_OK) {
+        pred = malloc((size_t)o.batch * 81 * sizeof(int));
+        segs = malloc((size_t)o.batch * sizeof(int));
+        if (!pred || !segs) st = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    }
+    eval_counts n = {0};
+    const double cpu0 = cpu_seconds();
+    if (rc == 0 && st == GYRO_OK) st = eval_puzzles(m, a, &data, o.batch, act, pred, segs, &n);
+    if (rc == 0 && st == GYRO_OK)
+        printf("puzzles=%ld cell_accuracy=%.4f exact=%.4f mean_segments=%.4f m_max=%d act=%d cpu_seconds=%.3f\n",
+               data.n, n.blank ? (double)n.right / n.blank : 1.0, data.n ? (double)n.exact / data.n : 0.0,
+               data.n ? (double)n.seg_sum / data.n : 0.0, m->cfg.m_max, act, cpu_seconds() - cpu0);
+    if (rc == 0 && st != GYRO_OK) rc = gyro_cli_fail(cmd, st);
     gyro_hrm_acts_free(a);
     gyro_hrm_free(m);
     free(pred);
@@ -547,69 +586,71 @@ static int reason_one(const char *cmd, const gyro_hrm_model *m, gyro_hrm_acts *a
     return 0;
 }
 
+typedef struct reason_sudoku_args {
+    const char *env, *model;
+    int no_act;
+} reason_sudoku_args;
+
+static const gyro_opt reason_sudoku_opts[] = {
+    GYRO_O_STR("env", 'e', reason_sudoku_args, env, "sudoku", NULL, "the Sudoku environment"),
+    GYRO_O_STR("model", 'm', reason_sudoku_args, model, "MODEL", NULL, "a model from 'gyro hrm train' (required)"),
+    GYRO_O_FLAG("no-act", 0, reason_sudoku_args, no_act, "always run M_max segments (no halting by the Q head)"),
+    GYRO_O_END,
+};
+
+/* Not in specs.def: the man page describes --env sudoku beside the options of `reason`. */
+static const gyro_cmd_spec reason_sudoku_spec = {
+    "reason", "--env sudoku --model MODEL [--no-act] [PUZZLE ...]",
+    "Solve 9x9 puzzles (81 characters: digits, '.' or '0' for blanks; the arguments, or one per line "
+    "of standard input) with a model from 'gyro hrm train' and print the board after every segment: "
+    "clues as given, the model's digits in the blanks, '*' after a digit changed since the previous "
+    "segment. The model halts when its Q head says so (or at M_max; --no-act: always M_max).",
+    "Exit status: 0 OK, 1 I/O error, 2 usage, 65 a malformed or unsolvable puzzle or a bad model file.",
+    reason_sudoku_opts,
+    NULL,
+};
+
+/* The puzzles of standard input, one per line (the first tab-separated field). */
+static int reason_stdin(const char *cmd, const gyro_hrm_model *m, gyro_hrm_acts *a, int act)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    unsigned long lineno = 0;
+    int rc = 0;
+    while (rc == 0 && (n = getline(&line, &cap, stdin)) != -1) {
+        lineno++;
+        char *tab = memchr(line, '\t', (size_t)n);
+        size_t len = tab ? (size_t)(tab - line) : (size_t)n;
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+        if (len == 0) continue;
+        char where[48];
+        snprintf(where, sizeof where, "-:%lu", lineno);
+        rc = reason_one(cmd, m, a, line, len, where, act);
+    }
+    free(line);
+    return rc;
+}
+
 int gyro_cli_reason_sudoku(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"env", required_argument, 0, 'e'}, {"model", required_argument, 0, 'm'},
-        {"no-act", no_argument, 0, 1000}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    const char *cmd = "reason", *model = NULL;
-    int act = 1, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "e:m:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'e': break; /* sudoku: checked by gyro_cli_is_sudoku */
-        case 'm': model = optarg; break;
-        case 1000: act = 0; break;
-        case 'h':
-            printf("usage: gyro reason --env sudoku --model MODEL [--no-act] [PUZZLE ...]\n"
-                   "\n"
-                   "Solve 9x9 puzzles (81 characters: digits, '.' or '0' for blanks; the\n"
-                   "arguments, or one per line of standard input) with a model from 'gyro hrm\n"
-                   "train' and print the board after every segment: clues as given, the model's\n"
-                   "digits in the blanks, '*' after a digit changed since the previous segment.\n"
-                   "The model halts when its Q head says so (or at M_max; --no-act: always M_max).\n"
-                   "Exit status: 0 OK, 1 I/O error, 2 usage, 65 a malformed or unsolvable puzzle\n"
-                   "or a bad model file.\n");
-            return 0;
-        default: return gyro_cli_usage_error(cmd, "unknown option or missing argument");
-        }
-    }
-    if (!model) return gyro_cli_usage_error(cmd, "--model is required");
+    const char *cmd = reason_sudoku_spec.name;
+    reason_sudoku_args o = {0};
+    int first, rc = gyro_opts_parse(&reason_sudoku_spec, argc, argv, &o, &first);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    if (!o.model) return gyro_cli_usage_error(cmd, "--model is required");
     gyro_blas_set_threads(1);
     gyro_hrm_model *m = NULL;
     gyro_hrm_acts *a = NULL;
-    gyro_status st = gyro_hrm_load(model, &m);
-    if (st == GYRO_OK && (m->cfg.n_cells != 81 || m->cfg.vocab != 10 || m->cfg.n_classes != 9))
-        st = gyro_error_set(GYRO_ERR_FORMAT, "%s: not a Sudoku model", model);
-    if (st == GYRO_OK) st = gyro_hrm_acts_new(m, 1, 0, 0, &a);
-    if (st != GYRO_OK) {
-        gyro_hrm_free(m);
-        return gyro_cli_fail(cmd, st);
+    gyro_status st = load_sudoku_model(o.model, 1, &m, &a);
+    if (st != GYRO_OK) return gyro_cli_fail(cmd, st);
+    rc = 0;
+    for (int i = first; i < argc && rc == 0; i++) {
+        char where[32];
+        snprintf(where, sizeof where, "argument %d", i - first + 1);
+        rc = reason_one(cmd, m, a, argv[i], strlen(argv[i]), where, !o.no_act);
     }
-    int rc = 0;
-    if (optind < argc) {
-        for (int i = optind; i < argc && rc == 0; i++) {
-            char where[32];
-            snprintf(where, sizeof where, "argument %d", i - optind + 1);
-            rc = reason_one(cmd, m, a, argv[i], strlen(argv[i]), where, act);
-        }
-    } else {
-        char *line = NULL;
-        size_t cap = 0;
-        ssize_t n;
-        unsigned long lineno = 0;
-        while (rc == 0 && (n = getline(&line, &cap, stdin)) != -1) {
-            lineno++;
-            char *tab = memchr(line, '\t', (size_t)n);
-            size_t len = tab ? (size_t)(tab - line) : (size_t)n;
-            while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
-            if (len == 0) continue;
-            char where[48];
-            snprintf(where, sizeof where, "-:%lu", lineno);
-            rc = reason_one(cmd, m, a, line, len, where, act);
-        }
-        free(line);
-    }
+    if (first >= argc) rc = reason_stdin(cmd, m, a, !o.no_act);
     gyro_hrm_acts_free(a);
     gyro_hrm_free(m);
     return rc;

@@ -80,7 +80,7 @@ for c in "generate music" split reason "rl finetune" "classify train" "char2vec 
 done
 
 # ---- every subcommand prints its own help ---------------------------------------------------------
-subs="classify train|classify eval|classify predict|char2vec train|char2vec tokens|rl finetune|rl eval|rl transition|sudoku generate|sudoku solve"
+subs="classify train|classify eval|classify predict|char2vec train|char2vec tokens|rl finetune|rl eval|rl transition|sudoku generate|sudoku solve|hrm train|hrm eval"
 IFS='|' read -ra sublist <<< "$subs"
 for sc in "${sublist[@]}"; do
   # shellcheck disable=SC2086
