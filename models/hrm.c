@@ -23,6 +23,7 @@
 #include "models/core/crc32.h"
 #include "models/layers/kernels.h"
 #include "models/optim.h"
+#include "models/transformer.h" /* gyro_tf_sublayer: the residual-and-LayerNorm sublayer of a block */
 
 /* ---- configuration ------------------------------------------------------------------------ */
 

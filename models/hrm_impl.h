@@ -308,6 +308,17 @@ void P(gyro_hrm_carry_set)(ACTS *a, const T *zl, const T *zh, int B)
 
 /* ---- one transformer block ------------------------------------------------------------------ */
 
+/* The residual-and-LayerNorm sublayer of models/transformer.h (tangent residual, LayerNorm)
+ * after attention (which = 1) or after the feed-forward block (which = 2), over cache p. */
+static P(gyro_tf_sublayer) S(hrm_sublayer)(const S(hrm_cache) *p, int which)
+{
+    if (which == 1)
+        return (P(gyro_tf_sublayer)){NULL, p->u, p->a, p->la, p->ts1, p->res1,
+                                     p->lnu1, p->lnv1, p->lnm1, p->lnr1, p->x1};
+    return (P(gyro_tf_sublayer)){NULL, p->u2, p->f, p->lf, p->ts2, p->res2,
+                                 p->lnu2, p->lnv2, p->lnm2, p->lnr2, p->out};
+}
+
 /* out = block(in), in = (za ⊕ zb) ⊕ x (x NULL: in = za ⊕ zb); every activation into cache p.
  * za, zb, x: (Nr, C). The formulas are in hrm.h. */
 static void S(hrm_block_forward)(const S(hrm_cache) *p, const T *w, const gyro_hrm_block_layout *bl,
@@ -334,14 +345,9 @@ static void S(hrm_block_forward)(const S(hrm_cache) *p, const T *w, const gyro_h
     S(gyro_attention_forward)(p->o, p->att, p->qkvt, len, B, n, H, D);
     S(gyro_merge_forward)(p->a, p->rr, p->rb, p->o, w + bl->attprojw, geo, c, Nr, H, D, C);
     /* tangent residual exp0(u + log0 a), then exp0(LN(log0 ·)) */
-    S(gyro_geo_log0)(p->la, C, p->a, C, geo, c, Nr, C);
-    for (size_t i = 0; i < NC; i++)
-        p->ts1[i] = p->u[i] + p->la[i];
-    S(gyro_geo_exp0)(p->res1, C, p->ts1, C, geo, c, Nr, C);
-    S(gyro_geo_log0)(p->lnu1, C, p->res1, C, geo, c, Nr, C);
-    S(gyro_layernorm_forward)(p->lnv1, p->lnm1, p->lnr1, p->lnu1, w + bl->ln1g, w + bl->ln1b, Nr,
-                              C);
-    S(gyro_geo_exp0)(p->x1, C, p->lnv1, C, geo, c, Nr, C);
+    const P(gyro_tf_sublayer) s1 = S(hrm_sublayer)(p, 1);
+    P(gyro_tf_sublayer_forward)(&s1, w + bl->ln1g, w + bl->ln1b, GYRO_TF_RESIDUAL_TANGENT, 1, geo, c,
+                                Nr, C);
     /* feed-forward M2 ⊗ ReLU⊗(M1 ⊗ x1 ⊕ b1) ⊕ b2 */
     S(gyro_geo_log0)(p->u2, C, p->x1, C, geo, c, Nr, C);
     S(gyro_linear_forward)(p->y2, F, p->u2, C, w + bl->fcw, C, Nr, C, F);
@@ -353,14 +359,9 @@ static void S(hrm_block_forward)(const S(hrm_cache) *p, const T *w, const gyro_h
     S(gyro_geo_exp0)(p->e3, C, p->y3, C, geo, c, Nr, C);
     S(gyro_geo_add)(p->f, p->e3, w + bl->fcprojb, 0, geo, c, Nr, C);
     /* tangent residual and LayerNorm */
-    S(gyro_geo_log0)(p->lf, C, p->f, C, geo, c, Nr, C);
-    for (size_t i = 0; i < NC; i++)
-        p->ts2[i] = p->u2[i] + p->lf[i];
-    S(gyro_geo_exp0)(p->res2, C, p->ts2, C, geo, c, Nr, C);
-    S(gyro_geo_log0)(p->lnu2, C, p->res2, C, geo, c, Nr, C);
-    S(gyro_layernorm_forward)(p->lnv2, p->lnm2, p->lnr2, p->lnu2, w + bl->ln2g, w + bl->ln2b, Nr,
-                              C);
-    S(gyro_geo_exp0)(p->out, C, p->lnv2, C, geo, c, Nr, C);
+    const P(gyro_tf_sublayer) s2 = S(hrm_sublayer)(p, 2);
+    P(gyro_tf_sublayer_forward)(&s2, w + bl->ln2g, w + bl->ln2b, GYRO_TF_RESIDUAL_TANGENT, 1, geo, c,
+                                Nr, C);
 }
 
 /* Backward of hrm_block_forward (activations p, gradient cache q, zeroed here): from dout
@@ -379,16 +380,9 @@ static void S(hrm_block_backward)(T *dza, T *dzb, T *dx, T *gw, const S(hrm_cach
     S(hrm_cache_zero)(q, cfg, Nr);
     memcpy(q->out, dout, NC * sizeof(T));
     /* LayerNorm and tangent residual after the feed-forward block */
-    S(gyro_geo_exp0_backward)(q->lnv2, C, scr, q->out, C, p->out, C, p->lnv2, C, geo, c, Nr, C);
-    S(gyro_layernorm_backward)(q->lnu2, gw + bl->ln2g, gw + bl->ln2b, q->lnv2, p->lnu2, p->lnm2,
-                               p->lnr2, w + bl->ln2g, Nr, C);
-    S(gyro_geo_log0_backward)(q->res2, C, q->lnu2, C, p->res2, C, geo, c, Nr, C);
-    S(gyro_geo_exp0_backward)(q->ts2, C, scr, q->res2, C, p->res2, C, p->ts2, C, geo, c, Nr, C);
-    for (size_t i = 0; i < NC; i++) {
-        q->u2[i] += q->ts2[i];
-        q->lf[i] += q->ts2[i];
-    }
-    S(gyro_geo_log0_backward)(q->f, C, q->lf, C, p->f, C, geo, c, Nr, C);
+    const P(gyro_tf_sublayer) ps2 = S(hrm_sublayer)(p, 2), qs2 = S(hrm_sublayer)(q, 2);
+    P(gyro_tf_sublayer_backward)(&qs2, gw + bl->ln2g, gw + bl->ln2b, &ps2, w + bl->ln2g, scr,
+                                 GYRO_TF_RESIDUAL_TANGENT, 1, geo, c, Nr, C);
     /* feed-forward */
     S(gyro_geo_add_backward)(q->e3, gw + bl->fcprojb, scr, q->f, p->f, p->e3, w + bl->fcprojb, 0,
                              geo, c, Nr, C);
@@ -404,16 +398,9 @@ static void S(hrm_block_backward)(T *dza, T *dzb, T *dx, T *gw, const S(hrm_cach
                             F);
     S(gyro_geo_log0_backward)(q->x1, C, q->u2, C, p->x1, C, geo, c, Nr, C);
     /* LayerNorm and tangent residual after attention */
-    S(gyro_geo_exp0_backward)(q->lnv1, C, scr, q->x1, C, p->x1, C, p->lnv1, C, geo, c, Nr, C);
-    S(gyro_layernorm_backward)(q->lnu1, gw + bl->ln1g, gw + bl->ln1b, q->lnv1, p->lnu1, p->lnm1,
-                               p->lnr1, w + bl->ln1g, Nr, C);
-    S(gyro_geo_log0_backward)(q->res1, C, q->lnu1, C, p->res1, C, geo, c, Nr, C);
-    S(gyro_geo_exp0_backward)(q->ts1, C, scr, q->res1, C, p->res1, C, p->ts1, C, geo, c, Nr, C);
-    for (size_t i = 0; i < NC; i++) {
-        q->u[i] += q->ts1[i];
-        q->la[i] += q->ts1[i];
-    }
-    S(gyro_geo_log0_backward)(q->a, C, q->la, C, p->a, C, geo, c, Nr, C);
+    const P(gyro_tf_sublayer) ps1 = S(hrm_sublayer)(p, 1), qs1 = S(hrm_sublayer)(q, 1);
+    P(gyro_tf_sublayer_backward)(&qs1, gw + bl->ln1g, gw + bl->ln1b, &ps1, w + bl->ln1g, scr,
+                                 GYRO_TF_RESIDUAL_TANGENT, 1, geo, c, Nr, C);
     /* attention */
     S(gyro_merge_backward)(q->o, gw + bl->attprojw, q->rr, scr, q->a, p->o, p->rr, p->rb,
                            w + bl->attprojw, geo, c, Nr, H, D, C);

@@ -359,4 +359,46 @@ double gyro_tf_softmax_xent(float *dlogits, float *probs, const float *logits,
 double gyro_tf_softmax_xent_f64(double *dlogits, double *probs, const double *logits,
                                 const int *labels, int B, int K);
 
+/* ---- the residual-and-LayerNorm sublayer (also one block of models/hrm.h) ------------------- */
+
+/* The buffers of the sublayer that follows attention and the feed-forward block of a layer:
+ *   res = xin ⊕ y (Möbius residual), exp0(log0 xin + log0 y) (tangent residual), or y;
+ *   out = exp0(LN(log0 res)) with hyperbolic LayerNorm (rl-hyperbolic-transformer-grpo), or res.
+ * All (Nr, C) except lnm, lnr (Nr). One struct names the activations, a second the gradients
+ * at the same names. Buffers a configuration does not use may be NULL or alias their neighbour
+ * (the transformer lets res alias y without a residual, out alias res without LayerNorm, and in
+ * Euclidean space a log0/exp0 output alias its input). */
+typedef struct gyro_tf_sublayer {
+    float *xin, *u;   /* the sublayer's input and its log0 */
+    float *y, *ly;    /* the block's output and its log0 (tangent residual) */
+    float *ts, *res;  /* u + ly (tangent residual), the residual's result */
+    float *lnu, *lnv; /* log0 res, LN(lnu) */
+    float *lnm, *lnr; /* LayerNorm mean and reciprocal deviation */
+    float *out;       /* the sublayer's output */
+} gyro_tf_sublayer;
+typedef struct gyro_tf_sublayer_f64 {
+    double *xin, *u, *y, *ly, *ts, *res, *lnu, *lnv, *lnm, *lnr, *out; /* as gyro_tf_sublayer */
+} gyro_tf_sublayer_f64;
+
+/* Forward of the sublayer p: `residual` a gyro_tf_residual, `layernorm` 0 or 1, geo the
+ * geometry of the kernels (models/layers/kernels.h: GYRO_GEO_EUCLIDEAN or GYRO_GEO_HYPERBOLIC,
+ * the values of GYRO_TF_GEOMETRY_EUCLIDEAN / _HYPERBOLIC), c > 0 the curvature; gain, bias (C)
+ * the LayerNorm parameters. Reads xin (Möbius) or u (tangent) and y; writes the rest. */
+void gyro_tf_sublayer_forward(const gyro_tf_sublayer *p, const float *gain, const float *bias,
+                              int residual, int layernorm, int geo, float c, int Nr, int C);
+void gyro_tf_sublayer_forward_f64(const gyro_tf_sublayer_f64 *p, const double *gain,
+                                  const double *bias, int residual, int layernorm, int geo,
+                                  double c, int Nr, int C);
+
+/* Backward of gyro_tf_sublayer_forward: q holds the gradients (q->out filled, the others zero
+ * or accumulating), p the forward activations; accumulates into q->xin (Möbius residual),
+ * q->u (tangent residual), q->y, and dgain, dbias (C). scratch: (2C). */
+void gyro_tf_sublayer_backward(const gyro_tf_sublayer *q, float *dgain, float *dbias,
+                               const gyro_tf_sublayer *p, const float *gain, float *scratch,
+                               int residual, int layernorm, int geo, float c, int Nr, int C);
+void gyro_tf_sublayer_backward_f64(const gyro_tf_sublayer_f64 *q, double *dgain, double *dbias,
+                                   const gyro_tf_sublayer_f64 *p, const double *gain,
+                                   double *scratch, int residual, int layernorm, int geo,
+                                   double c, int Nr, int C);
+
 #endif

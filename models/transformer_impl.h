@@ -644,57 +644,48 @@ const T *P(gyro_tf_logits)(const ACTS *a)
     return a->a.logits;
 }
 
-/* The residual-and-LayerNorm sublayer that follows attention and the feed-forward block:
- *   res = xin ⊕ y (Möbius residual) or exp0(log0 xin + log0 y) (tangent residual), or y;
- *   out = exp0(LN(log0 res)) with hyperbolic LayerNorm (RL seed), or res.
- * The same named buffers of one layer serve the forward pass and, in the gradient block, the
- * backward pass; which buffers alias which (no residual, no LayerNorm, Euclidean) is settled
- * by tf_layer_ptrs_get. All buffers are (Nr, C); lnm, lnr are (Nr). */
-typedef struct S(tf_sublayer) {
-    T *xin, *u;       /* the sublayer's input and its log0 */
-    T *y, *ly;        /* the block's output and its log0 (tangent residual) */
-    T *ts, *res;      /* u + ly (tangent residual), the residual's result */
-    T *lnu, *lnv;     /* log0 res, LN(lnu) */
-    T *lnm, *lnr;     /* LayerNorm mean and reciprocal deviation */
-    T *out;           /* the sublayer's output */
-} S(tf_sublayer);
+/* The residual-and-LayerNorm sublayer (gyro_tf_sublayer, transformer.h) that follows attention
+ * and the feed-forward block. The same named buffers of one layer serve the forward pass and,
+ * in the gradient block, the backward pass; which buffers alias which (no residual, no
+ * LayerNorm, Euclidean) is settled by tf_layer_ptrs_get. */
+typedef P(gyro_tf_sublayer) S(tf_sublayer);
 
-static void S(tf_sublayer_forward)(const S(tf_sublayer) *p, const T *gain, const T *bias,
-                                   const gyro_tf_config *cfg, int geo, T c, int Nr, int C)
+void P(gyro_tf_sublayer_forward)(const S(tf_sublayer) *p, const T *gain, const T *bias,
+                                 int residual, int layernorm, int geo, T c, int Nr, int C)
 {
-    if (cfg->residual == GYRO_TF_RESIDUAL_MOBIUS) {
+    if (residual == GYRO_TF_RESIDUAL_MOBIUS) {
         S(gyro_geo_add)(p->res, p->xin, p->y, C, geo, c, Nr, C);
-    } else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT) {
+    } else if (residual == GYRO_TF_RESIDUAL_TANGENT) {
         S(gyro_geo_log0)(p->ly, C, p->y, C, geo, c, Nr, C);
         for (long i = 0; i < (long)Nr * C; i++)
             p->ts[i] = p->u[i] + p->ly[i];
         S(gyro_geo_exp0)(p->res, C, p->ts, C, geo, c, Nr, C);
     }
-    if (cfg->layernorm) {
+    if (layernorm) {
         S(gyro_geo_log0)(p->lnu, C, p->res, C, geo, c, Nr, C);
         S(gyro_layernorm_forward)(p->lnv, p->lnm, p->lnr, p->lnu, gain, bias, Nr, C);
         S(gyro_geo_exp0)(p->out, C, p->lnv, C, geo, c, Nr, C);
     }
 }
 
-/* Backward of tf_sublayer_forward: q holds the gradient buffers (q->out filled), p the forward
- * activations; accumulates into q->xin (Möbius residual), q->u (tangent residual), q->y and the
- * LayerNorm gain and bias gradients. */
-static void S(tf_sublayer_backward)(const S(tf_sublayer) *q, T *dgain, T *dbias,
-                                    const S(tf_sublayer) *p, const T *gain, T *scr,
-                                    const gyro_tf_config *cfg, int geo, T c, int Nr, int C)
+/* Backward of gyro_tf_sublayer_forward: q holds the gradient buffers (q->out filled), p the
+ * forward activations; accumulates into q->xin (Möbius residual), q->u (tangent residual), q->y
+ * and the LayerNorm gain and bias gradients. */
+void P(gyro_tf_sublayer_backward)(const S(tf_sublayer) *q, T *dgain, T *dbias,
+                                  const S(tf_sublayer) *p, const T *gain, T *scr,
+                                  int residual, int layernorm, int geo, T c, int Nr, int C)
 {
-    if (cfg->layernorm) {
+    if (layernorm) {
         S(gyro_geo_exp0_backward)(q->lnv, C, scr, q->out, C, p->out, C, p->lnv, C, geo, c, Nr,
                                   C);
         S(gyro_layernorm_backward)(q->lnu, dgain, dbias, q->lnv, p->lnu, p->lnm, p->lnr, gain,
                                    Nr, C);
         S(gyro_geo_log0_backward)(q->res, C, q->lnu, C, p->res, C, geo, c, Nr, C);
     }
-    if (cfg->residual == GYRO_TF_RESIDUAL_MOBIUS) {
+    if (residual == GYRO_TF_RESIDUAL_MOBIUS) {
         S(gyro_geo_add_backward)(q->xin, q->y, scr, q->res, p->res, p->xin, p->y, C, geo, c, Nr,
                                  C);
-    } else if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT) {
+    } else if (residual == GYRO_TF_RESIDUAL_TANGENT) {
         S(gyro_geo_exp0_backward)(q->ts, C, scr, q->res, C, p->res, C, p->ts, C, geo, c, Nr,
                                   C);
         for (long i = 0; i < (long)Nr * C; i++) {
@@ -801,8 +792,8 @@ gyro_status P(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
 
         /* residual and LayerNorm after attention */
         const S(tf_sublayer) s1 = S(tf_sublayer_of)(&p, 1);
-        S(tf_sublayer_forward)(&s1, TF_SLICE(w->ln1g, l, C), TF_SLICE(w->ln1b, l, C), cfg, geo, c,
-                               Nr, C);
+        P(gyro_tf_sublayer_forward)(&s1, TF_SLICE(w->ln1g, l, C), TF_SLICE(w->ln1b, l, C),
+                                    cfg->residual, cfg->layernorm, geo, c, Nr, C);
 
         S(gyro_geo_log0)(p.u2, C, p.x1, C, geo, c, Nr, C);
         if (moe) {
@@ -838,8 +829,8 @@ gyro_status P(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
 
         /* residual and LayerNorm after the feed-forward block */
         const S(tf_sublayer) s2 = S(tf_sublayer_of)(&p, 2);
-        S(tf_sublayer_forward)(&s2, TF_SLICE(w->ln2g, l, C), TF_SLICE(w->ln2b, l, C), cfg, geo, c,
-                               Nr, C);
+        P(gyro_tf_sublayer_forward)(&s2, TF_SLICE(w->ln2g, l, C), TF_SLICE(w->ln2b, l, C),
+                                    cfg->residual, cfg->layernorm, geo, c, Nr, C);
     }
 
     /* max pooling in the tangent space, then hyperbolic MLR */
@@ -965,8 +956,9 @@ void P(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const T *
 
         /* LayerNorm and residual after the feed-forward block */
         const S(tf_sublayer) ps2 = S(tf_sublayer_of)(&p, 2), qs2 = S(tf_sublayer_of)(&q, 2);
-        S(tf_sublayer_backward)(&qs2, TF_SLICE(g->ln2g, l, C), TF_SLICE(g->ln2b, l, C), &ps2,
-                                TF_SLICE(w->ln2g, l, C), scr, cfg, geo, c, Nr, C);
+        P(gyro_tf_sublayer_backward)(&qs2, TF_SLICE(g->ln2g, l, C), TF_SLICE(g->ln2b, l, C), &ps2,
+                                     TF_SLICE(w->ln2g, l, C), scr, cfg->residual, cfg->layernorm,
+                                     geo, c, Nr, C);
 
         if (moe) {
             /* mixture of experts (with the balance-loss gradient) over the valid tokens */
@@ -1002,8 +994,9 @@ void P(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const T *
 
         /* LayerNorm and residual after attention */
         const S(tf_sublayer) ps1 = S(tf_sublayer_of)(&p, 1), qs1 = S(tf_sublayer_of)(&q, 1);
-        S(tf_sublayer_backward)(&qs1, TF_SLICE(g->ln1g, l, C), TF_SLICE(g->ln1b, l, C), &ps1,
-                                TF_SLICE(w->ln1g, l, C), scr, cfg, geo, c, Nr, C);
+        P(gyro_tf_sublayer_backward)(&qs1, TF_SLICE(g->ln1g, l, C), TF_SLICE(g->ln1b, l, C), &ps1,
+                                     TF_SLICE(w->ln1g, l, C), scr, cfg->residual, cfg->layernorm,
+                                     geo, c, Nr, C);
 
         if (mla) {
             /* MLA per sequence (the padded rows of `a` carry no gradient) */
