@@ -15,6 +15,7 @@
 #include "models/core/rng.h"
 #include "models/hrm.h"
 #include "models/layers/kernels.h"
+#include "tests/support/fd.h"
 
 static gyro_hrm_config tiny_cfg(int geo, int N, int T)
 {
@@ -107,31 +108,30 @@ static double cosine(const double *x, const double *y, size_t n)
     return xy / sqrt(xx * yy);
 }
 
-/* Compare an analytic gradient with central differences of `fn` over every parameter. */
+/* fn(f, ctx) as the objective of fd_central. */
+typedef struct hrm_objective {
+    fixture *f;
+    double (*fn)(fixture *, const double *);
+    const double *ctx;
+} hrm_objective;
+
+static double hrm_loss(void *vctx)
+{
+    const hrm_objective *o = vctx;
+    return o->fn(o->f, o->ctx);
+}
+
+/* Compare an analytic gradient with central differences of `fn` over every parameter; relative
+ * errors count where |num| + |ana| > 1e-3. */
 static void fd_compare(fixture *f, const double *g, double (*fn)(fixture *, const double *),
                        const double *ctx, const char *what)
 {
     const size_t np = f->m->lay.n_params;
-    const double h = 1e-6;
-    double max_abs = 0, max_rel = 0;
-    size_t worst = 0;
-    for (size_t k = 0; k < np; k++) {
-        const double keep = f->m->params[k];
-        f->m->params[k] = keep + h;
-        const double fp = fn(f, ctx);
-        f->m->params[k] = keep - h;
-        const double fm = fn(f, ctx);
-        f->m->params[k] = keep;
-        const double num = (fp - fm) / (2 * h);
-        const double ab = fabs(num - g[k]);
-        const double rel = ab / fmax(1e-6, fabs(num) + fabs(g[k]));
-        if (ab > max_abs) {
-            max_abs = ab;
-            worst = k;
-        }
-        if (fabs(num) + fabs(g[k]) > 1e-3 && rel > max_rel)
-            max_rel = rel;
-    }
+    hrm_objective o = {f, fn, ctx};
+    fd_stats st = {.floor = 1e-6, .gate = 1e-3};
+    for (size_t k = 0; k < np; k++) fd_stats_add(&st, k, fd_central(&f->m->params[k], 1e-6, hrm_loss, &o), g[k]);
+    const double max_abs = st.max_abs, max_rel = st.max_rel;
+    const size_t worst = st.worst;
     printf("hrm %s (%s, N=%d T=%d, %zu parameters): max abs error %.2e, max rel error %.2e\n",
            what, f->cfg.geometry == GYRO_GEO_HYPERBOLIC ? "hyperbolic" : "euclidean",
            f->cfg.n_low, f->cfg.n_high, np, max_abs, max_rel);

@@ -24,6 +24,7 @@
 #include "models/hyp/lorentz.h"
 #include "models/hyp/lorentz_skipgram.h"
 #include "models/hyp/poincare.h"
+#include "tests/support/fd.h"
 
 #define FD_H 1e-6
 #define FD_TOL 1e-6
@@ -485,12 +486,12 @@ static void fd_shape(fd_spec *s, gyro_rng *r, int trial)
     fd_lengths(s);
 }
 
-static double fd_sum(const fd_spec *s, double *const *in, const double *w, double *out)
+/* The spec's callbacks as an fd_problem (tests/support/fd.h). */
+static void fd_init(double **in, void *s, gyro_rng *r) { ((fd_spec *)s)->init(in, s, r); }
+static void fd_fwd(double *out, double *const *in, void *s) { ((fd_spec *)s)->fwd(out, in, s); }
+static void fd_bwd(double *const *din, const double *dout, double *const *in, void *s)
 {
-    s->fwd(out, in, s);
-    double acc = 0.0;
-    for (size_t i = 0; i < s->outlen; i++) acc += w[i] * out[i];
-    return acc;
+    ((fd_spec *)s)->bwd(din, dout, in, s);
 }
 
 START_TEST(test_fd)
@@ -501,50 +502,13 @@ START_TEST(test_fd)
     double worst_rel = 0.0, worst_abs = 0.0;
     for (int trial = 0; trial < FD_TRIALS; trial++) {
         fd_shape(&s, &r, trial);
-        double *in[FD_MAXIN] = {0}, *din[FD_MAXIN] = {0}, *din2[FD_MAXIN] = {0};
-        for (int i = 0; i < s.nin; i++) {
-            in[i] = calloc(s.len[i], sizeof(double));
-            din[i] = calloc(s.len[i], sizeof(double));
-            din2[i] = calloc(s.len[i], sizeof(double));
-            ck_assert(in[i] && din[i] && din2[i]);
-        }
-        double *w = malloc(s.outlen * sizeof *w), *out = malloc(s.outlen * sizeof *out);
-        ck_assert(w && out);
-        s.init(in, &s, &r);
-        for (size_t i = 0; i < s.outlen; i++) w[i] = gyro_rng_normal(&r);
-        s.bwd(din, w, in, &s);
-        /* accumulate contract: two calls give twice the gradient */
-        s.bwd(din2, w, in, &s);
-        s.bwd(din2, w, in, &s);
-        double scale = 1.0, dmax = 0.0;
-        for (int i = 0; i < s.nin; i++)
-            for (size_t j = 0; j < s.len[i]; j++) {
-                if (fabs(din[i][j]) > scale) scale = fabs(din[i][j]);
-                double e = fabs(din2[i][j] - 2.0 * din[i][j]);
-                ck_assert_msg(e <= 1e-12 * (1.0 + fabs(din[i][j])), "%s: backward does not accumulate",
-                              s.name);
-            }
-        for (int i = 0; i < s.nin; i++)
-            for (size_t j = 0; j < s.len[i]; j++) {
-                double keep = in[i][j];
-                in[i][j] = keep + FD_H;
-                double sp = fd_sum(&s, in, w, out);
-                in[i][j] = keep - FD_H;
-                double sm = fd_sum(&s, in, w, out);
-                in[i][j] = keep;
-                double fd = (sp - sm) / (2.0 * FD_H);
-                double e = fabs(fd - din[i][j]);
-                if (e > dmax) dmax = e;
-                ck_assert_msg(isfinite(din[i][j]), "%s: non-finite gradient", s.name);
-            }
+        const fd_problem p = {s.nin, s.len, s.outlen, &s, fd_init, fd_fwd, fd_bwd};
+        double scale, dmax = fd_trial(&p, &r, FD_H, &scale, s.name);
         double rel = dmax / scale;
         if (rel > worst_rel) worst_rel = rel;
         if (dmax > worst_abs) worst_abs = dmax;
         ck_assert_msg(rel < FD_TOL, "%s trial %d (c=%g n=%d m=%d k=%d rows=%d): fd error %.3g (abs %.3g)",
                       s.name, trial, s.c, s.n, s.m, s.k, s.rows, rel, dmax);
-        for (int i = 0; i < s.nin; i++) { free(in[i]); free(din[i]); free(din2[i]); }
-        free(w);
-        free(out);
     }
     g_max_abs[_i] = worst_abs;
     g_max_rel[_i] = worst_rel;

@@ -11,6 +11,7 @@
 #include "models/core/rng.h"
 #include "models/hyp/poincare.h"
 #include "models/layers/moe.h"
+#include "tests/support/fd.h"
 
 static gyro_moe_config cfg_of(int hyperbolic, int n_shared, int top_k)
 {
@@ -35,6 +36,27 @@ static double objective(double *out, double *acts, int *route, const double *in,
     return s;
 }
 
+/* The objective at the current parameters and input for fd_central; `switched` records a
+ * routing different from route0 (a top-k switch, where the objective is not differentiable). */
+typedef struct moe_objective {
+    double *out, *acts;
+    int *route;
+    const int *route0;
+    const double *in, *P, *w;
+    const gyro_moe_config *cfg;
+    int N, switched;
+    size_t n_route;
+    double alpha;
+} moe_objective;
+
+static double moe_loss(void *vctx)
+{
+    moe_objective *o = vctx;
+    double s = objective(o->out, o->acts, o->route, o->in, o->P, o->w, o->cfg, o->N, o->alpha);
+    o->switched |= memcmp(o->route, o->route0, sizeof(int) * o->n_route) != 0;
+    return s;
+}
+
 static void fd_check(int hyperbolic, int n_shared, int top_k, double alpha)
 {
     gyro_moe_config cfg = cfg_of(hyperbolic, n_shared, top_k);
@@ -56,26 +78,18 @@ static void fd_check(int hyperbolic, int n_shared, int top_k, double alpha)
     objective(out, acts, route0, in, P, w, &cfg, N, alpha);
     gyro_moe_backward_f64(din, dP, scr, w, acts, route0, in, P, &cfg, N, alpha);
 
-    double max_abs = 0.0, max_rel = 0.0;
-    const double h = 1e-6;
+    moe_objective o = {out, acts, route, route0, in, P, w, &cfg, N, 0, L.n_route, alpha};
+    fd_stats st = {.floor = 1e-3};
     int skipped = 0;
     for (size_t k = 0; k < L.n_params + (size_t)N * d; k++) {
         double *x = k < L.n_params ? &P[k] : &in[k - L.n_params];
         double g = k < L.n_params ? dP[k] : din[k - L.n_params];
-        double keep = *x;
-        *x = keep + h;
-        double fp = objective(out, acts, route, in, P, w, &cfg, N, alpha);
-        int same = !memcmp(route, route0, sizeof(int) * L.n_route);
-        *x = keep - h;
-        double fm = objective(out, acts, route, in, P, w, &cfg, N, alpha);
-        same &= !memcmp(route, route0, sizeof(int) * L.n_route);
-        *x = keep;
-        if (!same) { skipped++; continue; } /* a top-k switch: not differentiable there */
-        double fd = (fp - fm) / (2 * h);
-        double e = fabs(fd - g), rel = e / fmax(1e-3, fabs(fd) + fabs(g));
-        if (e > max_abs) max_abs = e;
-        if (rel > max_rel) max_rel = rel;
+        o.switched = 0;
+        double fd = fd_central(x, 1e-6, moe_loss, &o);
+        if (o.switched) { skipped++; continue; } /* a top-k switch: not differentiable there */
+        fd_stats_add(&st, k, fd, g);
     }
+    const double max_abs = st.max_abs, max_rel = st.max_rel;
     printf("moe fd (hyperbolic=%d shared=%d top_k=%d alpha=%g): %zu values (%d at a routing switch), "
            "max abs err %.3g, max rel err %.3g\n", hyperbolic, n_shared, top_k, alpha,
            L.n_params + (size_t)N * d, skipped, max_abs, max_rel);

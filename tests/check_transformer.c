@@ -16,6 +16,7 @@
 #include "models/hyp/lorentz.h"
 #include "models/hyp/poincare.h"
 #include "models/transformer.h"
+#include "tests/support/fd.h"
 
 static gyro_tf_config tiny(gyro_tf_geometry geo)
 {
@@ -67,6 +68,19 @@ static double loss_f64(gyro_tf_model_f64 *m, gyro_tf_acts_f64 *a, int dropout)
            gyro_tf_balance_loss_f64(a);
 }
 
+/* loss_f64 as the objective of fd_central. */
+typedef struct tf_objective {
+    gyro_tf_model_f64 *m;
+    gyro_tf_acts_f64 *a;
+    int dropout;
+} tf_objective;
+
+static double tf_loss(void *vctx)
+{
+    const tf_objective *o = vctx;
+    return loss_f64(o->m, o->a, o->dropout);
+}
+
 /* FD over every parameter; returns the max relative error. */
 static double fd_model(const gyro_tf_config *cfg, const char *name)
 {
@@ -99,21 +113,15 @@ static double fd_model(const gyro_tf_config *cfg, const char *name)
     /* h balances truncation (h²·f''') against the rounding of a loss of order 1 (1e-16/h);
      * relative errors are taken against max(|num| + |ana|, 1e-2) so the rounding noise of
      * tiny gradients does not count as an error. */
-    const double h = 1e-5;
-    double max_abs = 0, max_rel = 0, gnorm = 0;
+    tf_objective o = {m, a, dropout};
+    fd_stats st = {.floor = 1e-2};
+    double gnorm = 0;
     for (size_t i = 0; i < m->n_params; i++) {
-        double save = m->params_memory[i];
-        m->params_memory[i] = save + h;
-        double lp = loss_f64(m, a, dropout);
-        m->params_memory[i] = save - h;
-        double lm = loss_f64(m, a, dropout);
-        m->params_memory[i] = save;
-        double num = (lp - lm) / (2 * h), ana = m->grads_memory[i];
-        double ae = fabs(num - ana), re = ae / fmax(1e-2, fabs(num) + fabs(ana));
+        const double ana = m->grads_memory[i];
+        fd_stats_add(&st, i, fd_central(&m->params_memory[i], 1e-5, tf_loss, &o), ana);
         gnorm += ana * ana;
-        if (ae > max_abs) max_abs = ae;
-        if (re > max_rel) max_rel = re;
     }
+    const double max_abs = st.max_abs, max_rel = st.max_rel;
     if (cfg->ffn_kind == GYRO_TF_FFN_MOE)
         ck_assert_double_gt(gyro_tf_balance_loss_f64(a), 0); /* part of the checked objective */
     printf("fd model %-34s %5zu params  |g| %.3e  max abs %.3e  max rel %.3e\n", name,
