@@ -7,19 +7,11 @@
 # unknown geometry exits 65 with the reason.
 set -euo pipefail
 : "${GYRO:?}" "${TMPDIR:?}"
+# shellcheck source=tests/e2e/lib/intents.sh
+. "$(dirname "$0")/lib/intents.sh"
 cd "$TMPDIR"
 
-gen() {
-  local pre=("" "请" "帮我" "麻烦") post=("" "吧" "一下" "好吗")
-  for a in 播放 来一首 我想听; do for b in 稻香 晴天 七里香 夜曲; do for p in "${pre[@]}"; do
-    echo -e "${p}${a}${b}\tmusic.play"; done; done; done
-  for a in 暂停 停止播放 别放了; do for p in "${pre[@]}"; do for q in "${post[@]}"; do
-    echo -e "${p}${a}${q}\tmusic.pause"; done; done; done
-  for a in 导航到 带我去 去; do for b in 北京西站 机场 公司 学校; do for p in "${pre[@]}"; do
-    echo -e "${p}${a}${b}\tnavigation.navigation"; done; done; done
-}
-gen > data.tsv
-"$GYRO" import -f tsv -q -o data.pb data.tsv
+intents_data
 
 opts=(--geometry lorentz --dim 16 --layers 2 --heads 2 --epochs 15 --batch 16 --optimizer adam
       --lr 0.01 --dev-fraction 0.2 --seed 5 --quiet)
