@@ -334,36 +334,47 @@ static gyro_status checkpoint_now(shared *sh, const char *path)
     return s;
 }
 
-static void sum_loss(worker *ws, int T, double *loss, uint64_t *pairs)
+/* ---- the main thread: set-up, progress and checkpoints, the end of a run ------------------- */
+
+/* The loss shown on the progress line: the mean loss per pair over the pairs trained since the
+ * last update that saw more than `min_new` new pairs. */
+typedef struct loss_window {
+    double last_loss, shown;
+    uint64_t last_pairs;
+} loss_window;
+
+static void loss_window_update(loss_window *lw, worker *ws, int T, uint64_t min_new)
 {
-    *loss = 0;
-    *pairs = 0;
+    double loss = 0;
+    uint64_t pairs = 0;
     for (int t = 0; t < T; t++) {
-        *loss += atomic_load(&ws[t].loss);
-        *pairs += atomic_load(&ws[t].pairs);
+        loss += atomic_load(&ws[t].loss);
+        pairs += atomic_load(&ws[t].pairs);
+    }
+    if (pairs > lw->last_pairs + min_new) {
+        lw->shown = (loss - lw->last_loss) / (double)(pairs - lw->last_pairs);
+        lw->last_loss = loss;
+        lw->last_pairs = pairs;
     }
 }
 
-gyro_status gyro_c2v_train(gyro_c2v_model *m, const gyro_corpus *c, const gyro_c2v_run *run,
-                           gyro_c2v_report *report)
+/* Allocate the shared state (subsampling thresholds, negative table, locks) and T workers with
+ * their buffers into *out_sh and *out_ws. On NOMEM before the locks exist both are NULL; after
+ * that, an error leaves them for train_free. */
+static gyro_status train_setup(gyro_c2v_model *m, const gyro_corpus *c, shared **out_sh, worker **out_ws)
 {
-    gyro_c2v_run defaults = {0};
-    if (!run) run = &defaults;
-    gyro_c2v_report rep_local;
-    if (!report) report = &rep_local;
-    memset(report, 0, sizeof *report);
-    if (c->vocab_size != (uint32_t)m->vocab.n || c->fingerprint != gyro_vocab_fingerprint(&m->vocab) ||
-        c->n_ids != m->n_ids)
-        return gyro_error_set(GYRO_ERR_FORMAT, "the encoded corpus does not belong to this model "
-                              "(vocabulary or size differ)");
     const int T = m->opt.threads;
     shared *sh = calloc(1, sizeof *sh);
     worker *ws = aligned_alloc(64, ((sizeof(worker) * (size_t)T + 63) / 64) * 64);
+    *out_sh = NULL;
+    *out_ws = NULL;
     if (!sh || !ws) {
         free(sh); free(ws);
         return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
     }
     memset(ws, 0, sizeof(worker) * (size_t)T);
+    *out_sh = sh;
+    *out_ws = ws;
     sh->m = m;
     sh->c = c;
     gyro_sgns_tables_init(&sh->tab);
@@ -381,7 +392,6 @@ gyro_status gyro_c2v_train(gyro_c2v_model *m, const gyro_corpus *c, const gyro_c
         s = gyro_vocab_negative_table(&m->vocab, m->opt.neg_power, &sh->neg, &neg_size);
         sh->neg_mask = neg_size - 1;
     }
-    int started = 0;
     for (int t = 0; t < T && !s; t++) {
         ws[t].sh = sh;
         ws[t].id = t;
@@ -390,110 +400,11 @@ gyro_status gyro_c2v_train(gyro_c2v_model *m, const gyro_corpus *c, const gyro_c
         ws[t].sent = malloc(GYRO_C2V_MAX_SENTENCE * sizeof *ws[t].sent);
         if (!ws[t].h || !ws[t].buf || !ws[t].sent) s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
     }
-    gyro_progress prog;
-    gyro_progress_init(&prog, "chars/sec/thread", run->quiet);
-    double t0 = gyro_now(), last_ckpt = t0;
-    uint64_t words0 = m->words_done;
-    double last_loss = 0, shown_loss = NAN;
-    uint64_t last_pairs = 0;
-    for (int t = 0; t < T && !s; t++) {
-        if (pthread_create(&ws[t].th, NULL, worker_main, &ws[t]) != 0) {
-            s = gyro_error_set(GYRO_ERR_INTERNAL, "cannot start thread %d", t);
-            atomic_store(&sh->stop, 2);
-            break;
-        }
-        started++;
-    }
-    int interrupted = 0;
-    while (!s) {
-        if (run->stop && *run->stop) {
-            interrupted = 1;
-            atomic_store(&sh->stop, 1);
-            break;
-        }
-        pthread_mutex_lock(&sh->mu);
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 100000000L;
-        if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
-        if (sh->n_done < started) pthread_cond_timedwait(&sh->cv_main, &sh->mu, &ts);
-        int all_done = sh->n_done == started;
-        pthread_mutex_unlock(&sh->mu);
-        double now = gyro_now();
-        uint64_t words = atomic_load(&sh->words);
-        double frac = (double)words / sh->total_words;
-        double rate = (double)(words - words0) / ((now - t0) * T + 1e-9);
-        double lsum;
-        uint64_t pairs;
-        sum_loss(ws, T, &lsum, &pairs);
-        if (pairs > last_pairs + 1000) {
-            shown_loss = (lsum - last_loss) / (double)(pairs - last_pairs);
-            last_loss = lsum;
-            last_pairs = pairs;
-        }
-        double lr = m->opt.lr * (1.0 - frac);
-        if (lr < m->opt.lr * 1e-4) lr = m->opt.lr * 1e-4;
-        if (all_done || atomic_load(&sh->stop)) break;
-        gyro_progress_update(&prog, frac > 1 ? 1 : frac, rate, lr, shown_loss, 0);
-        if (run->checkpoint_path && run->checkpoint_every > 0 && now - last_ckpt >= run->checkpoint_every) {
-            s = checkpoint_now(sh, run->checkpoint_path);
-            if (s) {
-                atomic_store(&sh->stop, 2);
-                break;
-            }
-            report->checkpoints++;
-            last_ckpt = gyro_now();
-        }
-    }
-    for (int t = 0; t < started; t++) pthread_join(ws[t].th, NULL);
-    double elapsed = gyro_now() - t0;
-    uint64_t words = atomic_load(&sh->words);
-    m->words_done = words;
-    m->seconds += elapsed;
-    double lsum;
-    uint64_t pairs;
-    sum_loss(ws, T, &lsum, &pairs);
-    if (pairs > last_pairs) shown_loss = (lsum - last_loss) / (double)(pairs - last_pairs);
-    report->seconds = elapsed;
-    report->words = words - words0;
-    report->rate = (double)report->words / (elapsed * T + 1e-9);
-    report->loss = shown_loss;
-    if (!s && sh->err) s = gyro_error_set(sh->err, "%s", sh->errmsg);
-    if (!s) {
-        double frac = (double)words / sh->total_words;
-        gyro_progress_finish(&prog, frac > 1 ? 1 : frac, report->rate, m->opt.lr * (1.0 - (frac > 1 ? 1 : frac)),
-                             shown_loss);
-    }
-    if (!s && m->opt.geometry == GYRO_C2V_HYPERBOLIC) {
-        /* after the Hogwild phase: put every row of both tables back on the hyperboloid */
-        double worst = 0;
-        for (int i = 0; i < m->vocab.n; i++) {
-            float *rows[2] = {m->in + (size_t)i * m->row, m->out + (size_t)i * m->row};
-            for (int k = 0; k < 2; k++) {
-                float *x = rows[k];
-                gyro_lorentz_reproject_rounded_f32(x, m->opt.dim); /* ~1e-10 off, not ~1e-5 */
-                double q = -(double)x[0] * x[0];
-                for (int j = 1; j < m->width; j++) q += (double)x[j] * x[j];
-                double e = fabs(q + 1.0);
-                if (e > worst) worst = e;
-            }
-        }
-        report->manifold_error = worst;
-    }
-    if (!s && interrupted) {
-        if (run->checkpoint_path) {
-            s = gyro_c2v_checkpoint_save(m, run->checkpoint_path);
-            if (!s) {
-                report->checkpoints++;
-                s = gyro_error_set(GYRO_ERR_INTERRUPTED, "interrupted at %.1f%%: checkpoint written to %s "
-                                   "(continue with --resume)", 100.0 * (double)words / sh->total_words,
-                                   run->checkpoint_path);
-            }
-        } else {
-            s = gyro_error_set(GYRO_ERR_INTERRUPTED, "interrupted");
-        }
-    }
-    if (!prog.quiet && prog.is_tty && s) fputc('\n', stderr);
+    return s;
+}
+
+static void train_free(shared *sh, worker *ws, int T)
+{
     for (int t = 0; t < T; t++) {
         free(ws[t].h);
         free(ws[t].buf);
@@ -506,5 +417,161 @@ gyro_status gyro_c2v_train(gyro_c2v_model *m, const gyro_corpus *c, const gyro_c
     pthread_cond_destroy(&sh->cv_main);
     pthread_cond_destroy(&sh->cv_work);
     free(sh);
+}
+
+/* What the main thread keeps while the workers run. */
+typedef struct monitor {
+    const gyro_c2v_run *run;
+    gyro_progress prog;
+    double t0;              /* start of this run (gyro_now) */
+    uint64_t words0;        /* tokens done before this run */
+    loss_window lw;
+    int started;            /* workers started */
+} monitor;
+
+/* Start the workers; on a failure the ones started are told to stop (mo->started counts them). */
+static gyro_status start_workers(shared *sh, worker *ws, int T, monitor *mo)
+{
+    for (int t = 0; t < T; t++) {
+        if (pthread_create(&ws[t].th, NULL, worker_main, &ws[t]) != 0) {
+            atomic_store(&sh->stop, 2);
+            return gyro_error_set(GYRO_ERR_INTERNAL, "cannot start thread %d", t);
+        }
+        mo->started++;
+    }
+    return GYRO_OK;
+}
+
+/* Until the workers are done: the progress line every 0.1 s, a checkpoint every
+ * run->checkpoint_every seconds, and a stop request (*interrupted = 1). Returns a checkpoint's
+ * error (the workers are then told to stop). */
+static gyro_status monitor_workers(shared *sh, worker *ws, monitor *mo, gyro_c2v_report *report,
+                                   int *interrupted)
+{
+    const gyro_c2v_run *run = mo->run;
+    const gyro_c2v_model *m = sh->m;
+    const int T = m->opt.threads;
+    double last_ckpt = mo->t0;
+    for (;;) {
+        if (run->stop && *run->stop) {
+            *interrupted = 1;
+            atomic_store(&sh->stop, 1);
+            return GYRO_OK;
+        }
+        pthread_mutex_lock(&sh->mu);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100000000L;
+        if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+        if (sh->n_done < mo->started) pthread_cond_timedwait(&sh->cv_main, &sh->mu, &ts);
+        int all_done = sh->n_done == mo->started;
+        pthread_mutex_unlock(&sh->mu);
+        double now = gyro_now();
+        uint64_t words = atomic_load(&sh->words);
+        double frac = (double)words / sh->total_words;
+        double rate = (double)(words - mo->words0) / ((now - mo->t0) * T + 1e-9);
+        loss_window_update(&mo->lw, ws, T, 1000);
+        double lr = m->opt.lr * (1.0 - frac);
+        if (lr < m->opt.lr * 1e-4) lr = m->opt.lr * 1e-4;
+        if (all_done || atomic_load(&sh->stop)) return GYRO_OK;
+        gyro_progress_update(&mo->prog, frac > 1 ? 1 : frac, rate, lr, mo->lw.shown, 0);
+        if (run->checkpoint_path && run->checkpoint_every > 0 && now - last_ckpt >= run->checkpoint_every) {
+            gyro_status s = checkpoint_now(sh, run->checkpoint_path);
+            if (s) {
+                atomic_store(&sh->stop, 2);
+                return s;
+            }
+            report->checkpoints++;
+            last_ckpt = gyro_now();
+        }
+    }
+}
+
+/* After the Hogwild phase: put every row of both tables back on the hyperboloid; returns the
+ * largest |<x,x>_L + 1| left. */
+static double reproject_tables(gyro_c2v_model *m)
+{
+    double worst = 0;
+    for (int i = 0; i < m->vocab.n; i++) {
+        float *rows[2] = {m->in + (size_t)i * m->row, m->out + (size_t)i * m->row};
+        for (int k = 0; k < 2; k++) {
+            float *x = rows[k];
+            gyro_lorentz_reproject_rounded_f32(x, m->opt.dim); /* ~1e-10 off, not ~1e-5 */
+            double q = -(double)x[0] * x[0];
+            for (int j = 1; j < m->width; j++) q += (double)x[j] * x[j];
+            double e = fabs(q + 1.0);
+            if (e > worst) worst = e;
+        }
+    }
+    return worst;
+}
+
+/* The end of a run whose workers have joined: the model's counters, the report, the workers'
+ * error and the last progress line. Returns s, or the workers' error. */
+static gyro_status train_finish(shared *sh, worker *ws, monitor *mo, gyro_c2v_report *report, gyro_status s)
+{
+    gyro_c2v_model *m = sh->m;
+    const int T = m->opt.threads;
+    double elapsed = gyro_now() - mo->t0;
+    uint64_t words = atomic_load(&sh->words);
+    m->words_done = words;
+    m->seconds += elapsed;
+    loss_window_update(&mo->lw, ws, T, 0);
+    report->seconds = elapsed;
+    report->words = words - mo->words0;
+    report->rate = (double)report->words / (elapsed * T + 1e-9);
+    report->loss = mo->lw.shown;
+    if (!s && sh->err) s = gyro_error_set(sh->err, "%s", sh->errmsg);
+    if (!s) {
+        double frac = (double)words / sh->total_words;
+        gyro_progress_finish(&mo->prog, frac > 1 ? 1 : frac, report->rate, m->opt.lr * (1.0 - (frac > 1 ? 1 : frac)),
+                             mo->lw.shown);
+    }
+    return s;
+}
+
+/* After a stop request: the checkpoint (when the run names one) and GYRO_ERR_INTERRUPTED, or
+ * the checkpoint's error. */
+static gyro_status train_interrupted(shared *sh, const gyro_c2v_run *run, gyro_c2v_report *report)
+{
+    if (!run->checkpoint_path) return gyro_error_set(GYRO_ERR_INTERRUPTED, "interrupted");
+    gyro_status s = gyro_c2v_checkpoint_save(sh->m, run->checkpoint_path);
+    if (s) return s;
+    report->checkpoints++;
+    return gyro_error_set(GYRO_ERR_INTERRUPTED, "interrupted at %.1f%%: checkpoint written to %s (continue "
+                          "with --resume)", 100.0 * (double)sh->m->words_done / sh->total_words,
+                          run->checkpoint_path);
+}
+
+gyro_status gyro_c2v_train(gyro_c2v_model *m, const gyro_corpus *c, const gyro_c2v_run *run,
+                           gyro_c2v_report *report)
+{
+    gyro_c2v_run defaults = {0};
+    if (!run) run = &defaults;
+    gyro_c2v_report rep_local;
+    if (!report) report = &rep_local;
+    memset(report, 0, sizeof *report);
+    if (c->vocab_size != (uint32_t)m->vocab.n || c->fingerprint != gyro_vocab_fingerprint(&m->vocab) ||
+        c->n_ids != m->n_ids)
+        return gyro_error_set(GYRO_ERR_FORMAT, "the encoded corpus does not belong to this model "
+                              "(vocabulary or size differ)");
+    const int T = m->opt.threads;
+    shared *sh;
+    worker *ws;
+    gyro_status s = train_setup(m, c, &sh, &ws);
+    if (!sh) return s;
+    monitor mo = {.run = run, .lw = {.shown = NAN}};
+    gyro_progress_init(&mo.prog, "chars/sec/thread", run->quiet);
+    mo.t0 = gyro_now();
+    mo.words0 = m->words_done;
+    int interrupted = 0;
+    if (!s) s = start_workers(sh, ws, T, &mo);
+    if (!s) s = monitor_workers(sh, ws, &mo, report, &interrupted);
+    for (int t = 0; t < mo.started; t++) pthread_join(ws[t].th, NULL);
+    s = train_finish(sh, ws, &mo, report, s);
+    if (!s && m->opt.geometry == GYRO_C2V_HYPERBOLIC) report->manifold_error = reproject_tables(m);
+    if (!s && interrupted) s = train_interrupted(sh, run, report);
+    if (!mo.prog.quiet && mo.prog.is_tty && s) fputc('\n', stderr);
+    train_free(sh, ws, T);
     return s;
 }
