@@ -29,8 +29,8 @@ static void draw(gyro_rng *r, const gyro_train_options *base, int fixed_geometry
                    : gyro_rng_below(r, 2) ? GYRO_TF_GEOMETRY_HYPERBOLIC : GYRO_TF_GEOMETRY_EUCLIDEAN;
     o->model.geometry = (gyro_tf_geometry)geometry;
     const int hyp = geometry == GYRO_TF_GEOMETRY_HYPERBOLIC;
-    double lr0 = hyp ? GYRO_NGRAMS_DEFAULT_LR_BALL : GYRO_NGRAMS_DEFAULT_LR;
-    o->optim.lr = sig3(lr0 * exp(2.4 * gyro_rng_uniform(r) - 1.2));          /* ×0.3 .. ×3.3 */
+    o->optim.lr = sig3(GYRO_NGRAMS_DEFAULT_LR * exp(2.4 * gyro_rng_uniform(r) - 1.2));   /* ×0.3 .. ×3.3 */
+    o->head_lr = sig3(o->optim.lr * (hyp ? GYRO_NGRAMS_HEAD_LR_SCALE_BALL : 1.0) * exp(1.6 * gyro_rng_uniform(r) - 0.8));
     if (!base->table) o->model.dim = dims[gyro_rng_below(r, 4)];
     o->epochs = 5 + (int)gyro_rng_below(r, 26);
     o->ngrams.max_n = 1 + (int)gyro_rng_below(r, 3);
@@ -44,8 +44,8 @@ static void draw(gyro_rng *r, const gyro_train_options *base, int fixed_geometry
 void gyro_autotune_format(const gyro_train_options *o, char *buf, size_t cap)
 {
     const int hyp = o->model.geometry == GYRO_TF_GEOMETRY_HYPERBOLIC;
-    int n = snprintf(buf, cap, "--geometry %s --lr %.3g --dim %d --epochs %d --max-n %d --buckets %d %s",
-                     gyro_tf_geometry_name(o->model.geometry), o->optim.lr, o->model.dim, o->epochs,
+    int n = snprintf(buf, cap, "--geometry %s --lr %.3g --head-lr %.3g --dim %d --epochs %d --max-n %d --buckets %d %s",
+                     gyro_tf_geometry_name(o->model.geometry), o->optim.lr, o->head_lr, o->model.dim, o->epochs,
                      o->ngrams.max_n, o->ngrams.buckets, o->ngrams.context ? "--context" : "--no-context");
     if (n > 0 && (size_t)n < cap && o->ngrams.context)
         n += snprintf(buf + n, cap - (size_t)n, " --context-weight %.3g", o->ngrams.context_weight);

@@ -216,7 +216,8 @@ void gyro_ngrams_backward(const gyro_ngrams_model *m, const int32_t *rows, const
 }
 
 void gyro_ngrams_step(gyro_ngrams_model *m, const int32_t *rows, int nf, const float *dX,
-                      const float *dA, const float *dP, const float *dB, float lr, int freeze_below)
+                      const float *dA, const float *dP, const float *dB, float lr, float head_lr,
+                      int freeze_below)
 {
     const int C = m->cfg.dim, K = m->cfg.n_classes;
     const float c = m->cfg.curvature;
@@ -229,9 +230,9 @@ void gyro_ngrams_step(gyro_ngrams_model *m, const int32_t *rows, int nf, const f
             if (hyp) gyro_poincare_rsgd_step_f32(x, x, g, c, lr, C);
             else for (int i = 0; i < C; i++) x[i] -= lr * g[i];
         }
-    if (dA) for (size_t i = 0; i < (size_t)K * C; i++) m->head_a[i] -= lr * dA[i];
-    if (hyp && dP) gyro_poincare_rsgd_step_batch_f32(m->head_p, m->head_p, dP, c, lr, K, C);
-    if (!hyp && dB) for (int k = 0; k < K; k++) m->head_b[k] -= lr * dB[k];
+    if (dA) for (size_t i = 0; i < (size_t)K * C; i++) m->head_a[i] -= head_lr * dA[i];
+    if (hyp && dP) gyro_poincare_rsgd_step_batch_f32(m->head_p, m->head_p, dP, c, head_lr, K, C);
+    if (!hyp && dB) for (int k = 0; k < K; k++) m->head_b[k] -= head_lr * dB[k];
 }
 
 const gyro_tf_tensor *gyro_ngrams_first_nonfinite(const gyro_ngrams_model *m, size_t *at)

@@ -101,11 +101,12 @@ void gyro_ngrams_backward(const gyro_ngrams_model *m, const int32_t *rows, const
                           const float *y, const float *dlogits, float *dX, float *dA, float *dP,
                           float *dB);
 
-/* One SGD step from the gradients of gyro_ngrams_backward: embedding rows and the offsets p_k
- * take Riemannian SGD steps in the ball (poincare.h, rsgd_step), the rest x −= lr·g.
- * `freeze_below`: embedding rows < freeze_below are not updated (a frozen pretrained table). */
+/* One SGD step from the gradients of gyro_ngrams_backward: embedding rows (rate lr) and the
+ * offsets p_k (rate head_lr) take Riemannian SGD steps in the ball (poincare.h, rsgd_step),
+ * the rest x −= rate·g (the head's tensors at head_lr). `freeze_below`: embedding rows <
+ * freeze_below are not updated (a frozen pretrained table). */
 void gyro_ngrams_step(gyro_ngrams_model *m, const int32_t *rows, int nf, const float *dX,
-                      const float *dA, const float *dP, const float *dB, float lr,
+                      const float *dA, const float *dP, const float *dB, float lr, float head_lr,
                       int freeze_below);
 
 /* The first non-finite parameter: its tensor (NULL if all finite) and index within it. */

@@ -375,8 +375,9 @@ gyro_status gyro_train_options_complete(gyro_train_options *o, unsigned set)
         /* fields the model does not use take one value, so equal models are equal files */
         if (g->geometry == GYRO_TF_GEOMETRY_EUCLIDEAN) g->curvature = 1.0f;
         if (!g->context) g->context_weight = 1.0f;
-        if (!(set & GYRO_TRAIN_SET_LR))
-            o->optim.lr = g->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC ? GYRO_NGRAMS_DEFAULT_LR_BALL : GYRO_NGRAMS_DEFAULT_LR;
+        if (!(set & GYRO_TRAIN_SET_LR)) o->optim.lr = GYRO_NGRAMS_DEFAULT_LR;
+        if (!(o->head_lr > 0))
+            o->head_lr = o->optim.lr * (g->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC ? GYRO_NGRAMS_HEAD_LR_SCALE_BALL : 1.0);
         if (!(o->label_smoothing >= 0 && o->label_smoothing < 1))
             return gyro_error_set(GYRO_ERR_USAGE, "--label-smoothing must be in [0, 1)");
         gyro_ngrams_config probe = *g;

@@ -178,8 +178,8 @@ static gyro_status step_bufs_new(step_bufs *s, const gyro_ngrams_model *ng, int 
 
 /* One SGD step on bag i; returns its loss (cross-entropy with the one-hot target; with label
  * smoothing ε the gradient is that of the target (1 − ε)·onehot + ε/K, Szegedy et al. 2016). */
-static double train_one(gyro_ngrams_model *ng, const bagset *b, int i, step_bufs *s, float lr, int freeze_below,
-                        float smoothing)
+static double train_one(gyro_ngrams_model *ng, const bagset *b, int i, step_bufs *s, float lr, float head_lr,
+                        int freeze_below, float smoothing)
 {
     const int C = ng->cfg.dim, K = ng->cfg.n_classes, len = b->len[i], lab = b->label[i];
     const int32_t *rows = b->rows + b->start[i];
@@ -194,7 +194,7 @@ static double train_one(gyro_ngrams_model *ng, const bagset *b, int i, step_bufs
     memset(s->dP, 0, (size_t)K * C * sizeof *s->dP);
     memset(s->dB, 0, (size_t)K * sizeof *s->dB);
     gyro_ngrams_backward(ng, rows, w, len, s->y, s->probs, s->dX, s->dA, s->dP, s->dB);
-    gyro_ngrams_step(ng, rows, len, s->dX, s->dA, s->dP, s->dB, lr, freeze_below);
+    gyro_ngrams_step(ng, rows, len, s->dX, s->dA, s->dP, s->dB, lr, head_lr, freeze_below);
     return loss;
 }
 
@@ -250,7 +250,8 @@ gyro_status gyro_train_ngrams(const gyro_train_options *opt, gyro_classifier *m,
             }
             double done_frac = ((double)epoch * btr.n + s) / total;
             lr = opt->optim.lr * (1.0 - done_frac);
-            double l = train_one(ng, &btr, order[s], &sb, (float)lr, freeze_below, opt->label_smoothing);
+            const float head_lr = (float)(opt->head_lr * (1.0 - done_frac));
+            double l = train_one(ng, &btr, order[s], &sb, (float)lr, head_lr, freeze_below, opt->label_smoothing);
             if (!isfinite(l)) {
                 st = gyro_error_set(GYRO_ERR_NAN, "train: the loss became %g at epoch %d example %d; "
                                     "lower the learning rate (--lr)", l, epoch + 1, s + 1);

@@ -263,6 +263,7 @@ static void ngram_options(gyro_train_options *o, int geometry)
     /* a toy set of a few hundred examples needs larger steps than the defaults (set for
      * thousands of examples) */
     o->optim.lr = geometry == GYRO_TF_GEOMETRY_HYPERBOLIC ? 0.2 : 0.5;
+    o->head_lr = o->optim.lr;
     ck_assert_int_eq(gyro_train_options_complete(o, GYRO_TRAIN_SET_LR | GYRO_TRAIN_SET_DIM | GYRO_TRAIN_SET_EPOCHS),
                      GYRO_OK);
     ck_assert_int_eq(o->ngrams.dim, 16);

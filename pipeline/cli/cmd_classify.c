@@ -134,6 +134,8 @@ static const gyro_opt train_opts[] = {
     GYRO_O_FLAG("no-context", 0, TA, no_context, "no context features", .mark = GIVEN_NG_ONLY),
     GYRO_O_FLOAT("context-weight", 0, TA, o.ngrams.context_weight, "W", NULL, 0, 0,
                  "total weight of the previous turn's features, in features of the utterance (1)", .mark = GIVEN_NG_ONLY),
+    GYRO_O_DOUBLE("head-lr", 0, TA, o.head_lr, "X", NULL, 0, 0,
+                  "learning rate of the classifier head (euclidean: --lr; hyperbolic: --lr / 10)", .mark = GIVEN_NG_ONLY),
     GYRO_O_FLOAT("label-smoothing", 0, TA, o.label_smoothing, "E", NULL, 0, 0,
                  "train toward (1 - E) on the label and E spread over all labels (0)", .mark = GIVEN_NG_ONLY),
     GYRO_O_SECTION("Training:"),
@@ -141,7 +143,7 @@ static const gyro_opt train_opts[] = {
                   .mark = GIVEN_OPTIMIZER | GIVEN_TF_ONLY),
     GYRO_O_CHOICE("ball-optimizer", 0, TA, o.optim.ball_kind, "B", "rsgd|radam", NULL,
                   "ball tensors: Riemannian SGD (rsgd) or Riemannian Adam (radam)", .mark = GIVEN_TF_ONLY),
-    GYRO_O_DOUBLE("lr", 0, TA, o.optim.lr, "X", NULL, 0, 0, "learning rate (1e-3; euclidean 1e-4; ngrams 0.5, decaying linearly to 0)",
+    GYRO_O_DOUBLE("lr", 0, TA, o.optim.lr, "X", NULL, 0, 0, "learning rate (transformer 1e-3, euclidean 1e-4; ngrams 0.5 for the embeddings, decaying linearly to 0)",
                   .mark = GYRO_TRAIN_SET_LR),
     GYRO_O_DOUBLE("ball-lr", 0, TA, o.optim.ball_lr, "X", NULL, 0, 0, "learning rate of ball parameters", .mark = GIVEN_TF_ONLY),
     GYRO_O_DOUBLE("clip", 0, TA, o.optim.clip_norm, "X", NULL, 0, 0, "gradient clip", .mark = GIVEN_TF_ONLY),
@@ -212,8 +214,8 @@ static int train_parse(int argc, char **argv, train_args *a, int *first, gyro_em
         return gyro_cli_usage_error(CMD, "--arch ngrams takes no transformer option (layers, heads, ffn, "
                                     "dropout, optimizer, batch, ...); see 'gyro classify train --help'");
     if (a->o.arch == GYRO_ARCH_TRANSFORMER && (given & GIVEN_NG_ONLY))
-        return gyro_cli_usage_error(CMD, "--buckets, --max-n, --context, --context-weight and --label-smoothing "
-                                    "are options of --arch ngrams");
+        return gyro_cli_usage_error(CMD, "--buckets, --max-n, --context, --context-weight, --head-lr and "
+                                    "--label-smoothing are options of --arch ngrams");
     if ((given & GIVEN_OPTIMIZER) && a->o.optim.kind == GYRO_OPTIM_ADAM) a->o.optim.eps = 1e-8;
     if (a->keep_trad) a->o.norm.t2s = 0;
     if (a->words) a->o.token_unit = GYRO_TOKEN_WORDS;
