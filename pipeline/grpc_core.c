@@ -719,6 +719,7 @@ gyro_status gyro_rpc_server_start(const gyro_rpc_server_options *opt,
     *out = NULL;
     if (!opt || !opt->addr || opt->threads < 1 || opt->threads > 256 || opt->pool_threads < 0 ||
         opt->pool_threads > 256 || opt->max_request_bytes < 1 || opt->max_request_bytes > INT32_MAX ||
+        opt->max_buffer_bytes < 0 ||
         (opt->tls_cert_pem == NULL) != (opt->tls_key_pem == NULL) ||
         (opt->tls_client_ca_pem && !opt->tls_cert_pem))
         return gyro_error_set(GYRO_ERR_USAGE, "invalid server options");
@@ -736,16 +737,38 @@ gyro_status gyro_rpc_server_start(const gyro_rpc_server_options *opt,
 
     /* SO_REUSEPORT off (core's default is on): with it a second server on a busy port binds
      * silently and takes half of the connections, and HOST:0 binds one ephemeral port per
-     * completion queue. Off, a busy port makes grpc_server_add_http2_port return 0. */
-    grpc_arg args[2];
+     * completion queue. Off, a busy port makes grpc_server_add_http2_port return 0.
+     *
+     * A resource quota bounds what the transport holds. gRPC core 1.51 enforces
+     * GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH only once the whole message has arrived (the chttp2
+     * flow-control window grows to the length the message header declares; grpc/grpc#43012),
+     * so without a quota a client declaring a 300 MB request makes the server buffer 300 MB
+     * before the RESOURCE_EXHAUSTED, and a few such clients exhaust memory; bursts of calls
+     * that arrive faster than they are handled (or are cancelled at once) are held the same
+     * way. With the quota, core slows the flow-control windows as it fills and, when it is
+     * full, resets streams with RESOURCE_EXHAUSTED ("Buffers full") instead of allocating. */
+    long quota = opt->max_buffer_bytes;
+    if (quota == 0) quota = 16 * opt->max_request_bytes > (64L << 20) ? 16 * opt->max_request_bytes : 64L << 20;
+    grpc_resource_quota *rq = grpc_resource_quota_create("gyro-serve");
+    if (!rq) {
+        server_destroy_parts(s);
+        return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    }
+    grpc_resource_quota_resize(rq, (size_t)quota);
+    grpc_arg args[3];
     args[0].type = GRPC_ARG_INTEGER;
     args[0].key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
     args[0].value.integer = (int)opt->max_request_bytes;
     args[1].type = GRPC_ARG_INTEGER;
     args[1].key = GRPC_ARG_ALLOW_REUSEPORT;
     args[1].value.integer = 0;
-    grpc_channel_args cargs = {2, args};
+    args[2].type = GRPC_ARG_POINTER;
+    args[2].key = GRPC_ARG_RESOURCE_QUOTA;
+    args[2].value.pointer.p = rq;
+    args[2].value.pointer.vtable = grpc_resource_quota_arg_vtable();
+    grpc_channel_args cargs = {3, args};
     s->server = grpc_server_create(&cargs, NULL);
+    grpc_resource_quota_unref(rq); /* the server holds its own reference */
     s->handles = calloc((size_t)(n_methods ? n_methods : 1), sizeof *s->handles);
     s->workers = calloc((size_t)opt->threads, sizeof *s->workers);
     s->pool.threads = calloc((size_t)(opt->pool_threads ? opt->pool_threads : 1), sizeof(pthread_t));

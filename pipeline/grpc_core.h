@@ -121,6 +121,9 @@ typedef struct gyro_rpc_server_options {
     const char *tls_cert_pem;      /* PEM contents; NULL for plaintext */
     const char *tls_key_pem;
     const char *tls_client_ca_pem; /* non-NULL: require and verify client certificates */
+    long max_buffer_bytes;         /* memory the transport may hold for all calls at once (a
+                                    * gRPC resource quota); 0: 16 × max_request_bytes, at least
+                                    * 64 MiB. Past it, calls are refused RESOURCE_EXHAUSTED. */
 } gyro_rpc_server_options;
 
 typedef struct gyro_rpc_server gyro_rpc_server;
