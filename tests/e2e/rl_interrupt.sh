@@ -2,7 +2,12 @@
 # rl_interrupt.sh — SIGINT or SIGTERM during the supervised start of `rl finetune --env composite`
 # and during `rl transition` stops after the current step, saves what was trained so far to
 # --out (and --sft-out) and exits 130; they used to kill the process with nothing saved. Each
-# signal is sent once progress has been observed, not after a fixed delay.
+# signal is sent once progress has been observed, not after a fixed delay: in a file the run
+# itself created (out.txt and err.txt are removed first; the redirection happens in the
+# background child, so a wait on the previous run's err.txt could succeed at once and the signal
+# reach the process before its handler: a SIGTERM killed it, and a SIGINT, which a background
+# job of a non-interactive shell starts with ignored, was lost and the run went on until the
+# timeout, 4 runs in 30 under load). A run still going at the timeout is reported as such.
 set -uo pipefail
 : "${GYRO:?}" "${TMPDIR:?}"
 cd "$TMPDIR"
@@ -17,7 +22,7 @@ wait_for() {   # wait_for FILE PATTERN: until PATTERN appears in FILE (at most ~
 
 # --- the supervised start of rl finetune --env composite: SIGINT, then SIGTERM ----------------
 for sig in INT TERM; do
-  rm -f rl.model sft.model
+  rm -f rl.model sft.model out.txt err.txt
   # no --dev: early stopping on a dev set could end the supervised start before the signal
   timeout 120 "$GYRO" rl finetune --env composite --train train.examples --dim 16 --layers 1 \
     --heads 2 --sft-epochs 100000 --iterations 3 --states 4 --group 4 \
@@ -26,6 +31,7 @@ for sig in INT TERM; do
   wait_for err.txt "Progress:" || { kill -9 $pid; cat err.txt; fail "$sig: no progress seen"; }
   kill -$sig $pid
   wait $pid; rc=$?
+  [ $rc = 124 ] && fail "$sig during the supervised start: did not stop (still running at the timeout)"
   [ $rc = 130 ] || { cat err.txt; fail "$sig during the supervised start: exit $rc, want 130"; }
   grep -q "interrupted" err.txt || { cat err.txt; fail "$sig: no message"; }
   [ -s rl.model ] && [ -s sft.model ] || fail "$sig: the supervised policy was not saved"
@@ -37,13 +43,14 @@ done
 
 # --- rl transition ------------------------------------------------------------------------------
 for sig in INT TERM; do
-  rm -f t.model
+  rm -f t.model out.txt err.txt
   timeout 120 "$GYRO" rl transition --env vdp --episodes 40 --test-episodes 5 --epochs 100000 --out t.model \
     > out.txt 2> err.txt &
   pid=$!
   wait_for err.txt "Progress:" || { kill -9 $pid; cat err.txt; fail "transition $sig: no progress seen"; }
   kill -$sig $pid
   wait $pid; rc=$?
+  [ $rc = 124 ] && fail "transition $sig: did not stop (still running at the timeout)"
   [ $rc = 130 ] || { cat err.txt; fail "transition $sig: exit $rc, want 130"; }
   grep -q "interrupted in epoch" err.txt || { cat err.txt; fail "transition $sig: no message"; }
   grep -q "test_mse=" out.txt || fail "transition $sig: no summary line"
