@@ -596,14 +596,16 @@ gyro_status gyro_hrm_load(const char *path, gyro_hrm_model **out)
                            (unsigned long long)n, (long long)sb.st_size - (long long)at);
         goto done;
     }
+    gyro_hrm_layout lay; /* the configuration's size, before allocating (and initialising) it */
+    gyro_hrm_layout_init(&lay, &c);
+    if (n != lay.n_params) {
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: %llu parameters stored, the configuration has "
+                           "%zu", path, (unsigned long long)n, lay.n_params);
+        goto done;
+    }
     s = gyro_hrm_new(&c, 0, &m);
     if (s != GYRO_OK)
         goto done;
-    if (n != m->lay.n_params) {
-        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: %llu parameters stored, the configuration has "
-                           "%zu", path, (unsigned long long)n, m->lay.n_params);
-        goto done;
-    }
     if (fread(m->params, sizeof(float), n, fp) != n || fread(&stored, sizeof stored, 1, fp) != 1) {
         s = gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated HRM parameters", path);
         goto done;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # seeds.sh — build the seed corpus of every fuzz target into OUT/<target>/ from small real files:
 # the committed text seeds of tests/fuzz/corpus/ and files made here by gyro itself (streams, a
-# trained classifier, a policy, embedding tables, a char2vec checkpoint and encoded corpus).
+# trained classifier, a policy, HRM models, embedding tables, a char2vec checkpoint and encoded
+# corpus).
 #   tests/fuzz/seeds.sh GYRO OUT
 set -euo pipefail
 G=$1 OUT=$2
@@ -12,7 +13,7 @@ mkdir -p "$OUT"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 for t in stream json zip classifier policy table c2v_checkpoint normalize import_tsv import_nlpcc \
-         import_smp import_crosswoz grpc; do mkdir -p "$OUT/$t"; done
+         import_smp import_crosswoz grpc hrm; do mkdir -p "$OUT/$t"; done
 q=(-q)
 cp "$C"/tsv/* "$OUT/import_tsv/"
 cp "$C"/nlpcc/* "$OUT/import_nlpcc/"
@@ -43,6 +44,12 @@ cp "$W/m.clf" "$OUT/classifier/"
 # a policy and a transition model
 "$G" rl transition --env vdp --episodes 2 --test-episodes 1 --epochs 1 -q --out "$W/t.pol" > /dev/null
 cp "$W/t.pol" "$OUT/policy/"
+# HRM models trained on a few generated puzzles (Euclidean and hyperbolic), as tests/e2e/hrm.sh
+"$G" sudoku generate -q --seed 3 -n 8 --clues 45 > "$W/puzzles.txt"
+hrm=(--dim 8 --heads 2 --head-dim 4 --ffn 16 -N 2 -T 1 -M 2 -b 8 -e 1 -q)
+"$G" hrm train "${hrm[@]}" -o "$W/e.hrm" "$W/puzzles.txt" > /dev/null
+"$G" hrm train "${hrm[@]}" -g hyperbolic -o "$W/h.hrm" "$W/puzzles.txt" > /dev/null
+cp "$W/e.hrm" "$W/h.hrm" "$OUT/hrm/"
 # embedding tables (hyperboloid, Poincaré) and a char2vec checkpoint with its encoded corpus
 printf '山水花鸟风月山水花鸟\n风月山水花鸟风月\n' > "$W/c.txt"
 "$G" char2vec train -q --dim 3 --epochs 1 --min-count 1 --keep-checkpoint -o "$W/c.hyp" "$W/c.txt"
