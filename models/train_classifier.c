@@ -366,7 +366,7 @@ gyro_status gyro_train_options_complete(gyro_train_options *o, unsigned set)
     if (o->arch == GYRO_ARCH_NGRAMS) {
         gyro_ngrams_config *g = &o->ngrams;
         if (!(set & GYRO_TRAIN_SET_DIM) && !o->table) m->dim = 100;
-        if (!(set & GYRO_TRAIN_SET_EPOCHS)) o->epochs = 15;
+        if (!(set & GYRO_TRAIN_SET_EPOCHS)) o->epochs = 25;
         if (!(set & GYRO_TRAIN_SET_DEV_FRACTION)) o->dev_fraction = 0;
         g->geometry = m->geometry;
         g->dim = m->dim;

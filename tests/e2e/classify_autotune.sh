@@ -21,7 +21,7 @@ gen > data.tsv
 
 "$GYRO" classify autotune --budget 5m --trials 3 --dev dev.pb -o best.clf train.pb > cmd.txt 2> log.txt
 [ "$(grep -c '^trial [0-9]*: dev accuracy' log.txt)" = 3 ] || { echo "FAIL trial lines"; cat log.txt; exit 1; }
-grep -q '^trial 1: .*--geometry hyperbolic --lr 0.5 --head-lr 0.05 --dim 100 --epochs 15 ' log.txt    # the defaults first
+grep -q '^trial 1: .*--geometry hyperbolic --lr 0.5 --head-lr 0.1 --dim 100 --epochs 25 ' log.txt    # the defaults first
 grep -q '^gyro classify train --geometry .* --dev dev.pb -o best.clf train.pb$' cmd.txt
 best=$(sed -n 's/.*best: trial [0-9]*, dev accuracy \([0-9.]*\)%.*/\1/p' log.txt)
 first=$(sed -n 's/.*(the defaults: \([0-9.]*\)%).*/\1/p' log.txt)
