@@ -609,12 +609,13 @@ gyro_status gyro_classifier_load(const char *path, gyro_classifier **out)
 
 /* ---- creation and accessors ------------------------------------------------------------------ */
 
-gyro_status gyro_classifier_create(const gyro_tf_config *cfg, uint64_t seed,
-                                   const gyro_normalize_options *norm, const char *const *vocab,
-                                   int n_vocab, gyro_label_set *labels, gyro_classifier **out)
+/* A model without its network: labels (taken over, freed on error too), normalization and
+ * vocabulary. `cfg` is the caller's configuration, only checked for NULL here. */
+static gyro_status classifier_shell(const void *cfg, const gyro_normalize_options *norm, const char *const *vocab,
+                                    int n_vocab, gyro_label_set *labels, gyro_classifier **out)
 {
-    if (out) *out = NULL;
-    if (!cfg || !out || !labels || n_vocab < 0 || (n_vocab > 0 && !vocab)) {
+    *out = NULL;
+    if (!cfg || !labels || n_vocab < 0 || (n_vocab > 0 && !vocab)) {
         gyro_label_set_free(labels);
         return gyro_error_set(GYRO_ERR_USAGE, "classifier create: NULL argument");
     }
@@ -626,16 +627,33 @@ gyro_status gyro_classifier_create(const gyro_tf_config *cfg, uint64_t seed,
     gyro_status st = vocab_build(m, vocab, n_vocab);
     if (st == GYRO_OK && gyro_label_set_count(labels) < 1)
         st = gyro_error_set(GYRO_ERR_USAGE, "classifier: no labels");
-    if (st == GYRO_OK) {
-        gyro_tf_config c = *cfg;
-        c.vocab_size = n_vocab + 1;
-        c.n_classes = gyro_label_set_count(labels);
-        st = gyro_tf_new(&c, seed, 1, &m->tf);
-    }
+    if (st) { gyro_classifier_free(m); return st; }
+    *out = m;
+    return GYRO_OK;
+}
+
+/* Finish a shell whose network was just made (st its status). */
+static gyro_status classifier_finish(gyro_classifier *m, gyro_status st, gyro_classifier **out)
+{
     if (st) { gyro_classifier_free(m); return st; }
     set_version(m);
     *out = m;
     return GYRO_OK;
+}
+
+gyro_status gyro_classifier_create(const gyro_tf_config *cfg, uint64_t seed,
+                                   const gyro_normalize_options *norm, const char *const *vocab,
+                                   int n_vocab, gyro_label_set *labels, gyro_classifier **out)
+{
+    if (!out) { gyro_label_set_free(labels); return gyro_error_set(GYRO_ERR_USAGE, "classifier create: NULL argument"); }
+    gyro_classifier *m;
+    gyro_status st = classifier_shell(cfg, norm, vocab, n_vocab, labels, &m);
+    if (st) { *out = NULL; return st; }
+    gyro_tf_config c = *cfg;
+    c.vocab_size = n_vocab + 1;
+    c.n_classes = gyro_label_set_count(m->labels);
+    *out = NULL;
+    return classifier_finish(m, gyro_tf_new(&c, seed, 1, &m->tf), out);
 }
 
 gyro_status gyro_classifier_create_ngrams(const gyro_ngrams_config *cfg, uint64_t seed,
@@ -643,29 +661,15 @@ gyro_status gyro_classifier_create_ngrams(const gyro_ngrams_config *cfg, uint64_
                                           const char *const *vocab, int n_vocab,
                                           gyro_label_set *labels, gyro_classifier **out)
 {
-    if (out) *out = NULL;
-    if (!cfg || !out || !labels || n_vocab < 0 || (n_vocab > 0 && !vocab)) {
-        gyro_label_set_free(labels);
-        return gyro_error_set(GYRO_ERR_USAGE, "classifier create: NULL argument");
-    }
-    gyro_classifier *m = calloc(1, sizeof *m);
-    if (!m) { gyro_label_set_free(labels); return gyro_error_set(GYRO_ERR_NOMEM, "classifier"); }
-    m->labels = labels;
-    if (norm) m->norm = *norm;
-    else gyro_normalize_options_init(&m->norm);
-    gyro_status st = vocab_build(m, vocab, n_vocab);
-    if (st == GYRO_OK && gyro_label_set_count(labels) < 1)
-        st = gyro_error_set(GYRO_ERR_USAGE, "classifier: no labels");
-    if (st == GYRO_OK) {
-        gyro_ngrams_config c = *cfg;
-        c.vocab_size = n_vocab + 1;
-        c.n_classes = gyro_label_set_count(labels);
-        st = gyro_ngrams_new(&c, seed, 1, &m->ng);
-    }
-    if (st) { gyro_classifier_free(m); return st; }
-    set_version(m);
-    *out = m;
-    return GYRO_OK;
+    if (!out) { gyro_label_set_free(labels); return gyro_error_set(GYRO_ERR_USAGE, "classifier create: NULL argument"); }
+    gyro_classifier *m;
+    gyro_status st = classifier_shell(cfg, norm, vocab, n_vocab, labels, &m);
+    if (st) { *out = NULL; return st; }
+    gyro_ngrams_config c = *cfg;
+    c.vocab_size = n_vocab + 1;
+    c.n_classes = gyro_label_set_count(m->labels);
+    *out = NULL;
+    return classifier_finish(m, gyro_ngrams_new(&c, seed, 1, &m->ng), out);
 }
 
 void gyro_classifier_free(gyro_classifier *m)

@@ -5,17 +5,10 @@
 # a budget shorter than one trial and a missing --dev are clear errors that write nothing.
 set -euo pipefail
 : "${GYRO:?}" "${TMPDIR:?}"
+# shellcheck source=tests/e2e/lib/intents.sh
+. "$(dirname "$0")/lib/intents.sh"
 cd "$TMPDIR"
-gen() {
-  local pre=("" "请" "帮我" "麻烦") post=("" "吧" "一下" "好吗")
-  for a in 播放 来一首 我想听; do for b in 稻香 晴天 七里香 夜曲; do for p in "${pre[@]}"; do
-    echo -e "${p}${a}${b}\tmusic.play"; done; done; done
-  for a in 暂停 停止播放 别放了; do for p in "${pre[@]}"; do for q in "${post[@]}"; do
-    echo -e "${p}${a}${q}\tmusic.pause"; done; done; done
-  for a in 导航到 带我去 去; do for b in 北京西站 机场 公司 学校; do for p in "${pre[@]}"; do
-    echo -e "${p}${a}${b}\tnavigation.navigation"; done; done; done
-}
-gen > data.tsv
+gen_intents > data.tsv
 "$GYRO" import -f tsv -q -o all.pb data.tsv
 "$GYRO" split -q --seed 2 --dev 0.25 -t train.pb -v dev.pb all.pb
 
