@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/core/blas.h"
 #include "models/core/progress.h"
 #include "models/core/rng.h"
 #include "models/hyp/convert.h"
@@ -158,6 +159,9 @@ gyro_status gyro_classifier_evaluate(const gyro_classifier *m, const gyro_exampl
     const gyro_tf_model *tf = gyro_classifier_tf_const(m);
     enum { MAXB = 64 };
     int T = tf->cfg.max_len, K = tf->cfg.n_classes;
+    /* small products between serial maps: OpenBLAS on this thread, as in training */
+    const int blas_threads = gyro_blas_get_threads();
+    if (blas_threads != 1) gyro_blas_set_threads(1);
     gyro_tokenizer *nz = NULL;
     gyro_tf_acts *acts = NULL;
     prepared p = {0};
@@ -170,6 +174,7 @@ gyro_status gyro_classifier_evaluate(const gyro_classifier *m, const gyro_exampl
     if (!st) st = prepare(m, nz, set, NULL, set->n, &p, unknown);
     double acc;
     if (!st) st = eval_prepared(tf, acts, MAXB, &p, tokens, lengths, labels, probs, metrics, &acc);
+    if (blas_threads != 1) gyro_blas_set_threads(blas_threads);
     prepared_free(&p);
     /* examples whose label the model never saw: predicted like the others (prepared under a
      * stand-in label, class 0, which prepare needs) and counted as errors under their own */
@@ -448,6 +453,13 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
                                   "(set --dim %d)", tab->dim, opt->model.dim, tab->dim);
     }
 
+    /* The products of a training step are small (B·T rows by at most 4·C) and half of a step
+     * is serial hyperbolic maps between them: OpenBLAS's worker threads would spin on
+     * sched_yield through those gaps, costing more system and user time than they save. The
+     * training runs OpenBLAS on the calling thread (data parallelism is opt->threads') and
+     * restores the caller's setting on return. */
+    const int blas_threads = gyro_blas_get_threads();
+    if (blas_threads != 1) gyro_blas_set_threads(1);
     gyro_tokenizer *nz = NULL;
     gyro_classifier *m = NULL;
     gyro_tf_acts *acts = NULL;
@@ -680,6 +692,7 @@ done:
     free(best);
     free(load);
     free(load_line);
+    if (blas_threads != 1) gyro_blas_set_threads(blas_threads);
     if (st && st != GYRO_ERR_INTERRUPTED) {
         gyro_classifier_free(m);
         m = NULL;

@@ -160,7 +160,9 @@ typedef struct gyro_train_result {
  * GYRO_ERR_IO (checkpoint), GYRO_ERR_INTERRUPTED (opt->stop), GYRO_ERR_NOMEM. On
  * GYRO_ERR_INTERRUPTED *out also owns a model, the best so far (the best dev epoch's, or the
  * current parameters before any dev evaluation), for the caller to save; on every other error
- * *out is NULL. */
+ * *out is NULL. OpenBLAS runs on the calling thread during training (gyro_blas_set_threads(1),
+ * the caller's setting restored on return): a caller running BLAS products on other threads
+ * meanwhile should set 1 itself. */
 gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_example_set *train,
                                   const gyro_example_set *dev, gyro_classifier **out,
                                   gyro_train_result *res);
@@ -170,8 +172,9 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
  * caller set it up with gyro_metrics_rank). Examples whose label the model does not know are
  * counted in *unknown (may be NULL) and, when metrics is not NULL, predicted too and counted
  * as errors (gyro_metrics_add_unseen); empty texts after normalization are predicted from the
- * UNK token. Errors: GYRO_ERR_DATA (a text the tokenizer refuses, an unparsable unknown
- * label; with its record number), GYRO_ERR_NOMEM. */
+ * UNK token. OpenBLAS runs on the calling thread meanwhile, as in gyro_train_classifier.
+ * Errors: GYRO_ERR_DATA (a text the tokenizer refuses, an unparsable unknown label; with its
+ * record number), GYRO_ERR_NOMEM. */
 gyro_status gyro_classifier_evaluate(const gyro_classifier *m, const gyro_example_set *set,
                                      gyro_metrics *metrics, int *unknown);
 
