@@ -10,6 +10,7 @@
 #include "models/train_classifier.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,6 +270,7 @@ void gyro_train_options_init(gyro_train_options *o, gyro_tf_geometry geometry)
     o->epochs = 20;
     o->batch_size = 32;
     o->bucket = 50;
+    o->threads = 1;
     o->patience = 5;
     o->dev_fraction = 0.1;
     o->min_count = 1;
@@ -435,6 +437,259 @@ static gyro_status build_model(const gyro_train_options *opt, const gyro_example
     return st;
 }
 
+/* ---- data-parallel steps --------------------------------------------------------------------
+ * Shard t of a step takes the examples order[from + off_t .. from + off_t + b_t) of the batch
+ * (b_t = ⌊b/n⌋, one more for the first b mod n shards) and runs forward, cross-entropy and
+ * backward on its own activations into its own gradient block (shard 0: the model's, so that
+ * one thread is the single-threaded loop exactly), drawing dropout from its own stream. Its
+ * loss L_t is the shard's mean cross-entropy (+ its MoE balance loss) and its gradient that of
+ * L_t, so the batch loss is L = Σ_t w_t L_t and the batch gradient g = Σ_t w_t g_t with
+ * w_t = b_t / b (the batch mean of the cross-entropy). After the shards every thread sums one
+ * fixed slice of the parameters, in shard order: no lock in forward, backward or the sum, and a
+ * result that depends on n but not on scheduling. Workers wait on a condition variable between
+ * jobs (two hand-offs per step), never spinning. */
+
+typedef struct train_shard {
+    gyro_tf_acts *acts;     /* (⌈B/n⌉, Tmax) training activations, owned */
+    float *gmem;            /* (n_params) gradient block: shard 0 the model's (borrowed), others owned */
+    gyro_tf_params grads;   /* carved from gmem */
+    gyro_rng drop;          /* dropout stream */
+    int32_t *tokens;        /* (⌈B/n⌉, Tmax) */
+    int *lengths, *labels;  /* (⌈B/n⌉) */
+    float *dlogits;         /* (⌈B/n⌉, K) */
+    int from, b;            /* this step: examples order[from .. from + b) (b = 0: idle) */
+    double w;               /* b / batch size */
+    double loss;            /* L_t */
+    gyro_status st;         /* of the last step job */
+    int ok;                 /* dev examples this thread classified correctly (eval job) */
+    char msg[1024];         /* the message of st (a worker's own message is thread-local) */
+} train_shard;
+
+enum { JOB_STEP, JOB_REDUCE, JOB_EVAL, JOB_QUIT };
+
+typedef struct train_pool {
+    int n;                  /* threads, the caller's included */
+    train_shard *sh;        /* (n) */
+    const gyro_tf_model *tf;
+    const prepared *data;   /* training examples, in the order `order` */
+    const int *order;
+    const prepared *eval;   /* dev examples (eval job) */
+    int K, moe, Bs;         /* classes, MoE blocks, shard capacity ⌈B/n⌉ */
+    pthread_t *th;          /* (n - 1) workers */
+    int sync;               /* mu and the condition variables are initialised */
+    struct train_worker *wk; /* (n - 1) their arguments */
+    int started;            /* workers running */
+    pthread_mutex_t mu;
+    pthread_cond_t cv_work, cv_done;
+    unsigned gen;           /* job number, bumped for each job */
+    int job, busy;          /* current job, workers still on it */
+} train_pool;
+
+typedef struct train_worker { train_pool *p; int t; } train_worker;
+
+/* The examples of p->eval in batches of Bs, batch k on thread k mod n: count the correct ones. */
+static void shard_eval(train_pool *p, int t)
+{
+    train_shard *s = &p->sh[t];
+    const prepared *d = p->eval;
+    s->st = GYRO_OK;
+    s->ok = 0;
+    for (int from = t * p->Bs; from < d->n; from += p->n * p->Bs) {
+        int B = d->n - from < p->Bs ? d->n - from : p->Bs;
+        int T = gather(d, NULL, from, B, s->tokens, s->lengths, s->labels);
+        s->st = gyro_tf_forward(p->tf, s->acts, s->tokens, s->lengths, B, T, NULL);
+        if (s->st) {
+            snprintf(s->msg, sizeof s->msg, "%s", gyro_error_message());
+            return;
+        }
+        float *probs = s->dlogits;
+        gyro_tf_softmax_xent(NULL, probs, gyro_tf_logits(s->acts), s->labels, B, p->K);
+        for (int b = 0; b < B; b++) {
+            const float *pr = probs + (size_t)b * p->K;
+            int best = 0;
+            for (int k = 1; k < p->K; k++) if (pr[k] > pr[best]) best = k;
+            s->ok += best == s->labels[b];
+        }
+    }
+}
+
+/* Forward, loss and backward of shard t (its gradient block zeroed first, except shard 0's,
+ * which the caller zeroes through the optimizer as the single-threaded loop does). */
+static void shard_step(train_pool *p, int t)
+{
+    train_shard *s = &p->sh[t];
+    s->st = GYRO_OK;
+    s->loss = 0;
+    if (s->b == 0) return;
+    if (t > 0) memset(s->gmem, 0, p->tf->n_params * sizeof *s->gmem);
+    int Tb = gather(p->data, p->order, s->from, s->b, s->tokens, s->lengths, s->labels);
+    s->st = gyro_tf_forward(p->tf, s->acts, s->tokens, s->lengths, s->b, Tb, &s->drop);
+    if (s->st) {
+        snprintf(s->msg, sizeof s->msg, "%s", gyro_error_message());
+        return;
+    }
+    /* training loss = cross-entropy + the MoE balance loss (0 for dense blocks), whose gradient
+     * gyro_tf_backward adds */
+    s->loss = gyro_tf_softmax_xent(s->dlogits, NULL, gyro_tf_logits(s->acts), s->labels, s->b, p->K);
+    if (p->moe) s->loss += gyro_tf_balance_loss(s->acts);
+    if (!isfinite(s->loss)) return; /* the caller reports it */
+    gyro_tf_backward(p->tf, s->acts, &s->grads, s->dlogits);
+}
+
+/* g_0 ← Σ_t w_t g_t over thread t's slice of the parameters (16-value aligned), shard order. */
+static void shard_reduce(train_pool *p, int t)
+{
+    size_t np = p->tf->n_params, chunk = (np / (size_t)p->n + 15) & ~(size_t)15;
+    size_t lo = chunk * (size_t)t, hi = lo + chunk < np ? lo + chunk : np;
+    if (lo >= hi) return;
+    float *g0 = p->sh[0].gmem;
+    const float w0 = (float)p->sh[0].w;
+    for (size_t i = lo; i < hi; i++) g0[i] *= w0;
+    for (int u = 1; u < p->n; u++) {
+        if (p->sh[u].b == 0) continue;
+        const float *g = p->sh[u].gmem, wu = (float)p->sh[u].w;
+        for (size_t i = lo; i < hi; i++) g0[i] += wu * g[i];
+    }
+}
+
+static void pool_job(train_pool *p, int t, int job)
+{
+    if (job == JOB_STEP) shard_step(p, t);
+    else if (job == JOB_REDUCE) shard_reduce(p, t);
+    else if (job == JOB_EVAL) shard_eval(p, t);
+}
+
+static void *pool_worker(void *arg)
+{
+    train_worker *w = arg;
+    train_pool *p = w->p;
+    unsigned seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        while (p->gen == seen) pthread_cond_wait(&p->cv_work, &p->mu);
+        seen = p->gen;
+        int job = p->job;
+        pthread_mutex_unlock(&p->mu);
+        if (job == JOB_QUIT) return NULL;
+        pool_job(p, w->t, job);
+        pthread_mutex_lock(&p->mu);
+        if (--p->busy == 0) pthread_cond_signal(&p->cv_done);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+/* Run `job` (not JOB_QUIT) on every thread (the caller's is thread 0) and wait for all of them. */
+static void pool_run(train_pool *p, int job)
+{
+    if (p->started) {
+        pthread_mutex_lock(&p->mu);
+        p->job = job;
+        p->busy = p->started;
+        p->gen++;
+        pthread_cond_broadcast(&p->cv_work);
+        pthread_mutex_unlock(&p->mu);
+    }
+    pool_job(p, 0, job);
+    if (p->started) {
+        pthread_mutex_lock(&p->mu);
+        while (p->busy > 0) pthread_cond_wait(&p->cv_done, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+static void pool_free(train_pool *p)
+{
+    if (p->started) {
+        pthread_mutex_lock(&p->mu);
+        p->job = JOB_QUIT;
+        p->gen++;
+        pthread_cond_broadcast(&p->cv_work);
+        pthread_mutex_unlock(&p->mu);
+        for (int i = 0; i < p->started; i++) pthread_join(p->th[i], NULL);
+    }
+    if (p->sync) {
+        pthread_mutex_destroy(&p->mu);
+        pthread_cond_destroy(&p->cv_work);
+        pthread_cond_destroy(&p->cv_done);
+    }
+    for (int t = 0; p->sh && t < p->n; t++) {
+        train_shard *s = &p->sh[t];
+        gyro_tf_acts_free(s->acts);
+        if (t > 0) free(s->gmem);
+        free(s->tokens);
+        free(s->lengths);
+        free(s->labels);
+        free(s->dlogits);
+    }
+    free(p->sh);
+    free(p->th);
+    free(p->wk);
+    memset(p, 0, sizeof *p);
+}
+
+/* Set up n shards for batches of up to B examples of up to T tokens (shard 0's dropout stream
+ * is the single-threaded loop's, the others' are seeded from `seed` and their index) and start
+ * n − 1 workers. */
+static gyro_status pool_init(train_pool *p, int n, const gyro_tf_model *tf, const prepared *data,
+                             const int *order, const prepared *eval, int B, int T, uint64_t seed)
+{
+    memset(p, 0, sizeof *p);
+    p->n = n;
+    p->tf = tf;
+    p->data = data;
+    p->order = order;
+    p->eval = eval;
+    p->K = tf->cfg.n_classes;
+    p->moe = tf->cfg.ffn_kind == GYRO_TF_FFN_MOE;
+    p->Bs = (B + n - 1) / n;
+    const int Bs = p->Bs;
+    p->sh = calloc((size_t)n, sizeof *p->sh);
+    if (!p->sh) return gyro_error_set(GYRO_ERR_NOMEM, "train threads");
+    for (int t = 0; t < n; t++) {
+        train_shard *s = &p->sh[t];
+        gyro_status st = gyro_tf_acts_new(tf, Bs, T, 1, &s->acts);
+        if (st) { pool_free(p); return st; }
+        s->gmem = t == 0 ? tf->grads_memory : malloc(tf->n_params * sizeof *s->gmem);
+        s->tokens = malloc((size_t)Bs * T * sizeof *s->tokens);
+        s->lengths = malloc((size_t)Bs * sizeof *s->lengths);
+        s->labels = malloc((size_t)Bs * sizeof *s->labels);
+        s->dlogits = malloc((size_t)Bs * p->K * sizeof *s->dlogits);
+        if (!s->gmem || !s->tokens || !s->lengths || !s->labels || !s->dlogits) {
+            pool_free(p);
+            return gyro_error_set(GYRO_ERR_NOMEM, "train threads");
+        }
+        gyro_tf_carve(&tf->cfg, s->gmem, &s->grads);
+        gyro_rng_seed(&s->drop, t == 0 ? seed ^ 0xd209u : seed ^ 0xd209u ^ (0x9e3779b97f4a7c15ULL * (uint64_t)t));
+    }
+    if (n == 1) return GYRO_OK;
+    p->th = malloc((size_t)(n - 1) * sizeof *p->th);
+    p->wk = malloc((size_t)(n - 1) * sizeof *p->wk);
+    if (!p->th || !p->wk) { pool_free(p); return gyro_error_set(GYRO_ERR_NOMEM, "train threads"); }
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv_work, NULL);
+    pthread_cond_init(&p->cv_done, NULL);
+    p->sync = 1;
+    for (int t = 1; t < n; t++) {
+        p->wk[t - 1] = (train_worker){p, t};
+        int e = pthread_create(&p->th[t - 1], NULL, pool_worker, &p->wk[t - 1]);
+        if (e) {
+            pool_free(p);
+            return gyro_error_set(GYRO_ERR_NOMEM, "train: cannot start thread %d of %d (%s)", t + 1, n, strerror(e));
+        }
+        p->started++;
+    }
+    return GYRO_OK;
+}
+
+/* The first failed shard's status, its message restored on the calling thread. */
+static gyro_status pool_status(const train_pool *p)
+{
+    for (int t = 0; t < p->n; t++)
+        if (p->sh[t].st) return gyro_error_set(p->sh[t].st, "%s", p->sh[t].msg);
+    return GYRO_OK;
+}
+
+
 gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_example_set *train,
                                   const gyro_example_set *dev, gyro_classifier **out,
                                   gyro_train_result *res)
@@ -445,6 +700,8 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
     if (!opt || !train || !out) return gyro_error_set(GYRO_ERR_USAGE, "train: NULL argument");
     if (opt->epochs < 1 || opt->batch_size < 1 || opt->patience < 0 || !(opt->dev_fraction >= 0 && opt->dev_fraction < 1))
         return gyro_error_set(GYRO_ERR_USAGE, "train: epochs and batch size must be >= 1, dev fraction in [0, 1)");
+    if (opt->threads < 0 || opt->threads > GYRO_TRAIN_MAX_THREADS)
+        return gyro_error_set(GYRO_ERR_USAGE, "train: threads %d outside [1, %d]", opt->threads, GYRO_TRAIN_MAX_THREADS);
     if (train->n == 0) return gyro_error_set(GYRO_ERR_DATA, "train: no training example");
     const gyro_embedding_table *tab = opt->table;
     if (tab) {
@@ -462,13 +719,12 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
     if (blas_threads != 1) gyro_blas_set_threads(1);
     gyro_tokenizer *nz = NULL;
     gyro_classifier *m = NULL;
-    gyro_tf_acts *acts = NULL;
+    train_pool pool = {0};
     prepared ptrain = {0}, pdev = {0};
     gyro_optim optim = {0};
-    int *idx = NULL, *order = NULL, *batch_order = NULL, *lengths = NULL, *labels = NULL;
+    int *idx = NULL, *order = NULL, *batch_order = NULL;
     uint64_t *keys = NULL;
-    int32_t *tokens = NULL;
-    float *dlogits = NULL, *probs = NULL, *best = NULL;
+    float *best = NULL;
     long *load = NULL;      /* (L, moe_experts) expert load summed over an epoch (MoE only) */
     char *load_line = NULL; /* (load_cap) the formatted load of an epoch */
     size_t load_cap = 0;
@@ -497,7 +753,7 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
         goto done;
     }
     gyro_tf_model *tf = gyro_classifier_tf(m);
-    int B = opt->batch_size, T = tf->cfg.max_len, K = tf->cfg.n_classes;
+    int B = opt->batch_size, T = tf->cfg.max_len;
     int dev_unknown = 0;
     st = prepare(m, nz, train, idx + n_dev_split, train->n - n_dev_split, &ptrain, NULL);
     if (!st) {
@@ -539,15 +795,12 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
         }
     }
     if ((st = gyro_optim_init(&optim, &opt->optim, ot, no))) goto done;
-    if ((st = gyro_tf_acts_new(tf, B, T, 1, &acts))) goto done;
     order = malloc((size_t)ptrain.n * sizeof *order);
+    if (!order) { st = gyro_error_set(GYRO_ERR_NOMEM, "train buffers"); goto done; }
+    const int n_threads = opt->threads > 1 ? opt->threads : 1;
+    if ((st = pool_init(&pool, n_threads, tf, &ptrain, order, &pdev, B, T, opt->seed))) goto done;
     keys = malloc((size_t)ptrain.n * sizeof *keys);
     batch_order = malloc((size_t)(ptrain.n / B + 1) * sizeof *batch_order);
-    tokens = malloc((size_t)B * T * sizeof *tokens);
-    lengths = malloc((size_t)B * sizeof *lengths);
-    labels = malloc((size_t)B * sizeof *labels);
-    dlogits = malloc((size_t)B * K * sizeof *dlogits);
-    probs = malloc((size_t)B * K * sizeof *probs);
     best = malloc(tf->n_params * sizeof *best);
     const int moe = tf->cfg.ffn_kind == GYRO_TF_FFN_MOE;
     const size_t n_load = moe ? (size_t)tf->cfg.n_layers * (size_t)tf->cfg.moe_experts : 0;
@@ -557,8 +810,7 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
         load = malloc(n_load * sizeof *load);
         load_line = malloc(load_cap);
     }
-    if (!order || !keys || !batch_order || !tokens || !lengths || !labels || !dlogits || !probs || !best ||
-        (moe && (!load || !load_line))) {
+    if (!keys || !batch_order || !best || (moe && (!load || !load_line))) {
         st = gyro_error_set(GYRO_ERR_NOMEM, "train buffers");
         goto done;
     }
@@ -566,8 +818,6 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
 
     gyro_progress prog;
     gyro_progress_init(&prog, "examples/sec", opt->quiet);
-    gyro_rng drop;
-    gyro_rng_seed(&drop, opt->seed ^ 0xd209u);
     int steps_per_epoch = (ptrain.n + B - 1) / B;
     double total_steps = (double)steps_per_epoch * opt->epochs;
     double t0 = gyro_now(), train_time = 0, lr = opt->optim.lr;
@@ -599,14 +849,25 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
                                              opt->checkpoint ? opt->checkpoint : "");
                 goto done;
             }
-            int Tb = gather(&ptrain, order, from, b, tokens, lengths, labels);
-            if ((st = gyro_tf_forward(tf, acts, tokens, lengths, b, Tb, &drop))) goto done;
-            /* training loss = cross-entropy + the MoE balance loss (0 for dense blocks), whose
-             * gradient gyro_tf_backward adds */
-            double l = gyro_tf_softmax_xent(dlogits, NULL, gyro_tf_logits(acts), labels, b, K);
-            if (moe) {
-                l += gyro_tf_balance_loss(acts);
-                const long *c = gyro_tf_expert_load(acts);
+            /* shards of the batch (one shard: the whole batch), forward and backward on every
+             * thread, the shard losses and gradients weighted by their share of the batch */
+            for (int t = 0, at = from; t < n_threads; t++) {
+                train_shard *sh = &pool.sh[t];
+                sh->from = at;
+                sh->b = b / n_threads + (t < b % n_threads);
+                sh->w = (double)sh->b / b;
+                at += sh->b;
+            }
+            gyro_optim_zero_grad(&optim);
+            pool_run(&pool, JOB_STEP);
+            if ((st = pool_status(&pool))) goto done;
+            double l = pool.sh[0].loss;
+            if (n_threads > 1) {
+                l = 0;
+                for (int t = 0; t < n_threads; t++) l += pool.sh[t].w * pool.sh[t].loss;
+            }
+            for (int t = 0; moe && t < n_threads; t++) {
+                const long *c = pool.sh[t].b ? gyro_tf_expert_load(pool.sh[t].acts) : NULL;
                 for (size_t i = 0; c && i < n_load; i++) load[i] += c[i];
             }
             if (!isfinite(l)) {
@@ -615,8 +876,7 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
                                     "learning rate", l, epoch + 1, s + 1);
                 goto done;
             }
-            gyro_optim_zero_grad(&optim);
-            gyro_tf_backward(tf, acts, &tf->grads, dlogits);
+            if (n_threads > 1) pool_run(&pool, JOB_REDUCE);
             double f = gyro_sgdr_factor(&opt->sgdr, epoch + (double)s / steps_per_epoch, NULL);
             lr = opt->optim.lr * f;
             if ((st = gyro_optim_step(&optim, f))) goto done;
@@ -646,7 +906,11 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
         R.train_loss = loss_sum / ptrain.n;
         double acc = NAN;
         if (pdev.n > 0) {
-            if ((st = eval_prepared(tf, acts, B, &pdev, tokens, lengths, labels, probs, NULL, &acc))) goto done;
+            pool_run(&pool, JOB_EVAL);
+            if ((st = pool_status(&pool))) goto done;
+            int ok = 0;
+            for (int t = 0; t < n_threads; t++) ok += pool.sh[t].ok;
+            acc = (double)ok / pdev.n;
         }
         if (opt->log) {
             if (moe) gyro_tf_expert_load_format(load_line, load_cap, load, &tf->cfg);
@@ -675,8 +939,8 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
     R.steps_per_second = train_time > 0 ? R.steps / train_time : NAN;
 
 done:
+    pool_free(&pool);
     gyro_optim_free(&optim);
-    gyro_tf_acts_free(acts);
     prepared_free(&ptrain);
     prepared_free(&pdev);
     gyro_tokenizer_free(nz);
@@ -684,11 +948,6 @@ done:
     free(order);
     free(batch_order);
     free(keys);
-    free(tokens);
-    free(lengths);
-    free(labels);
-    free(dlogits);
-    free(probs);
     free(best);
     free(load);
     free(load_line);

@@ -64,6 +64,8 @@ const char *gyro_arch_name(int arch);
 /* Parse an architecture name. GYRO_ERR_USAGE listing the names when unknown. */
 gyro_status gyro_arch_parse(const char *name, gyro_arch *out);
 
+#define GYRO_TRAIN_MAX_THREADS 64
+
 typedef struct gyro_train_options {
     int arch;                      /* gyro_arch */
     gyro_tf_config model;          /* vocab_size and n_classes are filled in by training */
@@ -77,6 +79,8 @@ typedef struct gyro_train_options {
     int batch_size;                /* default 32 */
     int bucket;                    /* batches are cut from runs of bucket·batch_size examples
                                       sorted by length (default 50; <= 1: plain shuffle) */
+    int threads;                   /* data-parallel threads of a step, 1..GYRO_TRAIN_MAX_THREADS
+                                      (default 1; 0 is taken as 1): see gyro_train_classifier */
     int patience;                  /* epochs without dev improvement before stopping (default 5; 0 = never) */
     double dev_fraction;           /* held out of the training set when no dev set is given (0.1) */
     int min_count;                 /* training characters seen fewer times map to UNK (default 1) */
@@ -162,7 +166,14 @@ typedef struct gyro_train_result {
  * current parameters before any dev evaluation), for the caller to save; on every other error
  * *out is NULL. OpenBLAS runs on the calling thread during training (gyro_blas_set_threads(1),
  * the caller's setting restored on return): a caller running BLAS products on other threads
- * meanwhile should set 1 itself. */
+ * meanwhile should set 1 itself.
+ *
+ * With opt->threads = n > 1 every mini-batch of b examples is cut into n consecutive shards of
+ * ⌊b/n⌋ or ⌈b/n⌉ examples; n threads (the caller's and n − 1 workers started here) each run
+ * forward and backward on one shard into a private gradient block, with a dropout stream of
+ * their own; the batch gradient is the shard gradients weighted by shard size (the batch mean
+ * of the cross-entropy), summed in shard order, and one optimizer step follows. The model
+ * depends on the seed, the data and n, not on scheduling; n = 1 is the single-threaded loop. */
 gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_example_set *train,
                                   const gyro_example_set *dev, gyro_classifier **out,
                                   gyro_train_result *res);

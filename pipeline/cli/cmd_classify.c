@@ -162,6 +162,7 @@ static const gyro_opt train_opts[] = {
     GYRO_O_SEED("seed", 's', TA, o.seed, NULL, "seed (1)"),
     GYRO_O_INT("bucket", 0, TA, o.bucket, "N", NULL, 0, 1 << 20,
                "batches come from runs of N batches sorted by length (50; 0 = plain shuffle)", .mark = GIVEN_TF_ONLY),
+    GYRO_O_INT("threads", 'j', TA, o.threads, "N", NULL, 1, GYRO_TRAIN_MAX_THREADS, "data-parallel threads of a transformer step (1; the n-gram model trains on one)"),
     GYRO_O_STR("embeddings", 't', TA, emb, "TABLE", NULL, "start from a char2vec table (its dimension sets --dim)"),
     GYRO_O_FLAG("freeze", 0, TA, o.freeze_table, "keep the rows of the table fixed"),
     GYRO_O_STR("checkpoint", 0, TA, o.checkpoint, "PATH", NULL,
