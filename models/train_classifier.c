@@ -447,7 +447,17 @@ static gyro_status build_model(const gyro_train_options *opt, const gyro_example
  * w_t = b_t / b (the batch mean of the cross-entropy). After the shards every thread sums one
  * fixed slice of the parameters, in shard order: no lock in forward, backward or the sum, and a
  * result that depends on n but not on scheduling. Workers wait on a condition variable between
- * jobs (two hand-offs per step), never spinning. */
+ * jobs (two hand-offs per step), never spinning.
+ *
+ * With n > 1 every shard has a private block and the sum overwrites the model's gradients; the
+ * optimizer is then split too: the tensor table is cut at row boundaries into n contiguous
+ * pieces of about equal size, one optimizer each (every update is per element or per ball /
+ * hyperboloid row, so the cut changes no value), and thread t sums the gradients of its piece's
+ * parameter range, steps its optimizer and checks that range for non-finite values, one job
+ * after the shards. A gradient-norm clip is global, so with clip_norm > 0 the sum runs in equal
+ * slices and one optimizer steps on the calling thread. A failed piece leaves the others
+ * updated, unlike one optimizer; training then stops with the error and the model is freed, so
+ * nothing sees the difference. */
 
 typedef struct train_shard {
     gyro_tf_acts *acts;     /* (⌈B/n⌉, Tmax) training activations, owned */
@@ -462,10 +472,13 @@ typedef struct train_shard {
     double loss;            /* L_t */
     gyro_status st;         /* of the last step job */
     int ok;                 /* dev examples this thread classified correctly (eval job) */
+    gyro_optim optim;       /* the optimizer of piece t (update job; n > 1 without a clip) */
+    size_t lo, hi;          /* piece t's parameter range [lo, hi) */
+    int nonfinite;          /* the update left a non-finite parameter in [lo, hi) */
     char msg[1024];         /* the message of st (a worker's own message is thread-local) */
 } train_shard;
 
-enum { JOB_STEP, JOB_REDUCE, JOB_EVAL, JOB_QUIT };
+enum { JOB_STEP, JOB_REDUCE, JOB_UPDATE, JOB_EVAL, JOB_QUIT };
 
 typedef struct train_pool {
     int n;                  /* threads, the caller's included */
@@ -475,6 +488,7 @@ typedef struct train_pool {
     const int *order;
     const prepared *eval;   /* dev examples (eval job) */
     int K, moe, Bs;         /* classes, MoE blocks, shard capacity ⌈B/n⌉ */
+    double lr_factor;       /* the schedule's factor of the current step (update job) */
     pthread_t *th;          /* (n - 1) workers */
     int sync;               /* mu and the condition variables are initialised */
     struct train_worker *wk; /* (n - 1) their arguments */
@@ -513,7 +527,7 @@ static void shard_eval(train_pool *p, int t)
     }
 }
 
-/* Forward, loss and backward of shard t (its gradient block zeroed first, except shard 0's,
+/* Forward, loss and backward of shard t (its gradient block zeroed first, except the model's,
  * which the caller zeroes through the optimizer as the single-threaded loop does). */
 static void shard_step(train_pool *p, int t)
 {
@@ -521,7 +535,7 @@ static void shard_step(train_pool *p, int t)
     s->st = GYRO_OK;
     s->loss = 0;
     if (s->b == 0) return;
-    if (t > 0) memset(s->gmem, 0, p->tf->n_params * sizeof *s->gmem);
+    if (s->gmem != p->tf->grads_memory) memset(s->gmem, 0, p->tf->n_params * sizeof *s->gmem);
     int Tb = gather(p->data, p->order, s->from, s->b, s->tokens, s->lengths, s->labels);
     s->st = gyro_tf_forward(p->tf, s->acts, s->tokens, s->lengths, s->b, Tb, &s->drop);
     if (s->st) {
@@ -536,26 +550,112 @@ static void shard_step(train_pool *p, int t)
     gyro_tf_backward(p->tf, s->acts, &s->grads, s->dlogits);
 }
 
-/* g_0 ← Σ_t w_t g_t over thread t's slice of the parameters (16-value aligned), shard order. */
+/* The model's gradients ← Σ_t w_t g_t over [lo, hi), in shard order (n > 1). */
+static void reduce_range(train_pool *p, size_t lo, size_t hi)
+{
+    float *g = p->tf->grads_memory;
+    const float w0 = (float)p->sh[0].w, *g0 = p->sh[0].gmem;
+    for (size_t i = lo; i < hi; i++) g[i] = w0 * g0[i];
+    for (int u = 1; u < p->n; u++) {
+        if (p->sh[u].b == 0) continue;
+        const float *gu = p->sh[u].gmem, wu = (float)p->sh[u].w;
+        for (size_t i = lo; i < hi; i++) g[i] += wu * gu[i];
+    }
+}
+
+/* The sum over thread t's equal slice of the parameters (16-value aligned). */
 static void shard_reduce(train_pool *p, int t)
 {
     size_t np = p->tf->n_params, chunk = (np / (size_t)p->n + 15) & ~(size_t)15;
     size_t lo = chunk * (size_t)t, hi = lo + chunk < np ? lo + chunk : np;
-    if (lo >= hi) return;
-    float *g0 = p->sh[0].gmem;
-    const float w0 = (float)p->sh[0].w;
-    for (size_t i = lo; i < hi; i++) g0[i] *= w0;
-    for (int u = 1; u < p->n; u++) {
-        if (p->sh[u].b == 0) continue;
-        const float *g = p->sh[u].gmem, wu = (float)p->sh[u].w;
-        for (size_t i = lo; i < hi; i++) g0[i] += wu * g[i];
+    if (lo < hi) reduce_range(p, lo, hi);
+}
+
+/* The sum over piece t's range, its optimizer's step, and the range's finiteness. */
+static void shard_update(train_pool *p, int t)
+{
+    train_shard *s = &p->sh[t];
+    s->st = GYRO_OK;
+    s->nonfinite = 0;
+    reduce_range(p, s->lo, s->hi);
+    if (s->optim.n_tensors == 0) return;
+    s->st = gyro_optim_step(&s->optim, p->lr_factor);
+    if (s->st) {
+        snprintf(s->msg, sizeof s->msg, "%s", gyro_error_message());
+        return;
     }
+    const float *w = p->tf->params_memory;
+    for (size_t i = s->lo; i < s->hi && !s->nonfinite; i++) s->nonfinite = !isfinite(w[i]);
+}
+
+/* Cut the optimizer's tensors (in parameter order, contiguous) into p->n pieces of about equal
+ * numbers of updated values at row boundaries; piece t gets an optimizer and the range [lo, hi)
+ * from its first value to the next piece's (the last to the end of the block). */
+static gyro_status pool_split_optim(train_pool *p, const gyro_optim_config *cfg,
+                                    const gyro_optim_tensor *ot, int no)
+{
+    const int n = p->n;
+    size_t total = 0;
+    for (int i = 0; i < no; i++) if (!ot[i].frozen) total += ot[i].rows * ot[i].cols;
+    int cap = no + n;
+    gyro_optim_tensor *part = malloc((size_t)cap * sizeof *part);
+    int *piece = malloc((size_t)cap * sizeof *piece);
+    if (!part || !piece) { free(part); free(piece); return gyro_error_set(GYRO_ERR_NOMEM, "train threads"); }
+    int np = 0;
+    size_t acc = 0;
+    for (int i = 0; i < no; i++) {
+        const gyro_optim_tensor *d = &ot[i];
+        size_t r = 0;
+        while (r < d->rows) {
+            int k = total ? (int)(acc * (size_t)n / total) : 0;
+            if (k > n - 1) k = n - 1;
+            size_t r1 = d->rows; /* rows up to the next piece's first value */
+            if (!d->frozen && k < n - 1) {
+                size_t bound = (total * (size_t)(k + 1) + (size_t)n - 1) / (size_t)n; /* first acc of piece k+1 */
+                size_t rows = (bound - acc + d->cols - 1) / d->cols;
+                if (rows < 1) rows = 1;
+                if (r + rows < r1) r1 = r + rows;
+            }
+            gyro_optim_tensor q = *d;
+            q.w += r * d->cols;
+            q.g += r * d->cols;
+            q.rows = r1 - r;
+            if (!d->frozen) acc += q.rows * d->cols;
+            part[np] = q;
+            piece[np++] = k;
+            r = r1;
+        }
+    }
+    gyro_status st = GYRO_OK;
+    const float *base = p->tf->params_memory;
+    for (int t = 0; t < n; t++) p->sh[t].lo = p->sh[t].hi = (size_t)-1;
+    for (int i = 0, t = 0; !st && t < n; t++) {
+        int j = i;
+        while (j < np && piece[j] == t) j++;
+        if (j > i) {
+            p->sh[t].lo = (size_t)(part[i].w - base);
+            st = gyro_optim_init(&p->sh[t].optim, cfg, part + i, j - i);
+        }
+        i = j;
+    }
+    /* ranges: from each piece's first value to the next non-empty piece's; empty pieces none */
+    size_t next = p->tf->n_params;
+    for (int t = n - 1; t >= 0; t--) {
+        if (p->sh[t].lo == (size_t)-1) { p->sh[t].lo = p->sh[t].hi = next; continue; }
+        p->sh[t].hi = next;
+        next = p->sh[t].lo;
+    }
+    p->sh[0].lo = 0; /* the block's start (values before the first tensor, if any) */
+    free(part);
+    free(piece);
+    return st;
 }
 
 static void pool_job(train_pool *p, int t, int job)
 {
     if (job == JOB_STEP) shard_step(p, t);
     else if (job == JOB_REDUCE) shard_reduce(p, t);
+    else if (job == JOB_UPDATE) shard_update(p, t);
     else if (job == JOB_EVAL) shard_eval(p, t);
 }
 
@@ -615,7 +715,8 @@ static void pool_free(train_pool *p)
     for (int t = 0; p->sh && t < p->n; t++) {
         train_shard *s = &p->sh[t];
         gyro_tf_acts_free(s->acts);
-        if (t > 0) free(s->gmem);
+        gyro_optim_free(&s->optim);
+        if (s->gmem != p->tf->grads_memory) free(s->gmem);
         free(s->tokens);
         free(s->lengths);
         free(s->labels);
@@ -649,7 +750,7 @@ static gyro_status pool_init(train_pool *p, int n, const gyro_tf_model *tf, cons
         train_shard *s = &p->sh[t];
         gyro_status st = gyro_tf_acts_new(tf, Bs, T, 1, &s->acts);
         if (st) { pool_free(p); return st; }
-        s->gmem = t == 0 ? tf->grads_memory : malloc(tf->n_params * sizeof *s->gmem);
+        s->gmem = n == 1 ? tf->grads_memory : malloc(tf->n_params * sizeof *s->gmem);
         s->tokens = malloc((size_t)Bs * T * sizeof *s->tokens);
         s->lengths = malloc((size_t)Bs * sizeof *s->lengths);
         s->labels = malloc((size_t)Bs * sizeof *s->labels);
@@ -794,11 +895,15 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
             ot[no++] = d;
         }
     }
-    if ((st = gyro_optim_init(&optim, &opt->optim, ot, no))) goto done;
     order = malloc((size_t)ptrain.n * sizeof *order);
     if (!order) { st = gyro_error_set(GYRO_ERR_NOMEM, "train buffers"); goto done; }
     const int n_threads = opt->threads > 1 ? opt->threads : 1;
     if ((st = pool_init(&pool, n_threads, tf, &ptrain, order, &pdev, B, T, opt->seed))) goto done;
+    /* one optimizer on this thread, or one per thread over pieces of the table (see above) */
+    const int split_optim = n_threads > 1 && !(opt->optim.clip_norm > 0);
+    if (split_optim) st = pool_split_optim(&pool, &opt->optim, ot, no);
+    else st = gyro_optim_init(&optim, &opt->optim, ot, no);
+    if (st) goto done;
     keys = malloc((size_t)ptrain.n * sizeof *keys);
     batch_order = malloc((size_t)(ptrain.n / B + 1) * sizeof *batch_order);
     best = malloc(tf->n_params * sizeof *best);
@@ -858,7 +963,7 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
                 sh->w = (double)sh->b / b;
                 at += sh->b;
             }
-            gyro_optim_zero_grad(&optim);
+            if (n_threads == 1) gyro_optim_zero_grad(&optim); /* else the shard sum overwrites */
             pool_run(&pool, JOB_STEP);
             if ((st = pool_status(&pool))) goto done;
             double l = pool.sh[0].loss;
@@ -876,14 +981,23 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
                                     "learning rate", l, epoch + 1, s + 1);
                 goto done;
             }
-            if (n_threads > 1) pool_run(&pool, JOB_REDUCE);
             double f = gyro_sgdr_factor(&opt->sgdr, epoch + (double)s / steps_per_epoch, NULL);
             lr = opt->optim.lr * f;
-            if ((st = gyro_optim_step(&optim, f))) goto done;
+            int nonfinite = 0;
+            if (split_optim) {
+                pool.lr_factor = f;
+                pool_run(&pool, JOB_UPDATE);
+                if ((st = pool_status(&pool))) goto done;
+                for (int t = 0; t < n_threads; t++) nonfinite |= pool.sh[t].nonfinite;
+            } else {
+                if (n_threads > 1) pool_run(&pool, JOB_REDUCE);
+                if ((st = gyro_optim_step(&optim, f))) goto done;
+                nonfinite = 1; /* not checked yet */
+            }
             /* Stop at the first step that leaves a parameter non-finite, naming the tensor (its
              * gradient too when that is where it began), before anything can save it. */
             size_t at;
-            const gyro_tf_tensor *bad = gyro_tf_first_nonfinite(tf, tf->params_memory, &at);
+            const gyro_tf_tensor *bad = nonfinite ? gyro_tf_first_nonfinite(tf, tf->params_memory, &at) : NULL;
             if (bad) {
                 size_t gat;
                 const gyro_tf_tensor *g = gyro_tf_first_nonfinite(tf, tf->grads_memory, &gat);

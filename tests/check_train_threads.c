@@ -126,6 +126,21 @@ START_TEST(test_same_gradient_hyperbolic)
 }
 END_TEST
 
+/* the seed's optimizers (RMSProp + RSGD, state per value / row, cut into per-thread pieces)
+ * and a global gradient-norm clip (one optimizer after the parallel sum) */
+START_TEST(test_same_gradient_rmsprop_and_clip)
+{
+    gyro_train_options o;
+    options(&o, GYRO_TF_GEOMETRY_HYPERBOLIC);
+    o.optim.kind = GYRO_OPTIM_RMSPROP;
+    o.optim.lr = 1e-3;
+    check_same_gradient(&o);
+    options(&o, GYRO_TF_GEOMETRY_HYPERBOLIC);
+    o.optim.clip_norm = 0.5;
+    check_same_gradient(&o);
+}
+END_TEST
+
 START_TEST(test_same_gradient_euclidean)
 {
     gyro_train_options o;
@@ -239,6 +254,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_same_gradient_hyperbolic);
     tcase_add_test(tc, test_same_gradient_euclidean);
+    tcase_add_test(tc, test_same_gradient_rmsprop_and_clip);
     tcase_add_test(tc, test_same_gradient_lorentz);
     tcase_add_test(tc, test_same_gradient_mla);
     tcase_add_test(tc, test_moe_learns);
