@@ -438,35 +438,37 @@ static gyro_status build_model(const gyro_train_options *opt, const gyro_example
 }
 
 /* ---- data-parallel steps --------------------------------------------------------------------
- * Shard t of a step takes the examples order[from + off_t .. from + off_t + b_t) of the batch
- * (b_t = ⌊b/n⌋, one more for the first b mod n shards) and runs forward, cross-entropy and
- * backward on its own activations into its own gradient block (shard 0: the model's, so that
- * one thread is the single-threaded loop exactly), drawing dropout from its own stream. Its
- * loss L_t is the shard's mean cross-entropy (+ its MoE balance loss) and its gradient that of
- * L_t, so the batch loss is L = Σ_t w_t L_t and the batch gradient g = Σ_t w_t g_t with
- * w_t = b_t / b (the batch mean of the cross-entropy). After the shards every thread sums one
- * fixed slice of the parameters, in shard order: no lock in forward, backward or the sum, and a
- * result that depends on n but not on scheduling. Workers wait on a condition variable between
- * jobs (two hand-offs per step), never spinning.
+ * Shard t of a step takes the consecutive examples order[from + off_t .. from + off_t + b_t) of
+ * the batch and runs forward, cross-entropy and backward on its own activations into its own
+ * gradient block, drawing dropout from its own stream (thread 0: the single-threaded loop's).
+ * A shard costs about its padded tokens b_t·T_t (T_t its longest text), and a bucketed batch is
+ * sorted by length, so the cut points minimise the largest b_t·T_t (split_batch) rather than
+ * giving every shard b/n examples. Its loss L_t is the shard's mean cross-entropy (+ its MoE
+ * balance loss) and its
+ * gradient that of L_t, so the batch loss is L = Σ_t w_t L_t and the batch gradient
+ * g = Σ_t w_t g_t with w_t = b_t / b (the batch mean of the cross-entropy).
  *
- * With n > 1 every shard has a private block and the sum overwrites the model's gradients; the
- * optimizer is then split too: the tensor table is cut at row boundaries into n contiguous
- * pieces of about equal size, one optimizer each (every update is per element or per ball /
- * hyperboloid row, so the cut changes no value), and thread t sums the gradients of its piece's
- * parameter range, steps its optimizer and checks that range for non-finite values, one job
- * after the shards. A gradient-norm clip is global, so with clip_norm > 0 the sum runs in equal
- * slices and one optimizer steps on the calling thread. A failed piece leaves the others
- * updated, unlike one optimizer; training then stops with the error and the model is freed, so
- * nothing sees the difference. */
+ * One thread uses the model's gradient block and one optimizer: it is the single-threaded loop
+ * exactly. With n > 1 every shard has a private block, and the sum of the shard gradients
+ * overwrites the model's. The optimizer is split too: the tensor table is cut at row boundaries
+ * into n contiguous pieces of about equal work, one optimizer each (every update is per value or
+ * per ball / hyperboloid row, so the cut changes no value), and after the shards thread t sums
+ * the gradients of its piece's parameter range in shard order, steps its optimizer and checks
+ * the range for non-finite values. No lock is taken in forward, backward, the sum or the step,
+ * and the result depends on n but not on scheduling. A gradient-norm clip is global, so with
+ * clip_norm > 0 the sum runs in equal slices and one optimizer steps on the calling thread. A
+ * failed piece leaves the others updated, unlike one optimizer; training then stops with the
+ * error and the model is freed, so nothing sees the difference. Workers sleep on a condition
+ * variable between jobs (two hand-offs per step), never spinning. */
 
 typedef struct train_shard {
-    gyro_tf_acts *acts;     /* (⌈B/n⌉, Tmax) training activations, owned */
-    float *gmem;            /* (n_params) gradient block: shard 0 the model's (borrowed), others owned */
+    gyro_tf_acts *acts;     /* (Bs, Tmax) training activations, owned (Bs: see pool_init) */
+    float *gmem;            /* (n_params) gradient block: n = 1 the model's (borrowed), else owned */
     gyro_tf_params grads;   /* carved from gmem */
     gyro_rng drop;          /* dropout stream */
-    int32_t *tokens;        /* (⌈B/n⌉, Tmax) */
-    int *lengths, *labels;  /* (⌈B/n⌉) */
-    float *dlogits;         /* (⌈B/n⌉, K) */
+    int32_t *tokens;        /* (Bs, Tmax) */
+    int *lengths, *labels;  /* (Bs) */
+    float *dlogits;         /* (Bs, K) */
     int from, b;            /* this step: examples order[from .. from + b) (b = 0: idle) */
     double w;               /* b / batch size */
     double loss;            /* L_t */
@@ -487,7 +489,7 @@ typedef struct train_pool {
     const prepared *data;   /* training examples, in the order `order` */
     const int *order;
     const prepared *eval;   /* dev examples (eval job) */
-    int K, moe, Bs;         /* classes, MoE blocks, shard capacity ⌈B/n⌉ */
+    int K, moe, Bs;         /* classes, MoE blocks, shard capacity (examples) */
     double lr_factor;       /* the schedule's factor of the current step (update job) */
     pthread_t *th;          /* (n - 1) workers */
     int sync;               /* mu and the condition variables are initialised */
@@ -525,6 +527,50 @@ static void shard_eval(train_pool *p, int t)
             s->ok += best == s->labels[b];
         }
     }
+}
+
+/* Greedy cut of the batch order[from .. from + b) into consecutive shards of at most p->Bs
+ * examples and padded size (examples × longest text) at most C: each shard as long as it fits.
+ * Returns the number of shards; with `set`, writes their from and b. */
+static int cut_batch(train_pool *p, int from, int b, long C, int set)
+{
+    const prepared *d = p->data;
+    int shards = 0, cnt = 0, at = from;
+    long mx = 0;
+    for (int i = 0; i < b; i++) {
+        long L = d->len[p->order[from + i]], m = L > mx ? L : mx;
+        if (cnt > 0 && (cnt == p->Bs || (cnt + 1) * m > C)) {
+            if (set) { p->sh[shards].from = at; p->sh[shards].b = cnt; }
+            shards++;
+            at += cnt;
+            cnt = 0;
+            m = L;
+        }
+        cnt++;
+        mx = m;
+    }
+    if (set) { p->sh[shards].from = at; p->sh[shards].b = cnt; }
+    return shards + 1;
+}
+
+/* Cut the batch order[from .. from + b) into at most p->n consecutive shards whose largest
+ * padded size is as small as possible: the least C for which cut_batch needs at most n shards
+ * (the greedy cut is optimal for a bound that grows with the shard), found by bisection. Sets
+ * from, b and w = b_t / b of every shard (trailing shards may be empty). */
+static void split_batch(train_pool *p, int from, int b)
+{
+    const int n = p->n;
+    long lo = 1, hi = 0;
+    for (int i = 0; i < b; i++)
+        if (p->data->len[p->order[from + i]] > hi) hi = p->data->len[p->order[from + i]];
+    hi *= p->Bs; /* n shards of Bs examples hold the batch */
+    while (lo < hi) {
+        long C = lo + (hi - lo) / 2;
+        if (cut_batch(p, from, b, C, 0) <= n) hi = C;
+        else lo = C + 1;
+    }
+    for (int t = cut_batch(p, from, b, hi, 1); t < n; t++) p->sh[t].from = from + b, p->sh[t].b = 0;
+    for (int t = 0; t < n; t++) p->sh[t].w = (double)p->sh[t].b / b;
 }
 
 /* Forward, loss and backward of shard t (its gradient block zeroed first, except the model's,
@@ -588,15 +634,24 @@ static void shard_update(train_pool *p, int t)
     for (size_t i = s->lo; i < s->hi && !s->nonfinite; i++) s->nonfinite = !isfinite(w[i]);
 }
 
+/* Work of one value in the update job, in units of its share of the gradient sum (measured on
+ * the seed's model, RMSProp + RSGD): a Euclidean update costs about twice the sum, a ball or
+ * hyperboloid row about the sum (most embedding rows have no gradient in a batch and are
+ * skipped), a frozen value only the sum. */
+static size_t update_cost(const gyro_optim_tensor *d)
+{
+    return d->frozen ? 1 : d->manifold == GYRO_OPTIM_MANIFOLD_EUCLIDEAN ? 3 : 2;
+}
+
 /* Cut the optimizer's tensors (in parameter order, contiguous) into p->n pieces of about equal
- * numbers of updated values at row boundaries; piece t gets an optimizer and the range [lo, hi)
- * from its first value to the next piece's (the last to the end of the block). */
+ * work (update_cost) at row boundaries; piece t gets an optimizer and the range [lo, hi) from
+ * its first value to the next piece's (the last to the end of the block). */
 static gyro_status pool_split_optim(train_pool *p, const gyro_optim_config *cfg,
                                     const gyro_optim_tensor *ot, int no)
 {
     const int n = p->n;
     size_t total = 0;
-    for (int i = 0; i < no; i++) if (!ot[i].frozen) total += ot[i].rows * ot[i].cols;
+    for (int i = 0; i < no; i++) total += ot[i].rows * ot[i].cols * update_cost(&ot[i]);
     int cap = no + n;
     gyro_optim_tensor *part = malloc((size_t)cap * sizeof *part);
     int *piece = malloc((size_t)cap * sizeof *piece);
@@ -609,10 +664,11 @@ static gyro_status pool_split_optim(train_pool *p, const gyro_optim_config *cfg,
         while (r < d->rows) {
             int k = total ? (int)(acc * (size_t)n / total) : 0;
             if (k > n - 1) k = n - 1;
+            const size_t unit = d->cols * update_cost(d); /* work of a row */
             size_t r1 = d->rows; /* rows up to the next piece's first value */
-            if (!d->frozen && k < n - 1) {
+            if (k < n - 1 && unit > 0) {
                 size_t bound = (total * (size_t)(k + 1) + (size_t)n - 1) / (size_t)n; /* first acc of piece k+1 */
-                size_t rows = (bound - acc + d->cols - 1) / d->cols;
+                size_t rows = (bound - acc + unit - 1) / unit;
                 if (rows < 1) rows = 1;
                 if (r + rows < r1) r1 = r + rows;
             }
@@ -620,7 +676,7 @@ static gyro_status pool_split_optim(train_pool *p, const gyro_optim_config *cfg,
             q.w += r * d->cols;
             q.g += r * d->cols;
             q.rows = r1 - r;
-            if (!d->frozen) acc += q.rows * d->cols;
+            acc += q.rows * unit;
             part[np] = q;
             piece[np++] = k;
             r = r1;
@@ -742,7 +798,9 @@ static gyro_status pool_init(train_pool *p, int n, const gyro_tf_model *tf, cons
     p->eval = eval;
     p->K = tf->cfg.n_classes;
     p->moe = tf->cfg.ffn_kind == GYRO_TF_FFN_MOE;
-    p->Bs = (B + n - 1) / n;
+    /* ⌈B/n⌉ plus a quarter of it for the cut by padded size (split_batch); one thread: B */
+    p->Bs = (B + n - 1) / n + (n > 1 ? (B + 4 * n - 1) / (4 * n) : 0);
+    if (p->Bs > B) p->Bs = B;
     const int Bs = p->Bs;
     p->sh = calloc((size_t)n, sizeof *p->sh);
     if (!p->sh) return gyro_error_set(GYRO_ERR_NOMEM, "train threads");
@@ -956,13 +1014,7 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
             }
             /* shards of the batch (one shard: the whole batch), forward and backward on every
              * thread, the shard losses and gradients weighted by their share of the batch */
-            for (int t = 0, at = from; t < n_threads; t++) {
-                train_shard *sh = &pool.sh[t];
-                sh->from = at;
-                sh->b = b / n_threads + (t < b % n_threads);
-                sh->w = (double)sh->b / b;
-                at += sh->b;
-            }
+            split_batch(&pool, from, b);
             if (n_threads == 1) gyro_optim_zero_grad(&optim); /* else the shard sum overwrites */
             pool_run(&pool, JOB_STEP);
             if ((st = pool_status(&pool))) goto done;

@@ -172,8 +172,12 @@ typedef struct gyro_train_result {
  * ⌊b/n⌋ or ⌈b/n⌉ examples; n threads (the caller's and n − 1 workers started here) each run
  * forward and backward on one shard into a private gradient block, with a dropout stream of
  * their own; the batch gradient is the shard gradients weighted by shard size (the batch mean
- * of the cross-entropy), summed in shard order, and one optimizer step follows. The model
- * depends on the seed, the data and n, not on scheduling; n = 1 is the single-threaded loop. */
+ * of the cross-entropy), summed in shard order, and the optimizer step follows, each thread
+ * updating its piece of the parameters (one optimizer on the calling thread with a gradient
+ * clip). The dev evaluation is split over the threads too. The model depends on the seed, the
+ * data and n, not on scheduling; n = 1 is the single-threaded loop. With MoE blocks each shard
+ * has its own balance loss (of its own routing), so n threads train the shard-weighted mean of
+ * those instead of the batch's. */
 gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_example_set *train,
                                   const gyro_example_set *dev, gyro_classifier **out,
                                   gyro_train_result *res);
