@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "models/core/blas.h"
 #include "models/core/progress.h"
@@ -477,6 +478,7 @@ typedef struct train_shard {
     gyro_optim optim;       /* the optimizer of piece t (update job; n > 1 without a clip) */
     size_t lo, hi;          /* piece t's parameter range [lo, hi) */
     int nonfinite;          /* the update left a non-finite parameter in [lo, hi) */
+    double cpu;             /* CPU seconds of this thread in the last job */
     char msg[1024];         /* the message of st (a worker's own message is thread-local) */
 } train_shard;
 
@@ -707,12 +709,22 @@ static gyro_status pool_split_optim(train_pool *p, const gyro_optim_config *cfg,
     return st;
 }
 
+/* CPU time of the calling thread, in seconds (0 if the clock is missing). */
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static void pool_job(train_pool *p, int t, int job)
 {
+    const double c0 = thread_cpu();
     if (job == JOB_STEP) shard_step(p, t);
     else if (job == JOB_REDUCE) shard_reduce(p, t);
     else if (job == JOB_UPDATE) shard_update(p, t);
     else if (job == JOB_EVAL) shard_eval(p, t);
+    p->sh[t].cpu = thread_cpu() - c0;
 }
 
 static void *pool_worker(void *arg)
@@ -734,8 +746,9 @@ static void *pool_worker(void *arg)
     }
 }
 
-/* Run `job` (not JOB_QUIT) on every thread (the caller's is thread 0) and wait for all of them. */
-static void pool_run(train_pool *p, int job)
+/* Run `job` (not JOB_QUIT) on every thread (the caller's is thread 0) and wait for all of them.
+ * Returns the CPU seconds of the slowest thread in the job (its share of the critical path). */
+static double pool_run(train_pool *p, int job)
 {
     if (p->started) {
         pthread_mutex_lock(&p->mu);
@@ -751,6 +764,9 @@ static void pool_run(train_pool *p, int job)
         while (p->busy > 0) pthread_cond_wait(&p->cv_done, &p->mu);
         pthread_mutex_unlock(&p->mu);
     }
+    double slowest = 0;
+    for (int t = 0; t < p->n; t++) if (p->sh[t].cpu > slowest) slowest = p->sh[t].cpu;
+    return slowest;
 }
 
 static void pool_free(train_pool *p)
@@ -997,7 +1013,7 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
             int j = (int)gyro_rng_below(&rng, (uint32_t)i + 1);
             int t = batch_order[i]; batch_order[i] = batch_order[j]; batch_order[j] = t;
         }
-        double loss_sum = 0, ts = gyro_now();
+        double loss_sum = 0, ts = gyro_now(), cpu0 = thread_cpu(), own = 0, slowest = 0;
         int seen = 0;
         if (moe) memset(load, 0, n_load * sizeof *load);
         for (int s = 0; s < steps_per_epoch; s++) {
@@ -1016,7 +1032,8 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
              * thread, the shard losses and gradients weighted by their share of the batch */
             split_batch(&pool, from, b);
             if (n_threads == 1) gyro_optim_zero_grad(&optim); /* else the shard sum overwrites */
-            pool_run(&pool, JOB_STEP);
+            slowest += pool_run(&pool, JOB_STEP);
+            own += pool.sh[0].cpu;
             if ((st = pool_status(&pool))) goto done;
             double l = pool.sh[0].loss;
             if (n_threads > 1) {
@@ -1038,11 +1055,12 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
             int nonfinite = 0;
             if (split_optim) {
                 pool.lr_factor = f;
-                pool_run(&pool, JOB_UPDATE);
+                slowest += pool_run(&pool, JOB_UPDATE);
+                own += pool.sh[0].cpu;
                 if ((st = pool_status(&pool))) goto done;
                 for (int t = 0; t < n_threads; t++) nonfinite |= pool.sh[t].nonfinite;
             } else {
-                if (n_threads > 1) pool_run(&pool, JOB_REDUCE);
+                if (n_threads > 1) slowest += pool_run(&pool, JOB_REDUCE), own += pool.sh[0].cpu;
                 if ((st = gyro_optim_step(&optim, f))) goto done;
                 nonfinite = 1; /* not checked yet */
             }
@@ -1068,6 +1086,7 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
             gyro_progress_update(&prog, done_frac, el > 0 ? (double)R.steps * B / el : NAN, lr, loss, 0);
         }
         train_time += gyro_now() - ts;
+        R.critical_seconds += thread_cpu() - cpu0 - own + slowest;
         R.epochs = epoch + 1;
         R.train_loss = loss_sum / ptrain.n;
         double acc = NAN;
@@ -1083,7 +1102,7 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
             fprintf(opt->log, "epoch %d: train loss %.4f", epoch + 1, R.train_loss);
             if (!isnan(acc)) fprintf(opt->log, ", dev accuracy %.2f%%", 100 * acc);
             if (moe) fprintf(opt->log, ", expert load %s", load_line);
-            fprintf(opt->log, ", %.1f s\n", gyro_now() - t0);
+            fprintf(opt->log, ", %.1f s, critical path %.2f s\n", gyro_now() - t0, R.critical_seconds);
         }
         if (pdev.n > 0) {
             if (isnan(R.best_dev_accuracy) || acc > R.best_dev_accuracy) {

@@ -152,6 +152,10 @@ typedef struct gyro_train_result {
     uint64_t steps;
     double seconds;                /* wall time of the training loop (evaluation included) */
     double steps_per_second;       /* optimizer steps per second, evaluation excluded */
+    double critical_seconds;       /* CPU time on the training loop's critical path (evaluation
+                                      excluded): the calling thread's outside the parallel jobs
+                                      plus, per job, the slowest thread's; about the loop's wall
+                                      time on an idle machine with a core per thread */
     int n_train, n_dev;            /* examples used */
     int dev_unknown;               /* dev examples whose label the training set lacks (skipped) */
     int table_rows;                /* vocabulary rows initialised from the table */

@@ -220,6 +220,7 @@ START_TEST(test_dropout_learns)
         gyro_train_result res;
         ck_assert_int_eq(gyro_train_classifier(&t, &set, &dev, &m, &res), GYRO_OK);
         acc[i] = res.best_dev_accuracy;
+        ck_assert(res.critical_seconds > 0 && isfinite(res.critical_seconds));
         ck_assert_msg(acc[i] >= 0.9, "threads %d: dev accuracy %.3f", i + 1, acc[i]);
         gyro_classifier_free(m);
     }

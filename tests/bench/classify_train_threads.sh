@@ -8,10 +8,14 @@
 #
 # Per thread count: optimizer steps per wall-second as `classify train` reports it (the training
 # loop only: tokenization and the per-epoch dev evaluation excluded), the process's CPU time
-# (user + system, /usr/bin/time: everything included) and steps per CPU-second, the best dev
-# accuracy, and the speed-up in wall steps/s over the first thread count. The machine's load
-# average is printed before every run: wall-clock rates only mean something on an idle machine,
-# CPU-time rates are the figures to compare on a shared one.
+# (user + system, /usr/bin/time: everything included) and steps per CPU-second, steps per second
+# of the loop's critical path (the per-epoch line's "critical path": the calling thread's CPU
+# time outside the parallel jobs plus the slowest thread's in each job, which is the loop's wall
+# time on an idle machine with a core per thread), the best dev accuracy, and the speed-ups over
+# the first thread count in wall steps/s and in critical-path steps/s. The machine's load average
+# is printed before every run: wall-clock rates only mean something on an idle machine (with
+# the kernel's autogroup scheduling a busy shared machine gives a session the same CPU share
+# however many threads it runs), CPU-time rates are the figures to compare on a shared one.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -26,8 +30,8 @@ trap 'rm -rf "$tmp"' EXIT
 "$GYRO" split --seed 1 --dev 0.1 --train-out "$tmp/tr.pb" --dev-out "$tmp/dev.pb" "$tmp/nlpcc.pb" 2>/dev/null
 echo "runs=$RUNS epochs=$EPOCHS threads=($THREADS); $(nproc) cores; OpenBLAS on the calling thread (classify train's policy)"
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-declare -A sps cpu sys spc acc
-printf '%-4s %-3s %6s %10s %9s %8s %10s %8s\n' run j load steps/s cpu_s sys_s steps/cpu_s dev_acc
+declare -A sps cpu sys spc scp acc
+printf '%-4s %-3s %6s %10s %9s %8s %10s %11s %8s\n' run j load steps/s cpu_s sys_s steps/cpu_s steps/crit_s dev_acc
 for r in $(seq "$RUNS"); do
   for j in $THREADS; do
     load=$(cut -d' ' -f1 /proc/loadavg)
@@ -37,19 +41,24 @@ for r in $(seq "$RUNS"); do
     line=$(grep -o '[0-9]* steps, [0-9.]* steps/s; best dev accuracy [0-9.]*%' "$tmp/out")
     steps=$(awk '{print $1}' <<<"$line"); rate=$(awk '{print $3}' <<<"$line")
     a=$(awk '{gsub("%","",$NF); print $NF}' <<<"$line")
+    crit=$(sed -n 's/^epoch [0-9]*: .*, critical path \([0-9.]*\) s$/\1/p' "$tmp/out" | tail -1)
     c=$(awk -v u="$u" -v s="$s" 'BEGIN{print u + s}')
     pc=$(awk -v n="$steps" -v c="$c" 'BEGIN{printf "%.2f", n / c}')
-    printf '%-4s %-3s %6s %10s %9s %8s %10s %8s\n' "$r" "$j" "$load" "$rate" "$c" "$s" "$pc" "$a"
-    sps[$j]+="$rate "; cpu[$j]+="$c "; sys[$j]+="$s "; spc[$j]+="$pc "; acc[$j]+="$a "
+    pk=$(awk -v n="$steps" -v c="$crit" 'BEGIN{printf "%.2f", n / c}')
+    printf '%-4s %-3s %6s %10s %9s %8s %10s %11s %8s\n' "$r" "$j" "$load" "$rate" "$c" "$s" "$pc" "$pk" "$a"
+    sps[$j]+="$rate "; cpu[$j]+="$c "; sys[$j]+="$s "; spc[$j]+="$pc "; scp[$j]+="$pk "; acc[$j]+="$a "
   done
 done
 echo "medians:"
-printf '%-3s %10s %9s %8s %10s %8s %8s\n' j steps/s cpu_s sys_s steps/cpu_s dev_acc speedup
-base=
+printf '%-3s %10s %9s %8s %10s %11s %8s %8s %10s\n' j steps/s cpu_s sys_s steps/cpu_s steps/crit_s dev_acc wall_x critical_x
+base= cbase=
 for j in $THREADS; do
   m() { tr ' ' '\n' <<<"$1" | grep . | median; }
   ms=$(m "${sps[$j]}"); base=${base:-$ms}
-  printf '%-3s %10s %9s %8s %10s %8s %7.2fx\n' "$j" "$ms" "$(m "${cpu[$j]}")" "$(m "${sys[$j]}")" \
-    "$(m "${spc[$j]}")" "$(m "${acc[$j]}")" "$(awk -v a="$ms" -v b="$base" 'BEGIN{print a / b}')"
+  mc=$(m "${scp[$j]}"); cbase=${cbase:-$mc}
+  printf '%-3s %10s %9s %8s %10s %11s %8s %7.2fx %9.2fx\n' "$j" "$ms" "$(m "${cpu[$j]}")" "$(m "${sys[$j]}")" \
+    "$(m "${spc[$j]}")" "$mc" "$(m "${acc[$j]}")" "$(awk -v a="$ms" -v b="$base" 'BEGIN{print a / b}')" \
+    "$(awk -v a="$mc" -v b="$cbase" 'BEGIN{print a / b}')"
 done
-echo "(steps/s: wall-clock, training loop only; cpu_s, sys_s: the whole process; speedup: wall steps/s over j=$(awk '{print $1}' <<<"$THREADS"))"
+echo "(steps/s: wall-clock, training loop only; cpu_s, sys_s: the whole process; steps/crit_s: steps per"
+echo " second of the loop's critical path; wall_x, critical_x: speed-ups over j=$(awk '{print $1}' <<<"$THREADS"))"
