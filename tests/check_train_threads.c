@@ -36,6 +36,7 @@ static void toy_data(gyro_example_set *s, int n, uint64_t seed)
 static void options(gyro_train_options *o, gyro_tf_geometry g)
 {
     gyro_train_options_init(o, g);
+    o->arch = GYRO_ARCH_TRANSFORMER;   /* --threads steps the transformer */
     gyro_tf_config *c = &o->model;
     c->dim = 8;
     c->n_layers = 2;
