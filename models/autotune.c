@@ -38,6 +38,7 @@ static void draw(gyro_rng *r, const gyro_train_options *base, int fixed_geometry
     o->ngrams.context = (int)gyro_rng_below(r, 2);
     o->ngrams.context_weight = (float)sig3(exp(log(0.3) + gyro_rng_uniform(r) * (log(4.0) - log(0.3))));
     if (hyp) o->model.curvature = (float)sig3(exp(log(0.02) + gyro_rng_uniform(r) * (log(1.0) - log(0.02))));
+    if (hyp) o->ngrams.pool = gyro_rng_below(r, 4) ? GYRO_NGRAMS_POOL_TANGENT : GYRO_NGRAMS_POOL_EINSTEIN;
     o->label_smoothing = smooth[gyro_rng_below(r, 4)];
 }
 
@@ -50,7 +51,8 @@ void gyro_autotune_format(const gyro_train_options *o, char *buf, size_t cap)
     if (n > 0 && (size_t)n < cap && o->ngrams.context)
         n += snprintf(buf + n, cap - (size_t)n, " --context-weight %.3g", o->ngrams.context_weight);
     if (n > 0 && (size_t)n < cap && hyp)
-        n += snprintf(buf + n, cap - (size_t)n, " --curvature %.3g", o->model.curvature);
+        n += snprintf(buf + n, cap - (size_t)n, " --curvature %.3g --pool %s", o->model.curvature,
+                      o->ngrams.pool == GYRO_NGRAMS_POOL_TANGENT ? "tangent" : "einstein");
     if (n > 0 && (size_t)n < cap && o->label_smoothing > 0)
         snprintf(buf + n, cap - (size_t)n, " --label-smoothing %.3g", o->label_smoothing);
 }

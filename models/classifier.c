@@ -135,7 +135,7 @@ static const field config_fields[] = {
 #define NF(k) {#k, offsetof(gyro_ngrams_config, k), 1}
 static const field ngrams_fields[] = {
     NI(geometry), NI(vocab_size), NI(n_classes), NI(dim), NI(buckets), NI(max_n), NI(max_len),
-    NI(context), NF(context_weight), NF(curvature),
+    NI(context), NF(context_weight), NF(curvature), NI(pool),
 };
 #define N_NGRAMS_FIELDS (sizeof ngrams_fields / sizeof ngrams_fields[0])
 

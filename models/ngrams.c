@@ -23,7 +23,7 @@ gyro_ngrams_config gyro_ngrams_config_default(int geometry)
 {
     return (gyro_ngrams_config){
         .geometry = geometry, .dim = 100, .buckets = 200000, .max_n = 2, .max_len = 128,
-        .context = 0, .context_weight = 1.0f, .curvature = 1.0f,
+        .context = 0, .context_weight = 1.0f, .curvature = 1.0f, .pool = GYRO_NGRAMS_POOL_TANGENT,
     };
 }
 
@@ -45,6 +45,8 @@ gyro_status gyro_ngrams_config_validate(const gyro_ngrams_config *c)
     if (!(c->context_weight > 0 && c->context_weight <= 100))
         return gyro_error_set(GYRO_ERR_USAGE, "ngrams: --context-weight must be in (0, 100]");
     if (!(c->curvature > 0 && c->curvature <= 1e4)) return gyro_error_set(GYRO_ERR_USAGE, "ngrams: --curvature must be in (0, 1e4]");
+    if (c->pool != GYRO_NGRAMS_POOL_EINSTEIN && c->pool != GYRO_NGRAMS_POOL_TANGENT)
+        return gyro_error_set(GYRO_ERR_USAGE, "ngrams: unknown pooling %d (einstein 0, tangent 1)", c->pool);
     if (c->vocab_size < 1 || c->n_classes < 1)
         return gyro_error_set(GYRO_ERR_USAGE, "ngrams: vocabulary and classes must be >= 1");
     if ((int64_t)c->vocab_size + c->buckets > INT32_MAX)
@@ -160,12 +162,34 @@ int gyro_ngram_bag_cap(const gyro_ngrams_model *m)
     return c->max_len + 1 + (c->max_len + 2) * (c->max_n - 1) + (c->context ? 2 * c->max_len : 0);
 }
 
+/* v (C) = Σ w_j log0(x_j) / Σ w_j, the tangent mean of the bag; returns Σ w_j. */
+static double tangent_mean(const gyro_ngrams_model *m, const int32_t *rows, const float *w, int nf, float *v)
+{
+    const int C = m->cfg.dim;
+    double acc[4096] = {0}, ws = 0;   /* cfg.dim ≤ 4096 (validated) */
+    float t[4096];
+    for (int j = 0; j < nf; j++) {
+        gyro_poincare_logmap0_f32(t, m->emb + (size_t)rows[j] * C, m->cfg.curvature, C);
+        double wj = w ? w[j] : 1.0;
+        for (int i = 0; i < C; i++) acc[i] += wj * t[i];
+        ws += wj;
+    }
+    for (int i = 0; i < C; i++) v[i] = (float)(acc[i] / ws);
+    return ws;
+}
+
 void gyro_ngrams_forward(const gyro_ngrams_model *m, const int32_t *rows, const float *w, int nf,
                          float *y, float *logits)
 {
     const int C = m->cfg.dim, K = m->cfg.n_classes;
     if (m->cfg.geometry == GYRO_TF_GEOMETRY_HYPERBOLIC) {
-        gyro_poincare_einstein_midpoint_f32(y, m->emb, rows, w, m->cfg.curvature, nf, C);
+        if (m->cfg.pool == GYRO_NGRAMS_POOL_TANGENT) {
+            float v[4096];
+            tangent_mean(m, rows, w, nf, v);
+            gyro_poincare_expmap0_f32(y, v, m->cfg.curvature, C);
+        } else {
+            gyro_poincare_einstein_midpoint_f32(y, m->emb, rows, w, m->cfg.curvature, nf, C);
+        }
         gyro_poincare_hyp_mlr_f32(logits, y, m->head_p, m->head_a, m->cfg.curvature, K, C);
         return;
     }
@@ -195,7 +219,21 @@ void gyro_ngrams_backward(const gyro_ngrams_model *m, const int32_t *rows, const
     if (m->cfg.geometry == GYRO_TF_GEOMETRY_HYPERBOLIC) {
         gyro_poincare_hyp_mlr_backward_f32(dy, dP, dA, dlogits, y, m->head_p, m->head_a,
                                            m->cfg.curvature, K, C);
-        if (dX) gyro_poincare_einstein_midpoint_backward_f32(dX, dy, m->emb, rows, w, m->cfg.curvature, nf, C);
+        if (!dX) return;
+        if (m->cfg.pool != GYRO_NGRAMS_POOL_TANGENT) {
+            gyro_poincare_einstein_midpoint_backward_f32(dX, dy, m->emb, rows, w, m->cfg.curvature, nf, C);
+            return;
+        }
+        float v[4096], dv[4096], g[4096];
+        double ws = tangent_mean(m, rows, w, nf, v);
+        memset(dv, 0, (size_t)C * sizeof *dv);
+        gyro_poincare_expmap0_backward_f32(dv, dy, v, m->cfg.curvature, C);
+        for (int j = 0; j < nf; j++) {
+            float f = (float)((w ? w[j] : 1.0) / ws);
+            for (int i = 0; i < C; i++) g[i] = f * dv[i];
+            gyro_poincare_logmap0_backward_f32(dX + (size_t)j * C, g, m->emb + (size_t)rows[j] * C,
+                                               m->cfg.curvature, C);
+        }
         return;
     }
     for (int k = 0; k < K; k++) {

@@ -381,7 +381,7 @@ gyro_status gyro_train_options_complete(gyro_train_options *o, unsigned set)
         g->curvature = m->curvature;
         g->max_len = m->max_len;
         /* fields the model does not use take one value, so equal models are equal files */
-        if (g->geometry == GYRO_TF_GEOMETRY_EUCLIDEAN) g->curvature = 1.0f;
+        if (g->geometry == GYRO_TF_GEOMETRY_EUCLIDEAN) g->curvature = 1.0f, g->pool = GYRO_NGRAMS_POOL_TANGENT;
         if (!g->context) g->context_weight = 1.0f;
         if (!(set & GYRO_TRAIN_SET_LR)) o->optim.lr = GYRO_NGRAMS_DEFAULT_LR;
         if (!(o->head_lr > 0))

@@ -1,7 +1,8 @@
 /* check_ngrams.c — Check suite for the bag-of-n-grams classifier (models/ngrams, the Einstein
  * midpoint of models/hyp/poincare, models/train_ngrams): the midpoint against its Poincaré
  * form ½ ⊗ (Σ w λ x / Σ w (λ − 1)) and its properties, finite-difference checks of its backward
- * (float64) and of the model's backward in both geometries, the features (counts, boundaries,
+ * (float64) and of the model's backward in both geometries and both hyperbolic poolings, the
+ * features (counts, boundaries,
  * context salt, truncation), training on a small separable set in both geometries, the model
  * file round trip, and the previous turn deciding an ambiguous utterance. */
 #include <check.h>
@@ -123,9 +124,10 @@ START_TEST(test_midpoint_backward_fd)
 }
 END_TEST
 
-static gyro_ngrams_model *small_model(int geometry, int context)
+static gyro_ngrams_model *small_model(int geometry, int context, int pool)
 {
     gyro_ngrams_config c = gyro_ngrams_config_default(geometry);
+    c.pool = pool;
     c.vocab_size = 7;
     c.n_classes = 4;
     c.dim = 6;
@@ -152,9 +154,9 @@ static double bag_loss(const gyro_ngrams_model *m, const int32_t *rows, const fl
     return l;
 }
 
-static void check_model_backward(int geometry)
+static void check_model_backward(int geometry, int pool)
 {
-    gyro_ngrams_model *m = small_model(geometry, 0);
+    gyro_ngrams_model *m = small_model(geometry, 0, pool);
     const int32_t rows[4] = {1, 9, 3, 9};
     const float w[4] = {1, 1, 0.5f, 1};
     const float g[4] = {0.7f, -0.4f, 0.2f, -0.5f};
@@ -193,14 +195,15 @@ static void check_model_backward(int geometry)
 
 START_TEST(test_model_backward_fd)
 {
-    check_model_backward(GYRO_TF_GEOMETRY_HYPERBOLIC);
-    check_model_backward(GYRO_TF_GEOMETRY_EUCLIDEAN);
+    check_model_backward(GYRO_TF_GEOMETRY_HYPERBOLIC, GYRO_NGRAMS_POOL_TANGENT);
+    check_model_backward(GYRO_TF_GEOMETRY_HYPERBOLIC, GYRO_NGRAMS_POOL_EINSTEIN);
+    check_model_backward(GYRO_TF_GEOMETRY_EUCLIDEAN, GYRO_NGRAMS_POOL_TANGENT);
 }
 END_TEST
 
 START_TEST(test_features)
 {
-    gyro_ngrams_model *m = small_model(GYRO_TF_GEOMETRY_HYPERBOLIC, 1);
+    gyro_ngrams_model *m = small_model(GYRO_TF_GEOMETRY_HYPERBOLIC, 1, GYRO_NGRAMS_POOL_TANGENT);
     const int32_t uni[5] = {1, 2, 3, 0, 4};
     uint64_t h[5];
     const char *toks[5] = {"播", "放", "音", "乐", "吧"};

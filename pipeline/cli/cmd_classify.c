@@ -127,6 +127,9 @@ static const gyro_opt train_opts[] = {
                  "per-epoch line shows each layer's expert load over the epoch", .mark = GYRO_TRAIN_SET_MOE_BALANCE | GIVEN_TF_ONLY),
     GYRO_O_SECTION("N-gram model (--arch ngrams):"),
     GYRO_O_INT("buckets", 0, TA, o.ngrams.buckets, "N", NULL, 0, 1 << 26, "rows of the hashed n-grams (200000)", .mark = GIVEN_NG_ONLY),
+    GYRO_O_CHOICE("pool", 0, TA, o.ngrams.pool, "P", "einstein|tangent", NULL,
+                  "hyperbolic pooling of the bag: tangent (exp0 of the mean of the rows' log0, the default) "
+                  "or einstein (the Einstein midpoint, HyperText)", .mark = GIVEN_NG_ONLY),
     GYRO_O_INT("max-n", 0, TA, o.ngrams.max_n, "N", NULL, 1, 8, "longest character n-gram (2)", .mark = GIVEN_NG_ONLY),
     GYRO_O_FLAG("context", 0, TA, o.ngrams.context,
                 "the previous turn of the session (Example.session) adds its characters and bigrams (the default)",
