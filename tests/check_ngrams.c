@@ -2,9 +2,9 @@
  * midpoint of models/hyp/poincare, models/train_ngrams): the midpoint against its Poincaré
  * form ½ ⊗ (Σ w λ x / Σ w (λ − 1)) and its properties, finite-difference checks of its backward
  * (float64) and of the model's backward in both geometries and both hyperbolic poolings, the
- * features (counts, boundaries,
- * context salt, truncation), training on a small separable set in both geometries, the model
- * file round trip, and the previous turn deciding an ambiguous utterance. */
+ * features (counts, boundaries, context salt, truncation), training on a small separable set in
+ * both geometries, the model file round trip, and the previous turn deciding an ambiguous
+ * utterance. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
