@@ -22,8 +22,8 @@
  * before parsing, rebuilds the model from the configuration and then requires the parameter
  * tensors to match the model's tensor table by name, manifold and shape, and to be finite.
  *
- * The vocabulary is an open-addressing hash table of token ids (FNV-1a), read-only after
- * creation so concurrent predictions only read it.
+ * The vocabulary is a gyro_strmap (models/text/strmap.h), read-only after creation so
+ * concurrent predictions only read it.
  */
 #include "models/classifier.h"
 
@@ -41,6 +41,7 @@
 
 #include "models/core/atomic_file.h"
 #include "models/core/crc32.h"
+#include "models/text/strmap.h"
 
 #define MAGIC_LEN 8
 #define MAX_FILE_BYTES ((uint64_t)4 << 30)
@@ -52,9 +53,7 @@ struct gyro_classifier {
     gyro_normalize_options norm;
     int token_unit;               /* gyro_token_unit */
     int n_tokens;                 /* ids 1..n_tokens */
-    char **tokens;                /* (n_tokens + 1), tokens[0] = NULL (UNK) */
-    int32_t *slots;               /* (cap) token id or 0 = empty */
-    uint32_t cap;                 /* power of two > 2·n_tokens */
+    gyro_strmap *vocab;           /* token → id − 1; read-only after creation */
     gyro_label_set *labels;
     uint32_t crc;                 /* of the payload last saved or loaded */
     char version[96];
@@ -76,46 +75,28 @@ struct gyro_classifier_scratch {
     size_t text_cap;
 };
 
-/* ---- vocabulary hash ------------------------------------------------------------------------ */
-
-static uint32_t fnv1a(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++) h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
-}
+/* ---- vocabulary ---------------------------------------------------------------------------- */
 
 int gyro_classifier_token_id(const gyro_classifier *m, const char *token)
 {
-    if (!m || !token || m->cap == 0) return GYRO_CLASSIFIER_UNK;
-    for (uint32_t i = fnv1a(token) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        int32_t id = m->slots[i];
-        if (id == 0) return GYRO_CLASSIFIER_UNK;
-        if (strcmp(m->tokens[id], token) == 0) return id;
-    }
+    if (!m || !token || !m->vocab) return GYRO_CLASSIFIER_UNK;
+    return gyro_strmap_find(m->vocab, token) + 1;   /* −1 (absent) is UNK, 0 */
 }
 
-/* Build tokens/slots from n strings (copied). USAGE on a duplicate or empty token. */
+/* The vocabulary from n strings (copied): token i gets id i + 1. USAGE on a duplicate or empty
+ * token. */
 static gyro_status vocab_build(gyro_classifier *m, const char *const *vocab, int n)
 {
-    m->tokens = calloc((size_t)n + 1, sizeof *m->tokens);
-    uint32_t cap = 16;
-    while (cap < 2u * (uint32_t)n + 2) cap <<= 1;
-    m->slots = calloc(cap, sizeof *m->slots);
-    if (!m->tokens || !m->slots) return gyro_error_set(GYRO_ERR_NOMEM, "vocabulary of %d", n);
-    m->cap = cap;
-    for (int i = 0; i < n; i++) {
+    gyro_status st = gyro_strmap_new(&m->vocab);
+    for (int i = 0; !st && i < n; i++) {
         if (!vocab[i] || !vocab[i][0]) return gyro_error_set(GYRO_ERR_USAGE, "vocabulary: empty token %d", i + 1);
-        if (gyro_classifier_token_id(m, vocab[i]) != GYRO_CLASSIFIER_UNK)
-            return gyro_error_set(GYRO_ERR_USAGE, "vocabulary: duplicate token '%s'", vocab[i]);
-        m->tokens[i + 1] = strdup(vocab[i]);
-        if (!m->tokens[i + 1]) return gyro_error_set(GYRO_ERR_NOMEM, "vocabulary");
+        int32_t id;
+        int added;
+        if ((st = gyro_strmap_intern(m->vocab, vocab[i], &id, &added))) break;
+        if (!added) return gyro_error_set(GYRO_ERR_USAGE, "vocabulary: duplicate token '%s'", vocab[i]);
         m->n_tokens = i + 1;
-        uint32_t s = fnv1a(vocab[i]) & (cap - 1);
-        while (m->slots[s]) s = (s + 1) & (cap - 1);
-        m->slots[s] = i + 1;
     }
-    return GYRO_OK;
+    return st;
 }
 
 /* ---- configuration fields as key/value pairs ---------------------------------------------- */
@@ -205,7 +186,7 @@ static void build_payload(const gyro_classifier *m, wbuf *b)
     else write_fields(b, "config", config_fields, N_CONFIG_FIELDS, &m->tf->cfg);
     w_str(b, "vocab");
     w_u32(b, (uint32_t)m->n_tokens);
-    for (int i = 1; i <= m->n_tokens; i++) w_str(b, m->tokens[i]);
+    for (int i = 0; i < m->n_tokens; i++) w_str(b, gyro_strmap_key(m->vocab, i));
     w_str(b, "labels");
     int k = gyro_label_set_count(m->labels);
     w_u32(b, (uint32_t)k);
@@ -677,10 +658,7 @@ void gyro_classifier_free(gyro_classifier *m)
     if (!m) return;
     gyro_tf_free(m->tf);
     gyro_ngrams_free(m->ng);
-    if (m->tokens)
-        for (int i = 1; i <= m->n_tokens; i++) free(m->tokens[i]);
-    free(m->tokens);
-    free(m->slots);
+    gyro_strmap_free(m->vocab);
     gyro_label_set_free(m->labels);
     free(m);
 }
@@ -700,7 +678,7 @@ const gyro_normalize_options *gyro_classifier_normalize_options(const gyro_class
 int gyro_classifier_vocab_size(const gyro_classifier *m) { return m->n_tokens + 1; }
 const char *gyro_classifier_token(const gyro_classifier *m, int id)
 {
-    return (id >= 1 && id <= m->n_tokens) ? m->tokens[id] : NULL;
+    return (m && id >= 1 && id <= m->n_tokens) ? gyro_strmap_key(m->vocab, id - 1) : NULL;
 }
 
 void gyro_classifier_set_token_unit(gyro_classifier *m, gyro_token_unit unit) { m->token_unit = (int)unit; }
