@@ -198,113 +198,153 @@ static double train_one(gyro_ngrams_model *ng, const bagset *b, int i, step_bufs
     return loss;
 }
 
+/* One training run: the bags, the buffers and the loop's state. */
+typedef struct run {
+    const gyro_train_options *opt;
+    gyro_classifier *m;
+    gyro_ngrams_model *ng;
+    const gyro_example_set *dev;
+    bagset tr, dv;
+    step_bufs sb;
+    int *order;                 /* (tr.n) this epoch's order */
+    float *best;                /* (n_params) the best dev epoch's parameters */
+    int freeze_below;           /* embedding rows below it stay as the table gave them */
+    int since_best;             /* epochs without dev improvement */
+    gyro_rng rng;
+    gyro_progress prog;
+    double t0, train_time, lr, loss;
+    gyro_train_result *R;
+} run;
+
+/* A stop request: the best model so far is left in m (and in the checkpoint). */
+static gyro_status interrupted(run *r, int epoch, int s)
+{
+    const gyro_train_options *opt = r->opt;
+    gyro_status st = GYRO_OK;
+    if (r->R->best_epoch > 0) memcpy(r->ng->params, r->best, r->ng->n_params * sizeof *r->best);
+    if (opt->checkpoint && r->R->best_epoch == 0 && !gyro_ngrams_first_nonfinite(r->ng, NULL))
+        st = gyro_classifier_save(r->m, opt->checkpoint);
+    return st ? st : gyro_error_set(GYRO_ERR_INTERRUPTED, "train: interrupted at epoch %d example %d%s%s", epoch + 1,
+                                    s + 1, opt->checkpoint ? "; the best model so far is in " : "",
+                                    opt->checkpoint ? opt->checkpoint : "");
+}
+
+/* One pass over the shuffled training bags, the rates decaying linearly over all epochs. */
+static gyro_status run_epoch(run *r, int epoch)
+{
+    const gyro_train_options *opt = r->opt;
+    const int n = r->tr.n;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)gyro_rng_below(&r->rng, (uint32_t)i + 1);
+        int t = r->order[i]; r->order[i] = r->order[j]; r->order[j] = t;
+    }
+    const double total = (double)n * opt->epochs, ts = gyro_now();
+    double loss_sum = 0;
+    for (int s = 0; s < n; s++) {
+        if (opt->stop && *opt->stop) return interrupted(r, epoch, s);
+        double done_frac = ((double)epoch * n + s) / total;
+        r->lr = opt->optim.lr * (1.0 - done_frac);
+        const float head_lr = (float)(opt->head_lr * (1.0 - done_frac));
+        double l = train_one(r->ng, &r->tr, r->order[s], &r->sb, (float)r->lr, head_lr, r->freeze_below,
+                             opt->label_smoothing);
+        if (!isfinite(l))
+            return gyro_error_set(GYRO_ERR_NAN, "train: the loss became %g at epoch %d example %d; "
+                                  "lower the learning rate (--lr)", l, epoch + 1, s + 1);
+        loss_sum += l;
+        r->R->steps++;
+        r->loss = loss_sum / (s + 1);
+        if ((s & 1023) == 0) {
+            double el = gyro_now() - r->t0;
+            gyro_progress_update(&r->prog, done_frac, el > 0 ? (double)r->R->steps / el : NAN, r->lr, r->loss, 0);
+        }
+    }
+    r->train_time += gyro_now() - ts;
+    r->R->epochs = epoch + 1;
+    r->R->train_loss = loss_sum / n;
+    return GYRO_OK;
+}
+
+/* After an epoch: the finiteness check, the dev score, the log line, the best parameters and
+ * the checkpoint; *done = 1 when patience ran out. */
+static gyro_status end_epoch(run *r, int epoch, int *done)
+{
+    const gyro_train_options *opt = r->opt;
+    gyro_train_result *R = r->R;
+    size_t at;
+    const gyro_tf_tensor *bad = gyro_ngrams_first_nonfinite(r->ng, &at);
+    if (bad)
+        return gyro_error_set(GYRO_ERR_NAN, "train: tensor %s became non-finite (parameter %zu) in epoch %d; "
+                              "lower the learning rate (--lr)", bad->name, at, epoch + 1);
+    double acc = NAN;
+    gyro_status st;
+    if (r->dv.n > 0 && (st = score_bags(r->ng, &r->dv, r->sb.y, r->sb.logits, r->sb.probs, NULL, r->dev, &acc)))
+        return st;
+    if (opt->log) {
+        fprintf(opt->log, "epoch %d: train loss %.4f", epoch + 1, R->train_loss);
+        if (!isnan(acc)) fprintf(opt->log, ", dev accuracy %.2f%%", 100 * acc);
+        fprintf(opt->log, ", %.1f s\n", gyro_now() - r->t0);
+    }
+    if (r->dv.n == 0) return opt->checkpoint ? gyro_classifier_save(r->m, opt->checkpoint) : GYRO_OK;
+    if (isnan(R->best_dev_accuracy) || acc > R->best_dev_accuracy) {
+        R->best_dev_accuracy = acc;
+        R->best_epoch = epoch + 1;
+        memcpy(r->best, r->ng->params, r->ng->n_params * sizeof *r->best);
+        r->since_best = 0;
+        return opt->checkpoint ? gyro_classifier_save(r->m, opt->checkpoint) : GYRO_OK;
+    }
+    *done = opt->patience > 0 && ++r->since_best >= opt->patience;
+    return GYRO_OK;
+}
+
+/* Bags, buffers and counters of a run; GYRO_ERR_DATA without a training example. */
+static gyro_status run_setup(run *r, gyro_tokenizer *nz, const gyro_example_set *train, const int *tr_idx,
+                             int n_tr, const int *dev_idx, int n_dev)
+{
+    gyro_status st = bagset_build(r->m, nz, train, tr_idx, n_tr, &r->tr, NULL, 0);
+    if (!st && r->dev && n_dev > 0) st = bagset_build(r->m, nz, r->dev, dev_idx, n_dev, &r->dv, &r->R->dev_unknown, 0);
+    if (st) return st;
+    if (r->tr.n == 0) return gyro_error_set(GYRO_ERR_DATA, "train: no training example left after the dev split");
+    r->R->n_train = r->tr.n;
+    r->R->n_dev = r->dv.n;
+    r->order = malloc((size_t)r->tr.n * sizeof *r->order);
+    r->best = malloc(r->ng->n_params * sizeof *r->best);
+    if (!r->order || !r->best) return gyro_error_set(GYRO_ERR_NOMEM, "train buffers");
+    if ((st = step_bufs_new(&r->sb, r->ng, r->tr.max_len > r->dv.max_len ? r->tr.max_len : r->dv.max_len))) return st;
+    for (int i = 0; i < r->tr.n; i++) r->order[i] = i;
+    /* a frozen table: its rows 1..n keep their values (UNK and everything after still learn) */
+    r->freeze_below = r->opt->freeze_table && r->R->table_rows > 0 ? 1 + r->R->table_rows : 0;
+    gyro_rng_seed(&r->rng, r->opt->seed ^ 0x6e67747261696eULL);
+    return GYRO_OK;
+}
+
 gyro_status gyro_train_ngrams(const gyro_train_options *opt, gyro_classifier *m, gyro_tokenizer *nz,
                               const gyro_example_set *train, const int *tr_idx, int n_tr,
                               const gyro_example_set *dev, const int *dev_idx, int n_dev,
                               gyro_train_result *R)
 {
-    gyro_ngrams_model *ng = gyro_classifier_ngrams(m);
-    if (!ng) return gyro_error_set(GYRO_ERR_USAGE, "train: not an n-gram model");
-    bagset btr = {0}, bdev = {0};
-    step_bufs sb = {0};
-    int *order = NULL;
-    float *best = NULL;
-    int dev_unknown = 0;
-    gyro_status st = bagset_build(m, nz, train, tr_idx, n_tr, &btr, NULL, 0);
-    if (!st && dev && n_dev > 0) st = bagset_build(m, nz, dev, dev_idx, n_dev, &bdev, &dev_unknown, 0);
-    if (st) goto done;
-    if (btr.n == 0) { st = gyro_error_set(GYRO_ERR_DATA, "train: no training example left after the dev split"); goto done; }
-    R->n_train = btr.n;
-    R->n_dev = bdev.n;
-    R->dev_unknown = dev_unknown;
-    order = malloc((size_t)btr.n * sizeof *order);
-    best = malloc(ng->n_params * sizeof *best);
-    if (!order || !best) { st = gyro_error_set(GYRO_ERR_NOMEM, "train buffers"); goto done; }
-    if ((st = step_bufs_new(&sb, ng, btr.max_len > bdev.max_len ? btr.max_len : bdev.max_len))) goto done;
-    for (int i = 0; i < btr.n; i++) order[i] = i;
-    /* a frozen table: its rows 1..n keep their values (UNK and everything after still learn) */
-    const int freeze_below = opt->freeze_table && R->table_rows > 0 ? 1 + R->table_rows : 0;
-
-    gyro_rng rng;
-    gyro_rng_seed(&rng, opt->seed ^ 0x6e67747261696eULL);
-    gyro_progress prog;
-    gyro_progress_init(&prog, "examples/sec", opt->quiet);
-    const double total = (double)btr.n * opt->epochs;
-    double t0 = gyro_now(), train_time = 0, lr = opt->optim.lr, loss = NAN;
-    int since_best = 0;
-    for (int epoch = 0; epoch < opt->epochs; epoch++) {
-        for (int i = btr.n - 1; i > 0; i--) {
-            int j = (int)gyro_rng_below(&rng, (uint32_t)i + 1);
-            int t = order[i]; order[i] = order[j]; order[j] = t;
-        }
-        double loss_sum = 0, ts = gyro_now();
-        for (int s = 0; s < btr.n; s++) {
-            if (opt->stop && *opt->stop) {
-                if (R->best_epoch > 0) memcpy(ng->params, best, ng->n_params * sizeof *best);
-                if (opt->checkpoint && R->best_epoch == 0 && !gyro_ngrams_first_nonfinite(ng, NULL))
-                    st = gyro_classifier_save(m, opt->checkpoint);
-                if (!st) st = gyro_error_set(GYRO_ERR_INTERRUPTED, "train: interrupted at epoch %d example %d%s%s",
-                                             epoch + 1, s + 1, opt->checkpoint ? "; the best model so far is in " : "",
-                                             opt->checkpoint ? opt->checkpoint : "");
-                goto done;
-            }
-            double done_frac = ((double)epoch * btr.n + s) / total;
-            lr = opt->optim.lr * (1.0 - done_frac);
-            const float head_lr = (float)(opt->head_lr * (1.0 - done_frac));
-            double l = train_one(ng, &btr, order[s], &sb, (float)lr, head_lr, freeze_below, opt->label_smoothing);
-            if (!isfinite(l)) {
-                st = gyro_error_set(GYRO_ERR_NAN, "train: the loss became %g at epoch %d example %d; "
-                                    "lower the learning rate (--lr)", l, epoch + 1, s + 1);
-                goto done;
-            }
-            loss_sum += l;
-            R->steps++;
-            loss = loss_sum / (s + 1);
-            if ((s & 1023) == 0) {
-                double el = gyro_now() - t0;
-                gyro_progress_update(&prog, done_frac, el > 0 ? (double)R->steps / el : NAN, lr, loss, 0);
-            }
-        }
-        train_time += gyro_now() - ts;
-        R->epochs = epoch + 1;
-        R->train_loss = loss_sum / btr.n;
-        size_t at;
-        const gyro_tf_tensor *badt = gyro_ngrams_first_nonfinite(ng, &at);
-        if (badt) {
-            st = gyro_error_set(GYRO_ERR_NAN, "train: tensor %s became non-finite (parameter %zu) in epoch %d; "
-                                "lower the learning rate (--lr)", badt->name, at, epoch + 1);
-            goto done;
-        }
-        double acc = NAN;
-        if (bdev.n > 0 && (st = score_bags(ng, &bdev, sb.y, sb.logits, sb.probs, NULL, dev, &acc))) goto done;
-        if (opt->log) {
-            fprintf(opt->log, "epoch %d: train loss %.4f", epoch + 1, R->train_loss);
-            if (!isnan(acc)) fprintf(opt->log, ", dev accuracy %.2f%%", 100 * acc);
-            fprintf(opt->log, ", %.1f s\n", gyro_now() - t0);
-        }
-        if (bdev.n > 0) {
-            if (isnan(R->best_dev_accuracy) || acc > R->best_dev_accuracy) {
-                R->best_dev_accuracy = acc;
-                R->best_epoch = epoch + 1;
-                memcpy(best, ng->params, ng->n_params * sizeof *best);
-                since_best = 0;
-                if (opt->checkpoint && (st = gyro_classifier_save(m, opt->checkpoint))) goto done;
-            } else if (opt->patience > 0 && ++since_best >= opt->patience) {
-                break;
-            }
-        } else if (opt->checkpoint && (st = gyro_classifier_save(m, opt->checkpoint))) {
-            goto done;
+    run r = {.opt = opt, .m = m, .ng = gyro_classifier_ngrams(m), .dev = dev, .R = R, .lr = opt->optim.lr,
+             .loss = NAN};
+    if (!r.ng) return gyro_error_set(GYRO_ERR_USAGE, "train: not an n-gram model");
+    gyro_status st = run_setup(&r, nz, train, tr_idx, n_tr, dev_idx, n_dev);
+    if (!st) {
+        gyro_progress_init(&r.prog, "examples/sec", opt->quiet);
+        r.t0 = gyro_now();
+        int done = 0;
+        for (int epoch = 0; !st && !done && epoch < opt->epochs; epoch++) {
+            st = run_epoch(&r, epoch);
+            if (!st) st = end_epoch(&r, epoch, &done);
         }
     }
-    gyro_progress_finish(&prog, (double)R->steps / total, NAN, lr, loss);
-    if (R->best_epoch > 0) memcpy(ng->params, best, ng->n_params * sizeof *best);
-    R->seconds = gyro_now() - t0;
-    R->steps_per_second = train_time > 0 ? R->steps / train_time : NAN;
-done:
-    bagset_free(&btr);
-    bagset_free(&bdev);
-    step_bufs_free(&sb);
-    free(order);
-    free(best);
+    if (!st) {
+        gyro_progress_finish(&r.prog, (double)R->steps / ((double)r.tr.n * opt->epochs), NAN, r.lr, r.loss);
+        if (R->best_epoch > 0) memcpy(r.ng->params, r.best, r.ng->n_params * sizeof *r.best);
+        R->seconds = gyro_now() - r.t0;
+        R->steps_per_second = r.train_time > 0 ? R->steps / r.train_time : NAN;
+    }
+    bagset_free(&r.tr);
+    bagset_free(&r.dv);
+    step_bufs_free(&r.sb);
+    free(r.order);
+    free(r.best);
     return st;
 }
