@@ -132,6 +132,33 @@ void gyro_composite_supervise_options_init(gyro_train_options *o, gyro_tf_geomet
     o->dev_fraction = 0;
 }
 
+/* Seeded split of `in` by utterance: round(fraction · n) utterances (at least 1 when n >= 2) go to
+ * *held, the rest to *fit, both in input order. */
+static gyro_status holdout(const gyro_example_set *in, double fraction, uint64_t seed,
+                           gyro_example_set *fit, gyro_example_set *held)
+{
+    int n = in->n, k = (int)(fraction * n + 0.5);
+    if (k < 1 && n >= 2) k = 1;
+    if (k >= n) k = n - 1;
+    int *order = malloc(((size_t)n + 1) * sizeof *order);
+    unsigned char *out = calloc((size_t)n + 1, 1);
+    gyro_status s = order && out ? GYRO_OK : gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    gyro_rng rng;
+    gyro_rng_seed(&rng, seed ^ 0x636f6d706f736974ull);   /* "composit": apart from the model's seed */
+    for (int i = 0; !s && i < n; i++) order[i] = i;
+    for (int i = n - 1; !s && i > 0; i--) {
+        int j = (int)gyro_rng_below(&rng, (uint32_t)(i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (int i = 0; !s && i < k; i++) out[order[i]] = 1;
+    for (int i = 0; !s && i < n; i++)
+        s = gyro_example_set_add(out[i] ? held : fit, in->text[i], in->label[i], in->line[i]);
+    free(order);
+    free(out);
+    return s;
+}
+
 gyro_status gyro_composite_supervise(const gyro_train_options *opt, const gyro_example_set *train,
                                      const gyro_example_set *dev, gyro_composite_policy **out,
                                      gyro_train_result *res)
@@ -164,11 +191,21 @@ gyro_status gyro_composite_supervise(const gyro_train_options *opt, const gyro_e
     }
     if (!s && n == 0) s = gyro_error_set(GYRO_ERR_DATA, "no training example");
     if (!s) qsort(atoms, (size_t)n, sizeof *atoms, cmp_str);
-    gyro_example_set tf_train = {0}, tf_dev = {0};
-    if (!s) s = gyro_composite_teacher_forced(train, (const char *const *)atoms, n, &tf_train, NULL);
-    if (!s && dev) s = gyro_composite_teacher_forced(dev, (const char *const *)atoms, n, &tf_dev, NULL);
+    gyro_example_set tf_train = {0}, tf_dev = {0}, fit = {0}, held = {0};
+    const gyro_example_set *fit_set = train, *stop_set = dev;
+    if (!s && !dev && opt->dev_fraction > 0) {   /* hold out utterances, not states */
+        s = holdout(train, opt->dev_fraction, opt->seed, &fit, &held);
+        if (!s && held.n > 0 && fit.n > 0) fit_set = &fit, stop_set = &held;
+    }
+    if (!s) s = gyro_composite_teacher_forced(fit_set, (const char *const *)atoms, n, &tf_train, NULL);
+    if (!s && stop_set)
+        s = gyro_composite_teacher_forced(stop_set, (const char *const *)atoms, n, &tf_dev, NULL);
     gyro_classifier *clf = NULL;
-    if (!s) s = gyro_train_classifier(opt, &tf_train, dev ? &tf_dev : NULL, &clf, res);
+    if (!s) {
+        gyro_train_options o2 = *opt;
+        if (!stop_set) o2.dev_fraction = 0;   /* never hold out teacher-forced states */
+        s = gyro_train_classifier(&o2, &tf_train, stop_set ? &tf_dev : NULL, &clf, res);
+    }
     if (s == GYRO_ERR_INTERRUPTED && clf) {   /* the best model so far comes back too */
         char why[1024];
         snprintf(why, sizeof why, "%s", gyro_error_message());
@@ -179,6 +216,8 @@ gyro_status gyro_composite_supervise(const gyro_train_options *opt, const gyro_e
     }
     gyro_example_set_free(&tf_train);
     gyro_example_set_free(&tf_dev);
+    gyro_example_set_free(&fit);
+    gyro_example_set_free(&held);
     for (int i = 0; i < n; i++) free(atoms[i]);
     free(atoms);
     return s;
@@ -367,6 +406,168 @@ gyro_status gyro_composite_greedy_trace(const gyro_composite_policy *p, const gy
     free(tok);
     free(logp);
     free(valid);
+    return s;
+}
+
+/* ---- beam search ------------------------------------------------------------------------------- */
+
+typedef struct beam {
+    gyro_composite_episode ep;
+    double score;            /* Σ log π(a_t | s_t) over the steps taken, STOP included */
+} beam;
+
+/* 1 when two episodes have emitted the same set (order aside) and are both running or both done:
+ * then every continuation scores the same from both, and only the better one is kept. */
+static int same_state(const gyro_composite_episode *a, const gyro_composite_episode *b)
+{
+    if (a->n_emitted != b->n_emitted || a->done != b->done) return 0;
+    for (int i = 0; i < a->n_emitted; i++) {
+        int hit = 0;
+        for (int j = 0; j < b->n_emitted && !hit; j++) hit = a->emitted[i] == b->emitted[j];
+        if (!hit) return 0;
+    }
+    return 1;
+}
+
+/* Insert candidate c into the list top[0..*n) (best first, at most W), merging equal states. */
+static void beam_offer(beam *top, int *n, int W, const beam *c)
+{
+    for (int i = 0; i < *n; i++)
+        if (same_state(&top[i].ep, &c->ep)) {
+            if (c->score <= top[i].score) return;
+            for (int j = i; j + 1 < *n; j++) top[j] = top[j + 1];   /* drop it, reinsert below */
+            (*n)--;
+            break;
+        }
+    int at = *n;
+    while (at > 0 && top[at - 1].score < c->score) at--;
+    if (at >= W) return;
+    int last = *n < W ? *n : W - 1;
+    for (int j = last; j > at; j--) top[j] = top[j - 1];
+    top[at] = *c;
+    if (*n < W) (*n)++;
+}
+
+gyro_status gyro_composite_beam_decode(const gyro_composite_policy *p, const gyro_composite_data *d,
+                                       int width, int *pred, int *n_pred, double *score)
+{
+    if (width < 1 || width > GYRO_COMPOSITE_MAX_BEAM)
+        return gyro_error_set(GYRO_ERR_USAGE, "beam width %d outside 1..%d", width, GYRO_COMPOSITE_MAX_BEAM);
+    const gyro_tf_model *tf = gyro_classifier_tf_const(p->clf);
+    const int K = p->n_actions, T = p->max_len, W = width;
+    const int U = CHUNK / W > 0 ? CHUNK / W : 1;   /* utterances decoded together */
+    runner r;
+    gyro_status s = runner_init(&r, p, NULL, 0);
+    if (s) return s;
+    beam *cur = malloc((size_t)U * W * sizeof *cur), *next = malloc((size_t)U * W * sizeof *next);
+    int *n_cur = malloc((size_t)U * sizeof *n_cur), *n_next = malloc((size_t)U * sizeof *n_next);
+    int *row_u = malloc((size_t)CHUNK * sizeof *row_u), *row_b = malloc((size_t)CHUNK * sizeof *row_b);
+    if (!cur || !next || !n_cur || !n_next || !row_u || !row_b)
+        s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    for (int u0 = 0; !s && u0 < d->n; u0 += U) {
+        int nu = d->n - u0 < U ? d->n - u0 : U;
+        for (int u = 0; u < nu; u++) {
+            const int i = u0 + u;
+            gyro_composite_episode_reset(&cur[u * W].ep, d->gold + (size_t)i * GYRO_LABEL_MAX_ATOMS, d->n_gold[i]);
+            cur[u * W].score = 0.0;
+            n_cur[u] = 1;
+        }
+        for (;;) {
+            /* the running beams of every utterance, one row each (at most U·W <= CHUNK rows) */
+            int rows = 0;
+            for (int u = 0; u < nu; u++)
+                for (int b = 0; b < n_cur[u]; b++) {
+                    if (cur[u * W + b].ep.done) continue;
+                    const int i = u0 + u;
+                    r.len[rows] = gyro_composite_encode(p, &cur[u * W + b].ep, d->ids + (size_t)i * d->max_len,
+                                                        d->len[i], r.tok + (size_t)rows * T);
+                    row_u[rows] = u;
+                    row_b[rows++] = b;
+                }
+            if (rows == 0) break;
+            int Tc = compact(r.tok, r.len, rows, T);
+            s = gyro_tf_forward(tf, r.acts, r.tok, r.len, rows, Tc, NULL);
+            if (s) break;
+            const float *logits = gyro_tf_logits(r.acts);
+            for (int u = 0; u < nu; u++) {   /* finished beams compete with the expansions */
+                n_next[u] = 0;
+                for (int b = 0; b < n_cur[u]; b++)
+                    if (cur[u * W + b].ep.done) beam_offer(next + u * W, &n_next[u], W, &cur[u * W + b]);
+            }
+            for (int q = 0; q < rows; q++) {
+                const int u = row_u[q];
+                const beam *bm = &cur[u * W + row_b[q]];
+                gyro_composite_valid(&bm->ep, p->stop, K, r.valid);
+                gyro_composite_log_softmax(r.logp, logits + (size_t)q * K, r.valid, K);
+                for (int k = 0; k < K; k++) {
+                    if (!r.valid[k]) continue;
+                    beam c = *bm;
+                    c.score += r.logp[k];
+                    gyro_composite_step(&c.ep, p->stop, k);
+                    beam_offer(next + u * W, &n_next[u], W, &c);
+                }
+            }
+            beam *t = cur;
+            cur = next, next = t;
+            int *tn = n_cur;
+            n_cur = n_next, n_next = tn;
+        }
+        for (int u = 0; !s && u < nu; u++) {   /* the best beam is first; all are done now */
+            const beam *bm = &cur[u * W];
+            const int i = u0 + u;
+            n_pred[i] = bm->ep.n_emitted;
+            for (int k = 0; k < bm->ep.n_emitted; k++) pred[(size_t)i * GYRO_COMPOSITE_MAX_STEPS + k] = bm->ep.emitted[k];
+            if (score) score[i] = bm->score;
+        }
+    }
+    free(cur);
+    free(next);
+    free(n_cur);
+    free(n_next);
+    free(row_u);
+    free(row_b);
+    runner_free(&r);
+    return s;
+}
+
+gyro_status gyro_composite_score(const gyro_composite_policy *p, const gyro_composite_data *d, int width,
+                                 gyro_composite_scores *out)
+{
+    memset(out, 0, sizeof *out);
+    int *pred = malloc(((size_t)d->n * GYRO_COMPOSITE_MAX_STEPS + 1) * sizeof *pred);
+    int *n_pred = malloc(((size_t)d->n + 1) * sizeof *n_pred);
+    gyro_status s = pred && n_pred ? gyro_composite_beam_decode(p, d, width, pred, n_pred, NULL)
+                                   : gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    double f = 0;
+    for (int i = 0; !s && i < d->n; i++) {
+        const int *g = d->gold + (size_t)i * GYRO_LABEL_MAX_ATOMS, *q = pred + (size_t)i * GYRO_COMPOSITE_MAX_STEPS;
+        double f1 = gyro_composite_f1(g, d->n_gold[i], q, n_pred[i]);
+        f += f1;
+        out->exact += f1 == 1.0;
+        int hit = 0;
+        for (int a = 0; a < n_pred[i]; a++)
+            for (int b = 0; b < d->n_gold[i]; b++)
+                if (g[b] >= 0 && g[b] == q[a]) {
+                    hit++;
+                    break;
+                }
+        out->tp += hit;
+        out->fp += n_pred[i] - hit;
+        out->fn += d->n_gold[i] - hit;
+        if (d->n_gold[i] > 1) out->n_composite++, out->exact_composite += f1 == 1.0;
+    }
+    if (!s) {
+        out->n = d->n;
+        out->exact = d->n ? out->exact / d->n : NAN;
+        out->mean_f1 = d->n ? f / d->n : NAN;
+        out->exact_composite = out->n_composite ? out->exact_composite / out->n_composite : NAN;
+        out->atom_p = out->tp + out->fp ? (double)out->tp / (double)(out->tp + out->fp) : 0.0;
+        out->atom_r = out->tp + out->fn ? (double)out->tp / (double)(out->tp + out->fn) : 0.0;
+        out->atom_f1 = out->atom_p + out->atom_r > 0
+                           ? 2 * out->atom_p * out->atom_r / (out->atom_p + out->atom_r) : 0.0;
+    }
+    free(pred);
+    free(n_pred);
     return s;
 }
 

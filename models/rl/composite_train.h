@@ -86,6 +86,38 @@ typedef struct gyro_composite_trace {
 gyro_status gyro_composite_greedy_trace(const gyro_composite_policy *p, const gyro_composite_data *d,
                                         int i, gyro_composite_trace *out);
 
+#define GYRO_COMPOSITE_MAX_BEAM 64   /* widest beam of gyro_composite_beam_decode */
+
+/* Beam search over atom sequences on every utterance of d. A hypothesis is scored by the sum of
+ * the log-probabilities of its steps under the masked policy, STOP included, so a set is scored
+ * by its atom sequence and the decision to stop there. Each step expands every running
+ * hypothesis by every valid action; finished hypotheses compete with the expansions; of two
+ * hypotheses with the same emitted set (order aside) and the same done flag only the better is
+ * kept (their continuations score alike); the best `width` survive. Decoding ends when every
+ * survivor has stopped (or reached GYRO_COMPOSITE_MAX_STEPS atoms); the answer is the best one.
+ * Width 1 is the greedy policy. pred (d->n, GYRO_COMPOSITE_MAX_STEPS) receives the emitted class
+ * ids in emission order, n_pred (d->n) their counts, score (d->n, may be NULL) the best score.
+ * Errors: GYRO_ERR_USAGE (width outside 1..GYRO_COMPOSITE_MAX_BEAM), GYRO_ERR_NOMEM, the
+ * transformer's. */
+gyro_status gyro_composite_beam_decode(const gyro_composite_policy *p, const gyro_composite_data *d,
+                                       int width, int *pred, int *n_pred, double *score);
+
+/* Figures of a decoded set of utterances. */
+typedef struct gyro_composite_scores {
+    int n;                    /* utterances */
+    double exact;             /* exact-set accuracy: emitted set == gold set */
+    double mean_f1;           /* mean set-F1 per utterance */
+    int n_composite;          /* utterances whose gold set has >= 2 atoms */
+    double exact_composite;   /* exact-set accuracy on those (NaN when none) */
+    long tp, fp, fn;          /* atoms over all utterances (an atom unknown to the policy is a fn) */
+    double atom_p, atom_r, atom_f1;   /* micro precision, recall, F1 over atoms */
+} gyro_composite_scores;
+
+/* Decode d with beam `width` (gyro_composite_beam_decode) and score it against the gold atoms.
+ * Errors: those of gyro_composite_beam_decode. */
+gyro_status gyro_composite_score(const gyro_composite_policy *p, const gyro_composite_data *d, int width,
+                                 gyro_composite_scores *out);
+
 typedef struct gyro_composite_grpo_options {
     gyro_grpo_config grpo;  /* clip ε, KL β, advantage floor */
     int iterations;         /* default 100 */

@@ -416,7 +416,9 @@ int gyro_cmd_rl(int argc, char **argv)
         return gyro_cli_is_composite(argc - 1, argv + 1)
                    ? gyro_cli_rl_composite_finetune(argc - 1, argv + 1)
                    : finetune(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "eval")) return eval_cmd(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "eval"))
+        return gyro_cli_is_composite(argc - 1, argv + 1) ? gyro_cli_rl_composite_eval(argc - 1, argv + 1)
+                                                         : eval_cmd(argc - 1, argv + 1);
     if (!strcmp(argv[1], "transition")) return transition_cmd(argc - 1, argv + 1);
     return gyro_cli_usage_error("rl", "unknown subcommand '%s' (finetune, eval, transition)", argv[1]);
 }
