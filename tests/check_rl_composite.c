@@ -263,9 +263,140 @@ START_TEST(test_supervise_and_grpo)
     ck_assert_msg(gr.last_reward > gr.first_reward + 0.05, "sampled reward %g -> %g",
                   gr.first_reward, gr.last_reward);
     ck_assert(g1 > g0);
+    /* the second gradient step of an iteration sees the policy moved away from the sampling one */
+    ck_assert_msg(gr.ratio_dev_max > 1e-3, "|ratio - 1| %g after a step at lr 3e-3", gr.ratio_dev_max);
+    /* one step per iteration: the ratio is taken against the policy that sampled, so it is 1 */
+    go.iterations = 3;
+    go.epochs = 1;
+    ck_assert_int_eq(gyro_composite_grpo(p, ref, &d, NULL, &go, &gr), GYRO_OK);
+    ck_assert_msg(gr.ratio_dev_max < 1e-4, "|ratio - 1| %g on the first step", gr.ratio_dev_max);
+    ck_assert(gr.clip_fraction == 0.0);
+    /* many large steps on one batch push the ratio past the clip */
+    go.epochs = 8;
+    go.lr = 3e-2;
+    ck_assert_int_eq(gyro_composite_grpo(p, ref, &d, NULL, &go, &gr), GYRO_OK);
+    ck_assert_msg(gr.ratio_dev_max > go.grpo.clip_eps, "|ratio - 1| %g after 8 steps at lr 3e-2",
+                  gr.ratio_dev_max);
     gyro_composite_data_free(&d);
     gyro_composite_policy_free(p);
     gyro_composite_policy_free(ref);
+    gyro_example_set_free(&set);
+}
+END_TEST
+
+/* log π(a | state of ep) for one state, through the policy's transformer. */
+static double state_logp(const gyro_composite_policy *p, const gyro_composite_data *d, int i,
+                         const gyro_composite_episode *ep, int a)
+{
+    const gyro_tf_model *tf = gyro_classifier_tf_const(p->clf);
+    gyro_tf_acts *acts = NULL;
+    ck_assert_int_eq(gyro_tf_acts_new(tf, 1, p->max_len, 0, &acts), GYRO_OK);
+    int32_t tok[64];
+    ck_assert_int_le(p->max_len, 64);
+    int len = gyro_composite_encode(p, ep, d->ids + (size_t)i * d->max_len, d->len[i], tok);
+    ck_assert_int_eq(gyro_tf_forward(tf, acts, tok, &len, 1, len, NULL), GYRO_OK);
+    unsigned char valid[16];
+    double lp[16];
+    ck_assert_int_le(p->n_actions, 16);
+    gyro_composite_valid(ep, p->stop, p->n_actions, valid);
+    gyro_composite_log_softmax(lp, gyro_tf_logits(acts), valid, p->n_actions);
+    gyro_tf_acts_free(acts);
+    return lp[a];
+}
+
+/* Best score over every atom sequence (then STOP) from ep, by exhaustive search. */
+static double best_sequence(const gyro_composite_policy *p, const gyro_composite_data *d, int i,
+                            const gyro_composite_episode *ep)
+{
+    double best = -INFINITY;
+    if (ep->n_emitted > 0) best = state_logp(p, d, i, ep, p->stop);
+    for (int a = 0; a < p->n_actions; a++) {
+        if (a == p->stop) continue;
+        int dup = 0;
+        for (int k = 0; k < ep->n_emitted; k++) dup |= ep->emitted[k] == a;
+        if (dup) continue;
+        gyro_composite_episode next = *ep;
+        double s = state_logp(p, d, i, ep, a);
+        gyro_composite_step(&next, p->stop, a);
+        s += next.done ? 0.0 : best_sequence(p, d, i, &next);
+        if (s > best) best = s;
+    }
+    return best;
+}
+
+START_TEST(test_beam)
+{
+    gyro_example_set set = {0};
+    toy(&set);
+    gyro_train_options to;
+    gyro_composite_supervise_options_init(&to, GYRO_TF_GEOMETRY_HYPERBOLIC, 16, 1, 2, 4);
+    to.model.max_len = 24;
+    to.optim.lr = 5e-3;
+    to.patience = 0;
+    to.quiet = 1;
+    gyro_composite_policy *p = NULL;
+    ck_assert_int_eq(gyro_composite_supervise(&to, &set, NULL, &p, NULL), GYRO_OK);
+    gyro_composite_data d = {0};
+    ck_assert_int_eq(gyro_composite_data_build(p, &set, &d), GYRO_OK);
+    int n = d.n;
+    int *pred = malloc((size_t)n * GYRO_COMPOSITE_MAX_STEPS * sizeof *pred), *np = malloc((size_t)n * sizeof *np);
+    double *sc = malloc((size_t)n * sizeof *sc);
+    /* width 1 is the greedy policy */
+    ck_assert_int_eq(gyro_composite_beam_decode(p, &d, 1, pred, np, sc), GYRO_OK);
+    for (int i = 0; i < n; i++) {
+        gyro_composite_trace tr;
+        ck_assert_int_eq(gyro_composite_greedy_trace(p, &d, i, &tr), GYRO_OK);
+        ck_assert_int_eq(np[i], tr.ep.n_emitted);
+        double lp = 0;
+        for (int k = 0; k < tr.n_steps; k++) lp += log(tr.prob[k]);
+        ck_assert_double_eq_tol(sc[i], lp, 1e-5);
+        for (int k = 0; k < np[i]; k++) ck_assert_int_eq(pred[i * GYRO_COMPOSITE_MAX_STEPS + k], tr.ep.emitted[k]);
+    }
+    gyro_composite_scores s1;
+    double ex, f1;
+    ck_assert_int_eq(gyro_composite_score(p, &d, 1, &s1), GYRO_OK);
+    ck_assert_int_eq(gyro_composite_evaluate(p, &d, &ex, &f1), GYRO_OK);
+    ck_assert_double_eq_tol(s1.exact, ex, 1e-12);
+    ck_assert_double_eq_tol(s1.mean_f1, f1, 1e-12);
+    ck_assert(s1.atom_p >= 0 && s1.atom_p <= 1 && s1.atom_r >= 0 && s1.atom_r <= 1);
+    ck_assert_int_eq(s1.n_composite, 12);   /* two composite families x 6 */
+    /* 3 atoms: at most 2^3 sets x {running, done} states, so width 16 searches exhaustively */
+    ck_assert_int_eq(p->n_actions, 4);
+    ck_assert_int_eq(gyro_composite_beam_decode(p, &d, 16, pred, np, sc), GYRO_OK);
+    for (int i = 0; i < 8; i++) {
+        gyro_composite_episode ep;
+        gyro_composite_episode_reset(&ep, NULL, 0);
+        double best = best_sequence(p, &d, i, &ep);
+        ck_assert_msg(fabs(sc[i] - best) < 1e-4, "utterance %d: beam %g, exhaustive %g", i, sc[i], best);
+    }
+    ck_assert_int_eq(gyro_composite_beam_decode(p, &d, 0, pred, np, sc), GYRO_ERR_USAGE);
+    ck_assert_int_eq(gyro_composite_beam_decode(p, &d, GYRO_COMPOSITE_MAX_BEAM + 1, pred, np, sc), GYRO_ERR_USAGE);
+    free(pred);
+    free(np);
+    free(sc);
+    gyro_composite_data_free(&d);
+    gyro_composite_policy_free(p);
+    gyro_example_set_free(&set);
+}
+END_TEST
+
+/* Without a dev set, the supervised start holds out whole utterances (all their states). */
+START_TEST(test_holdout)
+{
+    gyro_example_set set = {0};
+    toy(&set);
+    gyro_train_options to;
+    gyro_composite_supervise_options_init(&to, GYRO_TF_GEOMETRY_HYPERBOLIC, 16, 1, 2, 1);
+    to.model.max_len = 24;
+    to.quiet = 1;
+    to.dev_fraction = 0.25;
+    gyro_composite_policy *p = NULL;
+    gyro_train_result r;
+    ck_assert_int_eq(gyro_composite_supervise(&to, &set, NULL, &p, &r), GYRO_OK);
+    /* 48 utterances, 12 held out; 12 composites of 2 atoms: 3 states, the others 2 */
+    ck_assert_int_eq(r.n_train + r.n_dev, 36 * 2 + 12 * 3);
+    ck_assert_int_eq(r.n_dev >= 12 * 2 && r.n_dev <= 12 * 3, 1);
+    gyro_composite_policy_free(p);
     gyro_example_set_free(&set);
 }
 END_TEST
@@ -281,6 +412,8 @@ static Suite *rl_composite_suite(void)
     tcase_add_test(tc, test_marker_tokens);
     tcase_add_test(tc, test_teacher_forced);
     tcase_add_test(tc, test_supervise_and_grpo);
+    tcase_add_test(tc, test_beam);
+    tcase_add_test(tc, test_holdout);
     suite_add_tcase(s, tc);
     return s;
 }

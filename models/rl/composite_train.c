@@ -617,7 +617,8 @@ static gyro_status steps_init(steps *st, int cap, int K, int T)
 /* One gradient step over the recorded samples; returns the loss (NaN when not finite). */
 static gyro_status grpo_step(gyro_composite_policy *p, runner *r, steps *st, float *dlogits,
                              const gyro_tf_params *grads, gyro_optim *opt,
-                             const gyro_grpo_config *cfg, gyro_grpo_stats *total)
+                             const gyro_grpo_config *cfg, gyro_grpo_stats *total, double *dev_mean,
+                             double *dev_max)
 {
     gyro_tf_model *tf = gyro_classifier_tf(p->clf);
     int K = st->K, T = st->T;
@@ -655,6 +656,15 @@ static gyro_status grpo_step(gyro_composite_policy *p, runner *r, steps *st, flo
         gyro_tf_backward(tf, r->acts, grads, dlogits);
     }
     total->clip_fraction /= st->n ? st->n : 1;
+    /* how far this step's policy has moved from the sampling one: |ρ − 1| per sample */
+    double dm = 0.0, dx = 0.0;
+    for (int j = 0; j < st->n; j++) {
+        double dv = fabs(exp(st->logp[j] - st->logp_old[j]) - 1.0);
+        dm += dv;
+        if (dv > dx) dx = dv;
+    }
+    *dev_mean = st->n ? dm / st->n : 0.0;
+    *dev_max = dx;
     return gyro_optim_step(opt, 1.0);
 }
 
@@ -753,12 +763,15 @@ gyro_status gyro_composite_grpo(gyro_composite_policy *p, const gyro_composite_p
             st.adv[j] = adv[st.traj[j]];
             st.w[j] = 1.0 / ((double)E * tlen[st.traj[j]]);
         }
+        double dev_mean = 0, dev_max = 0;
         for (int ep = 0; !s && ep < o->epochs; ep++)
-            s = grpo_step(p, &r, &st, dlogits, &grads, &opt, &o->grpo, &gs);
+            s = grpo_step(p, &r, &st, dlogits, &grads, &opt, &o->grpo, &gs, &dev_mean, &dev_max);
         if (s) break;
         R.iterations = it + 1;
         R.kl = gs.kl;
         R.clip_fraction = gs.clip_fraction;
+        R.ratio_dev_mean = dev_mean;
+        R.ratio_dev_max = dev_max;
         double el = gyro_now() - t0;
         gyro_progress_update(&prog, (double)(it + 1) / o->iterations, (double)(it + 1) * E / (el > 0 ? el : 1e-9),
                              o->lr, -gs.objective, 0);
@@ -766,8 +779,9 @@ gyro_status gyro_composite_grpo(gyro_composite_policy *p, const gyro_composite_p
             double ex, f1;
             s = gyro_composite_evaluate(p, dev, &ex, &f1);
             if (!s)
-                fprintf(o->log, "iteration %d  sampled reward %.4f  kl %.4g  clip %.3f  dev exact %.4f  dev F1 %.4f\n",
-                        it + 1, mean_r, gs.kl, gs.clip_fraction, ex, f1);
+                fprintf(o->log, "iteration %d  sampled reward %.4f  kl %.4g  clip %.3f  |ratio-1| mean %.2g "
+                        "max %.2g  dev exact %.4f  dev F1 %.4f\n",
+                        it + 1, mean_r, gs.kl, gs.clip_fraction, dev_mean, dev_max, ex, f1);
         }
     }
     double el = gyro_now() - t0;

@@ -140,6 +140,9 @@ typedef struct gyro_composite_grpo_result {
     double first_reward;    /* mean sampled reward of the first iteration */
     double last_reward;     /* … and of the last */
     double kl, clip_fraction;  /* of the last gradient step */
+    double ratio_dev_mean, ratio_dev_max;   /* |ρ − 1| over the samples at the last gradient step
+                                               (ρ = π/π_old; the first step of an iteration has
+                                               ρ = 1, so with epochs = 1 both are 0) */
     double seconds;
 } gyro_composite_grpo_result;
 

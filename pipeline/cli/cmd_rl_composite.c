@@ -257,10 +257,10 @@ int gyro_cli_rl_composite_finetune(int argc, char **argv)
     if (!s)
         printf("env=composite n_train=%d n_dev=%d actions=%d sft_epochs=%d sft_seconds=%.2f "
                "beam=%d dev_exact_before=%.4f dev_f1_before=%.4f iterations=%d reward_first=%.4f "
-               "reward_last=%.4f kl=%.4g clip_fraction=%.4f grpo_seconds=%.2f dev_exact_after=%.4f "
+               "reward_last=%.4f kl=%.4g clip_fraction=%.4f ratio_dev_max=%.4g grpo_seconds=%.2f dev_exact_after=%.4f "
                "dev_f1_after=%.4f\n",
                train.n, dev.n, p->n_actions, tr.epochs, sft_seconds, o.beam, ex0, f0, gr.iterations,
-               gr.first_reward, gr.last_reward, gr.kl, gr.clip_fraction, gr.seconds, ex1, f1);
+               gr.first_reward, gr.last_reward, gr.kl, gr.clip_fraction, gr.ratio_dev_max, gr.seconds, ex1, f1);
     gyro_composite_data_free(&dtrain);
     gyro_composite_data_free(&ddev);
     gyro_composite_policy_free(p);

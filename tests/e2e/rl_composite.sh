@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # rl_composite.sh — end-to-end: gyro rl finetune --env composite on a small generated music set
 # (supervised start, GRPO, figures before and after), reproducibility for a seed, --init from the
-# saved supervised start, gyro reason --env composite, and the error exits.
+# saved supervised start, gyro reason --env composite, gyro rl eval --env composite (greedy and
+# beam search) and the error exits.
 set -euo pipefail
 : "${GYRO:?}"
 T=${TMPDIR:-/tmp}
@@ -44,7 +45,18 @@ r=$("$GYRO" reason --env composite --model "$T/rl.model" "播放周杰伦的晴�
 "$GYRO" reason --env composite --help | grep -q 'composite' || fail "reason --help"
 "$GYRO" rl finetune --env composite --help | grep -q -- '--train' || fail "finetune --help"
 
-# 5. errors: usage 2, bad data / model 65, missing file 1
+# 5. rl eval --env composite: greedy figures equal finetune's; beam search; atom P/R/F1
+e=$("$GYRO" rl eval --env composite -m "$T/rl.model" "$T/dev.examples")
+[ "$(field "$e" exact)" = "$(field "$out" dev_exact_after)" ] || fail "rl eval exact differs: $e vs $out"
+[ "$(field "$e" mean_f1)" = "$(field "$out" dev_f1_after)" ] || fail "rl eval F1 differs: $e vs $out"
+for k in exact mean_f1 atom_p atom_r atom_f1; do num01 "$(field "$e" $k)" || fail "rl eval $k: $e"; done
+[ "$(field "$e" n)" = "$("$GYRO" dump "$T/dev.examples" | grep -c '"label"')" ] || fail "rl eval n: $e"
+eb=$("$GYRO" rl eval --env composite -m "$T/rl.model" --beam 4 "$T/dev.examples" "$T/train.examples")
+[ "$(grep -c '^file=' <<<"$eb")" = 2 ] || fail "rl eval two files: $eb"
+[ "$(head -1 <<<"$eb" | tr ' ' '\n' | sed -n 's/^beam=//p')" = 4 ] || fail "rl eval beam: $eb"
+"$GYRO" rl eval --env composite --help | grep -q -- '--beam' || fail "rl eval --help"
+
+# 6. errors: usage 2, bad data / model 65, missing file 1
 set +e
 "$GYRO" rl finetune --env composite --dev "$T/dev.examples" -q >/dev/null 2>&1; [ $? = 2 ] || fail "missing --train"
 "$GYRO" rl finetune --env composite --train "$T/train.examples" --group 1 -q >/dev/null 2>&1; [ $? = 2 ] || fail "--group 1"
@@ -52,6 +64,12 @@ set +e
 "$GYRO" rl finetune --env composite --train "$T/nope.examples" -q >/dev/null 2>&1; [ $? = 1 ] || fail "missing train file"
 "$GYRO" reason --env composite --model "$T/rl.model" >/dev/null 2>&1; [ $? = 2 ] || fail "no utterance"
 "$GYRO" reason --env composite --model "$T/m.examples" "x" >/dev/null 2>&1; [ $? = 65 ] || fail "not a model"
+"$GYRO" rl eval --env composite -m "$T/rl.model" >/dev/null 2>&1; [ $? = 2 ] || fail "rl eval without a file"
+"$GYRO" rl eval --env composite -m "$T/rl.model" --beam 0 "$T/dev.examples" >/dev/null 2>&1; [ $? = 2 ] || fail "--beam 0"
+"$GYRO" rl eval --env composite "$T/dev.examples" >/dev/null 2>&1; [ $? = 2 ] || fail "rl eval without --model"
+"$GYRO" rl eval --env composite -m "$T/m.examples" "$T/dev.examples" >/dev/null 2>&1; [ $? = 65 ] || fail "rl eval: not a model"
+"$GYRO" rl eval --env composite -m "$T/rl.model" "$T/rl.model" >/dev/null 2>&1; [ $? = 65 ] || fail "rl eval: not Examples"
+"$GYRO" rl finetune --env composite --train "$T/train.examples" --dropout 1 -q >/dev/null 2>&1; [ $? = 2 ] || fail "--dropout 1"
 "$GYRO" rl finetune --env root --iterations 1 --states 2 --group 2 --eval 2 -q >/dev/null 2>&1; [ $? = 0 ] || fail "other envs unaffected"
 set -e
 echo "ok"
