@@ -401,6 +401,72 @@ START_TEST(test_holdout)
 }
 END_TEST
 
+/* A start from a flat classifier over the label sets: its transformer carried over, a fresh head,
+ * then supervised training under the masked softmax. */
+START_TEST(test_from_classifier)
+{
+    gyro_example_set set = {0};
+    toy(&set);
+    gyro_train_options to;
+    gyro_composite_supervise_options_init(&to, GYRO_TF_GEOMETRY_HYPERBOLIC, 16, 1, 2, 20);
+    to.model.max_len = 24;
+    to.optim.lr = 5e-3;
+    to.patience = 0;
+    to.quiet = 1;
+    gyro_classifier *flat = NULL;
+    ck_assert_int_eq(gyro_train_classifier(&to, &set, NULL, &flat, NULL), GYRO_OK);
+    gyro_composite_policy *p = NULL;
+    ck_assert_int_eq(gyro_composite_from_classifier(flat, &set, 7, &p), GYRO_OK);
+    ck_assert_int_eq(p->n_actions, 4);   /* 3 atoms + STOP, where the flat model has 4 label sets */
+    const gyro_tf_model *a = gyro_classifier_tf_const(flat), *b = gyro_classifier_tf_const(p->clf);
+    ck_assert_int_eq(b->cfg.dim, a->cfg.dim);
+    ck_assert_int_eq(b->cfg.n_layers, a->cfg.n_layers);
+    int nv = gyro_classifier_vocab_size(flat);
+    ck_assert_int_eq(gyro_classifier_vocab_size(p->clf), nv + 3);   /* + the 3 markers */
+    for (int i = 1; i < nv; i++) ck_assert_str_eq(gyro_classifier_token(p->clf, i), gyro_classifier_token(flat, i));
+    ck_assert(!memcmp(b->params.wte, a->params.wte, (size_t)nv * a->cfg.dim * sizeof(float)));
+    int same = 0, differ = 0;
+    for (int t = 0; t < b->n_tensors; t++) {
+        const gyro_tf_tensor *X = &b->tensors[t], *Y = &a->tensors[t];
+        ck_assert_str_eq(X->name, Y->name);
+        if (X->rows == Y->rows && X->cols == Y->cols) {
+            ck_assert_msg(!memcmp(b->params_memory + X->offset, a->params_memory + Y->offset, X->size * sizeof(float)),
+                          "tensor %s not copied", X->name);
+            same++;
+        } else {
+            differ++;
+        }
+    }
+    ck_assert(same > 3 && differ >= 1);   /* the head and the embeddings differ in shape */
+    gyro_composite_sft_options so = gyro_composite_sft_options_default();
+    so.epochs = 15;
+    so.patience = 0;
+    so.dev_fraction = 0;
+    so.optim.lr = 5e-3;
+    gyro_train_result r;
+    ck_assert_int_eq(gyro_composite_train_supervised(p, &set, NULL, &so, &r), GYRO_OK);
+    ck_assert_int_eq(r.epochs, 15);
+    ck_assert_int_eq(r.n_train, 36 * 2 + 12 * 3);
+    gyro_composite_data d = {0};
+    ck_assert_int_eq(gyro_composite_data_build(p, &set, &d), GYRO_OK);
+    double ex;
+    ck_assert_int_eq(gyro_composite_evaluate(p, &d, &ex, NULL), GYRO_OK);
+    ck_assert_msg(ex >= 0.75, "exact-set accuracy %g on the training set", ex);
+    /* with a held-out part: early stopping keeps the best epoch */
+    so.dev_fraction = 0.25;
+    so.epochs = 3;
+    ck_assert_int_eq(gyro_composite_train_supervised(p, &set, NULL, &so, &r), GYRO_OK);
+    ck_assert_int_eq(r.n_dev, 12);
+    ck_assert(r.best_epoch >= 1 && r.best_epoch <= 3 && r.best_dev_accuracy >= 0 && r.best_dev_accuracy <= 1);
+    so.batch = 0;
+    ck_assert_int_eq(gyro_composite_train_supervised(p, &set, NULL, &so, &r), GYRO_ERR_USAGE);
+    gyro_composite_data_free(&d);
+    gyro_composite_policy_free(p);
+    gyro_classifier_free(flat);
+    gyro_example_set_free(&set);
+}
+END_TEST
+
 static Suite *rl_composite_suite(void)
 {
     Suite *s = suite_create("rl_composite");
@@ -414,6 +480,7 @@ static Suite *rl_composite_suite(void)
     tcase_add_test(tc, test_supervise_and_grpo);
     tcase_add_test(tc, test_beam);
     tcase_add_test(tc, test_holdout);
+    tcase_add_test(tc, test_from_classifier);
     suite_add_tcase(s, tc);
     return s;
 }

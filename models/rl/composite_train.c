@@ -223,6 +223,288 @@ gyro_status gyro_composite_supervise(const gyro_train_options *opt, const gyro_e
     return s;
 }
 
+static int compact(int32_t *tok, const int *len, int rows, int T);
+
+/* ---- a start from a flat classifier ------------------------------------------------------------ */
+
+gyro_status gyro_composite_from_classifier(const gyro_classifier *flat, const gyro_example_set *train,
+                                           uint64_t seed, gyro_composite_policy **out)
+{
+    *out = NULL;
+    int n = 0, cap = 0;
+    char **atoms = NULL;
+    gyro_status s = GYRO_OK;
+    for (int i = 0; !s && i < train->n; i++) {   /* the distinct atoms of the training labels */
+        gyro_label l;
+        s = gyro_label_parse(train->label[i], &l);
+        if (s) {
+            s = gyro_error_prefix(s, "record %llu", (unsigned long long)train->line[i]);
+            break;
+        }
+        for (int a = 0; !s && a < l.n_atoms; a++) {
+            int seen = 0;
+            for (int j = 0; j < n && !seen; j++) seen = !strcmp(atoms[j], l.atoms[a]);
+            if (seen) continue;
+            if (n == cap) {
+                char **t = realloc(atoms, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *t);
+                if (!t) { s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory"); break; }
+                atoms = t;
+            }
+            if (!(atoms[n] = strdup(l.atoms[a]))) s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+            else n++;
+        }
+        gyro_label_free(&l);
+    }
+    if (!s && n == 0) s = gyro_error_set(GYRO_ERR_DATA, "no training example");
+    if (!s && n > GYRO_COMPOSITE_MAX_MARKS) s = gyro_error_set(GYRO_ERR_LIMIT, "%d atoms, at most %d", n, GYRO_COMPOSITE_MAX_MARKS);
+    if (!s) qsort(atoms, (size_t)n, sizeof *atoms, cmp_str);
+    /* vocabulary: the flat model's tokens (same ids), then the markers it lacks */
+    const gyro_tf_model *ft = gyro_classifier_tf_const(flat);
+    int nv = gyro_classifier_vocab_size(flat) - 1, nt = 0;
+    const char **vocab = s ? NULL : malloc(((size_t)nv + n + 1) * sizeof *vocab);
+    char *marks = s ? NULL : malloc((size_t)n * 4 + 1);
+    if (!s && (!vocab || !marks)) s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    for (int i = 0; !s && i < nv; i++) vocab[nt++] = gyro_classifier_token(flat, i + 1);
+    for (int i = 0; !s && i < n; i++) {
+        gyro_composite_marker(i, marks + 4 * i);
+        if (gyro_classifier_token_id(flat, marks + 4 * i) == GYRO_CLASSIFIER_UNK) vocab[nt++] = marks + 4 * i;
+    }
+    gyro_label_set *labels = NULL;
+    if (!s) s = gyro_label_set_new(&labels);
+    for (int i = 0; !s && i < n; i++) s = gyro_label_set_add(labels, atoms[i], NULL);
+    if (!s) s = gyro_label_set_add(labels, GYRO_COMPOSITE_STOP, NULL);
+    gyro_classifier *clf = NULL;
+    if (!s) {
+        s = gyro_classifier_create(&ft->cfg, seed, gyro_classifier_normalize_options(flat), vocab, nt,
+                                   labels, &clf);   /* takes the label set over */
+        labels = NULL;
+    }
+    gyro_label_set_free(labels);
+    if (!s) {
+        gyro_classifier_set_token_unit(clf, gyro_classifier_token_unit(flat));
+        /* every tensor of the flat model's shape is copied; the embedding rows of its tokens too;
+         * the head (shaped by the classes) and the marker rows keep their fresh values */
+        gyro_tf_model *ct = gyro_classifier_tf(clf);
+        for (int t = 0; t < ct->n_tensors; t++) {
+            const gyro_tf_tensor *X = &ct->tensors[t];
+            for (int u = 0; u < ft->n_tensors; u++) {
+                const gyro_tf_tensor *Y = &ft->tensors[u];
+                if (strcmp(X->name, Y->name) || X->cols != Y->cols) continue;
+                if (X->rows == Y->rows)
+                    memcpy(ct->params_memory + X->offset, ft->params_memory + Y->offset, X->size * sizeof(float));
+                else if (X->offset == (size_t)(ct->params.wte - ct->params_memory) && Y->rows == nv + 1)
+                    memcpy(ct->params_memory + X->offset, ft->params_memory + Y->offset, Y->size * sizeof(float));
+                break;
+            }
+        }
+    }
+    free(vocab);
+    free(marks);
+    for (int i = 0; i < n; i++) free(atoms[i]);
+    free(atoms);
+    if (s) {
+        gyro_classifier_free(clf);
+        return s;
+    }
+    return gyro_composite_policy_wrap(clf, out);
+}
+
+/* ---- supervised training of a policy ----------------------------------------------------------- */
+
+gyro_composite_sft_options gyro_composite_sft_options_default(void)
+{
+    gyro_composite_sft_options o = {0};
+    o.epochs = 20;
+    o.batch = 32;
+    o.patience = 5;
+    o.dev_fraction = 0.1;
+    o.optim = gyro_optim_config_default();
+    o.sgdr = (gyro_sgdr){.t0 = 0, .t_mult = 1, .min_factor = 0.01};
+    o.seed = 1;
+    return o;
+}
+
+/* Teacher-forced state k of utterance i: gold atoms sorted by rank, the first t emitted. */
+typedef struct tf_state {
+    int item, t;
+} tf_state;
+
+static int by_rank_ctx_cmp(const gyro_composite_policy *p, int a, int b)
+{
+    return p->rank[a] - p->rank[b];
+}
+
+/* The sorted gold atoms of utterance i (ranks ascending); returns the count, −1 when an atom is
+ * unknown to the policy. */
+static int sorted_gold(const gyro_composite_policy *p, const gyro_composite_data *d, int i, int *g)
+{
+    int n = d->n_gold[i];
+    for (int k = 0; k < n; k++) {
+        g[k] = d->gold[(size_t)i * GYRO_LABEL_MAX_ATOMS + k];
+        if (g[k] < 0) return -1;
+    }
+    for (int a = 1; a < n; a++)
+        for (int b = a; b > 0 && by_rank_ctx_cmp(p, g[b - 1], g[b]) > 0; b--) {
+            int t = g[b];
+            g[b] = g[b - 1];
+            g[b - 1] = t;
+        }
+    return n;
+}
+
+gyro_status gyro_composite_train_supervised(gyro_composite_policy *p, const gyro_example_set *train,
+                                            const gyro_example_set *dev,
+                                            const gyro_composite_sft_options *o, gyro_train_result *res)
+{
+    gyro_train_result R = {0};
+    if (o->epochs < 1 || o->batch < 1 || o->batch > CHUNK || o->patience < 0 ||
+        !(o->dev_fraction >= 0 && o->dev_fraction < 1))
+        return gyro_error_set(GYRO_ERR_USAGE, "supervised training needs epochs >= 1, batch in 1..%d, "
+                              "patience >= 0, dev fraction in [0, 1)", CHUNK);
+    gyro_example_set fit = {0}, held = {0};
+    const gyro_example_set *fit_set = train, *stop_set = dev;
+    gyro_status s = GYRO_OK;
+    if (!dev && o->dev_fraction > 0) {
+        s = holdout(train, o->dev_fraction, o->seed, &fit, &held);
+        if (!s && held.n > 0 && fit.n > 0) fit_set = &fit, stop_set = &held;
+    }
+    gyro_composite_data dt = {0}, dd = {0};
+    if (!s) s = gyro_composite_data_build(p, fit_set, &dt);
+    if (!s && stop_set) s = gyro_composite_data_build(p, stop_set, &dd);
+    gyro_tf_model *tf = gyro_classifier_tf(p->clf);
+    const int K = p->n_actions, T = p->max_len, B = o->batch;
+    /* the states */
+    int ns = 0;
+    tf_state *st = NULL;
+    if (!s) {
+        st = malloc(((size_t)dt.n * (GYRO_COMPOSITE_MAX_STEPS + 1) + 1) * sizeof *st);
+        if (!st) s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; !s && i < dt.n; i++) {
+        int g[GYRO_LABEL_MAX_ATOMS], n = sorted_gold(p, &dt, i, g);
+        if (n < 1) continue;   /* an atom the policy lacks */
+        int last = n < GYRO_COMPOSITE_MAX_STEPS ? n : GYRO_COMPOSITE_MAX_STEPS - 1;
+        for (int t = 0; t <= last; t++) st[ns++] = (tf_state){i, t};
+    }
+    if (!s && ns == 0) s = gyro_error_set(GYRO_ERR_DATA, "no training state");
+    float *grad_block = s ? NULL : calloc(tf->n_params, sizeof *grad_block);
+    float *best = s ? NULL : malloc(tf->n_params * sizeof *best);
+    float *dlogits = s ? NULL : malloc((size_t)B * K * sizeof *dlogits);
+    int32_t *tok = s ? NULL : malloc((size_t)B * T * sizeof *tok);
+    int *len = s ? NULL : malloc((size_t)B * sizeof *len), *tgt = s ? NULL : malloc((size_t)B * sizeof *tgt);
+    unsigned char *valid = s ? NULL : malloc((size_t)B * K);
+    double *logp = s ? NULL : malloc((size_t)K * sizeof *logp);
+    gyro_tf_acts *acts = NULL;
+    gyro_optim opt = {0};
+    int opt_ready = 0;
+    if (!s && (!grad_block || !best || !dlogits || !tok || !len || !tgt || !valid || !logp))
+        s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    if (!s) s = gyro_tf_acts_new(tf, B, T, 1, &acts);
+    if (!s) {
+        gyro_tf_params grads;
+        gyro_tf_carve(&tf->cfg, grad_block, &grads);
+        gyro_optim_tensor ot[GYRO_TF_MAX_TENSORS];
+        for (int i = 0; i < tf->n_tensors; i++) {
+            const gyro_tf_tensor *X = &tf->tensors[i];
+            ot[i] = (gyro_optim_tensor){
+                .name = X->name, .w = tf->params_memory + X->offset, .g = grad_block + X->offset,
+                .rows = (size_t)X->rows, .cols = (size_t)X->cols,
+                .manifold = X->manifold == GYRO_TF_MANIFOLD_BALL      ? GYRO_OPTIM_MANIFOLD_POINCARE
+                            : X->manifold == GYRO_TF_MANIFOLD_LORENTZ ? GYRO_OPTIM_MANIFOLD_LORENTZ
+                                                                      : GYRO_OPTIM_MANIFOLD_EUCLIDEAN,
+                .c = tf->cfg.curvature};
+        }
+        s = gyro_optim_init(&opt, &o->optim, ot, tf->n_tensors);
+        opt_ready = !s;
+    }
+    gyro_tf_params grads;
+    if (!s) gyro_tf_carve(&tf->cfg, grad_block, &grads);
+    gyro_rng rng, drop;
+    gyro_rng_seed(&rng, o->seed ^ 0x5eedda7aULL);
+    gyro_rng_seed(&drop, o->seed ^ 0xd209u);
+    double t0 = gyro_now(), best_ex = -1;
+    int since = 0, steps_per_epoch = (ns + B - 1) / B;
+    for (int ep = 0; !s && ep < o->epochs; ep++) {
+        for (int i = ns - 1; i > 0; i--) {
+            int j = (int)gyro_rng_below(&rng, (uint32_t)(i + 1));
+            tf_state t = st[i];
+            st[i] = st[j];
+            st[j] = t;
+        }
+        double loss = 0;
+        for (int b0 = 0, step = 0; !s && b0 < ns; b0 += B, step++) {
+            if (o->stop && *o->stop) {
+                s = gyro_error_set(GYRO_ERR_INTERRUPTED, "interrupted in epoch %d", ep + 1);
+                break;
+            }
+            int rows = ns - b0 < B ? ns - b0 : B;
+            for (int r = 0; r < rows; r++) {
+                const tf_state *x = &st[b0 + r];
+                int g[GYRO_LABEL_MAX_ATOMS], n = sorted_gold(p, &dt, x->item, g);
+                gyro_composite_episode e;
+                gyro_composite_episode_reset(&e, g, n);
+                for (int k = 0; k < x->t; k++) gyro_composite_step(&e, p->stop, g[k]);
+                tgt[r] = x->t < n ? g[x->t] : p->stop;
+                len[r] = gyro_composite_encode(p, &e, dt.ids + (size_t)x->item * dt.max_len, dt.len[x->item],
+                                               tok + (size_t)r * T);
+                gyro_composite_valid(&e, p->stop, K, valid + (size_t)r * K);
+            }
+            int Tc = compact(tok, len, rows, T);
+            s = gyro_tf_forward(tf, acts, tok, len, rows, Tc, tf->cfg.dropout > 0 ? &drop : NULL);
+            if (s) break;
+            const float *logits = gyro_tf_logits(acts);
+            memset(dlogits, 0, (size_t)rows * K * sizeof *dlogits);
+            for (int r = 0; r < rows; r++) {   /* cross-entropy under the masked softmax */
+                gyro_composite_log_softmax(logp, logits + (size_t)r * K, valid + (size_t)r * K, K);
+                loss -= logp[tgt[r]];
+                gyro_composite_log_softmax_backward(dlogits + (size_t)r * K, logp, valid + (size_t)r * K, K,
+                                                    tgt[r], -1.0 / rows);
+            }
+            if (!isfinite(loss)) {
+                s = gyro_error_set(GYRO_ERR_NAN, "supervised loss is not finite");
+                break;
+            }
+            gyro_optim_zero_grad(&opt);
+            gyro_tf_backward(tf, acts, &grads, dlogits);
+            double f = gyro_sgdr_factor(&o->sgdr, ep + (double)step / steps_per_epoch, NULL);
+            s = gyro_optim_step(&opt, f);
+            R.steps++;
+        }
+        if (s) break;
+        R.epochs = ep + 1;
+        R.train_loss = loss / ns;
+        double ex = NAN, f1 = NAN;
+        if (stop_set) s = gyro_composite_evaluate(p, &dd, &ex, &f1);
+        if (s) break;
+        if (o->log)
+            fprintf(o->log, "epoch %d: train loss %.4f, held-out exact-set %.4f, F1 %.4f, %.1f s\n", ep + 1,
+                    R.train_loss, ex, f1, gyro_now() - t0);
+        if (stop_set) {
+            if (ex > best_ex) {
+                best_ex = ex, since = 0, R.best_epoch = ep + 1;
+                memcpy(best, tf->params_memory, tf->n_params * sizeof *best);
+            } else if (o->patience > 0 && ++since >= o->patience) {
+                break;
+            }
+        }
+    }
+    if ((!s || s == GYRO_ERR_INTERRUPTED) && stop_set && best_ex >= 0)   /* the best held-out epoch */
+        memcpy(tf->params_memory, best, tf->n_params * sizeof *best);
+    R.best_dev_accuracy = stop_set ? best_ex : NAN;
+    R.seconds = gyro_now() - t0;
+    R.n_train = ns;
+    R.n_dev = stop_set ? dd.n : 0;
+    if (res) *res = R;
+    if (opt_ready) gyro_optim_free(&opt);
+    gyro_tf_acts_free(acts);
+    free(grad_block); free(best); free(dlogits); free(tok); free(len); free(tgt); free(valid); free(logp); free(st);
+    gyro_composite_data_free(&dt);
+    gyro_composite_data_free(&dd);
+    gyro_example_set_free(&fit);
+    gyro_example_set_free(&held);
+    return s;
+}
+
 /* ---- episodes in lockstep ----------------------------------------------------------------------- */
 
 /* Every step of the sampled episodes of one iteration, in the order they were taken. */

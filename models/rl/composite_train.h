@@ -68,6 +68,43 @@ gyro_status gyro_composite_supervise(const gyro_train_options *opt, const gyro_e
                                      const gyro_example_set *dev, gyro_composite_policy **out,
                                      gyro_train_result *res);
 
+/* A policy started from a flat intent classifier (e.g. `gyro classify train` over the label sets):
+ * its transformer configuration and every parameter tensor of the same shape (embeddings of its
+ * tokens, blocks, positional scale...) are copied; the classes are the sorted distinct atoms of
+ * `train` and STOP, whose head is fresh (seeded), and the atom markers the flat vocabulary lacks
+ * get fresh embedding rows. Train it with gyro_composite_train_supervised. Errors: GYRO_ERR_DATA
+ * (no example, a bad label with its record number), GYRO_ERR_LIMIT, GYRO_ERR_NOMEM, those of
+ * gyro_classifier_create. */
+gyro_status gyro_composite_from_classifier(const gyro_classifier *flat, const gyro_example_set *train,
+                                           uint64_t seed, gyro_composite_policy **out);
+
+typedef struct gyro_composite_sft_options {
+    int epochs;              /* default 20 */
+    int batch;               /* states per step (default 32, at most 256) */
+    int patience;            /* epochs without a better held-out exact-set accuracy (default 5; 0 never) */
+    double dev_fraction;     /* utterances held out of train without a dev set (default 0.1) */
+    gyro_optim_config optim; /* gyro_optim_config_default */
+    gyro_sgdr sgdr;          /* t0 0: constant learning rate (default) */
+    uint64_t seed;
+    volatile int *stop;      /* set non-zero to stop after the current step (INTERRUPTED) */
+    FILE *log;               /* a line per epoch (NULL = none) */
+} gyro_composite_sft_options;
+
+gyro_composite_sft_options gyro_composite_sft_options_default(void);
+
+/* Supervised training of an existing policy p (e.g. from gyro_composite_from_classifier) on the
+ * teacher-forced states of train (see the file comment), cross-entropy under the masked softmax
+ * of the episode's valid actions (what decoding uses), dropout as p's configuration says. Early
+ * stopping on the greedy exact-set accuracy of dev's utterances (NULL: dev_fraction of train's
+ * utterances are held out); p ends with the best epoch's parameters. res (may be NULL): epochs,
+ * best_epoch, best_dev_accuracy (exact-set), train_loss, steps, seconds, n_train (states), n_dev
+ * (utterances). Errors: GYRO_ERR_USAGE (bad options), GYRO_ERR_DATA (no usable state; bad
+ * labels), GYRO_ERR_NAN, GYRO_ERR_INTERRUPTED (p then holds the best parameters so far),
+ * GYRO_ERR_NOMEM, the transformer's. */
+gyro_status gyro_composite_train_supervised(gyro_composite_policy *p, const gyro_example_set *train,
+                                            const gyro_example_set *dev,
+                                            const gyro_composite_sft_options *o, gyro_train_result *res);
+
 /* Greedy episodes over every utterance of d: exact-set accuracy and mean F1 (either may be NULL).
  * Errors: GYRO_ERR_NOMEM, the transformer's. */
 gyro_status gyro_composite_evaluate(const gyro_composite_policy *p, const gyro_composite_data *d,

@@ -40,7 +40,7 @@ int gyro_cli_is_composite(int argc, char **argv)
 }
 
 typedef struct composite_args {
-    const char *env, *train, *dev, *init, *sft_out, *out, *emb;
+    const char *env, *train, *dev, *init, *from, *sft_out, *out, *emb;
     int geometry, log, no_layernorm, beam;
     gyro_train_options sft;         /* gyro_train_options_init of the geometry (classify train's
                                        defaults), then the options below */
@@ -58,6 +58,10 @@ static const gyro_opt composite_opts[] = {
                "it, --dev-fraction of the training utterances are held out for early stopping)"),
     GYRO_O_STR("init", 'i', CA, init, "MODEL", NULL,
                "start from this supervised policy (skips supervised training)"),
+    GYRO_O_STR("from", 0, CA, from, "CLASSIFIER", NULL,
+               "start from a flat intent classifier (gyro classify train over the label sets): its "
+               "transformer and parameters, a fresh head over the atoms and STOP; then the supervised "
+               "epochs (early stopping on held-out exact-set accuracy)"),
     GYRO_O_STR("sft-out", 0, CA, sft_out, "MODEL", NULL, "also write the supervised start here"),
     GYRO_O_STR("out", 'o', CA, out, "MODEL", NULL, "write the fine-tuned policy here (atomically)"),
     GYRO_O_STR("output", 0, CA, out, "MODEL", NULL, NULL),
@@ -156,6 +160,34 @@ static gyro_status start_policy(composite_args *o, const gyro_example_set *train
         return s ? s : gyro_composite_policy_load(o->init, ref);
     }
     double t0 = gyro_now();
+    if (o->from) {   /* a flat classifier's transformer, a fresh head; our own supervised loop */
+        gyro_classifier *flat = NULL;
+        gyro_status s = gyro_classifier_load(o->from, &flat);
+        if (s) return gyro_error_prefix(s, "%s", o->from);
+        s = gyro_composite_from_classifier(flat, train, o->go.seed, p);
+        gyro_classifier_free(flat);
+        if (s) return s;
+        gyro_composite_sft_options so = gyro_composite_sft_options_default();
+        so.epochs = o->sft.epochs;
+        so.batch = o->sft.batch_size;
+        so.patience = o->sft.patience;
+        so.dev_fraction = o->sft.dev_fraction;
+        so.optim = o->sft.optim;
+        so.sgdr = o->sft.sgdr;
+        so.seed = o->go.seed;
+        so.stop = &stop_int;
+        so.log = o->go.quiet ? NULL : stderr;
+        s = gyro_composite_train_supervised(*p, train, o->dev ? dev : NULL, &so, tr);
+        *sft_seconds = gyro_now() - t0;
+        if (s == GYRO_ERR_INTERRUPTED) {
+            if (!o->go.quiet) fprintf(stderr, "gyro rl finetune: %s\n", gyro_error_message());
+            *interrupted = 1;
+            s = GYRO_OK;
+        }
+        if (!s && o->sft_out) s = gyro_classifier_save((*p)->clf, o->sft_out);
+        if (!s && !*interrupted) s = gyro_composite_policy_clone(*p, ref);
+        return s;
+    }
     gyro_train_options to = o->sft;
     to.seed = o->go.seed;
     to.quiet = o->go.quiet;
@@ -211,6 +243,8 @@ int gyro_cli_rl_composite_finetune(int argc, char **argv)
     if (!o.train) return gyro_cli_usage_error(cmd, "--train is required with --env composite");
     if (!(o.go.lr > 0) || !(o.go.ball_lr > 0) || !(o.go.grpo.clip_eps > 0) || !(o.go.grpo.kl_beta >= 0))
         return gyro_cli_usage_error(cmd, "--lr, --ball-lr and --clip must be positive, --beta >= 0");
+    if (o.init && o.from) return gyro_cli_usage_error(cmd, "--init and --from exclude each other");
+    if (o.emb && o.from) return gyro_cli_usage_error(cmd, "--embeddings and --from exclude each other");
     gyro_embedding_table *table = NULL;
     if (o.emb && !o.init) {
         gyro_status st = gyro_table_file_load(o.emb, &table);

@@ -56,7 +56,15 @@ eb=$("$GYRO" rl eval --env composite -m "$T/rl.model" --beam 4 "$T/dev.examples"
 [ "$(head -1 <<<"$eb" | tr ' ' '\n' | sed -n 's/^beam=//p')" = 4 ] || fail "rl eval beam: $eb"
 "$GYRO" rl eval --env composite --help | grep -q -- '--beam' || fail "rl eval --help"
 
-# 6. errors: usage 2, bad data / model 65, missing file 1
+# 6. --from: a start from a flat classifier over the label sets
+"$GYRO" classify train -q --dim 16 --layers 1 --heads 2 --epochs 2 -o "$T/flat.clf" "$T/train.examples"
+f=$("$GYRO" rl finetune --env composite --train "$T/train.examples" --dev "$T/dev.examples" --from "$T/flat.clf" \
+    --sft-epochs 2 --iterations 2 --states 4 --group 4 -q --out "$T/from.model")
+[ "$(field "$f" sft_epochs)" = 2 ] || fail "--from epochs: $f"
+num01 "$(field "$f" dev_exact_after)" || fail "--from figures: $f"
+"$GYRO" rl eval --env composite -m "$T/from.model" "$T/dev.examples" | grep -q '^file=' || fail "--from model eval"
+
+# 7. errors: usage 2, bad data / model 65, missing file 1
 set +e
 "$GYRO" rl finetune --env composite --dev "$T/dev.examples" -q >/dev/null 2>&1; [ $? = 2 ] || fail "missing --train"
 "$GYRO" rl finetune --env composite --train "$T/train.examples" --group 1 -q >/dev/null 2>&1; [ $? = 2 ] || fail "--group 1"
@@ -70,6 +78,8 @@ set +e
 "$GYRO" rl eval --env composite -m "$T/m.examples" "$T/dev.examples" >/dev/null 2>&1; [ $? = 65 ] || fail "rl eval: not a model"
 "$GYRO" rl eval --env composite -m "$T/rl.model" "$T/rl.model" >/dev/null 2>&1; [ $? = 65 ] || fail "rl eval: not Examples"
 "$GYRO" rl finetune --env composite --train "$T/train.examples" --dropout 1 -q >/dev/null 2>&1; [ $? = 2 ] || fail "--dropout 1"
+"$GYRO" rl finetune --env composite --train "$T/train.examples" --from "$T/flat.clf" --init "$T/sft.model" -q >/dev/null 2>&1; [ $? = 2 ] || fail "--from with --init"
+"$GYRO" rl finetune --env composite --train "$T/train.examples" --from "$T/m.examples" -q >/dev/null 2>&1; [ $? = 65 ] || fail "--from: not a classifier"
 "$GYRO" rl finetune --env root --iterations 1 --states 2 --group 2 --eval 2 -q >/dev/null 2>&1; [ $? = 0 ] || fail "other envs unaffected"
 set -e
 echo "ok"
