@@ -13,13 +13,16 @@
 #              transformer options, epochs, patience and held-out fraction as classify train; ITER
 #              GRPO iterations after the supervised start, default 0), then `gyro rl eval --env
 #              composite` on the dev split greedy (beam 1) and with beam width $BEAM.
+#   from       (FROM=1, the default) the composite policy started from the same seed's flat model
+#              (`rl finetune --env composite --from FLAT`): its transformer, a fresh head over the
+#              atoms and STOP, then supervised epochs; its CPU time includes the flat model's.
 # Columns: exact-set accuracy in % (median over seeds, then the per-seed values) and training CPU
 # seconds (user + system of the training process, median). Every number is measured in this run;
 # the sides of a seed run side by side (JOBS processes at once), interleaved over the seeds.
 #
 #   tests/bench/composite_vs_flat.sh [BUILD_DIR]
 #
-# env: GYRO=path (the binary; default BUILD_DIR/gyro)  SEEDS="1 2 3"  BEAM=4  ITER=0  JOBS=2  OUT=dir (default a fresh temporary dir)  SHARED=../shared
+# env: GYRO=path (the binary; default BUILD_DIR/gyro)  SEEDS="1 2 3"  BEAM=4  ITER=0  FROM=1  JOBS=2  OUT=dir (default a fresh temporary dir)  SHARED=../shared
 #      COMPOSITE_OPTS="" (more options of rl finetune --env composite)  FLAT_OPTS="" (of classify train)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -31,11 +34,12 @@ corp=${SHARED:-$root/../shared}/corpora/intent
 SEEDS=${SEEDS:-1 2 3}
 BEAM=${BEAM:-4}
 ITER=${ITER:-0}
+FROM=${FROM:-1}
 JOBS=${JOBS:-2}
 COMPOSITE_OPTS=${COMPOSITE_OPTS:-}
 FLAT_OPTS=${FLAT_OPTS:-}
 OUT=${OUT:-$(mktemp -d)}
-export OPENBLAS_NUM_THREADS=1 G OUT ITER BEAM COMPOSITE_OPTS FLAT_OPTS
+export OPENBLAS_NUM_THREADS=1 G OUT ITER BEAM FROM COMPOSITE_OPTS FLAT_OPTS
 mkdir -p "$OUT"
 
 echo "composite_vs_flat: work dir $OUT; $(date -u); load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -59,7 +63,21 @@ task() {
       acc=$(awk '/^accuracy:/ {gsub("%","",$2); print $2}' "$m.eval")
       unk=$(awk '/^skipped: [0-9]+ examples whose label/ {print $2}' "$m.eval"); unk=${unk:-0}
       acc=$(awk -v a="$acc" -v n="$n" -v u="$unk" 'BEGIN{printf "%.2f", a * (n - u) / n}')
-      echo "$acc $acc $(awk '{printf "%.1f", $1 + $2}' "$m.time")" > "$m.res" ;;
+      echo "$acc $acc $(awk '{printf "%.1f", $1 + $2}' "$m.time")" > "$m.res"
+      [ "$FROM" = 1 ] && task from "$seed" ;;
+    from)   # the composite policy started from this seed's flat model (rl finetune --from)
+      local f="$OUT/flat.s$seed"
+      # shellcheck disable=SC2086
+      /usr/bin/time -f "%U %S" -o "$m.time" "$G" rl finetune --env composite -q --seed "$seed" \
+        --iterations "$ITER" $COMPOSITE_OPTS --from "$f.clf" --train "$OUT/cw.train.pb" --out "$m.pol" > "$m.sum" 2> "$m.log" \
+        || { echo "from seed $seed failed: $(tail -1 "$m.log")" >&2; return 1; }
+      "$G" rl eval --env composite -m "$m.pol" --beam 1 "$OUT/cw.dev.pb" > "$m.eval1"
+      "$G" rl eval --env composite -m "$m.pol" --beam "$BEAM" "$OUT/cw.dev.pb" > "$m.evalb"
+      local e1 eb
+      e1=$(tr ' ' '\n' < "$m.eval1" | sed -n 's/^exact=//p')
+      eb=$(tr ' ' '\n' < "$m.evalb" | sed -n 's/^exact=//p')
+      # CPU: the flat model's training plus this one's
+      echo "$(awk -v x="$e1" 'BEGIN{printf "%.2f", 100 * x}') $(awk -v x="$eb" 'BEGIN{printf "%.2f", 100 * x}') $(cat "$f.time" "$m.time" | awk '{s += $1 + $2} END{printf "%.1f", s}')" > "$m.res" ;;
     composite)
       # shellcheck disable=SC2086
       /usr/bin/time -f "%U %S" -o "$m.time" "$G" rl finetune --env composite -q --seed "$seed" \
@@ -87,6 +105,10 @@ col() { # SIDE COLUMN -> the values over the seeds
 echo
 echo "| model | dev exact-set accuracy % (median) | per seed | training CPU s (median) |"
 echo "|---|---|---|---|"
-echo "| flat classifier (classify train defaults) | $(col flat 1 | median) | $(col flat 1) | $(col flat 3 | median) |"
+echo "| flat classifier (classify train${FLAT_OPTS:+ $FLAT_OPTS}) | $(col flat 1 | median) | $(col flat 1) | $(col flat 3 | median) |"
 echo "| composite policy, greedy | $(col composite 1 | median) | $(col composite 1) | $(col composite 3 | median) |"
 echo "| composite policy, beam $BEAM | $(col composite 2 | median) | $(col composite 2) | $(col composite 3 | median) |"
+if [ "$FROM" = 1 ]; then
+  echo "| composite from the flat model (--from), greedy | $(col from 1 | median) | $(col from 1) | $(col from 3 | median) (flat + composite) |"
+  echo "| composite from the flat model (--from), beam $BEAM | $(col from 2 | median) | $(col from 2) | $(col from 3 | median) (flat + composite) |"
+fi
