@@ -22,6 +22,8 @@
 #
 #   tests/bench/composite_vs_flat.sh [BUILD_DIR]
 #
+# A rerun with the same OUT keeps the runs that finished (their .res files) and does the rest.
+#
 # env: GYRO=path (the binary; default BUILD_DIR/gyro)  SEEDS="1 2 3"  BEAM=4  ITER=0  FROM=1  JOBS=2  OUT=dir (default a fresh temporary dir)  SHARED=../shared
 #      COMPOSITE_OPTS="" (more options of rl finetune --env composite)  FLAT_OPTS="" (of classify train)
 set -euo pipefail
@@ -46,12 +48,17 @@ echo "composite_vs_flat: work dir $OUT; $(date -u); load $(cut -d' ' -f1-3 /proc
 echo "seeds: $SEEDS; beam $BEAM; GRPO iterations $ITER; $JOBS jobs"
 echo "  flat: gyro classify train $FLAT_OPTS"
 echo "  composite: gyro rl finetune --env composite --iterations $ITER $COMPOSITE_OPTS"
-"$G" import -q -f crosswoz -o "$OUT/cw.pb" "$corp/crosswoz/val.json.zip" 2>/dev/null
+[ -s "$OUT/cw.pb" ] || "$G" import -q -f crosswoz -o "$OUT/cw.pb" "$corp/crosswoz/val.json.zip" 2>/dev/null
 "$G" split -q --seed 1 --dev 0.2 -t "$OUT/cw.train.pb" -v "$OUT/cw.dev.pb" "$OUT/cw.pb"
 
 # one task: SIDE SEED -> $OUT/SIDE.sSEED.res ("exact_greedy exact_beam cpu_s")
 task() {
   local side=$1 seed=$2 m="$OUT/$1.s$2"
+  if [ -s "$m.res" ]; then   # a rerun with the same OUT keeps the finished runs
+    echo "  $side seed $seed: $(cat "$m.res") (kept from an earlier run)" >&2
+    [ "$side" = flat ] && [ "$FROM" = 1 ] && task from "$seed"
+    return 0
+  fi
   case $side in
     flat)
       # shellcheck disable=SC2086

@@ -4,6 +4,9 @@
 # music set. Each data set is split by dialogue / session with a fixed seed (20% dev); the
 # supervised start is trained once per data set and seed, then GRPO fine-tunes it; the summary
 # lines of `gyro rl finetune --env composite` go to $OUT/runs.txt and a Markdown table to stdout.
+# --dev also stops the supervised start early, so both figures are measured on the split that
+# chose the start's epoch: this bench shows what GRPO adds to a start, not held-out quality
+# (tests/bench/composite_vs_flat.sh compares against the flat classifier on untouched turns).
 #
 #   tests/bench/rl_composite.sh [GYRO]        (default build/gyro; run from the project root)
 #
