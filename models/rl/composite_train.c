@@ -164,6 +164,9 @@ gyro_status gyro_composite_supervise(const gyro_train_options *opt, const gyro_e
                                      gyro_train_result *res)
 {
     *out = NULL;
+    if (opt->arch != GYRO_ARCH_TRANSFORMER)
+        return gyro_error_set(GYRO_ERR_USAGE, "composite policy: the supervised start trains a transformer "
+                              "(arch transformer)");
     /* the distinct atoms of the training labels, sorted */
     int n = 0, cap = 0;
     char **atoms = NULL;
@@ -231,6 +234,9 @@ gyro_status gyro_composite_from_classifier(const gyro_classifier *flat, const gy
                                            uint64_t seed, gyro_composite_policy **out)
 {
     *out = NULL;
+    if (!gyro_classifier_tf_const(flat))
+        return gyro_error_set(GYRO_ERR_USAGE, "the flat classifier is an n-gram model; a composite policy "
+                              "starts from a transformer (train it with gyro classify train --arch transformer)");
     int n = 0, cap = 0;
     char **atoms = NULL;
     gyro_status s = GYRO_OK;

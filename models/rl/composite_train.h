@@ -66,15 +66,17 @@ void gyro_composite_supervise_options_init(gyro_train_options *o, gyro_tf_geomet
                                            int layers, int heads, int epochs);
 
 /* Supervised start: collect the atoms of `train`, build the teacher-forced states of train and
- * dev (dev may be NULL) and train a classifier on them with `opt`. *out owns the policy.
- * Errors: those of gyro_composite_teacher_forced and gyro_train_classifier. On
+ * dev (dev may be NULL) and train a classifier on them with `opt` (arch must be
+ * GYRO_ARCH_TRANSFORMER, else GYRO_ERR_USAGE). *out owns the policy. Errors: those of
+ * gyro_composite_teacher_forced and gyro_train_classifier. On
  * GYRO_ERR_INTERRUPTED (opt->stop) *out also owns a policy, the best so far, for the caller to
  * save; on every other error *out is NULL. */
 gyro_status gyro_composite_supervise(const gyro_train_options *opt, const gyro_example_set *train,
                                      const gyro_example_set *dev, gyro_composite_policy **out,
                                      gyro_train_result *res);
 
-/* A policy started from a flat intent classifier (e.g. `gyro classify train` over the label sets):
+/* A policy started from a flat transformer classifier (`gyro classify train --arch transformer`
+ * over the label sets; an n-gram model is GYRO_ERR_USAGE):
  * its transformer configuration and every parameter tensor of the same shape (embeddings of its
  * tokens, blocks, positional scale...) are copied; the classes are the sorted distinct atoms of
  * `train` and STOP, whose head is fresh (seeded), and the atom markers the flat vocabulary lacks

@@ -229,6 +229,7 @@ int gyro_cli_rl_composite_finetune(int argc, char **argv)
     o.go = gyro_composite_grpo_options_default();
     gyro_tf_geometry geom = probe.geometry ? GYRO_TF_GEOMETRY_EUCLIDEAN : GYRO_TF_GEOMETRY_HYPERBOLIC;
     gyro_train_options_init(&o.sft, geom);
+    o.sft.arch = GYRO_ARCH_TRANSFORMER;   /* the policy is a transformer: classify train --arch transformer's defaults */
     o.geometry = probe.geometry;
     unsigned given;
     rc = gyro_opts_parse_marks(&gyro_spec_rl_composite, argc, argv, &o, &first, &given);

@@ -13,9 +13,10 @@
 #              transformer options, epochs, patience and held-out fraction as classify train; ITER
 #              GRPO iterations after the supervised start, default 0), then `gyro rl eval --env
 #              composite` on the dev split greedy (beam 1) and with beam width $BEAM.
-#   from       (FROM=1, the default) the composite policy started from the same seed's flat model
-#              (`rl finetune --env composite --from FLAT`): its transformer, a fresh head over the
-#              atoms and STOP, then supervised epochs; its CPU time includes the flat model's.
+#   from       (FROM=1, the default) the composite policy started from the same seed's flat
+#              transformer (`gyro classify train --arch transformer`, then `rl finetune --env
+#              composite --from FLAT`): its transformer, a fresh head over the atoms and STOP, then
+#              supervised epochs; its CPU time includes the flat transformer's.
 # Columns: exact-set accuracy in % (median over seeds, then the per-seed values) and training CPU
 # seconds (user + system of the training process, median). Every number is measured in this run;
 # the sides of a seed run side by side (JOBS processes at once), interleaved over the seeds.
@@ -72,8 +73,11 @@ task() {
       acc=$(awk -v a="$acc" -v n="$n" -v u="$unk" 'BEGIN{printf "%.2f", a * (n - u) / n}')
       echo "$acc $acc $(awk '{printf "%.1f", $1 + $2}' "$m.time")" > "$m.res"
       [ "$FROM" = 1 ] && task from "$seed" ;;
-    from)   # the composite policy started from this seed's flat model (rl finetune --from)
-      local f="$OUT/flat.s$seed"
+    from)   # the composite policy started from this seed's flat transformer (rl finetune --from)
+      local f="$OUT/flattf.s$seed"
+      [ -s "$f.clf" ] || /usr/bin/time -f "%U %S" -o "$f.time" "$G" classify train --quiet --arch transformer \
+        --seed "$seed" -o "$f.clf" "$OUT/cw.train.pb" 2> "$f.log" \
+        || { echo "flat transformer seed $seed failed: $(tail -1 "$f.log")" >&2; return 1; }
       # shellcheck disable=SC2086
       /usr/bin/time -f "%U %S" -o "$m.time" "$G" rl finetune --env composite -q --seed "$seed" \
         --iterations "$ITER" $COMPOSITE_OPTS --from "$f.clf" --train "$OUT/cw.train.pb" --out "$m.pol" > "$m.sum" 2> "$m.log" \

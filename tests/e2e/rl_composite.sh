@@ -79,6 +79,9 @@ set +e
 "$GYRO" rl eval --env composite -m "$T/rl.model" "$T/rl.model" >/dev/null 2>&1; [ $? = 65 ] || fail "rl eval: not Examples"
 "$GYRO" rl finetune --env composite --train "$T/train.examples" --dropout 1 -q >/dev/null 2>&1; [ $? = 2 ] || fail "--dropout 1"
 "$GYRO" rl finetune --env composite --train "$T/train.examples" --from "$T/flat.clf" --init "$T/sft.model" -q >/dev/null 2>&1; [ $? = 2 ] || fail "--from with --init"
+"$GYRO" classify train -q --epochs 2 -o "$T/ngrams.clf" "$T/train.examples"   # the n-gram default: no transformer
+"$GYRO" rl finetune --env composite --train "$T/train.examples" --from "$T/ngrams.clf" -q >/dev/null 2>"$T/ng.err"; [ $? = 2 ] \
+  && grep -q "n-gram model" "$T/ng.err" || fail "--from an n-gram classifier"
 "$GYRO" rl finetune --env composite --train "$T/train.examples" --from "$T/m.examples" -q >/dev/null 2>&1; [ $? = 65 ] || fail "--from: not a classifier"
 "$GYRO" rl finetune --env root --iterations 1 --states 2 --group 2 --eval 2 -q >/dev/null 2>&1; [ $? = 0 ] || fail "other envs unaffected"
 set -e
