@@ -865,6 +865,61 @@ static gyro_status pool_status(const train_pool *p)
 }
 
 
+/* The training indices 0..n−1 in *idx (owned by the caller), the first *n_dev of them held out
+ * as dev: without a dev set and with dev_fraction > 0 a seeded shuffle, else in order, none
+ * held out. */
+static gyro_status dev_split(const gyro_train_options *opt, const gyro_example_set *train, int have_dev,
+                             gyro_rng *rng, int **idx, int *n_dev)
+{
+    *n_dev = 0;
+    *idx = malloc((size_t)train->n * sizeof **idx);
+    if (!*idx) return gyro_error_set(GYRO_ERR_NOMEM, "train");
+    int *x = *idx;
+    for (int i = 0; i < train->n; i++) x[i] = i;
+    if (have_dev || !(opt->dev_fraction > 0)) return GYRO_OK;
+    for (int i = train->n - 1; i > 0; i--) {
+        int j = (int)gyro_rng_below(rng, (uint32_t)i + 1);
+        int t = x[i]; x[i] = x[j]; x[j] = t;
+    }
+    *n_dev = (int)(opt->dev_fraction * train->n);
+    if (*n_dev >= train->n) *n_dev = train->n - 1;
+    return GYRO_OK;
+}
+
+/* The optimizer's view of the transformer's tensor table into ot (GYRO_TF_MAX_TENSORS + 2):
+ * ball rows take Riemannian SGD, hyperboloid rows Lorentz RSGD; with frozen_rows > 0 the
+ * embedding tensor is handed over as three row ranges (UNK, the frozen table rows, the learned
+ * rest). Returns the number of entries. */
+static int optim_tensors(gyro_tf_model *tf, int frozen_rows, gyro_optim_tensor *ot)
+{
+    int no = 0;
+    for (int t = 0; t < tf->n_tensors; t++) {
+        const gyro_tf_tensor *X = &tf->tensors[t];
+        gyro_optim_tensor d = {
+            .name = X->name, .w = tf->params_memory + X->offset, .g = tf->grads_memory + X->offset,
+            .rows = (size_t)X->rows, .cols = (size_t)X->cols,
+            .manifold = X->manifold == GYRO_TF_MANIFOLD_BALL      ? GYRO_OPTIM_MANIFOLD_POINCARE
+                        : X->manifold == GYRO_TF_MANIFOLD_LORENTZ ? GYRO_OPTIM_MANIFOLD_LORENTZ
+                                                                  : GYRO_OPTIM_MANIFOLD_EUCLIDEAN,
+            .c = tf->cfg.curvature,
+        };
+        if (X->offset == (size_t)(tf->params.wte - tf->params_memory) && frozen_rows > 0) {
+            size_t C = (size_t)X->cols, nt = (size_t)frozen_rows;
+            gyro_optim_tensor unk = d, fixed = d, rest = d;
+            unk.rows = 1;
+            unk.name = "wte[unk]";
+            fixed.w += C; fixed.g += C; fixed.rows = nt; fixed.frozen = 1; fixed.name = "wte[table]";
+            rest.w += C * (1 + nt); rest.g += C * (1 + nt); rest.rows = (size_t)X->rows - 1 - nt; rest.name = "wte[learned]";
+            ot[no++] = unk;
+            ot[no++] = fixed;
+            if (rest.rows) ot[no++] = rest;
+        } else {
+            ot[no++] = d;
+        }
+    }
+    return no;
+}
+
 gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_example_set *train,
                                   const gyro_example_set *dev, gyro_classifier **out,
                                   gyro_train_result *res)
@@ -907,21 +962,10 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
     if (!st) st = build_model(opt, train, nz, &m, &R.table_rows);
     if (st) goto done;
 
-    /* dev split: a seeded shuffle of the training indices */
     gyro_rng rng;
     gyro_rng_seed(&rng, opt->seed ^ 0x5eedda7aULL);
-    idx = malloc((size_t)train->n * sizeof *idx);
-    if (!idx) { st = gyro_error_set(GYRO_ERR_NOMEM, "train"); goto done; }
-    for (int i = 0; i < train->n; i++) idx[i] = i;
     int n_dev_split = 0;
-    if (!dev && opt->dev_fraction > 0) {
-        for (int i = train->n - 1; i > 0; i--) {
-            int j = (int)gyro_rng_below(&rng, (uint32_t)i + 1);
-            int t = idx[i]; idx[i] = idx[j]; idx[j] = t;
-        }
-        n_dev_split = (int)(opt->dev_fraction * train->n);
-        if (n_dev_split >= train->n) n_dev_split = train->n - 1;
-    }
+    if ((st = dev_split(opt, train, dev != NULL, &rng, &idx, &n_dev_split))) goto done;
     if (gyro_classifier_ngrams(m)) {
         st = gyro_train_ngrams(opt, m, nz, train, idx + n_dev_split, train->n - n_dev_split,
                                dev ? dev : train, dev ? NULL : idx, dev ? dev->n : n_dev_split, &R);
@@ -942,33 +986,8 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
     R.dev_unknown = dev_unknown;
     if (B > ptrain.n) B = ptrain.n;
 
-    /* optimizer over the tensor table; ball rows → Riemannian SGD */
     gyro_optim_tensor ot[GYRO_TF_MAX_TENSORS + 2];
-    int no = 0;
-    for (int t = 0; t < tf->n_tensors; t++) {
-        const gyro_tf_tensor *X = &tf->tensors[t];
-        gyro_optim_tensor d = {
-            .name = X->name, .w = tf->params_memory + X->offset, .g = tf->grads_memory + X->offset,
-            .rows = (size_t)X->rows, .cols = (size_t)X->cols,
-            .manifold = X->manifold == GYRO_TF_MANIFOLD_BALL      ? GYRO_OPTIM_MANIFOLD_POINCARE
-                        : X->manifold == GYRO_TF_MANIFOLD_LORENTZ ? GYRO_OPTIM_MANIFOLD_LORENTZ
-                                                                  : GYRO_OPTIM_MANIFOLD_EUCLIDEAN,
-            .c = tf->cfg.curvature,
-        };
-        if (X->offset == (size_t)(tf->params.wte - tf->params_memory) && opt->freeze_table && R.table_rows > 0) {
-            size_t C = (size_t)X->cols, nt = (size_t)R.table_rows;
-            gyro_optim_tensor unk = d, fixed = d, rest = d;
-            unk.rows = 1;
-            unk.name = "wte[unk]";
-            fixed.w += C; fixed.g += C; fixed.rows = nt; fixed.frozen = 1; fixed.name = "wte[table]";
-            rest.w += C * (1 + nt); rest.g += C * (1 + nt); rest.rows = (size_t)X->rows - 1 - nt; rest.name = "wte[learned]";
-            ot[no++] = unk;
-            ot[no++] = fixed;
-            if (rest.rows) ot[no++] = rest;
-        } else {
-            ot[no++] = d;
-        }
-    }
+    int no = optim_tensors(tf, opt->freeze_table ? R.table_rows : 0, ot);
     order = malloc((size_t)ptrain.n * sizeof *order);
     if (!order) { st = gyro_error_set(GYRO_ERR_NOMEM, "train buffers"); goto done; }
     const int n_threads = opt->threads > 1 ? opt->threads : 1;
