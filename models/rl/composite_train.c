@@ -68,6 +68,42 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The distinct atoms of the labels of `train`, sorted, into *atoms (n strdup'ed strings, owned
+ * by the caller also on error). Errors: a label that does not parse (GYRO_ERR_DATA with its
+ * record number), no example (GYRO_ERR_DATA), GYRO_ERR_NOMEM. */
+static gyro_status collect_atoms(const gyro_example_set *train, char ***atoms_out, int *n_out)
+{
+    int n = 0, cap = 0;
+    char **atoms = NULL;
+    gyro_status s = GYRO_OK;
+    for (int i = 0; !s && i < train->n; i++) {
+        gyro_label l;
+        s = gyro_label_parse(train->label[i], &l);
+        if (s) {
+            s = gyro_error_prefix(s, "record %llu", (unsigned long long)train->line[i]);
+            break;
+        }
+        for (int a = 0; !s && a < l.n_atoms; a++) {
+            int seen = 0;
+            for (int j = 0; j < n && !seen; j++) seen = !strcmp(atoms[j], l.atoms[a]);
+            if (seen) continue;
+            if (n == cap) {
+                char **t = realloc(atoms, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *t);
+                if (!t) { s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory"); break; }
+                atoms = t;
+            }
+            if (!(atoms[n] = strdup(l.atoms[a]))) s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+            else n++;
+        }
+        gyro_label_free(&l);
+    }
+    if (!s && n == 0) s = gyro_error_set(GYRO_ERR_DATA, "no training example");
+    if (!s) qsort(atoms, (size_t)n, sizeof *atoms, cmp_str);
+    *atoms_out = atoms;
+    *n_out = n;
+    return s;
+}
+
 gyro_status gyro_composite_teacher_forced(const gyro_example_set *in, const char *const *atoms,
                                           int n_atoms, gyro_example_set *out, int *skipped)
 {
@@ -167,33 +203,9 @@ gyro_status gyro_composite_supervise(const gyro_train_options *opt, const gyro_e
     if (opt->arch != GYRO_ARCH_TRANSFORMER)
         return gyro_error_set(GYRO_ERR_USAGE, "composite policy: the supervised start trains a transformer "
                               "(arch transformer)");
-    /* the distinct atoms of the training labels, sorted */
-    int n = 0, cap = 0;
+    int n = 0;
     char **atoms = NULL;
-    gyro_status s = GYRO_OK;
-    for (int i = 0; !s && i < train->n; i++) {
-        gyro_label l;
-        s = gyro_label_parse(train->label[i], &l);
-        if (s) {
-            s = gyro_error_prefix(s, "record %llu", (unsigned long long)train->line[i]);
-            break;
-        }
-        for (int a = 0; !s && a < l.n_atoms; a++) {
-            int seen = 0;
-            for (int j = 0; j < n && !seen; j++) seen = !strcmp(atoms[j], l.atoms[a]);
-            if (seen) continue;
-            if (n == cap) {
-                char **t = realloc(atoms, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *t);
-                if (!t) { s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory"); break; }
-                atoms = t;
-            }
-            if (!(atoms[n] = strdup(l.atoms[a]))) s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
-            else n++;
-        }
-        gyro_label_free(&l);
-    }
-    if (!s && n == 0) s = gyro_error_set(GYRO_ERR_DATA, "no training example");
-    if (!s) qsort(atoms, (size_t)n, sizeof *atoms, cmp_str);
+    gyro_status s = collect_atoms(train, &atoms, &n);
     gyro_example_set tf_train = {0}, tf_dev = {0}, fit = {0}, held = {0};
     const gyro_example_set *fit_set = train, *stop_set = dev;
     if (!s && !dev && opt->dev_fraction > 0) {   /* hold out utterances, not states */
@@ -237,33 +249,10 @@ gyro_status gyro_composite_from_classifier(const gyro_classifier *flat, const gy
     if (!gyro_classifier_tf_const(flat))
         return gyro_error_set(GYRO_ERR_USAGE, "the flat classifier is an n-gram model; a composite policy "
                               "starts from a transformer (train it with gyro classify train --arch transformer)");
-    int n = 0, cap = 0;
+    int n = 0;
     char **atoms = NULL;
-    gyro_status s = GYRO_OK;
-    for (int i = 0; !s && i < train->n; i++) {   /* the distinct atoms of the training labels */
-        gyro_label l;
-        s = gyro_label_parse(train->label[i], &l);
-        if (s) {
-            s = gyro_error_prefix(s, "record %llu", (unsigned long long)train->line[i]);
-            break;
-        }
-        for (int a = 0; !s && a < l.n_atoms; a++) {
-            int seen = 0;
-            for (int j = 0; j < n && !seen; j++) seen = !strcmp(atoms[j], l.atoms[a]);
-            if (seen) continue;
-            if (n == cap) {
-                char **t = realloc(atoms, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *t);
-                if (!t) { s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory"); break; }
-                atoms = t;
-            }
-            if (!(atoms[n] = strdup(l.atoms[a]))) s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
-            else n++;
-        }
-        gyro_label_free(&l);
-    }
-    if (!s && n == 0) s = gyro_error_set(GYRO_ERR_DATA, "no training example");
+    gyro_status s = collect_atoms(train, &atoms, &n);
     if (!s && n > GYRO_COMPOSITE_MAX_MARKS) s = gyro_error_set(GYRO_ERR_LIMIT, "%d atoms, at most %d", n, GYRO_COMPOSITE_MAX_MARKS);
-    if (!s) qsort(atoms, (size_t)n, sizeof *atoms, cmp_str);
     /* vocabulary: the flat model's tokens (same ids), then the markers it lacks */
     const gyro_tf_model *ft = gyro_classifier_tf_const(flat);
     int nv = gyro_classifier_vocab_size(flat) - 1, nt = 0;
