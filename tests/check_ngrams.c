@@ -18,6 +18,7 @@
 #include "models/hyp/poincare.h"
 #include "models/ngrams.h"
 #include "models/train_classifier.h"
+#include "tests/support/toy_intents.h"
 
 static char tmpdir[64];
 
@@ -237,21 +238,10 @@ START_TEST(test_features)
 }
 END_TEST
 
-/* Two intents told apart by their characters. */
+/* The shared generated set (tests/support/toy_intents.h), two intents. */
 static void toy_data(gyro_example_set *s, int n, uint64_t seed)
 {
-    const char *play[] = {"播放", "我想听", "来一首", "放歌"};
-    const char *stop[] = {"暂停", "停下", "别放了", "关掉"};
-    const char *fill[] = {"", "吧", "一下", "好吗", "周杰伦的"};
-    gyro_rng r;
-    gyro_rng_seed(&r, seed);
-    for (int i = 0; i < n; i++) {
-        char text[128];
-        int k = (int)gyro_rng_below(&r, 2);
-        snprintf(text, sizeof text, "%s%s%s", fill[gyro_rng_below(&r, 5)],
-                 k ? stop[gyro_rng_below(&r, 4)] : play[gyro_rng_below(&r, 4)], fill[gyro_rng_below(&r, 5)]);
-        ck_assert_int_eq(gyro_example_set_add(s, text, k ? "music.pause" : "music.play", (uint64_t)i + 1), GYRO_OK);
-    }
+    ck_assert_int_eq(toy_intents(s, n, seed, 2), GYRO_OK);
 }
 
 static void ngram_options(gyro_train_options *o, int geometry)

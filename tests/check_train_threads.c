@@ -13,24 +13,12 @@
 
 #include "models/classifier.h"
 #include "models/train_classifier.h"
+#include "tests/support/toy_intents.h"
 
-/* Two intents told apart by their characters, plus a composite; texts vary in length. */
+/* The shared generated set (tests/support/toy_intents.h), with the composite. */
 static void toy_data(gyro_example_set *s, int n, uint64_t seed)
 {
-    const char *play[] = {"播放", "我想听", "来一首", "放歌"};
-    const char *stop[] = {"暂停", "停下", "别放了", "关掉"};
-    const char *fill[] = {"", "吧", "一下", "好吗", "周杰伦的"};
-    gyro_rng r;
-    gyro_rng_seed(&r, seed);
-    for (int i = 0; i < n; i++) {
-        char text[128];
-        int k = (int)gyro_rng_below(&r, 3);
-        const char *a = k == 1 ? stop[gyro_rng_below(&r, 4)] : play[gyro_rng_below(&r, 4)];
-        snprintf(text, sizeof text, "%s%s%s", fill[gyro_rng_below(&r, 5)], a,
-                 k == 2 ? "天气怎么样" : fill[gyro_rng_below(&r, 5)]);
-        const char *label = k == 0 ? "music.play" : k == 1 ? "music.pause" : "music.play+weather.query";
-        ck_assert_int_eq(gyro_example_set_add(s, text, label, (uint64_t)i + 1), GYRO_OK);
-    }
+    ck_assert_int_eq(toy_intents(s, n, seed, 3), GYRO_OK);
 }
 
 static void options(gyro_train_options *o, gyro_tf_geometry g)
