@@ -1,7 +1,8 @@
 /* fuzz_classifier.c — the classifier model loader (models/classifier.h): header, sizes, CRC,
- * configuration, vocabulary, labels, tensors; a model that loads also predicts once. Each input
- * is tried as is, then with the header's length and the CRC made consistent with it, so the
- * mutations reach the payload parser instead of stopping at the checksum. */
+ * configuration (transformer or n-gram), vocabulary, labels, tensors; a model that loads also
+ * predicts once, with a previous turn. Each input is tried as is, then with the header's length
+ * and the CRC made consistent with it, so the mutations reach the payload parser instead of
+ * stopping at the checksum. */
 #include <string.h>
 
 #include "models/classifier.h"
@@ -26,7 +27,7 @@ static void try_load(const uint8_t *data, size_t size)
         if (gyro_classifier_scratch_new(m, &s) == GYRO_OK) {
             gyro_intent top[4];
             int n;
-            (void)gyro_classifier_predict(m, s, "播放周杰伦的稻香", 4, top, &n);
+            (void)gyro_classifier_predict_context(m, s, "播放周杰伦的稻香", "导航到机场", 4, top, &n);
             gyro_classifier_scratch_free(s);
         }
         gyro_classifier_free(m);

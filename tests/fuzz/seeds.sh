@@ -41,6 +41,9 @@ cp "$W"/deflated.zip "$OUT/import_crosswoz/"
 # a classifier trained for one epoch, and its composite policy twin's input
 "$G" classify train --dim 4 --layers 1 --heads 1 --epochs 1 --quiet -o "$W/m.clf" "$W/tsv.pb"
 cp "$W/m.clf" "$OUT/classifier/"
+# and the default n-gram model (format version 2), small
+"$G" classify train --dim 4 --buckets 64 --epochs 1 --quiet -o "$W/ng.clf" "$W/tsv.pb"
+cp "$W/ng.clf" "$OUT/classifier/"
 # a policy and a transition model
 "$G" rl transition --env vdp --episodes 2 --test-episodes 1 --epochs 1 -q --out "$W/t.pol" > /dev/null
 cp "$W/t.pol" "$OUT/policy/"
