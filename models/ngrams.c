@@ -166,7 +166,8 @@ int gyro_ngram_bag_cap(const gyro_ngrams_model *m)
 static double tangent_mean(const gyro_ngrams_model *m, const int32_t *rows, const float *w, int nf, float *v)
 {
     const int C = m->cfg.dim;
-    double acc[4096] = {0}, ws = 0;   /* cfg.dim ≤ 4096 (validated) */
+    double acc[4096], ws = 0;   /* (C), cfg.dim ≤ 4096 (validated); only C entries are zeroed */
+    memset(acc, 0, (size_t)C * sizeof *acc);
     float t[4096];
     for (int j = 0; j < nf; j++) {
         gyro_poincare_logmap0_f32(t, m->emb + (size_t)rows[j] * C, m->cfg.curvature, C);
@@ -193,7 +194,8 @@ void gyro_ngrams_forward(const gyro_ngrams_model *m, const int32_t *rows, const 
         gyro_poincare_hyp_mlr_f32(logits, y, m->head_p, m->head_a, m->cfg.curvature, K, C);
         return;
     }
-    double acc[4096] = {0}, ws = 0;   /* cfg.dim ≤ 4096 (validated) */
+    double acc[4096], ws = 0;   /* (C), cfg.dim ≤ 4096 (validated); only C entries are zeroed */
+    memset(acc, 0, (size_t)C * sizeof *acc);
     for (int j = 0; j < nf; j++) {
         const float *x = m->emb + (size_t)rows[j] * C;
         double wj = w ? w[j] : 1.0;
