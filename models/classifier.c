@@ -113,7 +113,7 @@ static const field config_fields[] = {
 #define NF(k) {#k, offsetof(gyro_ngrams_config, k), 1}
 static const field ngrams_fields[] = {
     NI(geometry), NI(vocab_size), NI(n_classes), NI(dim), NI(buckets), NI(max_n), NI(max_len),
-    NI(context), NF(context_weight), NF(curvature), NI(pool),
+    NI(context), NF(context_weight), NF(curvature), NI(pool), NI(hierarchy), NI(n_parents),
 };
 #define N_NGRAMS_FIELDS (sizeof ngrams_fields / sizeof ngrams_fields[0])
 
@@ -388,6 +388,18 @@ static gyro_status read_model_config(rbuf *r, const char *path, gyro_tf_config *
     return GYRO_OK;
 }
 
+/* An n-gram model for the classifier's labels (their names give the parent classes). */
+static gyro_status new_ngrams(gyro_classifier *m, const gyro_ngrams_config *cfg, uint64_t seed, int init)
+{
+    int K = gyro_label_set_count(m->labels);
+    const char **names = malloc((size_t)(K ? K : 1) * sizeof *names);
+    if (!names) return gyro_error_set(GYRO_ERR_NOMEM, "ngrams model");
+    for (int k = 0; k < K; k++) names[k] = gyro_label_set_name(m->labels, k);
+    gyro_status st = gyro_ngrams_new(cfg, names, seed, init, &m->ng);
+    free(names);
+    return st;
+}
+
 /* Create the model of the configuration (zeros) once the file is known to hold its values. */
 static gyro_status new_model(gyro_classifier *m, rbuf *r, const char *path, const gyro_tf_config *cfg,
                              const gyro_ngrams_config *ng, int is_ngrams)
@@ -396,7 +408,9 @@ static gyro_status new_model(gyro_classifier *m, rbuf *r, const char *path, cons
     if (is_ngrams) {
         if (gyro_ngrams_param_count(ng) > (r->n - r->off) / sizeof(float))
             return bad(path, "the configuration needs more parameters than the file holds", NULL);
-        st = gyro_ngrams_new(ng, 0, 0, &m->ng);
+        st = new_ngrams(m, ng, 0, 0);
+        if (!st && m->ng->cfg.n_parents != ng->n_parents)
+            return bad(path, "the labels give another number of parent classes than the configuration", NULL);
     } else {
         if (cfg->dim > (1 << 16) || cfg->ffn_dim > (1 << 20) || cfg->n_layers > 1024 || cfg->n_heads > 4096 ||
             cfg->head_dim > (1 << 16) || cfg->max_len > (1 << 20) ||
@@ -647,7 +661,7 @@ gyro_status gyro_classifier_create_ngrams(const gyro_ngrams_config *cfg, uint64_
     c.vocab_size = n_vocab + 1;
     c.n_classes = gyro_label_set_count(m->labels);
     *out = NULL;
-    return classifier_finish(m, gyro_ngrams_new(&c, seed, 1, &m->ng), out);
+    return classifier_finish(m, new_ngrams(m, &c, seed, 1), out);
 }
 
 void gyro_classifier_free(gyro_classifier *m)
@@ -771,7 +785,7 @@ gyro_status gyro_classifier_scratch_new(const gyro_classifier *m, gyro_classifie
         s->rows = malloc((size_t)s->row_cap * sizeof *s->rows);
         s->w = malloc((size_t)s->row_cap * sizeof *s->w);
         s->y = malloc((size_t)m->ng->cfg.dim * sizeof *s->y);
-        s->logits = malloc((size_t)K * sizeof *s->logits);
+        s->logits = malloc((size_t)gyro_ngrams_head_rows(m->ng) * sizeof *s->logits);
         if (!s->hash || !s->rows || !s->w || !s->y || !s->logits) st = gyro_error_set(GYRO_ERR_NOMEM, "classifier scratch");
     }
     if (st == GYRO_OK) {

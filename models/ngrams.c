@@ -12,6 +12,7 @@
 
 #include "models/core/rng.h"
 #include "models/hyp/poincare.h"
+#include "models/text/strmap.h"
 
 #define NGRAM_MULT 116049371ULL            /* fastText's n-gram hash multiplier */
 #define SALT_TEXT 0x9e3779b97f4a7c15ULL
@@ -51,29 +52,124 @@ gyro_status gyro_ngrams_config_validate(const gyro_ngrams_config *c)
         return gyro_error_set(GYRO_ERR_USAGE, "ngrams: vocabulary and classes must be >= 1");
     if ((int64_t)c->vocab_size + c->buckets > INT32_MAX)
         return gyro_error_set(GYRO_ERR_USAGE, "ngrams: too many rows");
+    if (c->hierarchy != 0 && c->hierarchy != 1) return gyro_error_set(GYRO_ERR_USAGE, "ngrams: hierarchy must be 0 or 1");
+    if (c->n_parents < 0 || c->n_parents > (c->hierarchy ? (1 << 20) : 0))
+        return gyro_error_set(GYRO_ERR_USAGE, "ngrams: %d parent classes for %d labels", c->n_parents, c->n_classes);
     return GYRO_OK;
 }
 
 size_t gyro_ngrams_param_count(const gyro_ngrams_config *c)
 {
-    size_t V = (size_t)c->vocab_size + (size_t)c->buckets, C = (size_t)c->dim, K = (size_t)c->n_classes;
+    size_t V = (size_t)c->vocab_size + (size_t)c->buckets, C = (size_t)c->dim,
+           K = (size_t)c->n_classes + (size_t)c->n_parents;   /* head rows */
     return V * C + K * C + (c->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC ? K * C : K);
 }
 
-gyro_status gyro_ngrams_new(const gyro_ngrams_config *cfg, uint64_t seed, int init, gyro_ngrams_model **out)
+/* Label k's candidate parents (ngrams.h): its '+'-separated atoms and each atom's part before
+ * its first '.', as ids of `names`, without repeats; returns how many were written to ids
+ * (cap ≥ 2·atoms). */
+static gyro_status candidate_parents(gyro_strmap *names, const char *label, int32_t *ids, int cap, int *n)
+{
+    char buf[1024];
+    *n = 0;
+    for (const char *a = label; *a;) {
+        const char *e = strchr(a, '+');
+        size_t len = e ? (size_t)(e - a) : strlen(a);
+        for (int part = 0; part < 2 && len > 0; part++) {
+            size_t l = len;
+            if (part == 1) {           /* the atom's prefix */
+                const char *dot = memchr(a, '.', len);
+                if (!dot || dot == a) break;
+                l = (size_t)(dot - a);
+            }
+            if (l >= sizeof buf) break;
+            memcpy(buf, a, l);
+            buf[l] = '\0';
+            int32_t id;
+            int added;
+            gyro_status st = gyro_strmap_intern(names, buf, &id, &added);
+            if (st) return st;
+            int seen = 0;
+            for (int j = 0; j < *n; j++) seen |= ids[j] == id;
+            if (!seen && *n < cap) ids[(*n)++] = id;
+        }
+        if (!e) break;
+        a = e + 1;
+    }
+    return GYRO_OK;
+}
+
+/* The parent map of K labels (ngrams.h): candidates shared by two or more labels, numbered in
+ * order of first appearance; m->parent_start/parent_idx and m->cfg.n_parents. */
+static gyro_status label_parents(gyro_ngrams_model *m, const char *const *labels)
+{
+    const int K = m->cfg.n_classes;
+    gyro_strmap *names = NULL;
+    int total = 0;
+    for (int k = 0; k < K; k++) {
+        int atoms = 1;
+        for (const char *p = labels[k]; *p; p++) atoms += *p == '+';
+        total += 2 * atoms;
+    }
+    int32_t *cand = malloc((size_t)total * sizeof *cand), *cstart = malloc((size_t)(K + 1) * sizeof *cstart);
+    int32_t *count = NULL, *renum = NULL;
+    gyro_status st = (!cand || !cstart) ? gyro_error_set(GYRO_ERR_NOMEM, "ngrams: label hierarchy") : gyro_strmap_new(&names);
+    int used = 0;
+    for (int k = 0; !st && k < K; k++) {
+        int n;
+        cstart[k] = used;
+        st = candidate_parents(names, labels[k], cand + used, total - used, &n);
+        used += n;
+    }
+    size_t N = st ? 0 : gyro_strmap_count(names);
+    if (!st) {
+        cstart[K] = used;
+        count = calloc(N ? N : 1, sizeof *count);
+        renum = malloc((N ? N : 1) * sizeof *renum);
+        m->parent_start = malloc((size_t)(K + 1) * sizeof *m->parent_start);
+        m->parent_idx = malloc((size_t)(used ? used : 1) * sizeof *m->parent_idx);
+        if (!count || !renum || !m->parent_start || !m->parent_idx) st = gyro_error_set(GYRO_ERR_NOMEM, "ngrams: label hierarchy");
+    }
+    if (!st) {
+        for (int j = 0; j < used; j++) count[cand[j]]++;
+        int P = 0;
+        for (int j = 0; j < used; j++)   /* first appearance order */
+            if (count[cand[j]] >= 2) { renum[cand[j]] = P++; count[cand[j]] = -count[cand[j]]; }
+        int w = 0;
+        for (int k = 0; k < K; k++) {
+            m->parent_start[k] = w;
+            for (int j = cstart[k]; j < cstart[k + 1]; j++)
+                if (count[cand[j]] < 0) m->parent_idx[w++] = renum[cand[j]];
+        }
+        m->parent_start[K] = w;
+        m->cfg.n_parents = P;
+    }
+    gyro_strmap_free(names);
+    free(cand);
+    free(cstart);
+    free(count);
+    free(renum);
+    return st;
+}
+
+gyro_status gyro_ngrams_new(const gyro_ngrams_config *cfg, const char *const *labels, uint64_t seed,
+                            int init, gyro_ngrams_model **out)
 {
     if (out) *out = NULL;
-    if (!out) return gyro_error_set(GYRO_ERR_USAGE, "ngrams: NULL argument");
-    gyro_status st = gyro_ngrams_config_validate(cfg);
+    if (!out || !cfg || (cfg->hierarchy && !labels)) return gyro_error_set(GYRO_ERR_USAGE, "ngrams: NULL argument");
+    gyro_ngrams_config c0 = *cfg;
+    c0.n_parents = 0;
+    gyro_status st = gyro_ngrams_config_validate(&c0);
     if (st) return st;
     gyro_ngrams_model *m = calloc(1, sizeof *m);
     if (!m) return gyro_error_set(GYRO_ERR_NOMEM, "ngrams model");
-    m->cfg = *cfg;
-    m->n_params = gyro_ngrams_param_count(cfg);
+    m->cfg = c0;
+    if (cfg->hierarchy && (st = label_parents(m, labels))) { gyro_ngrams_free(m); return st; }
+    m->n_params = gyro_ngrams_param_count(&m->cfg);
     m->params = calloc(m->n_params, sizeof *m->params);
-    if (!m->params) { free(m); return gyro_error_set(GYRO_ERR_NOMEM, "ngrams model of %zu parameters", gyro_ngrams_param_count(cfg)); }
+    if (!m->params) { gyro_ngrams_free(m); return gyro_error_set(GYRO_ERR_NOMEM, "ngrams model of %zu parameters", gyro_ngrams_param_count(&m->cfg)); }
     const int hyp = cfg->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC;
-    int V = cfg->vocab_size + cfg->buckets, C = cfg->dim, K = cfg->n_classes;
+    int V = cfg->vocab_size + cfg->buckets, C = cfg->dim, K = gyro_ngrams_head_rows(m);
     size_t off = 0;
     gyro_tf_tensor *T = m->tensors;
     T[0] = (gyro_tf_tensor){"ngram_emb", off, (size_t)V * C, V, C, hyp ? GYRO_TF_MANIFOLD_BALL : GYRO_TF_MANIFOLD_EUCLIDEAN};
@@ -98,10 +194,17 @@ gyro_status gyro_ngrams_new(const gyro_ngrams_config *cfg, uint64_t seed, int in
     return GYRO_OK;
 }
 
+int gyro_ngrams_head_rows(const gyro_ngrams_model *m)
+{
+    return m->cfg.n_classes + m->cfg.n_parents;
+}
+
 void gyro_ngrams_free(gyro_ngrams_model *m)
 {
     if (!m) return;
     free(m->params);
+    free(m->parent_start);
+    free(m->parent_idx);
     free(m);
 }
 
@@ -179,10 +282,19 @@ static double tangent_mean(const gyro_ngrams_model *m, const int32_t *rows, cons
     return ws;
 }
 
+/* logit_k += Σ_{q ∈ parents(k)} logit_{K+q} (ngrams.h, hierarchy). */
+static void add_parent_logits(const gyro_ngrams_model *m, float *logits)
+{
+    const int K = m->cfg.n_classes;
+    if (!m->parent_start) return;
+    for (int k = 0; k < K; k++)
+        for (int j = m->parent_start[k]; j < m->parent_start[k + 1]; j++) logits[k] += logits[K + m->parent_idx[j]];
+}
+
 void gyro_ngrams_forward(const gyro_ngrams_model *m, const int32_t *rows, const float *w, int nf,
                          float *y, float *logits)
 {
-    const int C = m->cfg.dim, K = m->cfg.n_classes;
+    const int C = m->cfg.dim, K = gyro_ngrams_head_rows(m);
     if (m->cfg.geometry == GYRO_TF_GEOMETRY_HYPERBOLIC) {
         if (m->cfg.pool == GYRO_NGRAMS_POOL_TANGENT) {
             float v[4096];
@@ -192,6 +304,7 @@ void gyro_ngrams_forward(const gyro_ngrams_model *m, const int32_t *rows, const 
             gyro_poincare_einstein_midpoint_f32(y, m->emb, rows, w, m->cfg.curvature, nf, C);
         }
         gyro_poincare_hyp_mlr_f32(logits, y, m->head_p, m->head_a, m->cfg.curvature, K, C);
+        add_parent_logits(m, logits);
         return;
     }
     double acc[4096], ws = 0;   /* (C), cfg.dim ≤ 4096 (validated); only C entries are zeroed */
@@ -209,13 +322,19 @@ void gyro_ngrams_forward(const gyro_ngrams_model *m, const int32_t *rows, const 
         for (int i = 0; i < C; i++) s += (double)a[i] * y[i];
         logits[k] = (float)s;
     }
+    add_parent_logits(m, logits);
 }
 
 void gyro_ngrams_backward(const gyro_ngrams_model *m, const int32_t *rows, const float *w, int nf,
-                          const float *y, const float *dlogits, float *dX, float *dA, float *dP,
+                          const float *y, float *dlogits, float *dX, float *dA, float *dP,
                           float *dB)
 {
-    const int C = m->cfg.dim, K = m->cfg.n_classes;
+    const int C = m->cfg.dim, K = gyro_ngrams_head_rows(m), L = m->cfg.n_classes;
+    if (m->parent_start) {   /* a parent's gradient is the sum of its children's */
+        memset(dlogits + L, 0, (size_t)(K - L) * sizeof *dlogits);
+        for (int k = 0; k < L; k++)
+            for (int j = m->parent_start[k]; j < m->parent_start[k + 1]; j++) dlogits[L + m->parent_idx[j]] += dlogits[k];
+    }
     float dy[4096];
     memset(dy, 0, (size_t)C * sizeof *dy);
     if (m->cfg.geometry == GYRO_TF_GEOMETRY_HYPERBOLIC) {
@@ -259,7 +378,7 @@ void gyro_ngrams_step(gyro_ngrams_model *m, const int32_t *rows, int nf, const f
                       const float *dA, const float *dP, const float *dB, float lr, float head_lr,
                       int freeze_below)
 {
-    const int C = m->cfg.dim, K = m->cfg.n_classes;
+    const int C = m->cfg.dim, K = gyro_ngrams_head_rows(m);
     const float c = m->cfg.curvature;
     const int hyp = m->cfg.geometry == GYRO_TF_GEOMETRY_HYPERBOLIC;
     if (dX)

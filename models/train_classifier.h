@@ -99,7 +99,8 @@ typedef struct gyro_train_options {
     FILE *log;                     /* per-epoch summary lines (NULL = none) */
 } gyro_train_options;
 
-/* Defaults for a geometry: the bag-of-n-grams model with context features (the Lorentz geometry:
+/* Defaults for a geometry: the bag-of-n-grams model with context features and parent classes
+ * from the label names (the Lorentz geometry:
  * the transformer), completed by gyro_train_options_complete (100-d, 25 epochs over every
  * training example, SGD 0.5 on the embeddings, the head 0.1 in the ball, 0.5 Euclidean). The
  * transformer's part, used when the caller sets arch = GYRO_ARCH_TRANSFORMER: tangent

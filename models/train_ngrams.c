@@ -129,9 +129,9 @@ gyro_status gyro_ngrams_evaluate(const gyro_classifier *m, const gyro_example_se
     if (!ng) return gyro_error_set(GYRO_ERR_USAGE, "evaluate: not an n-gram model");
     gyro_tokenizer *nz = NULL;
     bagset b = {0};
-    const int K = ng->cfg.n_classes;
-    float *y = malloc((size_t)ng->cfg.dim * sizeof *y), *logits = malloc((size_t)K * sizeof *logits),
-          *probs = malloc((size_t)K * sizeof *probs);
+    const int H = gyro_ngrams_head_rows(ng);   /* labels and parent classes */
+    float *y = malloc((size_t)ng->cfg.dim * sizeof *y), *logits = malloc((size_t)H * sizeof *logits),
+          *probs = malloc((size_t)H * sizeof *probs);
     gyro_status st = (!y || !logits || !probs) ? gyro_error_set(GYRO_ERR_NOMEM, "evaluate") : GYRO_OK;
     if (!st) st = gyro_tokenizer_new(gyro_classifier_normalize_options(m), gyro_classifier_token_unit(m), &nz);
     double acc;
@@ -147,9 +147,9 @@ gyro_status gyro_ngrams_evaluate(const gyro_classifier *m, const gyro_example_se
 
 /* Per-example buffers of one training step. */
 typedef struct step_bufs {
-    float *y, *logits, *probs;  /* (C), (K), (K) */
+    float *y, *logits, *probs;  /* (C), (H), (H); H = K labels + P parents (gyro_ngrams_head_rows) */
     float *dX;                  /* (max bag, C) */
-    float *dA, *dP, *dB;        /* (K, C), (K, C) hyperbolic, (K) Euclidean */
+    float *dA, *dP, *dB;        /* (H, C), (H, C) hyperbolic, (H) Euclidean */
 } step_bufs;
 
 static void step_bufs_free(step_bufs *s)
@@ -160,7 +160,7 @@ static void step_bufs_free(step_bufs *s)
 
 static gyro_status step_bufs_new(step_bufs *s, const gyro_ngrams_model *ng, int max_bag)
 {
-    const size_t C = (size_t)ng->cfg.dim, K = (size_t)ng->cfg.n_classes;
+    const size_t C = (size_t)ng->cfg.dim, K = (size_t)gyro_ngrams_head_rows(ng);
     memset(s, 0, sizeof *s);
     s->y = malloc(C * sizeof *s->y);
     s->logits = malloc(K * sizeof *s->logits);
@@ -181,7 +181,8 @@ static gyro_status step_bufs_new(step_bufs *s, const gyro_ngrams_model *ng, int 
 static double train_one(gyro_ngrams_model *ng, const bagset *b, int i, step_bufs *s, float lr, float head_lr,
                         int freeze_below, float smoothing)
 {
-    const int C = ng->cfg.dim, K = ng->cfg.n_classes, len = b->len[i], lab = b->label[i];
+    const int C = ng->cfg.dim, K = ng->cfg.n_classes, H = gyro_ngrams_head_rows(ng), len = b->len[i],
+              lab = b->label[i];
     const int32_t *rows = b->rows + b->start[i];
     const float *w = b->w + b->start[i];
     gyro_ngrams_forward(ng, rows, w, len, s->y, s->logits);
@@ -190,9 +191,9 @@ static double train_one(gyro_ngrams_model *ng, const bagset *b, int i, step_bufs
         for (int k = 0; k < K; k++) s->probs[k] -= smoothing / (float)K;
     s->probs[lab] -= 1.0f - smoothing;
     memset(s->dX, 0, (size_t)len * C * sizeof *s->dX);
-    memset(s->dA, 0, (size_t)K * C * sizeof *s->dA);
-    memset(s->dP, 0, (size_t)K * C * sizeof *s->dP);
-    memset(s->dB, 0, (size_t)K * sizeof *s->dB);
+    memset(s->dA, 0, (size_t)H * C * sizeof *s->dA);
+    memset(s->dP, 0, (size_t)H * C * sizeof *s->dP);
+    memset(s->dB, 0, (size_t)H * sizeof *s->dB);
     gyro_ngrams_backward(ng, rows, w, len, s->y, s->probs, s->dX, s->dA, s->dP, s->dB);
     gyro_ngrams_step(ng, rows, len, s->dX, s->dA, s->dP, s->dB, lr, head_lr, freeze_below);
     return loss;

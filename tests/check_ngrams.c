@@ -125,10 +125,15 @@ START_TEST(test_midpoint_backward_fd)
 }
 END_TEST
 
-static gyro_ngrams_model *small_model(int geometry, int context, int pool)
+/* Labels of the small models: with hierarchy their parents are a (labels 0, 1), b.z (1, 2) and
+ * b (1, 2); a.x, a.y and c have one child each and are no parents. */
+static const char *const small_labels[4] = {"a.x", "a.y+b.z", "b.z", "c"};
+
+static gyro_ngrams_model *small_model_h(int geometry, int context, int pool, int hierarchy)
 {
     gyro_ngrams_config c = gyro_ngrams_config_default(geometry);
     c.pool = pool;
+    c.hierarchy = hierarchy;
     c.vocab_size = 7;
     c.n_classes = 4;
     c.dim = 6;
@@ -137,7 +142,7 @@ static gyro_ngrams_model *small_model(int geometry, int context, int pool)
     c.context = context;
     c.curvature = 0.5f;
     gyro_ngrams_model *m;
-    ck_assert_int_eq(gyro_ngrams_new(&c, 5, 1, &m), GYRO_OK);
+    ck_assert_int_eq(gyro_ngrams_new(&c, small_labels, 5, 1, &m), GYRO_OK);
     gyro_rng r;
     gyro_rng_seed(&r, 6);
     /* a head away from zero, so every path carries gradient; embedding rows spread inside the ball */
@@ -145,26 +150,33 @@ static gyro_ngrams_model *small_model(int geometry, int context, int pool)
     return m;
 }
 
+static gyro_ngrams_model *small_model(int geometry, int context, int pool)
+{
+    return small_model_h(geometry, context, pool, 0);
+}
+
 /* loss = Σ_k g_k logit_k of one bag */
 static double bag_loss(const gyro_ngrams_model *m, const int32_t *rows, const float *w, int nf, const float *g)
 {
-    float y[8], logits[4];
+    float y[8], logits[8];
     gyro_ngrams_forward(m, rows, w, nf, y, logits);
     double l = 0;
     for (int k = 0; k < m->cfg.n_classes; k++) l += (double)g[k] * logits[k];
     return l;
 }
 
-static void check_model_backward(int geometry, int pool)
+static void check_model_backward(int geometry, int pool, int hierarchy)
 {
-    gyro_ngrams_model *m = small_model(geometry, 0, pool);
+    gyro_ngrams_model *m = small_model_h(geometry, 0, pool, hierarchy);
     const int32_t rows[4] = {1, 9, 3, 9};
     const float w[4] = {1, 1, 0.5f, 1};
     const float g[4] = {0.7f, -0.4f, 0.2f, -0.5f};
-    const int C = m->cfg.dim, K = m->cfg.n_classes;
-    float y[8], logits[4], dX[4 * 6] = {0}, dA[4 * 6] = {0}, dP[4 * 6] = {0}, dB[4] = {0};
+    const int C = m->cfg.dim, K = gyro_ngrams_head_rows(m);
+    ck_assert_int_eq(m->cfg.n_parents, (hierarchy ? 3 : 0));
+    float y[8], logits[8], dl[8] = {0}, dX[4 * 6] = {0}, dA[8 * 6] = {0}, dP[8 * 6] = {0}, dB[8] = {0};
+    memcpy(dl, g, sizeof g);
     gyro_ngrams_forward(m, rows, w, 4, y, logits);
-    gyro_ngrams_backward(m, rows, w, 4, y, g, dX, dA, dP, dB);
+    gyro_ngrams_backward(m, rows, w, 4, y, dl, dX, dA, dP, dB);
     const double h = 1e-3;
     /* embedding rows: a row pooled twice gets the sum of its two gradient rows */
     for (int j = 0; j < 3; j++)
@@ -196,9 +208,11 @@ static void check_model_backward(int geometry, int pool)
 
 START_TEST(test_model_backward_fd)
 {
-    check_model_backward(GYRO_TF_GEOMETRY_HYPERBOLIC, GYRO_NGRAMS_POOL_TANGENT);
-    check_model_backward(GYRO_TF_GEOMETRY_HYPERBOLIC, GYRO_NGRAMS_POOL_EINSTEIN);
-    check_model_backward(GYRO_TF_GEOMETRY_EUCLIDEAN, GYRO_NGRAMS_POOL_TANGENT);
+    for (int hierarchy = 0; hierarchy <= 1; hierarchy++) {
+        check_model_backward(GYRO_TF_GEOMETRY_HYPERBOLIC, GYRO_NGRAMS_POOL_TANGENT, hierarchy);
+        check_model_backward(GYRO_TF_GEOMETRY_HYPERBOLIC, GYRO_NGRAMS_POOL_EINSTEIN, hierarchy);
+        check_model_backward(GYRO_TF_GEOMETRY_EUCLIDEAN, GYRO_NGRAMS_POOL_TANGENT, hierarchy);
+    }
 }
 END_TEST
 
@@ -264,13 +278,14 @@ static void ngram_options(gyro_train_options *o, int geometry)
     ck_assert_double_eq(o->dev_fraction, 0);   /* the n-gram default: every example trains */
 }
 
-static void check_learns(int geometry)
+static void check_learns(int geometry, int hierarchy)
 {
     gyro_example_set train = {0}, dev = {0};
     toy_data(&train, 300, 1);
     toy_data(&dev, 100, 2);
     gyro_train_options o;
     ngram_options(&o, geometry);
+    o.ngrams.hierarchy = hierarchy;
     gyro_classifier *m = NULL, *m2 = NULL, *r = NULL;
     gyro_train_result res;
     ck_assert_int_eq(gyro_train_classifier(&o, &train, &dev, &m, &res), GYRO_OK);
@@ -289,6 +304,9 @@ static void check_learns(int geometry)
     ck_assert_int_eq(gyro_classifier_load(path, &r), GYRO_OK);
     b = gyro_classifier_ngrams_const(r);
     ck_assert_ptr_nonnull(b);
+    /* music.play and music.pause share the parent class music */
+    ck_assert_int_eq(b->cfg.n_parents, (hierarchy ? 1 : 0));
+    ck_assert_int_eq(b->n_params, a->n_params);
     ck_assert_int_eq(memcmp(a->params, b->params, a->n_params * sizeof *a->params), 0);
     ck_assert_ptr_nonnull(strstr(gyro_classifier_version(r), "ngrams-"));
     gyro_classifier_scratch *s;
@@ -317,10 +335,18 @@ static void check_learns(int geometry)
     gyro_example_set_free(&dev);
 }
 
-START_TEST(test_train_hyperbolic) { check_learns(GYRO_TF_GEOMETRY_HYPERBOLIC); }
+START_TEST(test_train_hyperbolic)
+{
+    check_learns(GYRO_TF_GEOMETRY_HYPERBOLIC, 0);
+    check_learns(GYRO_TF_GEOMETRY_HYPERBOLIC, 1);
+}
 END_TEST
 
-START_TEST(test_train_euclidean) { check_learns(GYRO_TF_GEOMETRY_EUCLIDEAN); }
+START_TEST(test_train_euclidean)
+{
+    check_learns(GYRO_TF_GEOMETRY_EUCLIDEAN, 0);
+    check_learns(GYRO_TF_GEOMETRY_EUCLIDEAN, 1);
+}
 END_TEST
 
 /* "取消" means cancel_navigation after a navigation turn and music.pause after a music turn:

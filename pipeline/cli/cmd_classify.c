@@ -57,7 +57,7 @@ static void on_signal(int sig)
 typedef struct train_args {
     gyro_train_options o;   /* gyro_train_options_init for the geometry, then the options */
     int geometry;           /* gyro_tf_geometry */
-    int ffn_dim_given, keep_trad, words, no_layernorm, no_relu, no_context;
+    int ffn_dim_given, keep_trad, words, no_layernorm, no_relu, no_context, no_hierarchy;
     const char *out, *dev, *emb;
 } train_args;
 
@@ -137,6 +137,10 @@ static const gyro_opt train_opts[] = {
     GYRO_O_FLAG("no-context", 0, TA, no_context, "no context features", .mark = GIVEN_NG_ONLY),
     GYRO_O_FLOAT("context-weight", 0, TA, o.ngrams.context_weight, "W", NULL, 0, 0,
                  "total weight of the previous turn's features, in features of the utterance (1)", .mark = GIVEN_NG_ONLY),
+    GYRO_O_FLAG("hierarchy", 0, TA, o.ngrams.hierarchy,
+                "labels share parent classes read from their names: the atoms of a set 'A+B' and the domain "
+                "before '.' (the default)", .mark = GIVEN_NG_ONLY),
+    GYRO_O_FLAG("no-hierarchy", 0, TA, no_hierarchy, "one head row per label, no parent classes", .mark = GIVEN_NG_ONLY),
     GYRO_O_DOUBLE("head-lr", 0, TA, o.head_lr, "X", NULL, 0, 0,
                   "learning rate of the classifier head (euclidean: --lr; hyperbolic: --lr / 5)", .mark = GIVEN_NG_ONLY),
     GYRO_O_FLOAT("label-smoothing", 0, TA, o.label_smoothing, "E", NULL, 0, 0,
@@ -218,7 +222,7 @@ static int train_parse(int argc, char **argv, train_args *a, int *first, gyro_em
         return gyro_cli_usage_error(CMD, "--arch ngrams takes no transformer option (layers, heads, ffn, "
                                     "dropout, optimizer, batch, ...); see 'gyro classify train --help'");
     if (a->o.arch == GYRO_ARCH_TRANSFORMER && (given & GIVEN_NG_ONLY))
-        return gyro_cli_usage_error(CMD, "--buckets, --max-n, --context, --context-weight, --head-lr and "
+        return gyro_cli_usage_error(CMD, "--buckets, --max-n, --context, --context-weight, --hierarchy, --head-lr and "
                                     "--label-smoothing are options of --arch ngrams");
     if ((given & GIVEN_OPTIMIZER) && a->o.optim.kind == GYRO_OPTIM_ADAM) a->o.optim.eps = 1e-8;
     if (a->keep_trad) a->o.norm.t2s = 0;
@@ -226,6 +230,7 @@ static int train_parse(int argc, char **argv, train_args *a, int *first, gyro_em
     if (a->no_layernorm) a->o.model.layernorm = 0;
     if (a->no_relu) a->o.model.ffn_activation = GYRO_TF_ACTIVATION_IDENTITY;
     if (a->no_context) a->o.ngrams.context = 0;
+    if (a->no_hierarchy) a->o.ngrams.hierarchy = 0;
     if (!a->out) return gyro_cli_usage_error(CMD, "train needs -o MODEL");
     if (*first + 1 != argc) return gyro_cli_usage_error(CMD, "train needs exactly one training stream");
     if (!(a->o.model.dropout >= 0 && a->o.model.dropout < 1)) return gyro_cli_usage_error(CMD, "--dropout must be in [0, 1)");

@@ -25,6 +25,9 @@
 #       git clone https://github.com/facebookresearch/fastText /tmp/fastText
 #       make -C /tmp/fastText            # then FASTTEXT=/tmp/fastText/fasttext
 #     Without it the fasttext rows say "skipped" and everything else runs.
+#   FT_VECTORS=path.vec  adds nothing by itself; the config fasttext_pre trains fastText with
+#     -pretrainedVectors FT_VECTORS (100-d character vectors, e.g. fastText skipgram on the same
+#     corpus as TABLE: the honest baseline of a table)
 #   FT_OPTS="-dim 100 -lr 0.5 -epoch 25 -wordNgrams 2 -minCount 1"  fastText's settings
 #     (characters as tokens after gyro's normalization, character bigrams; tuned by hand on
 #     the NLPCC dev split). FT_AUTOTUNE=seconds adds the config fasttext_auto: fastText's own
@@ -32,9 +35,12 @@
 #   GYRO_OPTS_<name>="options"  a named gyro configuration (options of gyro classify train);
 #     put <name> in CONFIGS. Built in:
 #       hyp     no options: what `gyro classify train` does by default (the hyperbolic bag of
-#               character n-grams with the previous turn's features)
+#               character n-grams with the previous turn's features and parent classes)
 #       euc     its Euclidean twin (--geometry euclidean; 100-d, no more parameters)
 #       hypnoctx, eucnoctx  the same without the previous turn (--no-context)
+#       hypflat, eucflat    the same without parent classes (--no-hierarchy)
+#       hyptab, hyptabfrozen, euctab  with TABLE=path (a Poincaré char2vec table, see the
+#               README): --embeddings TABLE, fine-tuned or --freeze; the twin fine-tuned
 #       tf      --arch transformer: the hyperbolic transformer's defaults
 #       tfeuc   the Euclidean transformer (--arch transformer --geometry euclidean --lr 1e-3)
 #       hypres  the hyperbolic transformer, --residual tangent --layernorm --relu (c = 1, no
@@ -87,6 +93,15 @@ cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -I"$build/gen" \
 : "${GYRO_OPTS_hypseed:=--residual none --no-layernorm --no-relu --curvature 1 --dropout 0}"
 : "${GYRO_OPTS_hypradam:=--ball-optimizer radam --ball-lr 0.01}"
 : "${GYRO_OPTS_euc:=--geometry euclidean}"
+: "${GYRO_OPTS_hypflat:=--no-hierarchy}"
+: "${GYRO_OPTS_eucflat:=--geometry euclidean --no-hierarchy}"
+TABLE=${TABLE:-}
+if [ -n "$TABLE" ]; then
+  : "${GYRO_OPTS_hyptab:=--embeddings $TABLE}"
+  : "${GYRO_OPTS_hyptabfrozen:=--embeddings $TABLE --freeze}"
+  : "${GYRO_OPTS_euctab:=--geometry euclidean --embeddings $TABLE}"
+fi
+FT_VECTORS=${FT_VECTORS:-}
 
 echo "intent_quality: work dir $OUT; $(date -u); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "sets: $SETS; configs: $CONFIGS; seeds: $SEEDS; gyro limits: ${limits[*]:-the defaults}"
@@ -94,6 +109,8 @@ for c in $CONFIGS; do
   case $c in
     fasttext)      echo "  fasttext: $FT_OPTS -thread 1" ;;
     fasttext_auto) echo "  fasttext_auto: -autotune-validation (10% of train) -autotune-duration ${FT_AUTOTUNE:-?} -thread 1" ;;
+    fasttext_pre)  [ -s "$FT_VECTORS" ] || { echo "intent_quality: fasttext_pre needs FT_VECTORS=file.vec" >&2; exit 2; }
+                   echo "  fasttext_pre: $FT_OPTS -pretrainedVectors $FT_VECTORS -thread 1" ;;
     *) v="GYRO_OPTS_$c"
        [ -n "${!v+x}" ] || { echo "intent_quality: unknown configuration '$c' (set GYRO_OPTS_$c)" >&2; exit 2; }
        echo "  $c: gyro classify train ${!v}" ;;
@@ -149,6 +166,7 @@ run_ft() {
   else
     # shellcheck disable=SC2206
     extra=($FT_OPTS)
+    [ "$c" = fasttext_pre ] && extra+=(-pretrainedVectors "$FT_VECTORS")
   fi
   local m="$OUT/$tag.$c.s$seed"
   /usr/bin/time -f "%U %S" -o "$m.time" "$FASTTEXT" supervised -input "$input" -output "$m" \
@@ -181,7 +199,7 @@ print("%.2f %.2f" % (100 * e["accuracy"], 100 * e["macro_f1"]))' "$m.eval")"
 
 run_cfg() { # CONFIG TRAIN DEV TAG SEED
   case $1 in
-    fasttext|fasttext_auto) [ -n "$FASTTEXT" ] && run_ft "$@" || echo "skipped skipped - -" ;;
+    fasttext|fasttext_auto|fasttext_pre) [ -n "$FASTTEXT" ] && run_ft "$@" || echo "skipped skipped - -" ;;
     *) run_gyro "$@" ;;
   esac
 }
