@@ -15,6 +15,30 @@
  *              example per user turn (role "usr"): label = the sorted, deduplicated set of
  *              "act.domain" of its dialog_act tuples [act, domain, slot, value] joined by '+'
  *              (so "Inform.酒店+Request.酒店" is a composite of two atoms); session = dialogue id.
+ *   fasttext   fastText's supervised format: `__label__a [__label__b ...] text` per line. Every
+ *              space- or tab-separated token that starts with "__label__" is a label wherever it
+ *              stands (as fastText reads it); the other tokens, joined by one space, are the
+ *              text. Several labels make one composite label, their names joined by '+' in the
+ *              order written (`__label__query_song __label__play_song 播放` is
+ *              "query_song+play_song", whose atoms are the two intents); a line without a label
+ *              or without text is a bad record. Each line is its own session ("L<line>").
+ *   conll      one token per line, `token<WS>tag` (BIO/BIOES tags: O, B-x, I-x, E-x, S-x), a
+ *              blank line between sentences, as CAIS's ch.train; the text is the tokens joined
+ *              (with one space between two ASCII letters or digits when either token is longer
+ *              than one character: words are spaced, characters are not). The intent of each
+ *              sentence comes from the intent file (options.intent_path: one label per line, the
+ *              n-th non-blank line for the n-th sentence, as CAIS's ch.train.intent) or, without
+ *              one, from a last line of the sentence with a single field (the layout of
+ *              StackPropagation's and AGIF's data). The tags are checked, counted in
+ *              stats.slots (B- and S- tags) and not kept. A sentence count that differs from
+ *              the intent file's is GYRO_ERR_DATA whatever the mode. Session = "s<sentence>".
+ *   jsonl      JSON lines: one object per line; the text is the string member
+ *              options.text_field ("text"), the label options.label_field ("label": a string, a
+ *              number, or an array of strings joined by '+' as a composite; several fields
+ *              separated by ',' are joined by '.', e.g. "domain,intent", leaving out a null or
+ *              empty one), the session
+ *              options.session_field (a string or a number; none: "L<line>"). A field name may
+ *              be a path into nested objects ("meta.intent").
  * Every reader accepts CRLF line ends and a UTF-8 byte-order mark at the start of the file and
  * of a text field.
  *
@@ -30,12 +54,14 @@
 #define GYRO_PIPELINE_IMPORT_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "models/core/status.h"
 #include "pipeline/import_record.h"
 #include "proto/gyro.pb-c.h"
 
-/* Parse a format name ("tsv", "nlpcc", "smp", "crosswoz"); 0 on success, -1 if unknown. */
+/* Parse a format name ("tsv", "nlpcc", "smp", "crosswoz", "fasttext", "conll", "jsonl"); 0 on
+ * success, -1 if unknown. */
 int gyro_import_format_parse(const char *name, gyro_import_format *out);
 
 /* Name of a format (as accepted by gyro_import_format_parse). */
@@ -51,5 +77,12 @@ const char *gyro_import_format_name(gyro_import_format f);
 gyro_status gyro_import_file(gyro_import_format fmt, const char *path,
                              const gyro_import_options *opt, gyro_import_sink sink, void *sink_ctx,
                              gyro_import_stats *stats);
+
+/* gyro_import_file over an open stream `fp` (not closed; e.g. the wrapper of gyro_stream_sniff)
+ * named `name` in messages and in Example.source. Only the line formats (tsv, nlpcc, fasttext,
+ * jsonl, and GYRO_IMPORT_LABELLED_TEXT) read from a FILE; others give GYRO_ERR_USAGE. */
+gyro_status gyro_import_fp(gyro_import_format fmt, FILE *fp, const char *name,
+                           const gyro_import_options *opt, gyro_import_sink sink, void *sink_ctx,
+                           gyro_import_stats *stats);
 
 #endif

@@ -9,7 +9,10 @@
 #include "pipeline/import_record.h"
 
 /* Read the whole file c->path in c->fmt, emitting each record; errors as gyro_import_file. */
-gyro_status gyro_import_lines(gyro_import_ctx *c);      /* tsv and nlpcc */
+gyro_status gyro_import_lines(gyro_import_ctx *c);      /* tsv, nlpcc, fasttext (and the choice
+                                                           between tsv and fasttext) */
+gyro_status gyro_import_jsonl(gyro_import_ctx *c);
+gyro_status gyro_import_conll(gyro_import_ctx *c);
 gyro_status gyro_import_smp(gyro_import_ctx *c);
 gyro_status gyro_import_crosswoz(gyro_import_ctx *c);
 

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "models/core/status.h"
 #include "proto/gyro.pb-c.h"
@@ -25,7 +26,13 @@ typedef enum gyro_import_format {
     GYRO_IMPORT_TSV = 0,
     GYRO_IMPORT_NLPCC,
     GYRO_IMPORT_SMP,
-    GYRO_IMPORT_CROSSWOZ
+    GYRO_IMPORT_CROSSWOZ,
+    GYRO_IMPORT_FASTTEXT,
+    GYRO_IMPORT_CONLL,
+    GYRO_IMPORT_JSONL,
+    /* not a format name: tsv or fasttext, decided by the first non-blank line (fasttext when it
+     * starts with "__label__"); what `classify train` reads when given text */
+    GYRO_IMPORT_LABELLED_TEXT
 } gyro_import_format;
 
 /* Receives each example. The message and its strings are owned by the importer and valid only
@@ -39,6 +46,10 @@ typedef struct gyro_import_options {
     int strict;               /* 1: the first bad record fails the import (GYRO_ERR_DATA) */
     gyro_import_warn warn;    /* may be NULL */
     void *warn_ctx;
+    const char *intent_path;  /* conll: the intent file (NULL: intents inside the file) */
+    const char *text_field;   /* jsonl: member holding the text (NULL: "text") */
+    const char *label_field;  /* jsonl: member(s) holding the label (NULL: "label") */
+    const char *session_field;/* jsonl: member holding the session (NULL: none) */
 } gyro_import_options;
 
 /* Counts of one or more imports (they accumulate: zero the struct before the first). */
@@ -48,11 +59,13 @@ typedef struct gyro_import_stats {
     uint64_t blank;           /* blank lines skipped (line formats) */
     uint64_t ignored;         /* records that are not examples: system turns, a header line */
     uint64_t composite;       /* examples whose label has two or more atoms */
+    uint64_t slots;           /* conll: slot spans (B- and S- tags) seen */
 } gyro_import_stats;
 
 typedef struct gyro_import_ctx {
     gyro_import_format fmt;
     const char *path;              /* as given, for messages */
+    FILE *fp;                      /* line formats: read this instead of opening path */
     char *source;                  /* "<format>:<basename>" (owned) */
     const gyro_import_options *opt;
     gyro_import_sink sink;

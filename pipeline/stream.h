@@ -149,8 +149,11 @@ int gyro_stream_looks_like(const unsigned char *b, size_t n);
 
 /* Peek at the first bytes of `raw` (a file or a pipe; `name` for messages) and say whether they
  * start a gyro stream (*is_stream); *out reads those bytes first and then the rest of `raw`.
- * Closing *out does not close `raw`. GYRO_ERR_IO on a read error, GYRO_ERR_NOMEM; *out is NULL
- * then. */
+ * Only as many bytes as the decision needs are awaited (text is told after its first byte or
+ * two, so a terminal or a pipe fed line by line is not held up; see stream_sniff.c), and *out
+ * returns each read as soon as it arrives. `raw` must not have been read through stdio before
+ * (it is read through its file descriptor when it has one). Closing *out does not close `raw`.
+ * GYRO_ERR_IO on a read error, GYRO_ERR_NOMEM; *out is NULL then. */
 gyro_status gyro_stream_sniff(FILE *raw, const char *name, FILE **out, int *is_stream);
 
 #endif

@@ -1,6 +1,7 @@
 /* cmd_classify.c — `gyro classify train|eval|predict`: the intent classifier on the command line.
  *
- *   gyro classify train   [options] -o MODEL TRAIN.pb      Example stream in, model file out
+ *   gyro classify train   [options] -o MODEL TRAIN         Example stream, TSV or fastText
+ *                                                           lines in, model file out
  *   gyro classify eval    -m MODEL [--svg FILE] DATA.pb     metrics report on stdout
  *                                                           (cmd_classify_eval.c)
  *   gyro classify predict -m MODEL [-k K] [--stream] [IN]   text lines, or a Document/Example
@@ -9,6 +10,8 @@
  * A thin wrapper: training is models/train_classifier.c, prediction models/classifier.c. The
  * input of predict is detected from its first bytes: a gyro stream header (varint length, then
  * field 1 = "gyro") means a stream, anything else is UTF-8 text with one utterance per line.
+ * On a terminal or a pipe the decision needs only the first byte or two and each line's answer
+ * is written and flushed as soon as the line arrives, as `fasttext predict model.bin -` does.
  */
 #include <stddef.h>
 #include <math.h>
@@ -16,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "models/classifier.h"
 #include "models/train_classifier.h"
@@ -28,6 +32,7 @@
 #include "pipeline/example_file.h"
 #include "pipeline/stream.h"
 #include "pipeline/table_file.h"
+#include "models/text/strmap.h"
 
 #define CMD "classify"
 
@@ -58,6 +63,7 @@ typedef struct train_args {
     gyro_train_options o;   /* gyro_train_options_init for the geometry, then the options */
     int geometry;           /* gyro_tf_geometry */
     int ffn_dim_given, keep_trad, words, no_layernorm, no_relu, no_context, no_hierarchy;
+    int format;             /* gyro_example_format */
     const char *out, *dev, *emb;
 } train_args;
 
@@ -82,6 +88,12 @@ static int parse_ffn(void *args, const char *cmd, const char *opt, const char *v
 #define TA train_args
 static const gyro_opt train_opts[] = {
     GYRO_O_STR("output", 'o', TA, out, "MODEL", NULL, "the classifier file (required)"),
+    GYRO_O_CHOICE("format", 0, TA, format, "F", "auto|pb|tsv|fasttext", "auto",
+                  "the training and --dev files: pb (a gyro Example stream, from gyro import), tsv "
+                  "(text<TAB>label[<TAB>session] lines; a header line 'label<TAB>text' reorders the "
+                  "columns), fasttext ('__label__x text' lines; several labels make the composite x+y); "
+                  "auto tells them apart by the first bytes. A bad text line stops with its line number "
+                  "and exit status 65"),
     GYRO_O_CHOICE("geometry", 0, TA, geometry, "G", "euclidean|hyperbolic|lorentz", "hyperbolic",
                   "model geometry: hyperbolic (the Poincare ball), lorentz (the hyperboloid, HyboNet) or "
                   "euclidean; the defaults of the other options are the seed's settings for the geometry"),
@@ -185,7 +197,7 @@ static const gyro_opt train_opts[] = {
 #undef TA
 
 const gyro_cmd_spec gyro_spec_classify_train = {
-    "classify train", "[options] -o MODEL TRAIN.pb",
+    "classify train", "[options] -o MODEL TRAIN",
     "Train the hyperbolic (or Lorentz, or Euclidean) transformer intent classifier on an Example "
     "stream. The defaults, in parentheses, are those of the geometry (hyperbolic: tangent residuals, "
     "LayerNorm, ReLU, curvature 0.1, dropout 0.1). --top-k is an old spelling "
@@ -232,7 +244,7 @@ static int train_parse(int argc, char **argv, train_args *a, int *first, gyro_em
     if (a->no_context) a->o.ngrams.context = 0;
     if (a->no_hierarchy) a->o.ngrams.hierarchy = 0;
     if (!a->out) return gyro_cli_usage_error(CMD, "train needs -o MODEL");
-    if (*first + 1 != argc) return gyro_cli_usage_error(CMD, "train needs exactly one training stream");
+    if (*first + 1 != argc) return gyro_cli_usage_error(CMD, "train needs exactly one training file");
     if (!(a->o.model.dropout >= 0 && a->o.model.dropout < 1)) return gyro_cli_usage_error(CMD, "--dropout must be in [0, 1)");
     if (!(a->o.model.curvature > 0)) return gyro_cli_usage_error(CMD, "--curvature must be > 0");
     if (!(a->o.model.moe_balance >= 0)) return gyro_cli_usage_error(CMD, "--balance must be >= 0");
@@ -260,6 +272,37 @@ static void train_report(const gyro_classifier *m, const gyro_train_result *r, c
     fprintf(stderr, "gyro classify: wrote %s (%s)\n", out, gyro_classifier_version(m));
 }
 
+/* The data, before training: what was read, in which format, its labels. GYRO_ERR_NOMEM. */
+static gyro_status data_summary(const char *path, const gyro_example_set *train,
+                                const gyro_example_read_stats *rs, const char *dev_path,
+                                const gyro_example_set *dev, const gyro_example_read_stats *ds)
+{
+    gyro_strmap *labels = NULL, *sessions = NULL;
+    int32_t id;
+    gyro_status st = gyro_strmap_new(&labels);
+    if (!st) st = gyro_strmap_new(&sessions);
+    for (int i = 0; !st && i < train->n; i++) {
+        st = gyro_strmap_intern(labels, train->label[i], &id, NULL);
+        if (!st && train->session[i] && train->session[i][0])
+            st = gyro_strmap_intern(sessions, train->session[i], &id, NULL);
+    }
+    if (!st) {
+        fprintf(stderr, "gyro classify: data: %s (%s): %d examples, %zu labels, %llu composite, %zu sessions",
+                path, gyro_example_format_name(rs->format), train->n, gyro_strmap_count(labels),
+                (unsigned long long)rs->composite, gyro_strmap_count(sessions));
+        if (dev_path) {
+            int unseen = 0;
+            for (int i = 0; i < dev->n; i++) unseen += gyro_strmap_find(labels, dev->label[i]) < 0;
+            fprintf(stderr, "; dev %s (%s): %d examples, %d with a label absent from training",
+                    dev_path, gyro_example_format_name(ds->format), dev->n, unseen);
+        }
+        fputc('\n', stderr);
+    }
+    gyro_strmap_free(labels);
+    gyro_strmap_free(sessions);
+    return st;
+}
+
 static int train_main(int argc, char **argv)
 {
     train_args a;
@@ -270,10 +313,13 @@ static int train_main(int argc, char **argv)
         return rc;
     }
     gyro_example_set train = {0}, dev = {0};
-    uint64_t skipped = 0;
-    gyro_status st = gyro_example_file_read(&train, argv[first], &skipped);
-    if (!st && a.dev) st = gyro_example_file_read(&dev, a.dev, &skipped);
-    if (!st && skipped && !a.o.quiet) fprintf(stderr, "gyro classify: skipped %llu examples with an empty text or label\n", (unsigned long long)skipped);
+    gyro_example_read_stats rs = {0}, ds = {0};
+    gyro_status st = gyro_example_file_read_format(&train, argv[first], (gyro_example_format)a.format, &rs);
+    if (!st && a.dev) st = gyro_example_file_read_format(&dev, a.dev, (gyro_example_format)a.format, &ds);
+    if (!st && rs.skipped + ds.skipped && !a.o.quiet)
+        fprintf(stderr, "gyro classify: skipped %llu examples with an empty text or label\n",
+                (unsigned long long)(rs.skipped + ds.skipped));
+    if (!st && !a.o.quiet) st = data_summary(argv[first], &train, &rs, a.dev, &dev, &ds);
     gyro_classifier *m = NULL;
     gyro_train_result r;
     struct sigaction sa = {0}, old_int, old_term;
@@ -316,6 +362,7 @@ typedef struct predict_ctx {
     uint64_t n, errors;
     size_t max_line;            /* --max-line */
     uint64_t too_long;          /* inputs skipped for it */
+    int flush_each;             /* input from a terminal or a pipe: each answer is flushed */
 } predict_ctx;
 
 /* One input over --max-line: a warning (the first ten) on stderr, and the count. */
@@ -396,6 +443,7 @@ static gyro_status predict_one(predict_ctx *c, const char *text, const char *pre
         json_string(stdout, gyro_error_message());
     }
     fputs("}\n", stdout);
+    if (c->flush_each) fflush(stdout);
     return ferror(stdout) ? gyro_error_set(GYRO_ERR_IO, "stdout: write error") : GYRO_OK;
 }
 
@@ -538,6 +586,9 @@ static int predict_main(int argc, char **argv)
     }
     int is_stream = 0;
     FILE *in = NULL;
+    struct stat sb;
+    /* a terminal or a pipe: answer each line as it comes (fasttext predict model.bin -) */
+    ctx.flush_each = fstat(fileno(raw), &sb) != 0 || !S_ISREG(sb.st_mode);
     st = gyro_stream_sniff(raw, in_path, &in, &is_stream);
     int kk = ctx.k < gyro_classifier_num_labels(m) ? ctx.k : gyro_classifier_num_labels(m);
     ctx.top = malloc((size_t)(kk > 0 ? kk : 1) * sizeof *ctx.top);

@@ -27,13 +27,16 @@ static int fail(gyro_status s) { return gyro_cli_fail(CMD, s); }
 typedef struct eval_args {
     const char *model, *svg, *others;
     long confusion, k;
-    int json;
+    int json, format;
 } eval_args;
 
 #define GIVEN_OTHERS 1u
 
 static const gyro_opt eval_opts[] = {
     GYRO_O_STR("model", 'm', eval_args, model, "MODEL", NULL, "the classifier file (required)"),
+    GYRO_O_CHOICE("format", 0, eval_args, format, "F", "auto|pb|tsv|fasttext", "auto",
+                  "the data: a gyro Example stream (pb), TSV or fastText lines, as classify train reads "
+                  "them; auto tells them apart by the first bytes"),
     GYRO_O_FLAG("json", 0, eval_args, json,
                 "write every figure as one JSON object on stdout instead of the text report"),
     GYRO_O_STR("others", 0, eval_args, others, "LABEL", "OTHERS",
@@ -48,8 +51,8 @@ static const gyro_opt eval_opts[] = {
 };
 
 const gyro_cmd_spec gyro_spec_classify_eval = {
-    "classify eval", "-m MODEL [--json] [--others LABEL] [-k N] [--svg FILE] [--confusion N] DATA.pb",
-    "Evaluate a classifier on an Example stream: accuracy, macro-F1, the NLPCC 2018 task-4 intent "
+    "classify eval", "-m MODEL [--json] [--others LABEL] [-k N] [--svg FILE] [--confusion N] DATA",
+    "Evaluate a classifier on an Example stream (or TSV or fastText lines, see --format): accuracy, macro-F1, the NLPCC 2018 task-4 intent "
     "F1 (macro-F1 over the intents with --others left out, as the task's evaluation script "
     "computes it: the F1 of macro-precision and macro-recall), P@k and R@k as fasttext test "
     "computes them (over the atoms of composite 'a+b' labels), cross-entropy, accuracy at each "
@@ -187,7 +190,7 @@ int gyro_cli_classify_eval(int argc, char **argv)
     int optind, rc = gyro_opts_parse_marks(&gyro_spec_classify_eval, argc, argv, &o, &optind, &given);
     if (rc != GYRO_OPTS_CONTINUE) return rc;
     if (!o.model) return gyro_cli_usage_error(CMD, "eval needs -m MODEL");
-    if (optind + 1 != argc) return gyro_cli_usage_error(CMD, "eval needs exactly one Example stream");
+    if (optind + 1 != argc) return gyro_cli_usage_error(CMD, "eval needs exactly one data file");
     if (!o.others[0]) return gyro_cli_usage_error(CMD, "--others needs a label");
     const char *data = argv[optind];
     gyro_classifier *m = NULL;
@@ -198,7 +201,9 @@ int gyro_cli_classify_eval(int argc, char **argv)
     uint64_t skipped = 0;
     gyro_metrics met = {0};
     int unknown = 0;
-    st = gyro_example_file_read(&set, data, &skipped);
+    gyro_example_read_stats rs = {0};
+    st = gyro_example_file_read_format(&set, data, (gyro_example_format)o.format, &rs);
+    skipped = rs.skipped;
     if (!st && set.n == 0)
         st = gyro_error_set(GYRO_ERR_DATA, "%s: no example with a text and a label (%llu left out)", data,
                             (unsigned long long)skipped);

@@ -1,6 +1,6 @@
 /* cmd_import.c — `gyro import`: labelled data sets in, one Example stream out.
  *
- *   gyro import --format tsv|nlpcc|smp|crosswoz [--strict] [-o OUT] FILE...
+ *   gyro import --format tsv|nlpcc|smp|crosswoz|fasttext|conll|jsonl [--strict] [-o OUT] FILE...
  *
  * A thin wrapper over gyro_import_file (pipeline/import.h): it writes every example to the
  * output stream, prints each skipped bad record (up to --max-warnings) on stderr, and ends with a
@@ -23,7 +23,7 @@
 #include "models/text/strmap.h"
 
 typedef struct import_args {
-    const char *format, *output;
+    const char *format, *output, *intents, *text_field, *label_field, *session_field;
     int strict, quiet;
     long max_warnings;
 } import_args;
@@ -32,7 +32,22 @@ static const gyro_opt import_opts[] = {
     GYRO_O_STR("format", 'f', import_args, format, "FORMAT", NULL,
                "input format (required): tsv (text<TAB>label[<TAB>session] per line), nlpcc (NLPCC 2018 "
                "task 4: session, text, label, tagged), smp (SMP2020-ECDT JSON array of {text, domain, "
-               "intent}), crosswoz (CrossWOZ dialogues, .json or the .json.zip)"),
+               "intent}), crosswoz (CrossWOZ dialogues, .json or the .json.zip), fasttext "
+               "(fastText's '__label__x text' lines; several labels make a composite x+y), conll (one "
+               "token and its BIO tag per line, blank lines between sentences, as CAIS; the intents "
+               "from --intents), jsonl (JSON lines; see --text-field)"),
+    GYRO_O_STR("intents", 0, import_args, intents, "FILE", NULL,
+               "conll: the intent file, one intent per line for each sentence in order (CAIS's "
+               "ch.train.intent); without it each sentence ends with a line holding its intent"),
+    GYRO_O_STR("text-field", 0, import_args, text_field, "NAME", "text",
+               "jsonl: the member holding the text (a path into nested objects with dots: a.b)"),
+    GYRO_O_STR("label-field", 0, import_args, label_field, "NAME[,NAME...]", "label",
+               "jsonl: the member holding the label: a string, an integer, or an array of strings "
+               "(a composite, joined by '+'); several members are joined by '.' (domain,intent gives "
+               "domain.intent)"),
+    GYRO_O_STR("session-field", 0, import_args, session_field, "NAME", NULL,
+               "jsonl: the member holding the session or dialogue id (by default each line is its own "
+               "session)"),
     GYRO_O_STR("output", 'o', import_args, output, "FILE", "-", "output stream ('-': stdout)"),
     GYRO_O_FLAG("strict", 0, import_args, strict,
                 "stop at the first bad record with exit status 65; by default a bad record is skipped "
@@ -96,7 +111,18 @@ int gyro_cmd_import(int argc, char **argv)
     if (!format) return gyro_cli_usage_error("import", "--format is required");
     gyro_import_format fmt;
     if (gyro_import_format_parse(format, &fmt) != 0)
-        return gyro_cli_usage_error("import", "unknown format '%s' (tsv, nlpcc, smp, crosswoz)", format);
+        return gyro_cli_usage_error("import", "unknown format '%s' (tsv, nlpcc, smp, crosswoz, fasttext, "
+                                    "conll, jsonl)", format);
+    if (o.intents && fmt != GYRO_IMPORT_CONLL)
+        return gyro_cli_usage_error("import", "--intents is an option of --format conll");
+    if (fmt == GYRO_IMPORT_CONLL && o.intents && argc - optind != 1)
+        return gyro_cli_usage_error("import", "--intents goes with one conll file");
+    if (fmt != GYRO_IMPORT_JSONL && (o.session_field || strcmp(o.text_field, "text") != 0 ||
+                                     strcmp(o.label_field, "label") != 0))
+        return gyro_cli_usage_error("import", "--text-field, --label-field and --session-field are "
+                                    "options of --format jsonl");
+    if (!*o.text_field || !*o.label_field || (o.session_field && !*o.session_field))
+        return gyro_cli_usage_error("import", "an empty field name");
     if (optind >= argc) return gyro_cli_usage_error("import", "no input file ('-' reads stdin)");
     if (strcmp(output, "-") == 0 && isatty(STDOUT_FILENO))
         return gyro_cli_usage_error("import", "standard output is a terminal: use -o FILE, or pipe "
@@ -112,7 +138,9 @@ int gyro_cmd_import(int argc, char **argv)
     if (st == GYRO_OK)
         st = gyro_stream_writer_open_path(output, &gyro__v1__example__descriptor,
                                           "gyro import " GYRO_VERSION, &run.w);
-    gyro_import_options opt = {.strict = strict, .warn = warn, .warn_ctx = &run};
+    gyro_import_options opt = {.strict = strict, .warn = warn, .warn_ctx = &run,
+                               .intent_path = o.intents, .text_field = o.text_field,
+                               .label_field = o.label_field, .session_field = o.session_field};
     gyro_import_stats stats = {0};
     for (int i = optind; i < argc && st == GYRO_OK; i++)
         st = gyro_import_file(fmt, argv[i], &opt, sink, &run, &stats);
@@ -131,17 +159,20 @@ int gyro_cmd_import(int argc, char **argv)
         if (run.warned > (unsigned long)max_warnings)
             fprintf(stderr, "gyro import: ... and %lu more bad records\n",
                     run.warned - (unsigned long)max_warnings);
+        char slots[64] = "";
+        if (fmt == GYRO_IMPORT_CONLL)
+            snprintf(slots, sizeof slots, ", %llu slots", (unsigned long long)stats.slots);
         if (!quiet)
             fprintf(stderr,
                     "gyro import: %llu examples, %zu sessions, %d labels, %d atoms, %llu composite "
                     "(%.1f%%), %llu bad records skipped, %llu blank lines, %llu other records "
-                    "ignored (%d file%s, format %s) -> %s\n",
+                    "ignored%s (%d file%s, format %s) -> %s\n",
                     (unsigned long long)stats.examples, gyro_strmap_count(run.sessions),
                     gyro_label_set_count(run.labels), gyro_label_set_atom_count(run.labels),
                     (unsigned long long)stats.composite,
                     100.0 * (double)stats.composite / (double)stats.examples,
                     (unsigned long long)stats.bad, (unsigned long long)stats.blank,
-                    (unsigned long long)stats.ignored, argc - optind, argc - optind == 1 ? "" : "s",
+                    (unsigned long long)stats.ignored, slots, argc - optind, argc - optind == 1 ? "" : "s",
                     gyro_import_format_name(fmt), output);
     }
     gyro_label_set_free(run.labels);
