@@ -42,9 +42,35 @@ static void print_line(gyro_progress *p, double fraction, double rate, double lr
     p->last_print = now;
 }
 
+static gyro_progress_observer observer;
+static void *observer_ctx;
+static double observer_interval, observer_last = -1e30;
+
+void gyro_progress_set_observer(gyro_progress_observer fn, void *ctx, double interval)
+{
+    observer = fn;
+    observer_ctx = ctx;
+    observer_interval = interval;
+    observer_last = -1e30;
+}
+
+static void observe(const gyro_progress *p, double fraction, double rate, double lr, double loss,
+                    int final)
+{
+    if (!observer) return;
+    double now = gyro_now();
+    if (!final && now - observer_last < observer_interval) return;
+    observer_last = now;
+    gyro_progress_event e = {.fraction = fraction, .rate = rate, .lr = lr, .loss = loss,
+                             .elapsed = now - p->start, .rate_unit = p->rate_unit, .final = final};
+    e.eta = fraction > 1e-9 ? e.elapsed * (1.0 - fraction) / fraction : NAN;
+    observer(observer_ctx, &e);
+}
+
 void gyro_progress_update(gyro_progress *p, double fraction, double rate, double lr, double loss,
                           int force)
 {
+    observe(p, fraction, rate, lr, loss, 0);
     if (p->quiet) return;
     double now = gyro_now();
     double interval = p->is_tty ? p->tty_interval : p->plain_interval;
@@ -54,6 +80,7 @@ void gyro_progress_update(gyro_progress *p, double fraction, double rate, double
 
 void gyro_progress_finish(gyro_progress *p, double fraction, double rate, double lr, double loss)
 {
+    observe(p, fraction, rate, lr, loss, 1);
     if (p->quiet) return;
     print_line(p, fraction, rate, lr, loss, gyro_now());
     if (p->is_tty) fputc('\n', p->out);

@@ -36,4 +36,23 @@ void gyro_progress_update(gyro_progress *p, double fraction, double rate, double
 /* Print the final line (100% or wherever it stopped) and a newline on a terminal. */
 void gyro_progress_finish(gyro_progress *p, double fraction, double rate, double lr, double loss);
 
+/* ---- observer: the same figures for a machine ------------------------------------------------ */
+
+/* What every reporter reports, for an observer: rate, lr and loss are NaN when the stage has
+ * none, eta NaN before any progress; `final` is 1 for gyro_progress_finish. */
+typedef struct gyro_progress_event {
+    double fraction, rate, lr, loss;
+    double elapsed, eta;       /* seconds since the reporter's init; estimated seconds left */
+    const char *rate_unit;
+    int final;
+} gyro_progress_event;
+
+typedef void (*gyro_progress_observer)(void *ctx, const gyro_progress_event *e);
+
+/* Install a process-wide observer of every reporter's updates (printed or not, quiet ones too):
+ * called at most every `interval` seconds and on every finish, from the thread that owns the
+ * reporter (so fn must not block for long). fn NULL removes it. Set it before training starts
+ * and remove it after; not thread-safe against reporters running at the time. */
+void gyro_progress_set_observer(gyro_progress_observer fn, void *ctx, double interval);
+
 #endif
