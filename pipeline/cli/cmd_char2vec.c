@@ -20,6 +20,7 @@
 #include "models/core/atomic_file.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/opts.h"
+#include "pipeline/progress_stream.h"
 #include "pipeline/corpus_input.h"
 #include "pipeline/table_file.h"
 
@@ -47,7 +48,7 @@ static void usage(FILE *out)
 typedef struct train_args {
     gyro_c2v_options opt;              /* the library's defaults (gyro_c2v_options_init) */
     gyro_corpus_input_options copt;    /* (gyro_corpus_input_options_init) */
-    const char *output, *ckpt;
+    const char *output, *ckpt, *progress;
     double ckpt_every;
     int resume, keep_ckpt, quiet, keep_trad, geometry, format;
     long min_count;
@@ -92,6 +93,10 @@ static const gyro_opt train_opts[] = {
     GYRO_O_INT("threads", 'j', TA, opt.threads, "N", NULL, 1, GYRO_C2V_MAX_THREADS, "worker threads (default 1)",
                .mark = GYRO_C2V_SET_THREADS),
     GYRO_O_FLAG("quiet", 'q', TA, quiet, "no progress line"),
+    GYRO_O_STR("progress-stream", 0, TA, progress, "FILE", NULL,
+               "also write the progress as a gyro stream of TrainingProgress records (stage "
+               "\"char2vec\"; one a second and a last one at the end, each flushed: FILE may be a FIFO; "
+               "'-': stdout)"),
     GYRO_O_END,
 };
 #undef TA
@@ -266,7 +271,11 @@ static int train(int argc, char **argv)
     gyro_c2v_report rep;
     if (!rc && !s) {
         gyro_c2v_run run = {ckpt, a.ckpt_every, &c2v_stop, a.quiet};
-        s = gyro_c2v_train(&m, &corpus, &run, &rep);
+        gyro_progress_stream *ps = NULL;
+        if (a.progress) s = gyro_progress_stream_open(a.progress, "char2vec", m.opt.epochs, 1.0, &ps);
+        if (!s) s = gyro_c2v_train(&m, &corpus, &run, &rep);
+        gyro_status ps_st = gyro_progress_stream_close(ps);
+        if (!s) s = ps_st;
     }
     gyro_corpus_close(&corpus);
     if (!rc && !s) s = save_table(&m, &rep, a.output, a.quiet);

@@ -31,6 +31,7 @@
 #include "pipeline/json_out.h"
 #include "pipeline/example_file.h"
 #include "pipeline/stream.h"
+#include "pipeline/progress_stream.h"
 #include "pipeline/table_file.h"
 #include "models/text/strmap.h"
 
@@ -64,7 +65,7 @@ typedef struct train_args {
     int geometry;           /* gyro_tf_geometry */
     int ffn_dim_given, keep_trad, words, no_layernorm, no_relu, no_context, no_hierarchy;
     int format;             /* gyro_example_format */
-    const char *out, *dev, *emb;
+    const char *out, *dev, *emb, *progress;
 } train_args;
 
 /* marks of our own, beside the library's GYRO_TRAIN_SET_* */
@@ -192,6 +193,10 @@ static const gyro_opt train_opts[] = {
     GYRO_O_FLAG("case-fold", 0, TA, o.norm.case_fold, "normalization of the model: Unicode case folding"),
     GYRO_O_FLAG("words", 0, TA, words, "tokens are ICU dictionary words instead of characters"),
     GYRO_O_FLAG("quiet", 'q', TA, o.quiet, "no progress or per-epoch lines"),
+    GYRO_O_STR("progress-stream", 0, TA, progress, "FILE", NULL,
+               "also write the progress as a gyro stream of TrainingProgress records (stage "
+               "\"classify\"; one a second and a last one at the end, each flushed: FILE may be a FIFO; "
+               "'-': stdout)"),
     GYRO_O_END,
 };
 #undef TA
@@ -328,7 +333,13 @@ static int train_main(int argc, char **argv)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     a.o.stop = &train_stop;
+    gyro_progress_stream *ps = NULL;
+    if (!st && a.progress) st = gyro_progress_stream_open(a.progress, "classify", a.o.epochs, 1.0, &ps);
     if (!st) st = gyro_train_classifier(&a.o, &train, a.dev ? &dev : NULL, &m, &r);
+    if (ps) {
+        gyro_status ps_st = gyro_progress_stream_close(ps);
+        if (!st) st = ps_st;
+    }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (st == GYRO_ERR_INTERRUPTED && m && !a.o.checkpoint) {

@@ -23,6 +23,7 @@
 #include "models/rl/transition.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/opts.h"
+#include "pipeline/progress_stream.h"
 #include "pipeline/cli/cmd_rl_composite.h"
 
 /* The environments, one per line (in `gyro rl --help` and `gyro rl finetune --help`). */
@@ -92,7 +93,7 @@ static void log_report(void *ctx, int iteration, const gyro_rl_train_result *r, 
 
 typedef struct finetune_args {
     gyro_rl_train_config tc; /* the library's defaults (gyro_rl_train_config_default) */
-    const char *env, *init, *ref, *out, *transition;
+    const char *env, *init, *ref, *out, *transition, *progress;
     int geometry, batch, width, latent, experts, top_k, log;
     double curvature;
 } finetune_args;
@@ -143,6 +144,9 @@ static const gyro_opt finetune_opts[] = {
                "vdp, unicycle: sample the GRPO rollouts from the learned transition model T ('rl "
                "transition --out T') instead of the true dynamics; evaluation uses the true dynamics"),
     GYRO_O_FLAG("quiet", 'q', finetune_args, tc.quiet, "no progress line"),
+    GYRO_O_STR("progress-stream", 0, finetune_args, progress, "FILE", NULL,
+               "also write the progress as a gyro stream of TrainingProgress records (stage \"rl\"; "
+               "one a second and a last one at the end, each flushed: FILE may be a FIFO; '-': stdout)"),
     GYRO_O_END,
 };
 
@@ -264,7 +268,11 @@ static int finetune(int argc, char **argv)
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, &old_int);
         sigaction(SIGTERM, &sa, &old_term);
-        s = gyro_rl_train(p, &o.tc, &r);
+        gyro_progress_stream *ps = NULL;
+        if (o.progress) s = gyro_progress_stream_open(o.progress, "rl", 0, 1.0, &ps);
+        if (s == GYRO_OK) s = gyro_rl_train(p, &o.tc, &r);
+        gyro_status ps_st = gyro_progress_stream_close(ps);
+        if (s == GYRO_OK) s = ps_st;
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
     }
