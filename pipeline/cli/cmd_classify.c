@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "models/classifier.h"
@@ -41,7 +42,7 @@ static void usage(FILE *f)
 {
     fputs("usage: gyro classify train [options] -o MODEL TRAIN.pb\n"
           "       gyro classify eval -m MODEL [--json] [--others LABEL] [-k N] [--svg FILE] [--confusion N] DATA.pb\n"
-          "       gyro classify predict -m MODEL [-k K] [--stream] [-o OUT] [--max-line BYTES] [IN|-]\n"
+          "       gyro classify predict -m MODEL [-k K] [--stream] [-o OUT] [--format F] [--max-line BYTES] [IN|-]\n"
           "       gyro classify autotune [--budget TIME] --dev DEV.pb -o MODEL TRAIN.pb\n"
           "\n"
           "'gyro classify SUBCOMMAND --help' gives the options of each subcommand.\n",
@@ -372,6 +373,8 @@ typedef struct predict_ctx {
     gyro_classify_response_buf resp; /* --stream: the Intent messages */
     uint64_t n, errors;
     size_t max_line;            /* --max-line */
+    int format;                 /* PREDICT_*: what a text line holds */
+    int text_col;               /* tsv: the text column (a header may move it) */
     uint64_t too_long;          /* inputs skipped for it */
     int flush_each;             /* input from a terminal or a pipe: each answer is flushed */
 } predict_ctx;
@@ -461,8 +464,10 @@ static gyro_status predict_one(predict_ctx *c, const char *text, const char *pre
 typedef struct predict_args {
     const char *model, *out;
     long k, max_line;
-    int stream;
+    int stream, format;
 } predict_args;
+
+enum { PREDICT_AUTO, PREDICT_TEXT, PREDICT_TSV, PREDICT_FASTTEXT };
 
 static const gyro_opt predict_opts[] = {
     GYRO_O_STR("model", 'm', predict_args, model, "MODEL", NULL, "the classifier file (required)"),
@@ -471,6 +476,11 @@ static const gyro_opt predict_opts[] = {
     GYRO_O_FLAG("stream", 0, predict_args, stream,
                 "write a ClassifyResponse stream (the message of the gRPC Classify method) instead of JSON lines"),
     GYRO_O_STR("output", 'o', predict_args, out, "OUT", "-", "the --stream output ('-': stdout)"),
+    GYRO_O_CHOICE("format", 0, predict_args, format, "F", "auto|text|tsv|fasttext", "auto",
+                  "text input: text (each line is the utterance), tsv (the text column of labelled TSV, "
+                  "as classify train reads it: the first, or the one a 'text' header names), fasttext "
+                  "(the line without its __label__ tokens, as fasttext predict reads a test file); auto: a "
+                  "stream is detected, and a line starting with __label__ loses its labels"),
     GYRO_O_LONG("max-line", 0, predict_args, max_line, "BYTES", "16777216", 1, 1L << 30,
                 "longest input line or record text (as normalize); longer ones are skipped (never held in "
                 "memory), reported with their line or record number and counted in a summary"),
@@ -478,7 +488,7 @@ static const gyro_opt predict_opts[] = {
 };
 
 const gyro_cmd_spec gyro_spec_classify_predict = {
-    "classify predict", "-m MODEL [-k K] [--stream] [-o OUT] [--max-line BYTES] [IN|-]",
+    "classify predict", "-m MODEL [-k K] [--stream] [-o OUT] [--format F] [--max-line BYTES] [IN|-]",
     "Classify text lines, or the texts of a Document, Example or ClassifyRequest stream (e.g. from "
     "gyro normalize), read from IN or stdin: the top-k intents as JSON lines "
     "{id, text, intents: [{label, probability}]}, or a ClassifyResponse stream with --stream.",
@@ -544,6 +554,41 @@ static gyro_status predict_stream(predict_ctx *ctx, FILE *in, const char *in_pat
     return st;
 }
 
+/* The utterance of a labelled line, in place: fastText's line without its __label__ tokens (the
+ * other tokens joined by one space), or the text column of a TSV line. Returns the text. */
+static char *strip_labels(char *line)
+{
+    char *w = line, *p = line;
+    for (;;) {
+        while (*p == ' ' || *p == '\t') p++;
+        if (!*p) break;
+        char *e = p;
+        while (*e && *e != ' ' && *e != '\t') e++;
+        size_t n = (size_t)(e - p);
+        if (!(n >= 9 && memcmp(p, "__label__", 9) == 0)) {
+            if (w != line) *w++ = ' ';
+            memmove(w, p, n);
+            w += n;
+        }
+        p = e;
+    }
+    *w = '\0';
+    return line;
+}
+
+static char *tsv_column(char *line, int col)
+{
+    char *p = line;
+    for (int i = 0; i < col && p; i++) {
+        p = strchr(p, '\t');
+        if (p) p++;
+    }
+    if (!p) return NULL;
+    char *t = strchr(p, '\t');
+    if (t) *t = '\0';
+    return p;
+}
+
 /* Classify every line of `in` (UTF-8 text; the id is the line number). */
 static gyro_status predict_lines(predict_ctx *ctx, FILE *in, const char *in_path)
 {
@@ -568,7 +613,32 @@ static gyro_status predict_lines(predict_ctx *ctx, FILE *in, const char *in_path
             break;
         }
         snprintf(idbuf, sizeof idbuf, "%llu", (unsigned long long)lineno);
-        st = predict_one(ctx, line, NULL, idbuf);
+        char *text = line;
+        if (ctx->format == PREDICT_TSV) {
+            if (lineno == 1) { /* a header naming the columns */
+                int col = -1, i = 0, named = 1;
+                for (char *c = line, *e; c; c = e ? e + 1 : NULL, i++) {
+                    e = strchr(c, '\t');
+                    size_t n = e ? (size_t)(e - c) : strlen(c);
+                    if (n == 4 && strncasecmp(c, "text", 4) == 0) col = i;
+                    else if (!((n == 5 && strncasecmp(c, "label", 5) == 0) ||
+                               (n == 7 && strncasecmp(c, "session", 7) == 0))) named = 0;
+                }
+                if (named && col >= 0) {
+                    ctx->text_col = col;
+                    continue;
+                }
+            }
+            if (!(text = tsv_column(line, ctx->text_col))) {
+                st = gyro_error_set(GYRO_ERR_DATA, "%s:%llu: no column %d (the text) in this TSV line",
+                                    in_path, (unsigned long long)lineno, ctx->text_col + 1);
+                break;
+            }
+        } else if (ctx->format == PREDICT_FASTTEXT ||
+                   (ctx->format == PREDICT_AUTO && strncmp(line + strspn(line, " \t"), "__label__", 9) == 0)) {
+            text = strip_labels(line);
+        }
+        st = predict_one(ctx, text, NULL, idbuf);
     }
     if (!st && ferror(in)) st = gyro_error_set(GYRO_ERR_IO, "%s: read error", in_path);
     free(line);
@@ -585,7 +655,7 @@ static int predict_main(int argc, char **argv)
     if (!o.stream && strcmp(o.out, "-") != 0) return gyro_cli_usage_error(CMD, "-o is for --stream output; JSON lines go to stdout");
     const char *in_path = first < argc ? argv[first] : "-";
 
-    predict_ctx ctx = {.k = (int)o.k, .max_line = (size_t)o.max_line};
+    predict_ctx ctx = {.k = (int)o.k, .max_line = (size_t)o.max_line, .format = o.format};
     gyro_classifier *m = NULL;
     gyro_status st = gyro_classifier_load(o.model, &m);
     if (st) return fail(st);
@@ -607,6 +677,9 @@ static int predict_main(int argc, char **argv)
     if (!st) st = gyro_classifier_scratch_new(m, &ctx.s);
     if (!st && o.stream)
         st = gyro_stream_writer_open_path(o.out, &gyro__v1__classify_response__descriptor, "gyro classify predict " GYRO_VERSION, &ctx.w);
+    if (!st && is_stream && o.format != PREDICT_AUTO)
+        st = gyro_error_set(GYRO_ERR_FORMAT, "%s: a gyro stream, not %s lines; use --format auto", in_path,
+                            o.format == PREDICT_TSV ? "tsv" : o.format == PREDICT_FASTTEXT ? "fasttext" : "text");
     if (!st) st = is_stream ? predict_stream(&ctx, in, in_path) : predict_lines(&ctx, in, in_path);
     if (ctx.w) {
         if (st) gyro_stream_writer_abort(ctx.w);

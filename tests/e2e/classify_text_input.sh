@@ -49,6 +49,14 @@ ok "TSV, fastText, TSV on stdin and the Example stream train the same model ($(g
 cmp -s pb.eval pb.ft.eval && cmp -s pb.eval pb.tsv.eval || fail "eval on text differs from eval on the stream"
 ok "classify eval on TSV and fastText lines = on the stream"
 
+# predict reads labelled lines too: fastText's without their labels, TSV's text column
+head -200 d.tsv | cut -f1 > plain.txt
+"$GYRO" classify predict -m pb.clf plain.txt > plain.jsonl
+head -200 d.ft | "$GYRO" classify predict -m pb.clf > ft.jsonl
+head -200 d.tsv | "$GYRO" classify predict -m pb.clf --format tsv > tsv.jsonl
+cmp -s plain.jsonl ft.jsonl && cmp -s plain.jsonl tsv.jsonl || fail "predict on labelled lines differs from predict on their texts"
+ok "classify predict on fastText lines (labels dropped) and TSV (--format tsv) = on the bare texts"
+
 # ---- a header line reorders the columns ------------------------------------------------------------
 { printf 'label\ttext\n'; awk -F'\t' '{ print $2 "\t" $1 }' d.tsv; } > lt.tsv
 "$GYRO" classify train "${opts[@]}" -q -o lt.clf lt.tsv
