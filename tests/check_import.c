@@ -1,6 +1,7 @@
-/* check_import.c — Check suite for pipeline/import: the TSV, NLPCC, SMP and CrossWOZ readers on
- * small files written here (CRLF, BOMs, blank lines, headers, composites), every kind of bad
- * record in lenient and strict mode, malformed files, and a CrossWOZ archive read from a ZIP. */
+/* check_import.c — Check suite for pipeline/import: the TSV, NLPCC, SMP, CrossWOZ, fastText,
+ * CoNLL and JSON-lines readers on small files written here (CRLF, BOMs, blank lines, headers,
+ * composites), every kind of bad record in lenient and strict mode, malformed files, a CrossWOZ
+ * archive read from a ZIP, and the tsv-or-fasttext choice over an open stream. */
 #include <check.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -449,6 +450,139 @@ static void fuzz_format(gyro_import_format fmt, const char *name, const char *se
     free(buf);
 }
 
+START_TEST(test_fasttext)
+{
+    const char data[] = "__label__music.play 播放 音乐\r\n"
+                        "\n"
+                        "__label__query_song\t__label__play_song 查询歌曲并播放\n"
+                        "下一首 __label__music.next\n"
+                        "没有标签\n"
+                        "__label__OTHERS\n";
+    const char *path = write_file("a.ft", data, sizeof data - 1);
+    got g;
+    gyro_import_stats st;
+    ck_assert_int_eq(run(GYRO_IMPORT_FASTTEXT, path, 0, &g, &st), GYRO_OK);
+    ck_assert_int_eq(g.n, 3);
+    ck_assert_str_eq(g.text[0], "播放 音乐");
+    ck_assert_str_eq(g.label[0], "music.play");
+    ck_assert_str_eq(g.source[0], "fasttext:a.ft");
+    ck_assert_str_eq(g.label[1], "query_song+play_song");   /* the order written */
+    ck_assert_str_eq(g.atoms[1], "play_song|query_song");
+    ck_assert_str_eq(g.text[2], "下一首");                  /* a label after the text */
+    ck_assert_str_eq(g.label[2], "music.next");
+    ck_assert_str_eq(g.session[2], "L4");
+    ck_assert_uint_eq(st.bad, 2);                           /* no label; no text */
+    ck_assert_uint_eq(st.composite, 1);
+    ck_assert_int_eq(run(GYRO_IMPORT_FASTTEXT, path, 1, &g, &st), GYRO_ERR_DATA);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "a.ft:5: no __label__ token"));
+}
+END_TEST
+
+START_TEST(test_labelled_text_stream)
+{
+    /* an open stream: the first non-blank line picks the format */
+    const char ft[] = "\n__label__a 你好\n__label__b 再见\n", tsv[] = "label\ttext\na\t你好\n";
+    const char *texts[2] = {ft, tsv};
+    const char *sources[2] = {"fasttext:mem", "tsv:mem"};
+    for (int k = 0; k < 2; k++) {
+        FILE *f = fmemopen((void *)texts[k], strlen(texts[k]), "rb");
+        ck_assert_ptr_nonnull(f);
+        got g;
+        memset(&g, 0, sizeof g);
+        gyro_import_stats st = {0};
+        gyro_import_options opt = {.strict = 1};
+        ck_assert_int_eq(gyro_import_fp(GYRO_IMPORT_LABELLED_TEXT, f, "mem", &opt, sink, &g, &st), GYRO_OK);
+        fclose(f);
+        ck_assert_int_ge(g.n, 1);
+        ck_assert_str_eq(g.source[0], sources[k]);
+        ck_assert_str_eq(g.text[0], "你好");
+        ck_assert_str_eq(g.label[0], "a");
+    }
+    /* formats read from a path only */
+    FILE *f = fmemopen((void *)ft, strlen(ft), "rb");
+    ck_assert_int_eq(gyro_import_fp(GYRO_IMPORT_SMP, f, "mem", NULL, sink, NULL, NULL), GYRO_ERR_USAGE);
+    fclose(f);
+}
+END_TEST
+
+START_TEST(test_conll)
+{
+    /* the intent on the last line of each sentence; ASCII characters are not spaced, words are */
+    const char data[] = "播 O\n放 O\nm B-song\np I-song\n3 I-song\nplay_song\n\n\n"
+                        "play\tO\nthe O\nsong S-song\nen.play\n\r\n"
+                        "坏 Q-x\nbad.tag\n\n"
+                        "无 O\n";
+    const char *path = write_file("a.conll", data, sizeof data - 1);
+    got g;
+    gyro_import_stats st;
+    ck_assert_int_eq(run(GYRO_IMPORT_CONLL, path, 0, &g, &st), GYRO_OK);
+    ck_assert_int_eq(g.n, 2);
+    ck_assert_str_eq(g.text[0], "播放mp3");
+    ck_assert_str_eq(g.label[0], "play_song");
+    ck_assert_str_eq(g.session[0], "s1");
+    ck_assert_uint_eq(g.line[0], 1);
+    ck_assert_str_eq(g.text[1], "play the song");
+    ck_assert_str_eq(g.label[1], "en.play");
+    ck_assert_uint_eq(st.slots, 2);
+    ck_assert_uint_eq(st.bad, 2);   /* a bad tag; a sentence without an intent */
+    ck_assert_ptr_nonnull(strstr(g.last_warning, "a.conll:17: sentence 4 has no intent"));
+    /* an intent file: one intent per sentence, the counts must agree */
+    const char toks[] = "播 O\n放 O\n\n停 O\n", intents[] = "music.play\r\n\nmusic.pause\n";
+    const char *tp = write_file("b.conll", toks, sizeof toks - 1);
+    char tpath[256];
+    snprintf(tpath, sizeof tpath, "%s", tp);
+    const char *ip = write_file("b.intent", intents, sizeof intents - 1);
+    gyro_import_options opt = {.strict = 1, .intent_path = ip};
+    memset(&g, 0, sizeof g);
+    memset(&st, 0, sizeof st);
+    ck_assert_int_eq(gyro_import_file(GYRO_IMPORT_CONLL, tpath, &opt, sink, &g, &st), GYRO_OK);
+    ck_assert_int_eq(g.n, 2);
+    ck_assert_str_eq(g.label[1], "music.pause");
+    write_file("b.intent", "music.play\n", 11);
+    memset(&g, 0, sizeof g);
+    ck_assert_int_eq(gyro_import_file(GYRO_IMPORT_CONLL, tpath, &opt, sink, &g, &st), GYRO_ERR_DATA);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "has 2 sentences but"));
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "has 1 intents"));
+}
+END_TEST
+
+START_TEST(test_jsonl)
+{
+    const char data[] = "{\"q\": \"打开uc\", \"d\": \"app\", \"i\": \"LAUNCH\", \"m\": {\"s\": 7}}\n"
+                        "\n"
+                        "{\"q\": \"你好\", \"d\": \"chat\", \"i\": null, \"m\": {\"s\": \"x\"}}\n"
+                        "{\"q\": \"坏\", \"d\": \"a\", \"i\": [\"b\"], \"m\": {}}\n"
+                        "[1, 2]\n"
+                        "{\"q\": 3, \"d\": \"a\", \"m\": {\"s\": 1}}\n"
+                        "{\"q\": \"x\",\n";
+    const char *path = write_file("a.jsonl", data, sizeof data - 1);
+    got g;
+    memset(&g, 0, sizeof g);
+    gyro_import_stats st = {0};
+    gyro_import_options opt = {.warn = warn, .warn_ctx = &g, .text_field = "q", .label_field = "d,i",
+                               .session_field = "m.s"};
+    ck_assert_int_eq(gyro_import_file(GYRO_IMPORT_JSONL, path, &opt, sink, &g, &st), GYRO_OK);
+    ck_assert_int_eq(g.n, 2);
+    ck_assert_str_eq(g.text[0], "打开uc");
+    ck_assert_str_eq(g.label[0], "app.LAUNCH");
+    ck_assert_str_eq(g.session[0], "7");
+    ck_assert_str_eq(g.label[1], "chat");       /* a null field among several is left out */
+    ck_assert_str_eq(g.session[1], "x");
+    ck_assert_uint_eq(g.line[1], 3);
+    ck_assert_uint_eq(st.blank, 1);
+    ck_assert_uint_eq(st.bad, 4);               /* no session; an array; a number text; bad JSON */
+    ck_assert_ptr_nonnull(strstr(g.last_warning, "a.jsonl:7: malformed JSON at column"));
+    /* an array label is a composite */
+    const char arr[] = "{\"text\": \"查询并播放\", \"label\": [\"query_song\", \"play_song\"]}\n";
+    path = write_file("b.jsonl", arr, sizeof arr - 1);
+    gyro_import_stats st2;
+    ck_assert_int_eq(run(GYRO_IMPORT_JSONL, path, 1, &g, &st2), GYRO_OK);
+    ck_assert_str_eq(g.label[0], "query_song+play_song");
+    ck_assert_str_eq(g.session[0], "L1");
+    ck_assert_uint_eq(st2.composite, 1);
+}
+END_TEST
+
 START_TEST(test_fuzz_all_formats)
 {
     fuzz_format(GYRO_IMPORT_TSV, "f.tsv",
@@ -461,6 +595,13 @@ START_TEST(test_fuzz_all_formats)
                 " {\"text\": \"你好\", \"domain\": \"chat\", \"intent\": null},\n"
                 " {\"text\": \"\\u64ad\\u653e\", \"domain\": \"music\", \"intent\": \"PLAY\"}]\n", 400, 40);
     fuzz_format(GYRO_IMPORT_CROSSWOZ, "f.json", crosswoz_json, 400, 40);
+    fuzz_format(GYRO_IMPORT_FASTTEXT, "f.ft",
+                "__label__music.play 播放 音乐\n__label__a __label__b 查询\n下一首 __label__music.next\n", 400, 400);
+    fuzz_format(GYRO_IMPORT_CONLL, "f.conll",
+                "播 O\n放 B-song\n歌 I-song\nmusic.play\n\n下 O\n一 O\n首 O\nmusic.next\n", 400, 200);
+    fuzz_format(GYRO_IMPORT_JSONL, "f.jsonl",
+                "{\"text\": \"播放\", \"label\": \"music.play\"}\n{\"text\": \"下一首\", \"label\": [\"a\", \"b\"]}\n"
+                "{\"text\": \"\\u64ad\", \"label\": 3}\n", 400, 200);
     /* (one syntax error rejects a whole JSON file, so fewer JSON mutants keep records) */
 }
 END_TEST
@@ -478,6 +619,10 @@ static Suite *import_suite(void)
     tcase_add_test(tc, test_crosswoz_json);
     tcase_add_test(tc, test_crosswoz_zip);
     tcase_add_test(tc, test_sink_error_stops);
+    tcase_add_test(tc, test_fasttext);
+    tcase_add_test(tc, test_labelled_text_stream);
+    tcase_add_test(tc, test_conll);
+    tcase_add_test(tc, test_jsonl);
     tcase_add_test(tc, test_fuzz_all_formats);
     suite_add_tcase(s, tc);
     return s;
