@@ -230,7 +230,7 @@ int gyro_cmd_embed(int argc, char **argv)
         e.rows = malloc((size_t)cap * sizeof *e.rows);
         e.w = malloc((size_t)cap * sizeof *e.w);
         e.py = malloc((size_t)e.width * sizeof *e.py);
-        e.logits = malloc((size_t)(e.ng->cfg.n_classes > 0 ? e.ng->cfg.n_classes : 1) * sizeof *e.logits);
+        e.logits = malloc((size_t)gyro_ngrams_head_rows(e.ng) * sizeof *e.logits);   /* (K + P) */
         st = e.ids && e.hash && e.rows && e.w && e.py && e.logits ? GYRO_OK : gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
         if (!st) st = gyro_tokenizer_new(gyro_classifier_normalize_options(model),
                                          gyro_classifier_token_unit(model), &e.tok);
