@@ -21,6 +21,15 @@
  * shutdown wait until every context is gone before it shuts the queues down (shutting them
  * down earlier makes core abort on a late completion).
  *
+ * Parked calls (GYRO_RPC_WAIT, a watch): the call has no batch in flight while it waits, so it
+ * keeps a second batch, RECV_CLOSE_ON_SERVER alone, outstanding with its own tag (the context's
+ * address + 1) to learn when the client leaves; completions of both tags still land on the
+ * call's worker. A worker with parked calls waits on its queue at most GYRO_RPC_WAKE_MS and
+ * then re-runs the handlers of the calls parked before the last gyro_rpc_server_notify (a
+ * generation counter), or ends them UNAVAILABLE once the server is shutting down (the C core
+ * of 1.51 has no public alarm to wake a queue from another thread). A context whose close
+ * batch is outstanding is freed only when that batch completes (end_call).
+ *
  * Client: a pluck queue, one op type per batch, so that any method kind can be driven as a
  * stream: open, send*, close_send, recv*, finish.
  */
@@ -160,7 +169,7 @@ struct gyro_rpc_reply {
     void (*state_free)(void *);
 };
 
-enum { ST_REQUESTED, ST_BIDI_RECV, ST_SENDING, ST_FINAL };
+enum { ST_REQUESTED, ST_BIDI_RECV, ST_SENDING, ST_FINAL, ST_PARKED, ST_ENDED };
 
 typedef struct worker worker;
 
@@ -184,6 +193,11 @@ typedef struct call_ctx {
     int64_t t0;
     gyro_rpc_reply reply;
     struct call_ctx *pool_next;
+    /* parked calls (GYRO_RPC_WAIT) */
+    int close_started;         /* the RECV_CLOSE_ON_SERVER batch (tag: address + 1) is out */
+    int close_done;            /* ... and has completed: the call is over on the wire */
+    uint64_t generation;       /* gyro_rpc_server_notify count read before the handler ran */
+    struct call_ctx *park_next, *park_prev;
 } call_ctx;
 
 /* Counters of one worker; written only by that worker (relaxed stores), summed by readers. */
@@ -198,6 +212,7 @@ struct worker {
     grpc_completion_queue *cq;
     pthread_t thread;
     worker_stats stats;
+    call_ctx *parked;          /* calls waiting for gyro_rpc_server_notify (this worker only) */
 };
 
 typedef struct pool {
@@ -224,6 +239,8 @@ struct gyro_rpc_server {
     int64_t t_start;
     _Atomic int live;            /* call contexts alive (armed or active) */
     _Atomic int active;          /* call contexts with a client call attached */
+    _Atomic uint64_t generation; /* gyro_rpc_server_notify calls */
+    _Atomic int stopping;        /* shutdown began: parked calls end */
     int shut_down;
 };
 
@@ -344,12 +361,24 @@ static int deadline_near(const call_ctx *c, long slack_ms)
 
 static int deadline_passed(const call_ctx *c) { return deadline_near(c, 0); }
 
+/* The call is over for us: free the context now, or, while its close batch is still out,
+ * cancel the call (a no-op once it finished) and let that batch's completion free it. */
+static void end_call(call_ctx *c)
+{
+    if (c->close_started && !c->close_done) {
+        c->state = ST_ENDED;
+        grpc_call_cancel(c->call, NULL);
+        return;
+    }
+    ctx_free(c);
+}
+
 /* Start a batch or, if core refuses it, end the call. */
 static void start(call_ctx *c, grpc_op *ops, size_t n)
 {
     if (grpc_call_start_batch(c->call, ops, n, c, NULL) != GRPC_CALL_OK) {
         record_call(c, GYRO_RPC_INTERNAL);
-        ctx_free(c);
+        end_call(c);
     }
 }
 
@@ -379,15 +408,20 @@ static void finish(call_ctx *c, int code)
         ops[n].data.send_status_from_server.status_details = &c->status_details;
     }
     n++;
-    ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-    ops[n].data.recv_close_on_server.cancelled = &c->close_cancelled;
-    n++;
+    if (!c->close_started) { /* a parked call has its own close batch out */
+        ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+        ops[n].data.recv_close_on_server.cancelled = &c->close_cancelled;
+        n++;
+    }
     c->state = ST_FINAL;
     start(c, ops, n);
 }
 
 /* Server streaming: send the next reply message, or the status after the last one. */
 static void redispatch(call_ctx *c);
+
+static void park(call_ctx *c);
+static int lost_code(const call_ctx *c);
 
 static void stream_next(call_ctx *c)
 {
@@ -396,6 +430,10 @@ static void stream_next(call_ctx *c)
             reply_clear(&c->reply);
             c->next_msg = 0;
             redispatch(c);
+            return;
+        }
+        if (c->code == GYRO_RPC_WAIT) {
+            park(c);
             return;
         }
         finish(c, c->code);
@@ -414,6 +452,98 @@ static void stream_next(call_ctx *c)
     n++;
     c->state = ST_SENDING;
     start(c, ops, n);
+}
+
+/* Unlink a parked call from its worker's list. */
+static void unpark(call_ctx *c)
+{
+    worker *w = c->w;
+    if (c->park_prev) c->park_prev->park_next = c->park_next;
+    else w->parked = c->park_next;
+    if (c->park_next) c->park_next->park_prev = c->park_prev;
+    c->park_next = c->park_prev = NULL;
+}
+
+/* Every response of a waiting handler is on the wire: put the call on its worker's parked list
+ * (on the worker's thread: only stream_next from a completion or a woken handler gets here),
+ * with its close batch out so that a client leaving is seen. */
+static void park(call_ctx *c)
+{
+    reply_clear(&c->reply);
+    c->next_msg = 0;
+    if (c->close_done) { /* the client left while the last response was in flight */
+        record_call(c, lost_code(c));
+        ctx_free(c);
+        return;
+    }
+    if (!c->close_started) {
+        grpc_op ops[2];
+        size_t n = 0;
+        memset(ops, 0, sizeof ops);
+        if (!c->md_sent) {
+            ops[n].op = GRPC_OP_SEND_INITIAL_METADATA;
+            n++;
+            c->md_sent = 1;
+        }
+        ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+        ops[n].data.recv_close_on_server.cancelled = &c->close_cancelled;
+        n++;
+        if (grpc_call_start_batch(c->call, ops, n, (char *)c + 1, NULL) != GRPC_CALL_OK) {
+            record_call(c, GYRO_RPC_INTERNAL);
+            ctx_free(c);
+            return;
+        }
+        c->close_started = 1;
+    }
+    c->state = ST_PARKED;
+    c->park_prev = NULL;
+    c->park_next = c->w->parked;
+    if (c->park_next) c->park_next->park_prev = c;
+    c->w->parked = c;
+}
+
+/* The close batch of a parked-capable call completed: the call is over on the wire. */
+static void on_close(call_ctx *c)
+{
+    c->close_done = 1;
+    switch (c->state) {
+    case ST_PARKED: /* the client left (or its deadline passed) while the call waited */
+        unpark(c);
+        record_call(c, lost_code(c));
+        ctx_free(c);
+        return;
+    case ST_ENDED:
+        ctx_free(c);
+        return;
+    default: /* a batch is in flight: its completion ends the call */
+        return;
+    }
+}
+
+static void run_handler(call_ctx *c, int thread);
+
+/* Re-run the handlers of this worker's parked calls if gyro_rpc_server_notify was called since
+ * they ran; end them UNAVAILABLE once the server is shutting down. */
+static void wake_parked(worker *w)
+{
+    gyro_rpc_server *srv = w->srv;
+    int stopping = atomic_load(&srv->stopping);
+    uint64_t gen = atomic_load(&srv->generation);
+    call_ctx *due = NULL;
+    for (call_ctx *c = w->parked, *next; c; c = next) {
+        next = c->park_next;
+        if (!stopping && c->generation == gen) continue;
+        unpark(c);
+        c->park_next = due; /* a private list: handlers may park again meanwhile */
+        due = c;
+    }
+    while (due) {
+        call_ctx *c = due;
+        due = c->park_next;
+        c->park_next = NULL;
+        if (stopping) finish(c, gyro_rpc_reply_error(&c->reply, GYRO_RPC_UNAVAILABLE, "the server is shutting down"));
+        else run_handler(c, w->index);
+    }
 }
 
 /* Bidi: ask for the next request, sending the current reply (if any) in the same batch. */
@@ -450,10 +580,13 @@ static void run_handler(call_ctx *c, int thread)
         code = gyro_rpc_reply_error(&c->reply, GYRO_RPC_DEADLINE_EXCEEDED,
                                     "deadline exceeded before the request was handled");
     } else {
+        c->generation = atomic_load(&srv->generation); /* a notify from here on wakes it again */
         code = m->handler(srv->ctx, thread, c->request, &c->reply);
         if (code == GYRO_RPC_CONTINUE && (m->kind != GYRO_RPC_SERVER_STREAMING || c->reply.n == 0))
             code = gyro_rpc_reply_error(&c->reply, GYRO_RPC_INTERNAL, "handler of %s continued without responses", m->path);
-        else if (code != GYRO_RPC_CONTINUE && (code < 0 || code >= GYRO_RPC_CODE_COUNT))
+        else if (code == GYRO_RPC_WAIT && (m->kind != GYRO_RPC_SERVER_STREAMING || (m->offload && srv->pool.n > 0)))
+            code = gyro_rpc_reply_error(&c->reply, GYRO_RPC_INTERNAL, "handler of %s cannot wait", m->path);
+        else if (code != GYRO_RPC_CONTINUE && code != GYRO_RPC_WAIT && (code < 0 || code >= GYRO_RPC_CODE_COUNT))
             code = GYRO_RPC_UNKNOWN;
         if (code == GYRO_RPC_OK && m->kind != GYRO_RPC_SERVER_STREAMING && c->reply.n != 1)
             code = gyro_rpc_reply_error(&c->reply, GYRO_RPC_INTERNAL,
@@ -578,15 +711,21 @@ static void on_event(call_ctx *c, int success)
     case ST_SENDING:
         if (!success) {
             record_call(c, lost_code(c));
-            ctx_free(c);
+            end_call(c);
             return;
         }
         stream_next(c);
         return;
     case ST_FINAL:
-        record_call(c, success && !c->close_cancelled ? c->code : lost_code(c));
-        ctx_free(c);
+        if (c->close_started) /* a parked-capable call: its close batch says whether it was cancelled */
+            record_call(c, success && !(c->close_done && c->close_cancelled) ? c->code : lost_code(c));
+        else
+            record_call(c, success && !c->close_cancelled ? c->code : lost_code(c));
+        end_call(c);
         return;
+    case ST_PARKED:
+    case ST_ENDED:
+        return; /* no batch of the main tag is out in these states */
     }
 }
 
@@ -594,9 +733,16 @@ static void *worker_main(void *arg)
 {
     worker *w = arg;
     for (;;) {
-        grpc_event ev = grpc_completion_queue_next(w->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+        gpr_timespec until = w->parked ? gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                                                      gpr_time_from_millis(GYRO_RPC_WAKE_MS, GPR_TIMESPAN))
+                                       : gpr_inf_future(GPR_CLOCK_REALTIME);
+        grpc_event ev = grpc_completion_queue_next(w->cq, until, NULL);
         if (ev.type == GRPC_QUEUE_SHUTDOWN) break;
-        if (ev.type == GRPC_OP_COMPLETE) on_event(ev.tag, ev.success);
+        if (ev.type == GRPC_OP_COMPLETE) {
+            if ((uintptr_t)ev.tag & 1) on_close((call_ctx *)((char *)ev.tag - 1));
+            else on_event(ev.tag, ev.success);
+        }
+        if (w->parked) wake_parked(w);
     }
     return NULL;
 }
@@ -856,6 +1002,11 @@ gyro_status gyro_rpc_server_start(const gyro_rpc_server_options *opt,
 
 int gyro_rpc_server_port(const gyro_rpc_server *s) { return s->port; }
 
+void gyro_rpc_server_notify(gyro_rpc_server *s)
+{
+    if (s) atomic_fetch_add(&s->generation, 1);
+}
+
 void gyro_rpc_server_shutdown(gyro_rpc_server *s, long grace_ms, int *cancelled)
 {
     if (cancelled) *cancelled = 0;
@@ -863,6 +1014,7 @@ void gyro_rpc_server_shutdown(gyro_rpc_server *s, long grace_ms, int *cancelled)
     s->shut_down = 1;
     int tag;
     grpc_server_shutdown_and_notify(s->server, s->shutdown_cq, &tag);
+    atomic_store(&s->stopping, 1); /* parked calls end now instead of holding up the grace period */
     gpr_timespec until = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
                                       gpr_time_from_millis(grace_ms > 0 ? grace_ms : 0, GPR_TIMESPAN));
     grpc_event ev = grpc_completion_queue_next(s->shutdown_cq, until, NULL);
@@ -1145,6 +1297,10 @@ int gyro_rpc_call_local(const gyro_rpc_method *m, void *ctx, const uint8_t *requ
             if (code == GYRO_RPC_CONTINUE && (m->kind != GYRO_RPC_SERVER_STREAMING || reply.n == 0))
                 code = gyro_rpc_reply_error(&reply, GYRO_RPC_INTERNAL, "handler of %s continued without "
                                             "responses", m->path);
+            else if (code == GYRO_RPC_WAIT && m->kind != GYRO_RPC_SERVER_STREAMING)
+                code = gyro_rpc_reply_error(&reply, GYRO_RPC_INTERNAL, "handler of %s cannot wait", m->path);
+            else if (code == GYRO_RPC_WAIT)
+                code = GYRO_RPC_CONTINUE; /* no notifications here: wake it at once */
             else if (code != GYRO_RPC_CONTINUE && (code < 0 || code >= GYRO_RPC_CODE_COUNT))
                 code = GYRO_RPC_UNKNOWN;
             if (code == GYRO_RPC_OK && m->kind != GYRO_RPC_SERVER_STREAMING && reply.n != 1)

@@ -90,6 +90,15 @@ int gyro_rpc_reply_error(gyro_rpc_reply *r, int code, const char *fmt, ...)
  * and the deadline checked before every batch. */
 #define GYRO_RPC_CONTINUE (-1)
 
+/* Server streaming only: a handler returns this to send the responses of this round (none is
+ * fine), then park the call until gyro_rpc_server_notify is next called; the handler is then
+ * called again with the same request and state and may send more and wait again (a watch:
+ * grpc.health.v1.Health/Watch). A parked call holds no thread; it ends when the client cancels
+ * or its deadline passes (counted CANCELLED or DEADLINE_EXCEEDED), or when the server shuts down
+ * (UNAVAILABLE "the server is shutting down", at once, without waiting for the grace period).
+ * Only for methods that are not offloaded (an offloaded handler returning it gets INTERNAL). */
+#define GYRO_RPC_WAIT (-2)
+
 /* Keep `state` with the call for a continuing handler; state_free(state) runs when the call
  * ends however it ends (finished, cancelled, deadline, shutdown). Set it to NULL when done. */
 void gyro_rpc_reply_set_state(gyro_rpc_reply *r, void *state, void (*state_free)(void *));
@@ -98,7 +107,7 @@ void gyro_rpc_reply_set_state(gyro_rpc_reply *r, void *state, void (*state_free)
 void *gyro_rpc_reply_state(const gyro_rpc_reply *r);
 
 /* A handler: `request` is the unpacked, UTF-8-checked request (owned by the server, valid
- * during the call); returns a gyro_rpc_code (or GYRO_RPC_CONTINUE). On a non-OK code any
+ * during the call); returns a gyro_rpc_code (or GYRO_RPC_CONTINUE, GYRO_RPC_WAIT). On a non-OK code any
  * messages already sent are discarded for unary calls and sent before the status for streaming
  * calls. */
 typedef int (*gyro_rpc_handler)(void *ctx, int thread, const ProtobufCMessage *request,
@@ -150,6 +159,12 @@ typedef struct gyro_rpc_stats {
 gyro_status gyro_rpc_server_start(const gyro_rpc_server_options *opt,
                                   const gyro_rpc_method *methods, int n_methods, void *ctx,
                                   gyro_rpc_server **out);
+
+/* Wake every parked call (GYRO_RPC_WAIT): each one's handler runs again on its own thread
+ * within GYRO_RPC_WAKE_MS. Call after changing what a waiting handler reports. Thread-safe,
+ * lock-free, cheap; NULL is a no-op. */
+#define GYRO_RPC_WAKE_MS 50
+void gyro_rpc_server_notify(gyro_rpc_server *s);
 
 /* The bound port. */
 int gyro_rpc_server_port(const gyro_rpc_server *s);
@@ -212,7 +227,7 @@ gyro_status gyro_rpc_stream_finish(gyro_rpc_stream *st, int *code, char **detail
 /* Handle one request as the server would, in the calling thread (as handler thread 0), with no
  * network: unpack the `len` bytes at `request` as m->request_type, check its strings as UTF-8,
  * run m->handler with `ctx` (a server-streaming handler at most `max_rounds` times while it
- * continues; stopping it early then gives GYRO_RPC_CANCELLED), apply the server's checks on the
+ * continues or waits, a wait being woken at once; stopping it early then gives GYRO_RPC_CANCELLED), apply the server's checks on the
  * handler's result (a unary or bidi OK with other than one response is INTERNAL, an unknown code
  * is UNKNOWN), and free everything. Returns the gRPC status code; the status details go to
  * `details` (may be NULL) and the number of responses produced to *n_responses (may be NULL).

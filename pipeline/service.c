@@ -1,4 +1,4 @@
-/* service.c — gyro.v1.Gyro and grpc.health.v1.Health/Check handlers (see service.h).
+/* service.c — gyro.v1.Gyro and grpc.health.v1.Health (Check, Watch) handlers (see service.h).
  *
  * Handlers run on the server's completion-queue threads or on its inference pool; each gets a
  * stable thread index and uses only its own thread_state and its own scratch of the pinned
@@ -221,7 +221,11 @@ const char *gyro_service_model_version(const gyro_service *svc)
     return lm ? lm->version : "";
 }
 
-void gyro_service_set_serving(gyro_service *svc, int serving) { atomic_store(&svc->serving, serving != 0); }
+void gyro_service_set_serving(gyro_service *svc, int serving)
+{
+    atomic_store(&svc->serving, serving != 0);
+    gyro_rpc_server_notify((gyro_rpc_server *)atomic_load(&svc->server)); /* Health/Watch calls */
+}
 
 void gyro_service_attach(gyro_service *svc, const gyro_rpc_server *srv) { atomic_store(&svc->server, srv); }
 
@@ -616,19 +620,58 @@ static int h_reason(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_
     return GYRO_RPC_OK;
 }
 
+/* The health services: "" (the whole server) and gyro.v1.Gyro; both SERVING until the drain
+ * before shutdown. */
+static int health_known(const char *service) { return !service[0] || !strcmp(service, "gyro.v1.Gyro"); }
+
+static Grpc__Health__V1__HealthCheckResponse__ServingStatus health_status(const gyro_service *svc)
+{
+    return atomic_load(&((gyro_service *)svc)->serving) ? GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING
+                                                        : GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING;
+}
+
 static int h_health(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
 {
     (void)t;
     gyro_service *svc = ctx;
     const Grpc__Health__V1__HealthCheckRequest *rq = (const Grpc__Health__V1__HealthCheckRequest *)request;
-    if (rq->service[0] && strcmp(rq->service, "gyro.v1.Gyro") != 0)
+    if (!health_known(rq->service))
         return gyro_rpc_reply_error(reply, GYRO_RPC_NOT_FOUND, "unknown service '%s'", rq->service);
     Grpc__Health__V1__HealthCheckResponse resp = GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__INIT;
-    resp.status = atomic_load(&svc->serving) ? GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING
-                                             : GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING;
+    resp.status = health_status(svc);
     if (gyro_rpc_reply_send(reply, &resp.base) != GYRO_OK)
         return gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
     return GYRO_RPC_OK;
+}
+
+/* Health/Watch (the grpc.health.v1 protocol): the current status at once, then one message each
+ * time it changes (SERVING -> NOT_SERVING when the drain before shutdown begins); an unknown
+ * service gets SERVICE_UNKNOWN and the call stays open, as the protocol says. The call waits
+ * parked between changes (GYRO_RPC_WAIT; gyro_service_set_serving wakes it) and ends when the
+ * client cancels or the server shuts down (UNAVAILABLE). State: the last status sent + 1. */
+static void watch_state_free(void *p) { free(p); }
+
+static int h_health_watch(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
+{
+    (void)t;
+    gyro_service *svc = ctx;
+    const Grpc__Health__V1__HealthCheckRequest *rq = (const Grpc__Health__V1__HealthCheckRequest *)request;
+    int *last = gyro_rpc_reply_state(reply);
+    if (!last) {
+        if (!(last = calloc(1, sizeof *last)))
+            return gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+        gyro_rpc_reply_set_state(reply, last, watch_state_free);
+    }
+    int now = health_known(rq->service) ? (int)health_status(svc)
+                                        : GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVICE_UNKNOWN;
+    if (*last != now + 1) {
+        Grpc__Health__V1__HealthCheckResponse resp = GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__INIT;
+        resp.status = (Grpc__Health__V1__HealthCheckResponse__ServingStatus)now;
+        if (gyro_rpc_reply_send(reply, &resp.base) != GYRO_OK)
+            return gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+        *last = now + 1;
+    }
+    return GYRO_RPC_WAIT;
 }
 
 static int h_stats(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
@@ -700,6 +743,8 @@ static const gyro_rpc_method service_methods[] = {
     {"/gyro.v1.Gyro/Stats", GYRO_RPC_UNARY, &gyro__v1__stats_request__descriptor, 0, h_stats},
     {"/grpc.health.v1.Health/Check", GYRO_RPC_UNARY, &grpc__health__v1__health_check_request__descriptor, 0,
      h_health},
+    {"/grpc.health.v1.Health/Watch", GYRO_RPC_SERVER_STREAMING, &grpc__health__v1__health_check_request__descriptor,
+     0, h_health_watch},
 };
 
 const gyro_rpc_method *gyro_service_methods(int *n)

@@ -3,7 +3,7 @@
  * A gyro_service owns what the handlers serve: the intent classifier (swappable at run time
  * with gyro_service_reload, e.g. on SIGHUP), the embedding table (loaded once) and the serving
  * flag of the health service. Its
- * method table (gyro.v1.Gyro and grpc.health.v1.Health/Check) plugs into pipeline/grpc_core.h;
+ * method table (gyro.v1.Gyro and grpc.health.v1.Health Check and Watch) plugs into pipeline/grpc_core.h;
  * the handlers call the same stage functions as the command-line tools. A method whose backend
  * is not loaded answers UNAVAILABLE with a message naming the missing option.
  *
@@ -52,7 +52,8 @@ gyro_status gyro_service_reload(gyro_service *svc);
  * until the next reload). */
 const char *gyro_service_model_version(const gyro_service *svc);
 
-/* Health: 1 SERVING, 0 NOT_SERVING (draining before shutdown). */
+/* Health: 1 SERVING, 0 NOT_SERVING (draining before shutdown). Open Health/Watch calls get the new
+ * status (through gyro_rpc_server_notify on the attached server). */
 void gyro_service_set_serving(gyro_service *svc, int serving);
 
 /* Give the Stats handler access to the server's counters (NULL detaches). */

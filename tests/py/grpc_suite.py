@@ -7,7 +7,7 @@ library would refuse to build.
 
     grpc_suite.py GEN CHECK ADDR [options]
 
-CHECK is one of: functional, model, tls, mtls, drain, reload-load. Each prints one line per
+CHECK is one of: functional, model, tls, mtls, drain, reload-load, watch, watch-drain, ... Each prints one line per
 assertion and exits 1 at the first failure.
 """
 import os
@@ -62,8 +62,9 @@ def functional(channel, args):
     ok(r.status == S.SERVING, "health 'gyro.v1.Gyro' is SERVING")
     c, d = code_of(lambda: health.Check(health_pb2.HealthCheckRequest(service="nope"), timeout=5))
     ok(c == SC.NOT_FOUND and "nope" in d, "health of an unknown service is NOT_FOUND (%s %s)" % (c, d))
-    c, d = code_of(lambda: next(iter(health.Watch(health_pb2.HealthCheckRequest(), timeout=5))))
-    ok(c == SC.UNIMPLEMENTED, "Health/Watch is UNIMPLEMENTED (%s)" % c)
+    w = health.Watch(health_pb2.HealthCheckRequest(), timeout=5)
+    ok(next(w).status == S.SERVING, "Health/Watch starts with SERVING")
+    w.cancel()
 
     # no model loaded: Classify and ClassifyStream are UNAVAILABLE
     c, d = code_of(lambda: stub.Classify(gyro_pb2.ClassifyRequest(text="播放音乐"), timeout=5))
@@ -200,7 +201,8 @@ def functional(channel, args):
     ok(counts.get(("/gyro.v1.Gyro/ClassifyStream", "CANCELLED"), 0) >= 1, "Stats counts CANCELLED")
     ok(counts.get(("/gyro.v1.Gyro/Normalize", "OK"), 0) >= 4, "Stats counts Normalize calls")
     ok(len(st.latency) > 5 and st.latency[-1].upper_us == float("inf"), "Stats has a latency histogram")
-    unary = sum(v for (m, _), v in counts.items() if m not in ("/gyro.v1.Gyro/ClassifyStream", "/gyro.v1.Gyro/Normalize"))
+    streaming = ("/gyro.v1.Gyro/ClassifyStream", "/gyro.v1.Gyro/Normalize", "/grpc.health.v1.Health/Watch")
+    unary = sum(v for (m, _), v in counts.items() if m not in streaming)
     ok(sum(b.count for b in st.latency) == unary, "histogram total equals the unary status counts")
     ok(st.uptime_seconds > 0, "Stats has the uptime")
     ok(check_health(channel, S.SERVING), "server still SERVING after every failure case")
@@ -401,6 +403,85 @@ def reason(channel, args):
         ok(c == want, "Reason %s -> %s (%s: %s)" % (str(req).replace("\n", " "), want.name, c.name, d))
 
 
+def watch(channel, args):
+    """Health/Watch: the current status at once, SERVICE_UNKNOWN for an unknown service (the
+    call stays open), deadlines and cancellations end the call and are counted, the server is
+    still healthy after many watches were abandoned."""
+    health = health_pb2_grpc.HealthStub(channel)
+    S = health_pb2.HealthCheckResponse
+    for name in ("", "gyro.v1.Gyro"):
+        w = health.Watch(health_pb2.HealthCheckRequest(service=name), timeout=10)
+        ok(next(w).status == S.SERVING, "Watch %r starts with SERVING" % name)
+        w.cancel()
+    # unknown service: SERVICE_UNKNOWN, then nothing more until the deadline (the call stays open)
+    w = health.Watch(health_pb2.HealthCheckRequest(service="nope"), timeout=1.0)
+    ok(next(w).status == S.SERVICE_UNKNOWN, "Watch of an unknown service says SERVICE_UNKNOWN")
+    t0 = time.time()
+    c, d = code_of(lambda: next(w))
+    ok(c == SC.DEADLINE_EXCEEDED and time.time() - t0 > 0.5,
+       "... and stays open, with no further message, until its deadline (%s after %.2f s)" % (c, time.time() - t0))
+    # no change, no message: a watch with a 0.6 s deadline gets exactly one message
+    w = health.Watch(health_pb2.HealthCheckRequest(), timeout=0.6)
+    got, c = [], SC.OK
+    try:
+        for m in w:
+            got.append(m.status)
+    except grpc.RpcError as e:
+        c = e.code()
+    ok(got == [S.SERVING] and c == SC.DEADLINE_EXCEEDED, "a steady status is sent once (%s, then %s)" % (got, c))
+    # many watches opened and abandoned (cancelled by the client)
+    ws = [health.Watch(health_pb2.HealthCheckRequest(), timeout=30) for _ in range(args.n)]
+    firsts = [next(x).status for x in ws]
+    ok(all(f == S.SERVING for f in firsts), "%d concurrent watches all start with SERVING" % args.n)
+    for x in ws:
+        x.cancel()
+    stub = gyro_pb2_grpc.GyroStub(channel)
+    counts = {}
+    for _ in range(40):
+        st = stub.Stats(gyro_pb2.StatsRequest(), timeout=5)
+        counts = {(x.method, x.code): x.count for x in st.status_counts}
+        if counts.get(("/grpc.health.v1.Health/Watch", "CANCELLED"), 0) >= args.n + 2:
+            break
+        time.sleep(0.1)
+    n_c = counts.get(("/grpc.health.v1.Health/Watch", "CANCELLED"), 0)
+    n_d = counts.get(("/grpc.health.v1.Health/Watch", "DEADLINE_EXCEEDED"), 0)
+    ok(n_c >= args.n + 2, "Stats counts the cancelled watches (%d)" % n_c)
+    ok(n_d >= 2, "Stats counts the watches that reached their deadline (%d)" % n_d)
+    ok(check_health(channel, S.SERVING), "still SERVING after the abandoned watches")
+
+
+def watch_drain(channel, args):
+    """Open --n watches; print the time (since start) of each message and of the end: run across
+    a SIGTERM with --drain-ms, the watches must see NOT_SERVING then end UNAVAILABLE."""
+    health = health_pb2_grpc.HealthStub(channel)
+    S = health_pb2.HealthCheckResponse
+    results = [None] * args.n
+    started = threading.Barrier(args.n + 1)
+
+    def one(k):
+        w = health.Watch(health_pb2.HealthCheckRequest(), timeout=60)
+        seen = []
+        try:
+            for m in w:
+                seen.append(S.ServingStatus.Name(m.status))
+                if len(seen) == 1:
+                    started.wait(10)
+            results[k] = (seen, "OK")
+        except grpc.RpcError as e:
+            results[k] = (seen, e.code().name)
+
+    th = [threading.Thread(target=one, args=(k,)) for k in range(args.n)]
+    [t.start() for t in th]
+    started.wait(10)
+    if args.ready_file:
+        open(args.ready_file, "w").close()
+    [t.join() for t in th]
+    for k, (seen, end) in enumerate(results):
+        print("watch %d: %s then %s" % (k, " ".join(seen), end), flush=True)
+        ok(seen == ["SERVING", "NOT_SERVING"] and end == "UNAVAILABLE",
+           "watch %d saw SERVING, NOT_SERVING at the drain, then UNAVAILABLE at shutdown" % k)
+
+
 def drain(channel, args):
     """Called right after SIGTERM with --drain-ms: health NOT_SERVING, calls still answered."""
     health = health_pb2_grpc.HealthStub(channel)
@@ -491,6 +572,7 @@ def main():
     p.add_argument("--expect-file")
     p.add_argument("--without-root", action="store_true")
     p.add_argument("--top-k", type=int, default=0)
+    p.add_argument("-n", type=int, default=50)
     args = p.parse_args()
     args.texts = []
     if args.texts_file:
@@ -510,7 +592,8 @@ def main():
         return
     {"functional": functional, "model": model, "tls": tls, "drain": drain, "long-stream": long_stream,
      "reload-load": reload_load, "embed": embed, "reason": reason,
-     "reason-composite": reason_composite, "same-as-cli": same_as_cli}[args.check](channel, args)
+     "reason-composite": reason_composite, "same-as-cli": same_as_cli, "watch": watch,
+     "watch-drain": watch_drain}[args.check](channel, args)
     channel.close()
 
 
