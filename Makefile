@@ -42,9 +42,13 @@ INCLUDES    = -I. -I$(BUILD)/gen
 CFLAGS     += $(CFLAGS_BASE) $(SAN_FLAGS) $(INCLUDES) $(PKG_CFLAGS)
 LDLIBS      = $(PKG_LIBS) -lm -lpthread
 
-PROTOS     := proto/gyro.proto proto/health.proto
+PROTOS     := proto/gyro.proto proto/health.proto proto/reflection.proto
 GEN_C      := $(patsubst proto/%.proto,$(BUILD)/gen/proto/%.pb-c.c,$(PROTOS))
 GEN_H      := $(GEN_C:.c=.h)
+# The FileDescriptorSet of PROTOS (imports included), compiled into libgyro as a C array for
+# gRPC server reflection (pipeline/reflection.h).
+DESC_SET   := $(BUILD)/gen/proto/descriptors/gyro.desc
+DESC_C     := $(BUILD)/gen/proto/descriptor_set.c
 # Every file of corpora/music/ is compiled into libgyro (corpora/embed-data.sh -> a C array), so an
 # installed gyro generates the music set; the directories are prerequisites so that adding or
 # removing a file regenerates the array too.
@@ -54,7 +58,7 @@ EMBED_C    := $(BUILD)/gen/corpora/music_data.c
 
 LIB_SRC    := $(sort $(shell find models embeddings pipeline -name '*.c' -not -path 'pipeline/cli/*' 2>/dev/null))
 CLI_SRC    := $(sort $(wildcard pipeline/cli/*.c))
-LIB_OBJ    := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(GEN_C:.c=.o) $(EMBED_C:.c=.o)
+LIB_OBJ    := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(GEN_C:.c=.o) $(EMBED_C:.c=.o) $(DESC_C:.c=.o)
 CLI_OBJ    := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC))
 TEST_SRC   := $(sort $(wildcard tests/check_*.c))
 TEST_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
@@ -96,6 +100,16 @@ deps:
 $(BUILD)/gen/proto/%.pb-c.c $(BUILD)/gen/proto/%.pb-c.h: proto/%.proto
 	@mkdir -p $(BUILD)/gen
 	protoc-c --c_out=$(BUILD)/gen $<
+
+$(DESC_SET): $(PROTOS)
+	@mkdir -p $(dir $@)
+	protoc-c -Iproto --include_imports --descriptor_set_out=$@ $(PROTOS)
+
+$(DESC_C): corpora/embed-data.sh $(DESC_SET)
+	sh corpora/embed-data.sh gyro_descriptor_set $(dir $(DESC_SET)) $(DESC_SET) > $@.tmp && mv $@.tmp $@
+
+$(DESC_C:.c=.o): $(DESC_C) pipeline/embedded.h
+	$(CC) $(CFLAGS) -c $< -o $@
 
 $(EMBED_C): corpora/embed-data.sh $(EMBED_DATA) $(EMBED_DIRS)
 	@mkdir -p $(dir $@)

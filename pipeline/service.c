@@ -38,10 +38,12 @@
 #include "models/rl/reason.h"
 #include "models/text/normalize.h"
 #include "pipeline/classify_response.h"
+#include "pipeline/reflection.h"
 #include "pipeline/table_file.h"
 #include "pipeline/text_reader.h"
 #include "proto/gyro.pb-c.h"
 #include "proto/health.pb-c.h"
+#include "proto/reflection.pb-c.h"
 
 
 /* A loaded classifier with the scratch buffers of the threads that used it. */
@@ -81,6 +83,7 @@ struct gyro_service {
     char composite_version[160];
     _Atomic int serving;
     _Atomic(const gyro_rpc_server *) server;
+    gyro_reflection *reflection;      /* the descriptor set compiled into libgyro (read-only) */
 };
 
 static void model_free(loaded_model *lm, int n_threads)
@@ -143,6 +146,13 @@ gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out
         return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
     }
     atomic_store(&svc->serving, 1);
+    size_t set_len;
+    const uint8_t *set = gyro_reflection_embedded(&set_len);
+    gyro_status rst = gyro_reflection_new(set, set_len, &svc->reflection);
+    if (rst != GYRO_OK) {
+        gyro_service_free(svc);
+        return rst;
+    }
     if (svc->model_path) {
         loaded_model *lm;
         gyro_status st = model_load(svc, &lm);
@@ -239,6 +249,7 @@ void gyro_service_free(gyro_service *svc)
         for (int t = 0; t < svc->opt.n_threads; t++) gyro_rl_policy_free(svc->policies[t]);
     free(svc->policies);
     gyro_composite_policy_free(svc->composite);
+    gyro_reflection_free(svc->reflection);
     if (svc->ts)
         for (int t = 0; t < svc->opt.n_threads; t++) {
             thread_state *s = &svc->ts[t];
@@ -674,6 +685,111 @@ static int h_health_watch(void *ctx, int t, const ProtobufCMessage *request, gyr
     return GYRO_RPC_WAIT;
 }
 
+/* grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo (bidi, one response per request):
+ * list_services names the services of the method table (gyro.v1.Gyro, grpc.health.v1.Health
+ * and this one); file_by_filename and file_containing_symbol answer the FileDescriptorProto of
+ * the file followed by its imports, transitively, from the descriptor set compiled into libgyro
+ * (pipeline/reflection.h); all_extension_numbers_of_type answers an empty list for a known
+ * message (gyro declares no extensions). Errors go in an ErrorResponse, as the protocol says, and
+ * the stream goes on: NOT_FOUND for an unknown file, symbol, type or extension, UNIMPLEMENTED
+ * for a request that sets none of the kinds above. Every response echoes the request and its
+ * host. */
+#define MAX_SERVICES 8
+
+static int h_reflection(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
+{
+    (void)t;
+    gyro_service *svc = ctx;
+    const Grpc__Reflection__V1alpha__ServerReflectionRequest *rq =
+        (const Grpc__Reflection__V1alpha__ServerReflectionRequest *)request;
+    Grpc__Reflection__V1alpha__ServerReflectionResponse resp = GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_RESPONSE__INIT;
+    Grpc__Reflection__V1alpha__ErrorResponse err = GRPC__REFLECTION__V1ALPHA__ERROR_RESPONSE__INIT;
+    Grpc__Reflection__V1alpha__FileDescriptorResponse files = GRPC__REFLECTION__V1ALPHA__FILE_DESCRIPTOR_RESPONSE__INIT;
+    Grpc__Reflection__V1alpha__ExtensionNumberResponse ext = GRPC__REFLECTION__V1ALPHA__EXTENSION_NUMBER_RESPONSE__INIT;
+    Grpc__Reflection__V1alpha__ListServiceResponse list = GRPC__REFLECTION__V1ALPHA__LIST_SERVICE_RESPONSE__INIT;
+    Grpc__Reflection__V1alpha__ServiceResponse sr[MAX_SERVICES], *srp[MAX_SERVICES];
+    char names[MAX_SERVICES][96];
+    resp.valid_host = rq->host;
+    resp.original_request = (Grpc__Reflection__V1alpha__ServerReflectionRequest *)rq; /* packed, not changed */
+    const gyro_reflection *refl = svc->reflection;
+    int nf = gyro_reflection_n_files(refl), file = -1, kind = 0;
+    int *closure = calloc((size_t)(nf ? nf : 1), sizeof *closure);
+    ProtobufCBinaryData *blobs = calloc((size_t)(nf ? nf : 1), sizeof *blobs);
+    int code = GYRO_RPC_OK;
+    if (!closure || !blobs) {
+        code = gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+        goto out;
+    }
+    err.error_code = GYRO_RPC_NOT_FOUND;
+    switch (rq->message_request_case) {
+    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_BY_FILENAME:
+        file = gyro_reflection_find_file(refl, rq->file_by_filename);
+        err.error_message = "file not found";
+        break;
+    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_CONTAINING_SYMBOL:
+        file = gyro_reflection_find_symbol(refl, rq->file_containing_symbol, NULL);
+        err.error_message = "symbol not found";
+        break;
+    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_CONTAINING_EXTENSION:
+        err.error_message = "extension not found (the served files declare no extensions)";
+        break;
+    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_ALL_EXTENSION_NUMBERS_OF_TYPE:
+        if (gyro_reflection_find_symbol(refl, rq->all_extension_numbers_of_type, &kind) >= 0 &&
+            kind == GYRO_REFL_MESSAGE) {
+            ext.base_type_name = rq->all_extension_numbers_of_type;
+            resp.message_response_case =
+                GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_RESPONSE__MESSAGE_RESPONSE_ALL_EXTENSION_NUMBERS_RESPONSE;
+            resp.all_extension_numbers_response = &ext;
+        }
+        err.error_message = "type not found";
+        break;
+    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_LIST_SERVICES: {
+        int n_methods, ns = 0;
+        const gyro_rpc_method *m = gyro_service_methods(&n_methods);
+        for (int i = 0; i < n_methods; i++) {
+            const char *p = m[i].path + 1, *slash = strchr(p, '/');
+            size_t len = slash ? (size_t)(slash - p) : strlen(p);
+            int seen = len >= sizeof names[0];
+            for (int k = 0; k < ns && !seen; k++) seen = strlen(names[k]) == len && !memcmp(names[k], p, len);
+            if (seen || ns == MAX_SERVICES) continue;
+            memcpy(names[ns], p, len);
+            names[ns][len] = 0;
+            grpc__reflection__v1alpha__service_response__init(&sr[ns]);
+            sr[ns].name = names[ns];
+            srp[ns] = &sr[ns];
+            ns++;
+        }
+        list.n_service = (size_t)ns;
+        list.service = srp;
+        resp.message_response_case = GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_RESPONSE__MESSAGE_RESPONSE_LIST_SERVICES_RESPONSE;
+        resp.list_services_response = &list;
+        break;
+    }
+    default:
+        err.error_code = GYRO_RPC_UNIMPLEMENTED;
+        err.error_message = "the request sets no message_request this server knows";
+        break;
+    }
+    if (file >= 0) {
+        int n = gyro_reflection_closure(refl, file, closure);
+        for (int i = 0; i < n; i++) blobs[i].data = (uint8_t *)gyro_reflection_file_bytes(refl, closure[i], &blobs[i].len);
+        files.n_file_descriptor_proto = (size_t)n;
+        files.file_descriptor_proto = blobs;
+        resp.message_response_case = GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_RESPONSE__MESSAGE_RESPONSE_FILE_DESCRIPTOR_RESPONSE;
+        resp.file_descriptor_response = &files;
+    }
+    if (resp.message_response_case == GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_RESPONSE__MESSAGE_RESPONSE__NOT_SET) {
+        resp.message_response_case = GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_RESPONSE__MESSAGE_RESPONSE_ERROR_RESPONSE;
+        resp.error_response = &err;
+    }
+    if (gyro_rpc_reply_send(reply, &resp.base) != GYRO_OK)
+        code = gyro_rpc_reply_error(reply, GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+out:
+    free(closure);
+    free(blobs);
+    return code;
+}
+
 static int h_stats(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
 {
     (void)request;
@@ -745,6 +861,8 @@ static const gyro_rpc_method service_methods[] = {
      h_health},
     {"/grpc.health.v1.Health/Watch", GYRO_RPC_SERVER_STREAMING, &grpc__health__v1__health_check_request__descriptor,
      0, h_health_watch},
+    {"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", GYRO_RPC_BIDI_STREAMING,
+     &grpc__reflection__v1alpha__server_reflection_request__descriptor, 0, h_reflection},
 };
 
 const gyro_rpc_method *gyro_service_methods(int *n)

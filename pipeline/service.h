@@ -3,7 +3,9 @@
  * A gyro_service owns what the handlers serve: the intent classifier (swappable at run time
  * with gyro_service_reload, e.g. on SIGHUP), the embedding table (loaded once) and the serving
  * flag of the health service. Its
- * method table (gyro.v1.Gyro and grpc.health.v1.Health Check and Watch) plugs into pipeline/grpc_core.h;
+ * method table (gyro.v1.Gyro, grpc.health.v1.Health Check and Watch, and server reflection,
+ * grpc.reflection.v1alpha, from the descriptor set compiled into libgyro) plugs into
+ * pipeline/grpc_core.h;
  * the handlers call the same stage functions as the command-line tools. A method whose backend
  * is not loaded answers UNAVAILABLE with a message naming the missing option.
  *

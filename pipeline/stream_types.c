@@ -1,7 +1,8 @@
 /* stream_types.c — the table of message types a gyro stream may hold, by full protobuf name.
  *
  * protobuf-c generates no registry of a file's messages, so `gyro dump` and the stream reader
- * find descriptors here. Every message of proto/gyro.proto and proto/health.proto is listed;
+ * find descriptors here. Every message of proto/gyro.proto, proto/health.proto and
+ * proto/reflection.proto is listed;
  * when a message is added to a .proto file, add its descriptor here too (tests/e2e/cli_basics.sh
  * checks that `gyro dump --types` lists every message of the .proto files).
  */
@@ -11,6 +12,7 @@
 
 #include "proto/gyro.pb-c.h"
 #include "proto/health.pb-c.h"
+#include "proto/reflection.pb-c.h"
 
 static const ProtobufCMessageDescriptor *const known_types[] = {
     &gyro__v1__stream_header__descriptor,
@@ -39,6 +41,14 @@ static const ProtobufCMessageDescriptor *const known_types[] = {
     &gyro__v1__stats_response__descriptor,
     &grpc__health__v1__health_check_request__descriptor,
     &grpc__health__v1__health_check_response__descriptor,
+    &grpc__reflection__v1alpha__server_reflection_request__descriptor,
+    &grpc__reflection__v1alpha__extension_request__descriptor,
+    &grpc__reflection__v1alpha__server_reflection_response__descriptor,
+    &grpc__reflection__v1alpha__file_descriptor_response__descriptor,
+    &grpc__reflection__v1alpha__extension_number_response__descriptor,
+    &grpc__reflection__v1alpha__list_service_response__descriptor,
+    &grpc__reflection__v1alpha__service_response__descriptor,
+    &grpc__reflection__v1alpha__error_response__descriptor,
 };
 
 const ProtobufCMessageDescriptor *gyro_stream_type_find(const char *full_name)

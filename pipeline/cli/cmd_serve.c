@@ -1,4 +1,5 @@
-/* cmd_serve.c — `gyro serve`: the gRPC service (gyro.v1.Gyro + grpc.health.v1.Health Check and Watch).
+/* cmd_serve.c — `gyro serve`: the gRPC service (gyro.v1.Gyro, grpc.health.v1.Health Check and Watch,
+ * grpc.reflection.v1alpha server reflection).
  *
  * The main thread only handles signals (and, every few seconds of a busy server, gives glibc's
  * free heap memory back: trim_heap): SIGTERM/SIGINT/SIGHUP are blocked in every thread
@@ -75,7 +76,8 @@ static const gyro_opt serve_opts[] = {
 const gyro_cmd_spec gyro_spec_serve = {
     "serve", "[options]",
     "Serve gyro over gRPC: gyro.v1.Gyro (Classify, ClassifyStream, Normalize, Embed, Neighbors, "
-    "Reason, Stats) and grpc.health.v1.Health (Check, Watch).",
+    "Reason, Stats), grpc.health.v1.Health (Check, Watch) and server reflection "
+    "(grpc.reflection.v1alpha, for grpcurl and other generic clients).",
     "Signals: SIGHUP reloads the model; SIGTERM or SIGINT drains and exits 0.",
     serve_opts,
     NULL,
