@@ -202,8 +202,9 @@ typedef struct call_ctx {
 
 /* Counters of one worker; written only by that worker (relaxed stores), summed by readers. */
 typedef struct worker_stats {
-    _Atomic uint64_t *counts; /* (n_methods + 1, GYRO_RPC_CODE_COUNT) */
-    _Atomic uint64_t latency[GYRO_RPC_LATENCY_BUCKETS];
+    _Atomic uint64_t *counts;  /* (n_methods + 1, GYRO_RPC_CODE_COUNT) */
+    _Atomic uint64_t *latency; /* (n_methods + 1, GYRO_RPC_LATENCY_BUCKETS) */
+    _Atomic uint64_t *sum_ns;  /* (n_methods + 1) */
 } worker_stats;
 
 struct worker {
@@ -244,21 +245,23 @@ struct gyro_rpc_server {
     int shut_down;
 };
 
-static void stat_add(_Atomic uint64_t *c)
+static void stat_add(_Atomic uint64_t *c, uint64_t v)
 {
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v, memory_order_relaxed);
 }
 
 static void record_call(call_ctx *c, int code)
 {
     worker *w = c->w;
     int row = c->method < 0 ? w->srv->n_methods : c->method;
-    stat_add(&w->stats.counts[row * GYRO_RPC_CODE_COUNT + code]);
+    stat_add(&w->stats.counts[row * GYRO_RPC_CODE_COUNT + code], 1);
     if (c->method >= 0 && w->srv->methods[c->method].kind != GYRO_RPC_UNARY) return;
-    double us = (double)(now_ns() - c->t0) / 1000.0;
+    int64_t ns = now_ns() - c->t0;
+    double us = (double)ns / 1000.0;
     int b = 0;
     while (b < GYRO_RPC_LATENCY_BUCKETS - 1 && us > gyro_rpc_latency_bound(b)) b++;
-    stat_add(&w->stats.latency[b]);
+    stat_add(&w->stats.latency[row * GYRO_RPC_LATENCY_BUCKETS + b], 1);
+    stat_add(&w->stats.sum_ns[row], ns > 0 ? (uint64_t)ns : 0);
 }
 
 static void reply_clear(gyro_rpc_reply *r)
@@ -788,6 +791,8 @@ static void server_destroy_parts(gyro_rpc_server *s)
                 grpc_completion_queue_destroy(s->workers[i].cq);
             }
             free((void *)s->workers[i].stats.counts);
+            free((void *)s->workers[i].stats.latency);
+            free((void *)s->workers[i].stats.sum_ns);
         }
     if (s->shutdown_cq) {
         grpc_completion_queue_shutdown(s->shutdown_cq);
@@ -939,8 +944,10 @@ gyro_status gyro_rpc_server_start(const gyro_rpc_server_options *opt,
         w->srv = s;
         w->index = i;
         w->stats.counts = calloc(ncount, sizeof(_Atomic uint64_t));
+        w->stats.latency = calloc((size_t)(n_methods + 1) * GYRO_RPC_LATENCY_BUCKETS, sizeof(_Atomic uint64_t));
+        w->stats.sum_ns = calloc((size_t)(n_methods + 1), sizeof(_Atomic uint64_t));
         w->cq = grpc_completion_queue_create_for_next(NULL);
-        if (!w->stats.counts || !w->cq) {
+        if (!w->stats.counts || !w->stats.latency || !w->stats.sum_ns || !w->cq) {
             server_destroy_parts(s);
             return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
         }
@@ -1054,16 +1061,28 @@ void gyro_rpc_server_free(gyro_rpc_server *s)
 gyro_status gyro_rpc_server_stats(const gyro_rpc_server *s, gyro_rpc_stats *out)
 {
     memset(out, 0, sizeof *out);
-    size_t n = (size_t)(s->n_methods + 1) * GYRO_RPC_CODE_COUNT;
+    int rows = s->n_methods + 1;
+    size_t n = (size_t)rows * GYRO_RPC_CODE_COUNT, nl = (size_t)rows * GYRO_RPC_LATENCY_BUCKETS;
     out->counts = calloc(n, sizeof *out->counts);
-    if (!out->counts) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    out->latency_by_method = calloc(nl, sizeof *out->latency_by_method);
+    out->latency_sum_seconds = calloc((size_t)rows, sizeof *out->latency_sum_seconds);
+    if (!out->counts || !out->latency_by_method || !out->latency_sum_seconds) {
+        gyro_rpc_stats_free(out);
+        return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    }
     out->n_methods = s->n_methods;
     for (int w = 0; w < s->opt.threads; w++) {
         const worker_stats *ws = &s->workers[w].stats;
         for (size_t i = 0; i < n; i++) out->counts[i] += atomic_load_explicit(&ws->counts[i], memory_order_relaxed);
-        for (int b = 0; b < GYRO_RPC_LATENCY_BUCKETS; b++)
-            out->latency[b] += atomic_load_explicit(&ws->latency[b], memory_order_relaxed);
+        for (size_t i = 0; i < nl; i++) {
+            uint64_t v = atomic_load_explicit(&ws->latency[i], memory_order_relaxed);
+            out->latency_by_method[i] += v;
+            out->latency[i % GYRO_RPC_LATENCY_BUCKETS] += v;
+        }
+        for (int m = 0; m < rows; m++)
+            out->latency_sum_seconds[m] += (double)atomic_load_explicit(&ws->sum_ns[m], memory_order_relaxed) / 1e9;
     }
+    out->in_flight = atomic_load(&s->active);
     out->uptime_seconds = (double)(now_ns() - s->t_start) / 1e9;
     return GYRO_OK;
 }
@@ -1072,7 +1091,11 @@ void gyro_rpc_stats_free(gyro_rpc_stats *st)
 {
     if (!st) return;
     free(st->counts);
+    free(st->latency_by_method);
+    free(st->latency_sum_seconds);
     st->counts = NULL;
+    st->latency_by_method = NULL;
+    st->latency_sum_seconds = NULL;
 }
 
 double gyro_rpc_stats_percentile(const gyro_rpc_stats *st, double pct)

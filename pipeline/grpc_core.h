@@ -144,11 +144,16 @@ typedef struct gyro_rpc_server gyro_rpc_server;
 double gyro_rpc_latency_bound(int i);
 
 /* Counters summed over all threads. counts has (n_methods + 1) rows of GYRO_RPC_CODE_COUNT;
- * the last row is for unknown methods. */
+ * the last row is for unknown methods. The latency histograms count per bucket (not
+ * cumulatively): latency[b] sums latency_by_method[m][b] over the rows. */
 typedef struct gyro_rpc_stats {
     int n_methods;
     uint64_t *counts;                          /* (n_methods + 1, GYRO_RPC_CODE_COUNT) */
     uint64_t latency[GYRO_RPC_LATENCY_BUCKETS];
+    uint64_t *latency_by_method;               /* (n_methods + 1, GYRO_RPC_LATENCY_BUCKETS) */
+    double *latency_sum_seconds;               /* (n_methods + 1) total latency of those calls */
+    int in_flight;                             /* calls with a client attached right now (a
+                                                * parked Health/Watch included) */
     double uptime_seconds;
 } gyro_rpc_stats;
 
@@ -169,7 +174,7 @@ void gyro_rpc_server_notify(gyro_rpc_server *s);
 /* The bound port. */
 int gyro_rpc_server_port(const gyro_rpc_server *s);
 
-/* Snapshot the counters into *out (allocates out->counts; free with gyro_rpc_stats_free). May
+/* Snapshot the counters into *out (allocates its arrays; free with gyro_rpc_stats_free). May
  * be called from any thread, including handlers. Errors: GYRO_ERR_NOMEM. */
 gyro_status gyro_rpc_server_stats(const gyro_rpc_server *s, gyro_rpc_stats *out);
 void gyro_rpc_stats_free(gyro_rpc_stats *st);

@@ -22,6 +22,8 @@
 #include "pipeline/normalize_stage.h"
 #include "pipeline/service.h"
 
+#include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +53,8 @@ typedef struct loaded_model {
     gyro_classifier *m;
     gyro_classifier_scratch **scratch; /* (n_threads) each created by its own thread on first use */
     char version[128];
+    double loaded_at;           /* Unix time the load finished */
+    double load_seconds;        /* how long reading the file took */
 } loaded_model;
 
 /* Per-thread response buffers, grown on demand. */
@@ -84,6 +88,10 @@ struct gyro_service {
     _Atomic int serving;
     _Atomic(const gyro_rpc_server *) server;
     gyro_reflection *reflection;      /* the descriptor set compiled into libgyro (read-only) */
+    /* the served model as the metrics see it (a copy: the metrics thread holds no hazard slot) */
+    pthread_mutex_t info_mu;
+    loaded_model info;                /* version, loaded_at, load_seconds only */
+    uint64_t reloads_ok, reloads_refused;
 };
 
 static void model_free(loaded_model *lm, int n_threads)
@@ -106,14 +114,35 @@ static gyro_status model_load(const gyro_service *svc, loaded_model **out)
         free(lm);
         return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
     }
+    struct timespec t0, t1, wall;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     gyro_status st = gyro_classifier_load(svc->model_path, &lm->m);
     if (st != GYRO_OK) {
         model_free(lm, svc->opt.n_threads);
         return st;
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    clock_gettime(CLOCK_REALTIME, &wall);
+    lm->load_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    lm->loaded_at = (double)wall.tv_sec + (double)wall.tv_nsec / 1e9;
     snprintf(lm->version, sizeof lm->version, "%s", gyro_classifier_version(lm->m));
     *out = lm;
     return GYRO_OK;
+}
+
+/* Record what the metrics report about the served model (ok: a load succeeded, else refused). */
+static void note_load(gyro_service *svc, const loaded_model *lm, int reload)
+{
+    pthread_mutex_lock(&svc->info_mu);
+    if (lm) {
+        memcpy(svc->info.version, lm->version, sizeof lm->version);
+        svc->info.loaded_at = lm->loaded_at;
+        svc->info.load_seconds = lm->load_seconds;
+        if (reload) svc->reloads_ok++;
+    } else {
+        svc->reloads_refused++;
+    }
+    pthread_mutex_unlock(&svc->info_mu);
 }
 
 /* Pin the current model for thread t (NULL when none); release with unpin. */
@@ -137,6 +166,7 @@ gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out
     gyro_service *svc = calloc(1, sizeof *svc);
     if (!svc) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
     svc->opt = *opt;
+    pthread_mutex_init(&svc->info_mu, NULL);
     if (!svc->opt.max_text_bytes) svc->opt.max_text_bytes = GYRO_SERVICE_DEFAULT_MAX_TEXT;
     svc->hazard = calloc((size_t)opt->n_threads, sizeof *svc->hazard);
     svc->ts = calloc((size_t)opt->n_threads, sizeof *svc->ts);
@@ -161,6 +191,7 @@ gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out
             return st;
         }
         atomic_store(&svc->current, lm);
+        note_load(svc, lm, 0);
     }
     if (opt->embeddings_path) {
         gyro_status st = gyro_table_file_load(opt->embeddings_path, &svc->table);
@@ -210,7 +241,11 @@ gyro_status gyro_service_reload(gyro_service *svc)
     if (!svc->model_path) return gyro_error_set(GYRO_ERR_USAGE, "no --model to reload");
     loaded_model *lm;
     gyro_status st = model_load(svc, &lm);
-    if (st != GYRO_OK) return st;
+    if (st != GYRO_OK) {
+        note_load(svc, NULL, 1);
+        return st;
+    }
+    note_load(svc, lm, 1);
     loaded_model *old = atomic_exchange(&svc->current, lm);
     if (!old) return GYRO_OK;
     for (;;) { /* wait until no handler still holds the old model */
@@ -262,6 +297,7 @@ void gyro_service_free(gyro_service *svc)
     free(svc->ts);
     free(svc->hazard);
     free(svc->model_path);
+    pthread_mutex_destroy(&svc->info_mu);
     free(svc);
 }
 
@@ -823,10 +859,12 @@ static int h_stats(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_r
         scp[j] = &sc[j];
         j++;
     }
-    for (int b = 0; b < GYRO_RPC_LATENCY_BUCKETS; b++) {
+    uint64_t below = 0;
+    for (int b = 0; b < GYRO_RPC_LATENCY_BUCKETS; b++) { /* cumulative, as Prometheus' le buckets */
+        below += st.latency[b];
         gyro__v1__latency_bucket__init(&lb[b]);
         lb[b].upper_us = gyro_rpc_latency_bound(b);
-        lb[b].count = st.latency[b];
+        lb[b].count = below;
         lbp[b] = &lb[b];
     }
     Gyro__V1__StatsResponse resp = GYRO__V1__STATS_RESPONSE__INIT;
@@ -892,4 +930,124 @@ void gyro_service_print_stats(const gyro_rpc_stats *st, FILE *out)
     for (int b = 0; b < GYRO_RPC_LATENCY_BUCKETS; b++)
         if (st->latency[b]) fprintf(out, " %g:%llu", gyro_rpc_latency_bound(b), (unsigned long long)st->latency[b]);
     fprintf(out, "\n");
+}
+
+/* ---- Prometheus text format ----------------------------------------------------------------- */
+
+/* A label value with \, " and newline escaped (the exposition format's rule). */
+static void put_label(FILE *f, const char *v)
+{
+    for (; *v; v++) {
+        if (*v == '\\') fputs("\\\\", f);
+        else if (*v == '"') fputs("\\\"", f);
+        else if (*v == '\n') fputs("\\n", f);
+        else fputc(*v, f);
+    }
+}
+
+/* The labels of method row m: grpc_type, grpc_service, grpc_method (go-grpc-prometheus' names). */
+static void put_method(FILE *f, const gyro_rpc_method *methods, int n_methods, int m)
+{
+    static const char *const kinds[] = {"unary", "server_stream", "bidi_stream"};
+    if (m >= n_methods) {
+        fputs("grpc_type=\"unknown\",grpc_service=\"unknown\",grpc_method=\"unknown\"", f);
+        return;
+    }
+    const char *p = methods[m].path + 1, *slash = strrchr(p, '/');
+    int svc_len = slash ? (int)(slash - p) : 0;
+    fprintf(f, "grpc_type=\"%s\",grpc_service=\"%.*s\",grpc_method=\"%s\"", kinds[methods[m].kind], svc_len, p,
+            slash ? slash + 1 : p);
+}
+
+gyro_status gyro_service_metrics(gyro_service *svc, const gyro_rpc_server *srv, char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    gyro_rpc_stats st;
+    gyro_status rc = gyro_rpc_server_stats(srv, &st);
+    if (rc != GYRO_OK) return rc;
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    if (!f) {
+        gyro_rpc_stats_free(&st);
+        return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    }
+    int n_methods;
+    const gyro_rpc_method *methods = gyro_service_methods(&n_methods);
+    if (st.n_methods < n_methods) n_methods = st.n_methods; /* the server's table is the service's */
+
+    fputs("# HELP grpc_server_handled_total RPCs completed on the server, by method and status code.\n"
+          "# TYPE grpc_server_handled_total counter\n", f);
+    for (int m = 0; m <= n_methods; m++) {
+        int row = m < n_methods ? m : st.n_methods;
+        for (int c = 0; c < GYRO_RPC_CODE_COUNT; c++) {
+            uint64_t v = st.counts[row * GYRO_RPC_CODE_COUNT + c];
+            if (!v && !(c == GYRO_RPC_OK && m < n_methods)) continue; /* every method has its OK series */
+            fputs("grpc_server_handled_total{", f);
+            put_method(f, methods, n_methods, m);
+            fprintf(f, ",grpc_code=\"%s\"} %llu\n", gyro_rpc_code_name(c), (unsigned long long)v);
+        }
+    }
+    fputs("# HELP grpc_server_handling_seconds Latency of unary RPCs (unknown methods included), from arrival "
+          "to the end of the final batch.\n"
+          "# TYPE grpc_server_handling_seconds histogram\n", f);
+    for (int m = 0; m <= n_methods; m++) {
+        int row = m < n_methods ? m : st.n_methods;
+        const uint64_t *h = st.latency_by_method + (size_t)row * GYRO_RPC_LATENCY_BUCKETS;
+        uint64_t total = 0;
+        for (int b = 0; b < GYRO_RPC_LATENCY_BUCKETS; b++) total += h[b];
+        if (m < n_methods ? methods[m].kind != GYRO_RPC_UNARY : total == 0) continue;
+        uint64_t below = 0;
+        for (int b = 0; b < GYRO_RPC_LATENCY_BUCKETS; b++) {
+            below += h[b];
+            double le = gyro_rpc_latency_bound(b);
+            fputs("grpc_server_handling_seconds_bucket{", f);
+            put_method(f, methods, n_methods, m);
+            if (isinf(le)) fputs(",le=\"+Inf\"}", f);
+            else fprintf(f, ",le=\"%.6g\"}", le / 1e6);
+            fprintf(f, " %llu\n", (unsigned long long)below);
+        }
+        fputs("grpc_server_handling_seconds_sum{", f);
+        put_method(f, methods, n_methods, m);
+        fprintf(f, "} %.9g\n", st.latency_sum_seconds[row]);
+        fputs("grpc_server_handling_seconds_count{", f);
+        put_method(f, methods, n_methods, m);
+        fprintf(f, "} %llu\n", (unsigned long long)total);
+    }
+    fprintf(f, "# HELP gyro_grpc_calls_in_flight RPCs with a client attached now (open Health/Watch streams "
+               "included).\n# TYPE gyro_grpc_calls_in_flight gauge\ngyro_grpc_calls_in_flight %d\n", st.in_flight);
+    fprintf(f, "# HELP gyro_uptime_seconds Seconds since the server started listening.\n"
+               "# TYPE gyro_uptime_seconds gauge\ngyro_uptime_seconds %.3f\n", st.uptime_seconds);
+    fprintf(f, "# HELP gyro_health_serving 1 while health says SERVING, 0 while draining before shutdown.\n"
+               "# TYPE gyro_health_serving gauge\ngyro_health_serving %d\n", atomic_load(&svc->serving) ? 1 : 0);
+    pthread_mutex_lock(&svc->info_mu);
+    loaded_model info = svc->info;
+    uint64_t ok = svc->reloads_ok, refused = svc->reloads_refused;
+    pthread_mutex_unlock(&svc->info_mu);
+    if (info.version[0]) {
+        fputs("# HELP gyro_model_info The intent classifier being served (version: architecture, size and "
+              "checksum of the file).\n# TYPE gyro_model_info gauge\ngyro_model_info{version=\"", f);
+        put_label(f, info.version);
+        fputs("\"} 1\n", f);
+        fprintf(f, "# HELP gyro_model_loaded_timestamp_seconds Unix time the served model was loaded.\n"
+                   "# TYPE gyro_model_loaded_timestamp_seconds gauge\ngyro_model_loaded_timestamp_seconds %.3f\n",
+                info.loaded_at);
+        fprintf(f, "# HELP gyro_model_load_duration_seconds How long loading the served model took.\n"
+                   "# TYPE gyro_model_load_duration_seconds gauge\ngyro_model_load_duration_seconds %.6f\n",
+                info.load_seconds);
+    }
+    fprintf(f, "# HELP gyro_model_reloads_total Model reloads (SIGHUP) by result.\n"
+               "# TYPE gyro_model_reloads_total counter\n"
+               "gyro_model_reloads_total{result=\"ok\"} %llu\ngyro_model_reloads_total{result=\"refused\"} %llu\n",
+            (unsigned long long)ok, (unsigned long long)refused);
+    gyro_rpc_stats_free(&st);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        free(buf);
+        return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    }
+    *text = buf;
+    *len = size;
+    return GYRO_OK;
 }

@@ -67,6 +67,15 @@ const gyro_rpc_method *gyro_service_methods(int *n);
 /* Free the service and its model. NULL is a no-op. No handler may be running. */
 void gyro_service_free(gyro_service *svc);
 
+/* The service's metrics in the Prometheus text exposition format (version 0.0.4): calls by
+ * method and status code (grpc_server_handled_total, with go-grpc-prometheus' label names),
+ * cumulative latency histograms of unary methods (grpc_server_handling_seconds), calls in
+ * flight, uptime, health, the served model (gyro_model_info{version}, load time and duration)
+ * and reloads by result. `srv` is the running server of this service. *text is malloc'd (free
+ * it), *len its length. Thread-safe (any thread, concurrently with handlers and reloads).
+ * Errors: GYRO_ERR_NOMEM. */
+gyro_status gyro_service_metrics(gyro_service *svc, const gyro_rpc_server *srv, char **text, size_t *len);
+
 /* Write the counters as a human-readable report (per method and code, latency percentiles). */
 void gyro_service_print_stats(const gyro_rpc_stats *st, FILE *out);
 

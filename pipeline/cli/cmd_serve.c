@@ -11,6 +11,8 @@
  *   SIGTERM  health turns NOT_SERVING; calls are still served for --drain-ms; then the server
  *            stops accepting calls, running calls get --grace-ms to finish, the rest are
  *            cancelled; the counters are printed and the process exits 0.
+ * With --metrics-addr a second listener (pipeline/metrics_http.h) serves the Prometheus text of
+ * gyro_service_metrics until the gRPC server has stopped.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -27,10 +29,11 @@
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/opts.h"
 #include "pipeline/grpc_core.h"
+#include "pipeline/metrics_http.h"
 #include "pipeline/service.h"
 
 typedef struct serve_args {
-    const char *model, *emb, *policy, *composite, *addr, *cert, *key, *ca, *port_file;
+    const char *model, *emb, *policy, *composite, *addr, *cert, *key, *ca, *port_file, *metrics_addr;
     long threads, pool, max_bytes, max_buffer, max_text, drain_ms, grace_ms;
 } serve_args;
 
@@ -70,6 +73,13 @@ static const gyro_opt serve_opts[] = {
     GYRO_O_LONG("grace-ms", 0, serve_args, grace_ms, "N", "5000", 0, 3600000,
                 "then let running calls finish before cancelling"),
     GYRO_O_STR("port-file", 0, serve_args, port_file, "FILE", NULL, "write the bound port to FILE once listening"),
+    GYRO_O_STR("metrics-addr", 0, serve_args, metrics_addr, "HOST:PORT", NULL,
+               "serve Prometheus metrics at http://HOST:PORT/metrics (port 0 = any free port)",
+               .man = "Plain HTTP/1.1 on its own thread: calls by method and status code "
+                      "(grpc_server_handled_total), cumulative latency histograms of unary methods "
+                      "(grpc_server_handling_seconds), calls in flight, uptime, health, the served model "
+                      "(gyro_model_info{version}, load time and duration) and reloads by result. The "
+                      "bound address is printed on stderr."),
     GYRO_O_END,
 };
 
@@ -141,16 +151,25 @@ static void sleep_ms(long ms)
 typedef struct serving {
     gyro_service *svc;
     gyro_rpc_server *srv;
+    gyro_metrics_http *metrics;
     char *cert_pem, *key_pem, *ca_pem;
 } serving;
 
 static void serving_free(serving *v)
 {
+    gyro_metrics_http_stop(v->metrics);
     gyro_rpc_server_free(v->srv);
     gyro_service_free(v->svc);
     free(v->cert_pem);
     free(v->key_pem);
     free(v->ca_pem);
+}
+
+/* The metrics listener's document: the service's Prometheus text. */
+static gyro_status render_metrics(void *ctx, char **text, size_t *len)
+{
+    serving *v = ctx;
+    return gyro_service_metrics(v->svc, v->srv, text, len);
 }
 
 /* Load the files, start listening, announce it (and write --port-file). */
@@ -172,6 +191,11 @@ static gyro_status start(const serve_args *o, serving *v)
     fprintf(stderr, "gyro serve: listening on %s (port %d, %s%s), %ld threads, pool %ld, model %s\n", o->addr,
             gyro_rpc_server_port(v->srv), o->cert ? "TLS" : "plaintext", o->ca ? " with client certificates" : "",
             o->threads, o->pool, o->model ? gyro_service_model_version(v->svc) : "(none)");
+    if (o->metrics_addr) {
+        if ((st = gyro_metrics_http_start(o->metrics_addr, render_metrics, v, &v->metrics)) != GYRO_OK) return st;
+        fprintf(stderr, "gyro serve: metrics on %s (port %d) at /metrics\n", o->metrics_addr,
+                gyro_metrics_http_port(v->metrics));
+    }
     if (o->port_file) st = write_port(o->port_file, gyro_rpc_server_port(v->srv));
     return st;
 }
@@ -249,6 +273,8 @@ static void shut_down(const serve_args *o, serving *v)
     if (o->drain_ms > 0) sleep_ms(o->drain_ms);
     int cancelled = 0;
     gyro_rpc_server_shutdown(v->srv, o->grace_ms, &cancelled);
+    gyro_metrics_http_stop(v->metrics); /* scrapes keep working through the drain and grace */
+    v->metrics = NULL;
     if (cancelled) fprintf(stderr, "gyro serve: cancelled %d calls still running after the grace period\n", cancelled);
     gyro_rpc_stats stats;
     gyro_service_attach(v->svc, NULL);

@@ -203,7 +203,9 @@ def functional(channel, args):
     ok(len(st.latency) > 5 and st.latency[-1].upper_us == float("inf"), "Stats has a latency histogram")
     streaming = ("/gyro.v1.Gyro/ClassifyStream", "/gyro.v1.Gyro/Normalize", "/grpc.health.v1.Health/Watch")
     unary = sum(v for (m, _), v in counts.items() if m not in streaming)
-    ok(sum(b.count for b in st.latency) == unary, "histogram total equals the unary status counts")
+    cum = [b.count for b in st.latency]
+    ok(cum == sorted(cum), "latency buckets are cumulative (count of calls <= upper_us)")
+    ok(cum[-1] == unary, "the +Inf bucket equals the unary status counts (%d, %d)" % (cum[-1], unary))
     ok(st.uptime_seconds > 0, "Stats has the uptime")
     ok(check_health(channel, S.SERVING), "server still SERVING after every failure case")
 
