@@ -212,6 +212,13 @@ def client(args):
            and isinstance(e, gyro.RpcError) and isinstance(e.__cause__, grpc.RpcError),
            "an unknown health service raises gyro.NotFound (%s)" % e)
 
+        w = c.watch_health(timeout=10)
+        ok(next(w) == "SERVING", "watch_health: SERVING at once")
+        w.close()  # cancels the call
+        w = c.watch_health("nope", timeout=0.5)
+        ok(next(w) == "SERVICE_UNKNOWN", "watch_health of an unknown service: SERVICE_UNKNOWN")
+        ok(raises(lambda: next(w), gyro.DeadlineExceeded) is not None, "... then nothing until the deadline")
+
         r = c.classify(texts[0], top_k=3, id="q1")
         ok(isinstance(r, gyro.ClassifyResponse) and len(r.intents) == min(3, args.n_labels) and r.id == "q1",
            "classify: top 3 intents, id echoed (%s)" % [(i.label, round(i.probability, 3)) for i in r.intents])
@@ -279,6 +286,7 @@ def client(args):
         counts = {(s.method, s.code): s.count for s in st.status_counts}
         ok(counts.get(("/gyro.v1.Gyro/Classify", "OK"), 0) >= 3 and counts.get(("/gyro.v1.Gyro/Classify", "INVALID_ARGUMENT"), 0) >= 1
            and st.uptime_seconds > 0, "stats: the calls above are counted")
+        ok(c.model_version() == r.model_version != "", "model_version() is the one each ClassifyResponse names")
 
         # concurrent calls on one client
         errs = []

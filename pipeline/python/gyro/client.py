@@ -7,8 +7,9 @@
         print(intent.label, round(intent.probability, 3))
 
 One method per RPC of gyro.v1.Gyro (Classify, ClassifyStream, Normalize, Embed, Neighbors,
-Reason, Stats) and grpc.health.v1.Health/Check; each returns the response message (streaming
-methods: an iterator of messages). A call that does not end with OK raises a
+Reason, Stats) and grpc.health.v1.Health (Check: health(), Watch: watch_health()); each returns
+the response message (streaming methods: an iterator of messages); model_version() names the
+served model. A call that does not end with OK raises a
 gyro.errors.RpcError subclass named after its status code (gyro.Unavailable,
 gyro.InvalidArgument, gyro.DeadlineExceeded, ...) with .code, .details and .method; for a
 streaming method the error is raised while iterating. Every call has a deadline: the client's
@@ -186,6 +187,23 @@ class Client:
         r = self._unary("/grpc.health.v1.Health/Check", self.health_stub.Check,
                         health_pb2.HealthCheckRequest(service=service), timeout)
         return health_pb2.HealthCheckResponse.ServingStatus.Name(r.status)
+
+    def watch_health(self, service="", timeout=None):
+        """grpc.health.v1.Health/Watch: an iterator of status names, the current one at once
+        ("SERVING"), then one each time it changes ("NOT_SERVING" when the server begins to
+        drain before shutdown); an unknown service yields "SERVICE_UNKNOWN" and stays open. The
+        stream ends with gyro.Unavailable when the server shuts down; timeout=None (the default
+        here) means no deadline. Closing the iterator (or leaving a for loop) cancels the
+        call."""
+        call = self.health_stub.Watch(health_pb2.HealthCheckRequest(service=service), timeout=self._timeout(timeout))
+        for r in self._stream("/grpc.health.v1.Health/Watch", call):
+            yield health_pb2.HealthCheckResponse.ServingStatus.Name(r.status)
+
+    def model_version(self, timeout=_CLIENT_DEFAULT):
+        """The version of the intent classifier being served ("" without --model): the
+        architecture, size and checksum of the model file, as every ClassifyResponse names it;
+        it changes when a SIGHUP loads another file."""
+        return self.stats(timeout=timeout).model_version
 
     # -- connection -----------------------------------------------------------------------------
     def wait_ready(self, timeout=_CLIENT_DEFAULT):
