@@ -214,6 +214,8 @@ struct worker {
     pthread_t thread;
     worker_stats stats;
     call_ctx *parked;          /* calls waiting for gyro_rpc_server_notify (this worker only) */
+    uint64_t scan_generation;  /* generation at the last scan of the parked list */
+    int rescan;                /* a call parked with an older generation: scan again */
 };
 
 typedef struct pool {
@@ -499,6 +501,7 @@ static void park(call_ctx *c)
         c->close_started = 1;
     }
     c->state = ST_PARKED;
+    if (c->generation != atomic_load(&c->w->srv->generation)) c->w->rescan = 1; /* notified meanwhile */
     c->park_prev = NULL;
     c->park_next = c->w->parked;
     if (c->park_next) c->park_next->park_prev = c;
@@ -532,6 +535,9 @@ static void wake_parked(worker *w)
     gyro_rpc_server *srv = w->srv;
     int stopping = atomic_load(&srv->stopping);
     uint64_t gen = atomic_load(&srv->generation);
+    if (!stopping && gen == w->scan_generation && !w->rescan) return; /* nothing new: O(1) per event */
+    w->scan_generation = gen;
+    w->rescan = 0;
     call_ctx *due = NULL;
     for (call_ctx *c = w->parked, *next; c; c = next) {
         next = c->park_next;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pipeline/grpc_core.h"
@@ -145,6 +146,30 @@ static int h_chunks(void *ctx, int thread, const ProtobufCMessage *request, gyro
     return *sent < strlen(rq->service) ? GYRO_RPC_CONTINUE : GYRO_RPC_OK;
 }
 
+/* Watch: sends the value of `watched` at once and whenever it changed (GYRO_RPC_WAIT between). */
+static _Atomic int watched;
+
+static int h_watch(void *ctx, int thread, const ProtobufCMessage *request, gyro_rpc_reply *reply)
+{
+    (void)ctx;
+    (void)thread;
+    (void)request;
+    int *last = gyro_rpc_reply_state(reply);
+    if (!last) {
+        last = malloc(sizeof *last);
+        *last = -1;
+        gyro_rpc_reply_set_state(reply, last, free);
+    }
+    int now = watched;
+    if (now != *last) {
+        Grpc__Health__V1__HealthCheckResponse r = GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__INIT;
+        r.status = now;
+        gyro_rpc_reply_send(reply, &r.base);
+        *last = now;
+    }
+    return GYRO_RPC_WAIT;
+}
+
 static const gyro_rpc_method methods[] = {
     {"/t.T/Check", GYRO_RPC_UNARY, &grpc__health__v1__health_check_request__descriptor, 0, h_check},
     {"/t.T/PoolCheck", GYRO_RPC_UNARY, &grpc__health__v1__health_check_request__descriptor, 1, h_check},
@@ -152,8 +177,10 @@ static const gyro_rpc_method methods[] = {
     {"/t.T/Bidi", GYRO_RPC_BIDI_STREAMING, &grpc__health__v1__health_check_request__descriptor, 1, h_check},
     {"/t.T/Chunks", GYRO_RPC_SERVER_STREAMING, &grpc__health__v1__health_check_request__descriptor, 1, h_chunks},
     {"/t.T/BadContinue", GYRO_RPC_UNARY, &grpc__health__v1__health_check_request__descriptor, 0, h_chunks},
+    {"/t.T/Watch", GYRO_RPC_SERVER_STREAMING, &grpc__health__v1__health_check_request__descriptor, 0, h_watch},
+    {"/t.T/BadWait", GYRO_RPC_UNARY, &grpc__health__v1__health_check_request__descriptor, 0, h_watch},
 };
-#define N_METHODS 6
+#define N_METHODS 8
 
 static int calls[8];
 
@@ -291,6 +318,84 @@ START_TEST(test_server_bad_options)
 }
 END_TEST
 
+static gyro_rpc_stream *watch_open(gyro_rpc_client *cl, long timeout_ms)
+{
+    gyro_rpc_stream *st;
+    ck_assert_int_eq(gyro_rpc_stream_open(cl, "/t.T/Watch", timeout_ms, &st), GYRO_OK);
+    Grpc__Health__V1__HealthCheckRequest rq = GRPC__HEALTH__V1__HEALTH_CHECK_REQUEST__INIT;
+    ck_assert_int_eq(gyro_rpc_stream_send(st, &rq.base), GYRO_OK);
+    ck_assert_int_eq(gyro_rpc_stream_close_send(st), GYRO_OK);
+    return st;
+}
+
+/* The next value on a watch, or -1 at the end of the stream. */
+static int watch_next(gyro_rpc_stream *st)
+{
+    ProtobufCMessage *m = NULL;
+    ck_assert_int_eq(gyro_rpc_stream_recv(st, &grpc__health__v1__health_check_response__descriptor, &m), GYRO_OK);
+    if (!m) return -1;
+    int v = ((Grpc__Health__V1__HealthCheckResponse *)m)->status;
+    protobuf_c_message_free_unpacked(m, NULL);
+    return v;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* GYRO_RPC_WAIT: parked calls get each change after gyro_rpc_server_notify, end on the client's
+ * deadline (counted DEADLINE_EXCEEDED), and end UNAVAILABLE at shutdown at once, without
+ * waiting for the grace period; a unary handler may not wait. */
+START_TEST(test_server_wait)
+{
+    gyro_rpc_client *cl;
+    gyro_rpc_server *s = start(&cl);
+    watched = 1;
+    gyro_rpc_stream *a = watch_open(cl, 20000), *b = watch_open(cl, 20000);
+    ck_assert_int_eq(watch_next(a), 1);
+    ck_assert_int_eq(watch_next(b), 1);
+    watched = 2;
+    gyro_rpc_server_notify(s);
+    ck_assert_int_eq(watch_next(a), 2);
+    ck_assert_int_eq(watch_next(b), 2);
+    gyro_rpc_server_notify(s); /* no change: no message (the deadline below ends the call first) */
+    gyro_rpc_stream *c = watch_open(cl, 300);
+    ck_assert_int_eq(watch_next(c), 2);
+    ck_assert_int_eq(watch_next(c), -1);
+    int code;
+    gyro_rpc_stream_finish(c, &code, NULL);
+    ck_assert_int_eq(code, GYRO_RPC_DEADLINE_EXCEEDED);
+    int n;
+    char *d;
+    ck_assert_int_eq(call(cl, "/t.T/BadWait", "", 5000, &n, &d), GYRO_RPC_INTERNAL);
+    free(d);
+    usleep(200000);
+    gyro_rpc_stats st;
+    ck_assert_int_eq(gyro_rpc_server_stats(s, &st), GYRO_OK);
+    ck_assert_uint_eq(st.counts[6 * GYRO_RPC_CODE_COUNT + GYRO_RPC_DEADLINE_EXCEEDED], 1);
+    ck_assert_int_eq(st.in_flight, 2); /* a and b, parked */
+    gyro_rpc_stats_free(&st);
+    double t0 = now_s();
+    gyro_rpc_server_shutdown(s, 10000, NULL);
+    ck_assert(now_s() - t0 < 3.0); /* parked calls do not hold up the 10 s grace period */
+    ck_assert_int_eq(watch_next(a), -1);
+    gyro_rpc_stream_finish(a, &code, NULL);
+    ck_assert_int_eq(code, GYRO_RPC_UNAVAILABLE);
+    ck_assert_int_eq(watch_next(b), -1);
+    gyro_rpc_stream_finish(b, &code, NULL);
+    ck_assert_int_eq(code, GYRO_RPC_UNAVAILABLE);
+    ck_assert_int_eq(gyro_rpc_server_stats(s, &st), GYRO_OK);
+    ck_assert_uint_eq(st.counts[6 * GYRO_RPC_CODE_COUNT + GYRO_RPC_UNAVAILABLE], 2);
+    ck_assert_int_eq(st.in_flight, 0);
+    gyro_rpc_stats_free(&st);
+    gyro_rpc_client_free(cl);
+    gyro_rpc_server_free(s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("grpc");
@@ -302,6 +407,7 @@ int main(void)
     tcase_add_test(tc, test_percentile);
     tcase_add_test(tc, test_server_round_trip);
     tcase_add_test(tc, test_server_bad_options);
+    tcase_add_test(tc, test_server_wait);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);
