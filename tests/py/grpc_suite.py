@@ -450,6 +450,38 @@ def watch(channel, args):
     ok(n_c >= args.n + 2, "Stats counts the cancelled watches (%d)" % n_c)
     ok(n_d >= 2, "Stats counts the watches that reached their deadline (%d)" % n_d)
     ok(check_health(channel, S.SERVING), "still SERVING after the abandoned watches")
+    # waves of watches opened and cancelled, then a client process killed with watches open
+    for _ in range(5):
+        ws = [health.Watch(health_pb2.HealthCheckRequest(), timeout=30) for _ in range(100)]
+        [next(x) for x in ws]  # started on the server: each end must be counted
+        [x.cancel() for x in ws]
+    import signal
+    import subprocess
+    before = n_c
+    child = subprocess.Popen([sys.executable, "-c", """
+import sys, time
+sys.path.insert(0, %r)
+import grpc, health_pb2, health_pb2_grpc
+ch = grpc.insecure_channel(%r)
+h = health_pb2_grpc.HealthStub(ch)
+ws = [h.Watch(health_pb2.HealthCheckRequest()) for _ in range(20)]
+[next(w) for w in ws]
+print("ready", flush=True)
+time.sleep(60)
+""" % (GEN, args.addr)], stdout=subprocess.PIPE, text=True)
+    ok(child.stdout.readline().strip() == "ready", "a client process holds 20 watches")
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    for _ in range(50):
+        st = stub.Stats(gyro_pb2.StatsRequest(), timeout=5)
+        counts = {(x.method, x.code): x.count for x in st.status_counts}
+        if counts.get(("/grpc.health.v1.Health/Watch", "CANCELLED"), 0) >= before + 500 + 20:
+            break
+        time.sleep(0.1)
+    n_c = counts.get(("/grpc.health.v1.Health/Watch", "CANCELLED"), 0)
+    ok(n_c >= before + 520, "500 cancelled watches and the 20 of the killed client are counted CANCELLED (%d more)"
+       % (n_c - before))
+    ok(check_health(channel, S.SERVING), "still SERVING")
 
 
 def watch_drain(channel, args):
