@@ -13,7 +13,7 @@ mkdir -p "$OUT"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 for t in stream json zip classifier policy table c2v_checkpoint normalize import_tsv import_nlpcc \
-         import_smp import_crosswoz grpc hrm; do mkdir -p "$OUT/$t"; done
+         import_smp import_crosswoz grpc hrm reflection; do mkdir -p "$OUT/$t"; done
 q=(-q)
 cp "$C"/tsv/* "$OUT/import_tsv/"
 cp "$C"/nlpcc/* "$OUT/import_nlpcc/"
@@ -68,3 +68,6 @@ for i in $(seq 0 9); do
   { printf "\\x$(printf %02x "$i")\\x0a\\x$(printf %02x "$len")"; printf '%s' "$text"; } > "$OUT/grpc/m$i"
   printf "\\x$(printf %02x "$i")" > "$OUT/grpc/e$i"
 done
+
+# reflection: the descriptor set the build compiled into gyro (beside the binary's build tree)
+cp "$(dirname "$G")/gen/proto/descriptors/gyro.desc" "$OUT/reflection/"
