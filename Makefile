@@ -42,7 +42,7 @@ INCLUDES    = -I. -I$(BUILD)/gen
 CFLAGS     += $(CFLAGS_BASE) $(SAN_FLAGS) $(INCLUDES) $(PKG_CFLAGS)
 LDLIBS      = $(PKG_LIBS) -lm -lpthread
 
-PROTOS     := proto/gyro.proto proto/health.proto proto/reflection.proto
+PROTOS     := proto/gyro.proto proto/health.proto proto/reflection.proto proto/reflection_v1.proto
 GEN_C      := $(patsubst proto/%.proto,$(BUILD)/gen/proto/%.pb-c.c,$(PROTOS))
 GEN_H      := $(GEN_C:.c=.h)
 # The FileDescriptorSet of PROTOS (imports included), compiled into libgyro as a C array for

@@ -721,9 +721,9 @@ static int h_health_watch(void *ctx, int t, const ProtobufCMessage *request, gyr
     return GYRO_RPC_WAIT;
 }
 
-/* grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo (bidi, one response per request):
- * list_services names the services of the method table (gyro.v1.Gyro, grpc.health.v1.Health
- * and this one); file_by_filename and file_containing_symbol answer the FileDescriptorProto of
+/* grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo and its v1 twin (bidi, one
+ * response per request): list_services names the services of the method table (gyro.v1.Gyro,
+ * grpc.health.v1.Health and the two reflection services); file_by_filename and file_containing_symbol answer the FileDescriptorProto of
  * the file followed by its imports, transitively, from the descriptor set compiled into libgyro
  * (pipeline/reflection.h); all_extension_numbers_of_type answers an empty list for a known
  * message (gyro declares no extensions). Errors go in an ErrorResponse, as the protocol says, and
@@ -900,6 +900,10 @@ static const gyro_rpc_method service_methods[] = {
     {"/grpc.health.v1.Health/Watch", GYRO_RPC_SERVER_STREAMING, &grpc__health__v1__health_check_request__descriptor,
      0, h_health_watch},
     {"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", GYRO_RPC_BIDI_STREAMING,
+     &grpc__reflection__v1alpha__server_reflection_request__descriptor, 0, h_reflection},
+    /* v1 has v1alpha's messages and field numbers under another package: the same bytes on the
+     * wire, so the same handler and types answer it */
+    {"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", GYRO_RPC_BIDI_STREAMING,
      &grpc__reflection__v1alpha__server_reflection_request__descriptor, 0, h_reflection},
 };
 

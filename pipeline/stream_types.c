@@ -1,8 +1,8 @@
 /* stream_types.c — the table of message types a gyro stream may hold, by full protobuf name.
  *
  * protobuf-c generates no registry of a file's messages, so `gyro dump` and the stream reader
- * find descriptors here. Every message of proto/gyro.proto, proto/health.proto and
- * proto/reflection.proto is listed;
+ * find descriptors here. Every message of proto/gyro.proto, proto/health.proto,
+ * proto/reflection.proto and proto/reflection_v1.proto is listed;
  * when a message is added to a .proto file, add its descriptor here too (tests/e2e/cli_basics.sh
  * checks that `gyro dump --types` lists every message of the .proto files).
  */
@@ -13,6 +13,7 @@
 #include "proto/gyro.pb-c.h"
 #include "proto/health.pb-c.h"
 #include "proto/reflection.pb-c.h"
+#include "proto/reflection_v1.pb-c.h"
 
 static const ProtobufCMessageDescriptor *const known_types[] = {
     &gyro__v1__stream_header__descriptor,
@@ -49,6 +50,14 @@ static const ProtobufCMessageDescriptor *const known_types[] = {
     &grpc__reflection__v1alpha__list_service_response__descriptor,
     &grpc__reflection__v1alpha__service_response__descriptor,
     &grpc__reflection__v1alpha__error_response__descriptor,
+    &grpc__reflection__v1__server_reflection_request__descriptor,
+    &grpc__reflection__v1__extension_request__descriptor,
+    &grpc__reflection__v1__server_reflection_response__descriptor,
+    &grpc__reflection__v1__file_descriptor_response__descriptor,
+    &grpc__reflection__v1__extension_number_response__descriptor,
+    &grpc__reflection__v1__list_service_response__descriptor,
+    &grpc__reflection__v1__service_response__descriptor,
+    &grpc__reflection__v1__error_response__descriptor,
 };
 
 const ProtobufCMessageDescriptor *gyro_stream_type_find(const char *full_name)

@@ -87,7 +87,7 @@ const gyro_cmd_spec gyro_spec_serve = {
     "serve", "[options]",
     "Serve gyro over gRPC: gyro.v1.Gyro (Classify, ClassifyStream, Normalize, Embed, Neighbors, "
     "Reason, Stats), grpc.health.v1.Health (Check, Watch) and server reflection "
-    "(grpc.reflection.v1alpha, for grpcurl and other generic clients).",
+    "(grpc.reflection.v1alpha and v1, for grpcurl and other generic clients).",
     "Signals: SIGHUP reloads the model; SIGTERM or SIGINT drains and exits 0.",
     serve_opts,
     NULL,

@@ -1,10 +1,11 @@
 """reflection_client.py — call `gyro serve` knowing only its address, through gRPC server
 reflection (grpc.reflection.v1alpha), with Debian's python3-grpcio and python3-protobuf.
 
-    reflection_client.py GEN ADDR TEXT
+    reflection_client.py GEN ADDR TEXT [v1alpha|v1]
 
-GEN holds reflection_pb2/_grpc generated from proto/reflection.proto (the only stubs used: no
-gyro_pb2 is imported). The script lists the services, fetches the file that declares each one
+GEN holds reflection_pb2/_grpc and reflection_v1_pb2/_grpc generated from proto/reflection.proto
+and proto/reflection_v1.proto (the only stubs used: no gyro_pb2 is imported); the last argument
+picks the protocol version (default v1alpha). The script lists the services, fetches the file that declares each one
 (with its imports) into an empty descriptor pool, builds the request and response classes of
 gyro.v1.Gyro/Classify with protobuf's message factory and calls Classify on TEXT; then checks
 the protocol's other requests and its errors (which come back as ErrorResponse messages on the
@@ -17,8 +18,13 @@ sys.path.insert(0, sys.argv[1])
 import grpc  # noqa: E402
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # noqa: E402
 
-import reflection_pb2 as rpb  # noqa: E402
-import reflection_pb2_grpc as rgrpc  # noqa: E402
+VERSION = sys.argv[4] if len(sys.argv) > 4 else "v1alpha"
+if VERSION == "v1":
+    import reflection_v1_pb2 as rpb  # noqa: E402
+    import reflection_v1_pb2_grpc as rgrpc  # noqa: E402
+else:
+    import reflection_pb2 as rpb  # noqa: E402
+    import reflection_pb2_grpc as rgrpc  # noqa: E402
 
 ADDR, TEXT = sys.argv[2], sys.argv[3]
 NOT_FOUND, UNIMPLEMENTED = grpc.StatusCode.NOT_FOUND.value[0], grpc.StatusCode.UNIMPLEMENTED.value[0]
@@ -70,8 +76,9 @@ def main():
     [r] = ask(stub, [rpb.ServerReflectionRequest(host="h", list_services="")])
     services = sorted(s.name for s in r.list_services_response.service)
     print("services: %s" % " ".join(services), flush=True)
-    ok(services == ["grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection", "gyro.v1.Gyro"],
-       "list_services names gyro.v1.Gyro, Health and ServerReflection")
+    ok(services == ["grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection",
+                    "grpc.reflection.v1alpha.ServerReflection", "gyro.v1.Gyro"],
+       "%s: list_services names gyro.v1.Gyro, Health and ServerReflection v1 and v1alpha" % VERSION)
     ok(r.valid_host == "h" and r.original_request.HasField("list_services"), "the response echoes host and request")
 
     # each service's file (and imports) into an empty pool, on one stream
@@ -104,7 +111,8 @@ def main():
            "gyro.v1.ClassifyRequest.text": "gyro.proto",
            "grpc.health.v1.HealthCheckResponse.ServingStatus": "health.proto",
            "grpc.health.v1.HealthCheckResponse.SERVING": "health.proto",
-           "grpc.reflection.v1alpha.ServerReflectionRequest.message_request": "reflection.proto"}
+           "grpc.reflection.v1alpha.ServerReflectionRequest.message_request": "reflection.proto",
+           "grpc.reflection.v1.ServerReflection.ServerReflectionInfo": "reflection_v1.proto"}
     rs = ask(stub, [rpb.ServerReflectionRequest(file_containing_symbol=s) for s in sym])
     for (s, want), r in zip(sym.items(), rs):
         got = [descriptor_pb2.FileDescriptorProto.FromString(b).name
@@ -133,7 +141,7 @@ def main():
        "then list_services still answered (%s)" % codes)
     ok(all(r.error_response.error_message for r in rs[:6]), "every error says what was not found")
     # bytes that are not a ServerReflectionRequest end the stream INVALID_ARGUMENT
-    raw = channel.stream_stream("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo")
+    raw = channel.stream_stream("/grpc.reflection.%s.ServerReflection/ServerReflectionInfo" % VERSION)
     try:
         list(raw(iter([b"\xff\xff\xff"]), timeout=10))
         code = grpc.StatusCode.OK
