@@ -923,13 +923,260 @@ static int optim_tensors(gyro_tf_model *tf, int frozen_rows, gyro_optim_tensor *
     return no;
 }
 
-gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_example_set *train,
-                                  const gyro_example_set *dev, gyro_classifier **out,
-                                  gyro_train_result *res)
+/* ---- the training loop ----------------------------------------------------------------------
+ * One run: the prepared data, the thread pool and optimizer, the shuffled orders and the loop's
+ * state. run_setup fills it, run_epoch makes one pass (run_step per batch), end_epoch scores the
+ * dev set and keeps the best parameters, interrupted answers a stop request. */
+
+typedef struct tf_run {
+    const gyro_train_options *opt;
+    gyro_classifier *m;
+    gyro_tf_model *tf;
+    gyro_train_result *R;
+    prepared tr, dv;            /* training and dev examples */
+    train_pool pool;
+    gyro_optim optim;           /* the optimizer unless split_optim */
+    int split_optim;            /* one optimizer per thread over pieces of the table */
+    int B, steps_per_epoch;     /* batch size (at most tr.n), batches per epoch */
+    double total_steps;         /* steps_per_epoch · epochs */
+    int *order;                 /* (tr.n) this epoch's order of the examples */
+    int *batch_order;           /* (steps_per_epoch) this epoch's order of the batches */
+    uint64_t *keys;             /* (tr.n) scratch of bucket_by_length */
+    float *best;                /* (n_params) the best dev epoch's parameters */
+    int moe;                    /* MoE blocks: the expert load is summed and logged */
+    size_t n_load;              /* L · moe_experts */
+    long *load;                 /* (L, moe_experts) expert load summed over an epoch */
+    size_t load_cap;
+    char *load_line;            /* (load_cap) the formatted load of an epoch */
+    int since_best;             /* epochs without dev improvement */
+    gyro_rng rng;               /* the dev split's, then the shuffles' */
+    gyro_progress prog;
+    double t0, train_time, lr, loss;
+    double own, slowest;        /* this epoch: CPU of thread 0 and of the slowest thread in jobs */
+} tf_run;
+
+static void run_free(tf_run *r)
 {
-    if (out) *out = NULL;
-    gyro_train_result R = {0};
-    R.best_dev_accuracy = NAN;
+    pool_free(&r->pool);
+    gyro_optim_free(&r->optim);
+    prepared_free(&r->tr);
+    prepared_free(&r->dv);
+    free(r->order);
+    free(r->batch_order);
+    free(r->keys);
+    free(r->best);
+    free(r->load);
+    free(r->load_line);
+}
+
+/* The prepared sets (train: idx[n_dev_split..n); dev: `dev`, or idx[0..n_dev_split) of train),
+ * the pool, the optimizer(s) and the buffers; GYRO_ERR_DATA without a training example. */
+static gyro_status run_setup(tf_run *r, gyro_tokenizer *nz, const gyro_example_set *train,
+                             const gyro_example_set *dev, const int *idx, int n_dev_split)
+{
+    const gyro_train_options *opt = r->opt;
+    gyro_tf_model *tf = r->tf;
+    gyro_status st = prepare(r->m, nz, train, idx + n_dev_split, train->n - n_dev_split, &r->tr, NULL);
+    if (!st) {
+        if (dev) st = prepare(r->m, nz, dev, NULL, dev->n, &r->dv, &r->R->dev_unknown);
+        else st = prepare(r->m, nz, train, idx, n_dev_split, &r->dv, &r->R->dev_unknown);
+    }
+    if (st) return st;
+    if (r->tr.n == 0) return gyro_error_set(GYRO_ERR_DATA, "train: no training example left after the dev split");
+    r->R->n_train = r->tr.n;
+    r->R->n_dev = r->dv.n;
+    r->B = opt->batch_size < r->tr.n ? opt->batch_size : r->tr.n;
+    r->steps_per_epoch = (r->tr.n + r->B - 1) / r->B;
+    r->total_steps = (double)r->steps_per_epoch * opt->epochs;
+
+    gyro_optim_tensor ot[GYRO_TF_MAX_TENSORS + 2];
+    int no = optim_tensors(tf, opt->freeze_table ? r->R->table_rows : 0, ot);
+    r->order = malloc((size_t)r->tr.n * sizeof *r->order);
+    if (!r->order) return gyro_error_set(GYRO_ERR_NOMEM, "train buffers");
+    const int n_threads = opt->threads > 1 ? opt->threads : 1;
+    if ((st = pool_init(&r->pool, n_threads, tf, &r->tr, r->order, &r->dv, r->B, tf->cfg.max_len, opt->seed)))
+        return st;
+    /* one optimizer on this thread, or one per thread over pieces of the table (see above) */
+    r->split_optim = n_threads > 1 && !(opt->optim.clip_norm > 0);
+    if (r->split_optim) st = pool_split_optim(&r->pool, &opt->optim, ot, no);
+    else st = gyro_optim_init(&r->optim, &opt->optim, ot, no);
+    if (st) return st;
+    r->keys = malloc((size_t)r->tr.n * sizeof *r->keys);
+    r->batch_order = malloc((size_t)(r->tr.n / r->B + 1) * sizeof *r->batch_order);
+    r->best = malloc(tf->n_params * sizeof *r->best);
+    r->moe = tf->cfg.ffn_kind == GYRO_TF_FFN_MOE;
+    if (r->moe) {
+        r->n_load = (size_t)tf->cfg.n_layers * (size_t)tf->cfg.moe_experts;
+        /* "L<l> " + up to "100/" per expert + "%" and a separator per layer */
+        r->load_cap = (size_t)tf->cfg.n_layers * (16 + 4 * (size_t)tf->cfg.moe_experts) + 1;
+        r->load = malloc(r->n_load * sizeof *r->load);
+        r->load_line = malloc(r->load_cap);
+    }
+    if (!r->keys || !r->batch_order || !r->best || (r->moe && (!r->load || !r->load_line)))
+        return gyro_error_set(GYRO_ERR_NOMEM, "train buffers");
+    for (int i = 0; i < r->tr.n; i++) r->order[i] = i;
+    return GYRO_OK;
+}
+
+/* A stop request: the caller gets the best model so far: the best dev epoch's parameters, or
+ * the current ones (finite: every step is checked) before any dev evaluation. */
+static gyro_status interrupted(tf_run *r, int epoch, int s)
+{
+    const gyro_train_options *opt = r->opt;
+    gyro_status st = GYRO_OK;
+    if (r->R->best_epoch > 0) memcpy(r->tf->params_memory, r->best, r->tf->n_params * sizeof *r->best);
+    if (opt->checkpoint && r->R->best_epoch == 0) st = gyro_classifier_save(r->m, opt->checkpoint);
+    return st ? st : gyro_error_set(GYRO_ERR_INTERRUPTED, "train: interrupted at epoch %d step %d%s%s", epoch + 1,
+                                    s + 1, opt->checkpoint ? "; the best model so far is in " : "",
+                                    opt->checkpoint ? opt->checkpoint : "");
+}
+
+/* The epoch's order: the examples shuffled, then (bucket > 1) sorted by length in runs of
+ * bucket batches, and the batches shuffled. */
+static void shuffle_epoch(tf_run *r)
+{
+    const int n = r->tr.n, nb = r->steps_per_epoch;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)gyro_rng_below(&r->rng, (uint32_t)i + 1);
+        int t = r->order[i]; r->order[i] = r->order[j]; r->order[j] = t;
+    }
+    if (r->opt->bucket > 1) bucket_by_length(&r->tr, r->order, r->keys, (long)r->B * r->opt->bucket);
+    for (int i = 0; i < nb; i++) r->batch_order[i] = i;
+    for (int i = nb - 1; r->opt->bucket > 1 && i > 0; i--) {
+        int j = (int)gyro_rng_below(&r->rng, (uint32_t)i + 1);
+        int t = r->batch_order[i]; r->batch_order[i] = r->batch_order[j]; r->batch_order[j] = t;
+    }
+}
+
+/* The error of a step that left a parameter non-finite, naming the tensor (its gradient too
+ * when that is where it began). */
+static gyro_status nonfinite_error(const gyro_tf_model *tf, const gyro_tf_tensor *bad, size_t at, int epoch, int s)
+{
+    size_t gat;
+    const gyro_tf_tensor *g = gyro_tf_first_nonfinite(tf, tf->grads_memory, &gat);
+    char gw[160] = "";
+    if (g) snprintf(gw, sizeof gw, " (its gradient was already non-finite in tensor %s)", g->name);
+    return gyro_error_set(GYRO_ERR_NAN, "train: tensor %s became non-finite (parameter %zu) at "
+                          "epoch %d step %d%s; lower the learning rate", bad->name, at, epoch + 1, s + 1, gw);
+}
+
+/* Step s of the epoch on the batch order[from .. from + b): shards of the batch (one shard: the
+ * whole batch), forward and backward on every thread, the shard losses and gradients weighted
+ * by their share of the batch, then the update. *loss: the batch loss. */
+static gyro_status run_step(tf_run *r, int epoch, int s, int from, int b, double *loss)
+{
+    train_pool *pool = &r->pool;
+    const int n = pool->n;
+    split_batch(pool, from, b);
+    if (n == 1) gyro_optim_zero_grad(&r->optim); /* else the shard sum overwrites */
+    r->slowest += pool_run(pool, JOB_STEP);
+    r->own += pool->sh[0].cpu;
+    gyro_status st = pool_status(pool);
+    if (st) return st;
+    double l = pool->sh[0].loss;
+    if (n > 1) {
+        l = 0;
+        for (int t = 0; t < n; t++) l += pool->sh[t].w * pool->sh[t].loss;
+    }
+    for (int t = 0; r->moe && t < n; t++) {
+        const long *c = pool->sh[t].b ? gyro_tf_expert_load(pool->sh[t].acts) : NULL;
+        for (size_t i = 0; c && i < r->n_load; i++) r->load[i] += c[i];
+    }
+    if (!isfinite(l))
+        return gyro_error_set(GYRO_ERR_NAN, "train: the loss became %g at epoch %d step %d "
+                              "(every parameter finite: an activation overflowed); lower the "
+                              "learning rate", l, epoch + 1, s + 1);
+    double f = gyro_sgdr_factor(&r->opt->sgdr, epoch + (double)s / r->steps_per_epoch, NULL);
+    r->lr = r->opt->optim.lr * f;
+    int nonfinite = 0;
+    if (r->split_optim) {
+        pool->lr_factor = f;
+        r->slowest += pool_run(pool, JOB_UPDATE);
+        r->own += pool->sh[0].cpu;
+        if ((st = pool_status(pool))) return st;
+        for (int t = 0; t < n; t++) nonfinite |= pool->sh[t].nonfinite;
+    } else {
+        if (n > 1) r->slowest += pool_run(pool, JOB_REDUCE), r->own += pool->sh[0].cpu;
+        if ((st = gyro_optim_step(&r->optim, f))) return st;
+        nonfinite = 1; /* not checked yet */
+    }
+    /* stop at the first step that leaves a parameter non-finite, before anything can save it */
+    size_t at;
+    const gyro_tf_tensor *bad = nonfinite ? gyro_tf_first_nonfinite(r->tf, r->tf->params_memory, &at) : NULL;
+    if (bad) return nonfinite_error(r->tf, bad, at, epoch, s);
+    *loss = l;
+    return GYRO_OK;
+}
+
+/* One pass over the training batches, the learning rate following the SGDR schedule. */
+static gyro_status run_epoch(tf_run *r, int epoch)
+{
+    const gyro_train_options *opt = r->opt;
+    gyro_train_result *R = r->R;
+    shuffle_epoch(r);
+    double loss_sum = 0, ts = gyro_now(), cpu0 = thread_cpu();
+    int seen = 0;
+    r->own = r->slowest = 0;
+    if (r->moe) memset(r->load, 0, r->n_load * sizeof *r->load);
+    for (int s = 0; s < r->steps_per_epoch; s++) {
+        int from = r->batch_order[s] * r->B, b = r->tr.n - from < r->B ? r->tr.n - from : r->B;
+        if (opt->stop && *opt->stop) return interrupted(r, epoch, s);
+        double l = 0;
+        gyro_status st = run_step(r, epoch, s, from, b, &l);
+        if (st) return st;
+        R->steps++;
+        loss_sum += l * b;
+        seen += b;
+        r->loss = loss_sum / seen;
+        double done_frac = R->steps / r->total_steps, el = gyro_now() - r->t0;
+        gyro_progress_update(&r->prog, done_frac, el > 0 ? (double)R->steps * r->B / el : NAN, r->lr, r->loss, 0);
+    }
+    r->train_time += gyro_now() - ts;
+    R->critical_seconds += thread_cpu() - cpu0 - r->own + r->slowest;
+    R->epochs = epoch + 1;
+    R->train_loss = loss_sum / r->tr.n;
+    return GYRO_OK;
+}
+
+/* After an epoch: the dev score (split over the threads), the log line, the best parameters and
+ * the checkpoint; *done = 1 when patience ran out. */
+static gyro_status end_epoch(tf_run *r, int epoch, int *done)
+{
+    const gyro_train_options *opt = r->opt;
+    gyro_train_result *R = r->R;
+    double acc = NAN;
+    if (r->dv.n > 0) {
+        pool_run(&r->pool, JOB_EVAL);
+        gyro_status st = pool_status(&r->pool);
+        if (st) return st;
+        int ok = 0;
+        for (int t = 0; t < r->pool.n; t++) ok += r->pool.sh[t].ok;
+        acc = (double)ok / r->dv.n;
+    }
+    if (opt->log) {
+        if (r->moe) gyro_tf_expert_load_format(r->load_line, r->load_cap, r->load, &r->tf->cfg);
+        fprintf(opt->log, "epoch %d: train loss %.4f", epoch + 1, R->train_loss);
+        if (!isnan(acc)) fprintf(opt->log, ", dev accuracy %.2f%%", 100 * acc);
+        if (r->moe) fprintf(opt->log, ", expert load %s", r->load_line);
+        fprintf(opt->log, ", %.1f s, critical path %.2f s\n", gyro_now() - r->t0, R->critical_seconds);
+    }
+    if (r->dv.n == 0) return opt->checkpoint ? gyro_classifier_save(r->m, opt->checkpoint) : GYRO_OK;
+    if (isnan(R->best_dev_accuracy) || acc > R->best_dev_accuracy) {
+        R->best_dev_accuracy = acc;
+        R->best_epoch = epoch + 1;
+        memcpy(r->best, r->tf->params_memory, r->tf->n_params * sizeof *r->best);
+        r->since_best = 0;
+        return opt->checkpoint ? gyro_classifier_save(r->m, opt->checkpoint) : GYRO_OK;
+    }
+    *done = opt->patience > 0 && ++r->since_best >= opt->patience;
+    return GYRO_OK;
+}
+
+/* The checks of gyro_train_classifier's arguments (GYRO_ERR_USAGE, or GYRO_ERR_DATA for an
+ * empty training set). */
+static gyro_status check_train_args(const gyro_train_options *opt, const gyro_example_set *train,
+                                    gyro_classifier **out)
+{
     if (!opt || !train || !out) return gyro_error_set(GYRO_ERR_USAGE, "train: NULL argument");
     if (opt->epochs < 1 || opt->batch_size < 1 || opt->patience < 0 || !(opt->dev_fraction >= 0 && opt->dev_fraction < 1))
         return gyro_error_set(GYRO_ERR_USAGE, "train: epochs and batch size must be >= 1, dev fraction in [0, 1)");
@@ -937,12 +1184,21 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
         return gyro_error_set(GYRO_ERR_USAGE, "train: threads %d outside [1, %d]", opt->threads, GYRO_TRAIN_MAX_THREADS);
     if (train->n == 0) return gyro_error_set(GYRO_ERR_DATA, "train: no training example");
     const gyro_embedding_table *tab = opt->table;
-    if (tab) {
-        if (tab->dim != opt->model.dim)
-            return gyro_error_set(GYRO_ERR_USAGE, "train: the embedding table has %d dimensions, the model %d "
-                                  "(set --dim %d)", tab->dim, opt->model.dim, tab->dim);
-    }
+    if (tab && tab->dim != opt->model.dim)
+        return gyro_error_set(GYRO_ERR_USAGE, "train: the embedding table has %d dimensions, the model %d "
+                              "(set --dim %d)", tab->dim, opt->model.dim, tab->dim);
+    return GYRO_OK;
+}
 
+gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_example_set *train,
+                                  const gyro_example_set *dev, gyro_classifier **out,
+                                  gyro_train_result *res)
+{
+    if (out) *out = NULL;
+    gyro_train_result R = {0};
+    R.best_dev_accuracy = NAN;
+    gyro_status st = check_train_args(opt, train, out);
+    if (st) return st;
     /* The products of a training step are small (B·T rows by at most 4·C) and half of a step
      * is serial hyperbolic maps between them: OpenBLAS's worker threads would spin on
      * sched_yield through those gaps, costing more system and user time than they save. The
@@ -952,212 +1208,38 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
     if (blas_threads != 1) gyro_blas_set_threads(1);
     gyro_tokenizer *nz = NULL;
     gyro_classifier *m = NULL;
-    train_pool pool = {0};
-    prepared ptrain = {0}, pdev = {0};
-    gyro_optim optim = {0};
-    int *idx = NULL, *order = NULL, *batch_order = NULL;
-    uint64_t *keys = NULL;
-    float *best = NULL;
-    long *load = NULL;      /* (L, moe_experts) expert load summed over an epoch (MoE only) */
-    char *load_line = NULL; /* (load_cap) the formatted load of an epoch */
-    size_t load_cap = 0;
-    gyro_status st = gyro_tokenizer_new(&opt->norm, opt->token_unit, &nz);
+    int *idx = NULL, n_dev_split = 0;
+    tf_run r = {.opt = opt, .R = &R, .lr = opt->optim.lr, .loss = NAN};
+    gyro_rng_seed(&r.rng, opt->seed ^ 0x5eedda7aULL);
+    st = gyro_tokenizer_new(&opt->norm, opt->token_unit, &nz);
     if (!st) st = build_model(opt, train, nz, &m, &R.table_rows);
-    if (st) goto done;
-
-    gyro_rng rng;
-    gyro_rng_seed(&rng, opt->seed ^ 0x5eedda7aULL);
-    int n_dev_split = 0;
-    if ((st = dev_split(opt, train, dev != NULL, &rng, &idx, &n_dev_split))) goto done;
-    if (gyro_classifier_ngrams(m)) {
+    if (!st) st = dev_split(opt, train, dev != NULL, &r.rng, &idx, &n_dev_split);
+    if (!st && gyro_classifier_ngrams(m)) {
         st = gyro_train_ngrams(opt, m, nz, train, idx + n_dev_split, train->n - n_dev_split,
                                dev ? dev : train, dev ? NULL : idx, dev ? dev->n : n_dev_split, &R);
-        goto done;
-    }
-    gyro_tf_model *tf = gyro_classifier_tf(m);
-    int B = opt->batch_size, T = tf->cfg.max_len;
-    int dev_unknown = 0;
-    st = prepare(m, nz, train, idx + n_dev_split, train->n - n_dev_split, &ptrain, NULL);
-    if (!st) {
-        if (dev) st = prepare(m, nz, dev, NULL, dev->n, &pdev, &dev_unknown);
-        else st = prepare(m, nz, train, idx, n_dev_split, &pdev, &dev_unknown);
-    }
-    if (st) goto done;
-    if (ptrain.n == 0) { st = gyro_error_set(GYRO_ERR_DATA, "train: no training example left after the dev split"); goto done; }
-    R.n_train = ptrain.n;
-    R.n_dev = pdev.n;
-    R.dev_unknown = dev_unknown;
-    if (B > ptrain.n) B = ptrain.n;
-
-    gyro_optim_tensor ot[GYRO_TF_MAX_TENSORS + 2];
-    int no = optim_tensors(tf, opt->freeze_table ? R.table_rows : 0, ot);
-    order = malloc((size_t)ptrain.n * sizeof *order);
-    if (!order) { st = gyro_error_set(GYRO_ERR_NOMEM, "train buffers"); goto done; }
-    const int n_threads = opt->threads > 1 ? opt->threads : 1;
-    if ((st = pool_init(&pool, n_threads, tf, &ptrain, order, &pdev, B, T, opt->seed))) goto done;
-    /* one optimizer on this thread, or one per thread over pieces of the table (see above) */
-    const int split_optim = n_threads > 1 && !(opt->optim.clip_norm > 0);
-    if (split_optim) st = pool_split_optim(&pool, &opt->optim, ot, no);
-    else st = gyro_optim_init(&optim, &opt->optim, ot, no);
-    if (st) goto done;
-    keys = malloc((size_t)ptrain.n * sizeof *keys);
-    batch_order = malloc((size_t)(ptrain.n / B + 1) * sizeof *batch_order);
-    best = malloc(tf->n_params * sizeof *best);
-    const int moe = tf->cfg.ffn_kind == GYRO_TF_FFN_MOE;
-    const size_t n_load = moe ? (size_t)tf->cfg.n_layers * (size_t)tf->cfg.moe_experts : 0;
-    if (moe) {
-        /* "L<l> " + up to "100/" per expert + "%" and a separator per layer */
-        load_cap = (size_t)tf->cfg.n_layers * (16 + 4 * (size_t)tf->cfg.moe_experts) + 1;
-        load = malloc(n_load * sizeof *load);
-        load_line = malloc(load_cap);
-    }
-    if (!keys || !batch_order || !best || (moe && (!load || !load_line))) {
-        st = gyro_error_set(GYRO_ERR_NOMEM, "train buffers");
-        goto done;
-    }
-    for (int i = 0; i < ptrain.n; i++) order[i] = i;
-
-    gyro_progress prog;
-    gyro_progress_init(&prog, "examples/sec", opt->quiet);
-    int steps_per_epoch = (ptrain.n + B - 1) / B;
-    double total_steps = (double)steps_per_epoch * opt->epochs;
-    double t0 = gyro_now(), train_time = 0, lr = opt->optim.lr;
-    double loss = NAN;
-    int since_best = 0;
-    for (int epoch = 0; epoch < opt->epochs; epoch++) {
-        for (int i = ptrain.n - 1; i > 0; i--) {
-            int j = (int)gyro_rng_below(&rng, (uint32_t)i + 1);
-            int t = order[i]; order[i] = order[j]; order[j] = t;
+    } else if (!st) {
+        r.m = m;
+        r.tf = gyro_classifier_tf(m);
+        st = run_setup(&r, nz, train, dev, idx, n_dev_split);
+        if (!st) {
+            gyro_progress_init(&r.prog, "examples/sec", opt->quiet);
+            r.t0 = gyro_now();
+            int done = 0;
+            for (int epoch = 0; !st && !done && epoch < opt->epochs; epoch++) {
+                st = run_epoch(&r, epoch);
+                if (!st) st = end_epoch(&r, epoch, &done);
+            }
         }
-        if (opt->bucket > 1) bucket_by_length(&ptrain, order, keys, (long)B * opt->bucket);
-        for (int i = 0; i < steps_per_epoch; i++) batch_order[i] = i;
-        for (int i = steps_per_epoch - 1; opt->bucket > 1 && i > 0; i--) {
-            int j = (int)gyro_rng_below(&rng, (uint32_t)i + 1);
-            int t = batch_order[i]; batch_order[i] = batch_order[j]; batch_order[j] = t;
-        }
-        double loss_sum = 0, ts = gyro_now(), cpu0 = thread_cpu(), own = 0, slowest = 0;
-        int seen = 0;
-        if (moe) memset(load, 0, n_load * sizeof *load);
-        for (int s = 0; s < steps_per_epoch; s++) {
-            int from = batch_order[s] * B, b = ptrain.n - from < B ? ptrain.n - from : B;
-            if (opt->stop && *opt->stop) {
-                /* the caller gets the best model so far: the best dev epoch's parameters, or the
-                 * current ones (finite: every step is checked) before any dev evaluation */
-                if (R.best_epoch > 0) memcpy(tf->params_memory, best, tf->n_params * sizeof *best);
-                if (opt->checkpoint && R.best_epoch == 0) st = gyro_classifier_save(m, opt->checkpoint);
-                if (!st) st = gyro_error_set(GYRO_ERR_INTERRUPTED, "train: interrupted at epoch %d step %d%s%s",
-                                             epoch + 1, s + 1, opt->checkpoint ? "; the best model so far is in " : "",
-                                             opt->checkpoint ? opt->checkpoint : "");
-                goto done;
-            }
-            /* shards of the batch (one shard: the whole batch), forward and backward on every
-             * thread, the shard losses and gradients weighted by their share of the batch */
-            split_batch(&pool, from, b);
-            if (n_threads == 1) gyro_optim_zero_grad(&optim); /* else the shard sum overwrites */
-            slowest += pool_run(&pool, JOB_STEP);
-            own += pool.sh[0].cpu;
-            if ((st = pool_status(&pool))) goto done;
-            double l = pool.sh[0].loss;
-            if (n_threads > 1) {
-                l = 0;
-                for (int t = 0; t < n_threads; t++) l += pool.sh[t].w * pool.sh[t].loss;
-            }
-            for (int t = 0; moe && t < n_threads; t++) {
-                const long *c = pool.sh[t].b ? gyro_tf_expert_load(pool.sh[t].acts) : NULL;
-                for (size_t i = 0; c && i < n_load; i++) load[i] += c[i];
-            }
-            if (!isfinite(l)) {
-                st = gyro_error_set(GYRO_ERR_NAN, "train: the loss became %g at epoch %d step %d "
-                                    "(every parameter finite: an activation overflowed); lower the "
-                                    "learning rate", l, epoch + 1, s + 1);
-                goto done;
-            }
-            double f = gyro_sgdr_factor(&opt->sgdr, epoch + (double)s / steps_per_epoch, NULL);
-            lr = opt->optim.lr * f;
-            int nonfinite = 0;
-            if (split_optim) {
-                pool.lr_factor = f;
-                slowest += pool_run(&pool, JOB_UPDATE);
-                own += pool.sh[0].cpu;
-                if ((st = pool_status(&pool))) goto done;
-                for (int t = 0; t < n_threads; t++) nonfinite |= pool.sh[t].nonfinite;
-            } else {
-                if (n_threads > 1) slowest += pool_run(&pool, JOB_REDUCE), own += pool.sh[0].cpu;
-                if ((st = gyro_optim_step(&optim, f))) goto done;
-                nonfinite = 1; /* not checked yet */
-            }
-            /* Stop at the first step that leaves a parameter non-finite, naming the tensor (its
-             * gradient too when that is where it began), before anything can save it. */
-            size_t at;
-            const gyro_tf_tensor *bad = nonfinite ? gyro_tf_first_nonfinite(tf, tf->params_memory, &at) : NULL;
-            if (bad) {
-                size_t gat;
-                const gyro_tf_tensor *g = gyro_tf_first_nonfinite(tf, tf->grads_memory, &gat);
-                char gw[160] = "";
-                if (g) snprintf(gw, sizeof gw, " (its gradient was already non-finite in tensor %s)", g->name);
-                st = gyro_error_set(GYRO_ERR_NAN, "train: tensor %s became non-finite (parameter %zu) at "
-                                    "epoch %d step %d%s; lower the learning rate", bad->name, at,
-                                    epoch + 1, s + 1, gw);
-                goto done;
-            }
-            R.steps++;
-            loss_sum += l * b;
-            seen += b;
-            loss = loss_sum / seen;
-            double done_frac = R.steps / total_steps, el = gyro_now() - t0;
-            gyro_progress_update(&prog, done_frac, el > 0 ? (double)R.steps * B / el : NAN, lr, loss, 0);
-        }
-        train_time += gyro_now() - ts;
-        R.critical_seconds += thread_cpu() - cpu0 - own + slowest;
-        R.epochs = epoch + 1;
-        R.train_loss = loss_sum / ptrain.n;
-        double acc = NAN;
-        if (pdev.n > 0) {
-            pool_run(&pool, JOB_EVAL);
-            if ((st = pool_status(&pool))) goto done;
-            int ok = 0;
-            for (int t = 0; t < n_threads; t++) ok += pool.sh[t].ok;
-            acc = (double)ok / pdev.n;
-        }
-        if (opt->log) {
-            if (moe) gyro_tf_expert_load_format(load_line, load_cap, load, &tf->cfg);
-            fprintf(opt->log, "epoch %d: train loss %.4f", epoch + 1, R.train_loss);
-            if (!isnan(acc)) fprintf(opt->log, ", dev accuracy %.2f%%", 100 * acc);
-            if (moe) fprintf(opt->log, ", expert load %s", load_line);
-            fprintf(opt->log, ", %.1f s, critical path %.2f s\n", gyro_now() - t0, R.critical_seconds);
-        }
-        if (pdev.n > 0) {
-            if (isnan(R.best_dev_accuracy) || acc > R.best_dev_accuracy) {
-                R.best_dev_accuracy = acc;
-                R.best_epoch = epoch + 1;
-                memcpy(best, tf->params_memory, tf->n_params * sizeof *best);
-                since_best = 0;
-                if (opt->checkpoint && (st = gyro_classifier_save(m, opt->checkpoint))) goto done;
-            } else if (opt->patience > 0 && ++since_best >= opt->patience) {
-                break;
-            }
-        } else if (opt->checkpoint && (st = gyro_classifier_save(m, opt->checkpoint))) {
-            goto done;
+        if (!st) {
+            gyro_progress_finish(&r.prog, R.steps / r.total_steps, NAN, r.lr, r.loss);
+            if (R.best_epoch > 0) memcpy(r.tf->params_memory, r.best, r.tf->n_params * sizeof *r.best);
+            R.seconds = gyro_now() - r.t0;
+            R.steps_per_second = r.train_time > 0 ? R.steps / r.train_time : NAN;
         }
     }
-    gyro_progress_finish(&prog, R.steps / total_steps, NAN, lr, loss);
-    if (R.best_epoch > 0) memcpy(tf->params_memory, best, tf->n_params * sizeof *best);
-    R.seconds = gyro_now() - t0;
-    R.steps_per_second = train_time > 0 ? R.steps / train_time : NAN;
-
-done:
-    pool_free(&pool);
-    gyro_optim_free(&optim);
-    prepared_free(&ptrain);
-    prepared_free(&pdev);
+    run_free(&r);
     gyro_tokenizer_free(nz);
     free(idx);
-    free(order);
-    free(batch_order);
-    free(keys);
-    free(best);
-    free(load);
-    free(load_line);
     if (blas_threads != 1) gyro_blas_set_threads(blas_threads);
     if (st && st != GYRO_ERR_INTERRUPTED) {
         gyro_classifier_free(m);
