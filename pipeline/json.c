@@ -283,68 +283,52 @@ static gyro_status close_container(parser *ps, gyro_json *node, size_t base, int
 
 static gyro_status parse_value(parser *ps, gyro_json **out);
 
-static gyro_status parse_array(parser *ps, gyro_json **out)
+/* A member's key and its ':' (an object's member: a string key, ':' and a value). */
+static gyro_status parse_key(parser *ps, const char **key)
 {
-    gyro_json *node = new_node(ps, GYRO_JSON_ARRAY, ps->p);
-    if (!node) return nomem();
-    size_t base = ps->top;
-    ps->p++;
     skip_ws(ps);
-    if (ps->p < ps->end && *ps->p == ']') {
-        ps->p++;
-        *out = node;
-        return GYRO_OK;
-    }
-    for (;;) {
-        gyro_json *v;
-        gyro_status st = parse_value(ps, &v);
-        if (st != GYRO_OK) return st;
-        if ((st = push_child(ps, NULL, v)) != GYRO_OK) return st;
-        skip_ws(ps);
-        if (ps->p < ps->end && *ps->p == ',') { ps->p++; continue; }
-        if (ps->p < ps->end && *ps->p == ']') { ps->p++; break; }
-        return fail_at(ps, ps->p, GYRO_ERR_DATA, "expected ',' or ']' after an array element");
-    }
-    gyro_status st = close_container(ps, node, base, 0);
+    if (ps->p >= ps->end || *ps->p != '"')
+        return fail_at(ps, ps->p, GYRO_ERR_DATA, "expected a string as object key");
+    size_t klen;
+    gyro_status st = parse_string_raw(ps, key, &klen);
     if (st != GYRO_OK) return st;
-    *out = node;
+    skip_ws(ps);
+    if (ps->p >= ps->end || *ps->p != ':')
+        return fail_at(ps, ps->p, GYRO_ERR_DATA, "expected ':' after an object key");
+    ps->p++;
     return GYRO_OK;
 }
 
-static gyro_status parse_object(parser *ps, gyro_json **out)
+/* The array or object opening at ps->p ('[' or '{'): its elements (members: key, ':' and value)
+ * separated by ',', pushed on the stack up to the closing bracket, then gathered into the node. */
+static gyro_status parse_container(parser *ps, gyro_json **out)
 {
-    gyro_json *node = new_node(ps, GYRO_JSON_OBJECT, ps->p);
+    const int object = *ps->p == '{';
+    const char close = object ? '}' : ']';
+    gyro_json *node = new_node(ps, object ? GYRO_JSON_OBJECT : GYRO_JSON_ARRAY, ps->p);
     if (!node) return nomem();
     size_t base = ps->top;
     ps->p++;
     skip_ws(ps);
-    if (ps->p < ps->end && *ps->p == '}') {
+    if (ps->p < ps->end && *ps->p == close) {
         ps->p++;
         *out = node;
         return GYRO_OK;
     }
+    gyro_status st;
     for (;;) {
-        skip_ws(ps);
-        if (ps->p >= ps->end || *ps->p != '"')
-            return fail_at(ps, ps->p, GYRO_ERR_DATA, "expected a string as object key");
-        const char *key;
-        size_t klen;
-        gyro_status st = parse_string_raw(ps, &key, &klen);
-        if (st != GYRO_OK) return st;
-        skip_ws(ps);
-        if (ps->p >= ps->end || *ps->p != ':')
-            return fail_at(ps, ps->p, GYRO_ERR_DATA, "expected ':' after an object key");
-        ps->p++;
+        const char *key = NULL;
+        if (object && (st = parse_key(ps, &key)) != GYRO_OK) return st;
         gyro_json *v;
         if ((st = parse_value(ps, &v)) != GYRO_OK) return st;
         if ((st = push_child(ps, key, v)) != GYRO_OK) return st;
         skip_ws(ps);
         if (ps->p < ps->end && *ps->p == ',') { ps->p++; continue; }
-        if (ps->p < ps->end && *ps->p == '}') { ps->p++; break; }
-        return fail_at(ps, ps->p, GYRO_ERR_DATA, "expected ',' or '}' after an object member");
+        if (ps->p < ps->end && *ps->p == close) { ps->p++; break; }
+        return fail_at(ps, ps->p, GYRO_ERR_DATA, object ? "expected ',' or '}' after an object member"
+                                                        : "expected ',' or ']' after an array element");
     }
-    gyro_status st = close_container(ps, node, base, 1);
-    if (st != GYRO_OK) return st;
+    if ((st = close_container(ps, node, base, object)) != GYRO_OK) return st;
     *out = node;
     return GYRO_OK;
 }
@@ -372,7 +356,7 @@ static gyro_status parse_value(parser *ps, gyro_json **out)
         if (ps->depth >= GYRO_JSON_MAX_DEPTH)
             return fail_at(ps, ps->p, GYRO_ERR_LIMIT, "nesting deeper than the limit of 256");
         ps->depth++;
-        st = *ps->p == '{' ? parse_object(ps, out) : parse_array(ps, out);
+        st = parse_container(ps, out);
         ps->depth--;
         return st;
     case '"': {

@@ -53,6 +53,15 @@ typedef struct gyro_rl_env {
     int (*format_state)(const void *st, char *buf, size_t n);
 } gyro_rl_env;
 
+/* The function members of an environment whose functions are named <p>_reset, <p>_set_start,
+ * <p>_reset_eval, <p>_observe, <p>_step, <p>_done, <p>_reward, <p>_metric, <p>_format_action
+ * and <p>_format_state, as every environment of gyro names them (env_root.c: root_step ...):
+ *     const gyro_rl_env gyro_rl_env_root = { .name = "root", ..., GYRO_RL_ENV_FUNCTIONS(root) }; */
+#define GYRO_RL_ENV_FUNCTIONS(p)                                                                  \
+    .reset = p##_reset, .set_start = p##_set_start, .reset_eval = p##_reset_eval,                 \
+    .observe = p##_observe, .step = p##_step, .done = p##_done, .reward = p##_reward,             \
+    .metric = p##_metric, .format_action = p##_format_action, .format_state = p##_format_state
+
 /* The environment named `name` ("vanderpol" is accepted for "vdp"), or NULL. */
 const gyro_rl_env *gyro_rl_env_find(const char *name);
 

@@ -7,6 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "embeddings/table.h"
+#include "pipeline/cli/opts.h"
+#include "pipeline/table_file.h"
+
 int gyro_cli_fail(const char *cmd, gyro_status s)
 {
     const char *msg = gyro_error_message();
@@ -62,4 +66,20 @@ int gyro_cli_parse_seed(const char *cmd, const char *opt, const char *text, uint
     }
     *out = (uint64_t)v;
     return 1;
+}
+
+int gyro_cli_open_table(const char *cmd, const char *path, int first, int argc, const char *operand,
+                        gyro_embedding_table **t)
+{
+    *t = NULL;
+    if (!path) return gyro_cli_usage_error(cmd, "missing -t TABLE");
+    if (first >= argc) return gyro_cli_usage_error(cmd, "no %s", operand);
+    gyro_status s = gyro_table_file_load(path, t);
+    return s ? gyro_cli_fail(cmd, s) : GYRO_OPTS_CONTINUE;
+}
+
+int gyro_cli_flush_stdout(const char *cmd)
+{
+    if (fflush(stdout) != 0) return gyro_cli_fail(cmd, gyro_error_set(GYRO_ERR_IO, "write error on stdout"));
+    return 0;
 }

@@ -16,6 +16,8 @@
 
 #define GYRO_VERSION "0.1.0"
 
+struct gyro_embedding_table;
+
 #define GYRO_COMMAND(name, fn, desc) int fn(int argc, char **argv);
 #include "pipeline/cli/commands.def"
 #undef GYRO_COMMAND
@@ -34,5 +36,16 @@ int gyro_cli_parse_double(const char *cmd, const char *opt, const char *text, do
 /* Parse a seed: a non-negative decimal integer up to 2^64 - 1. On failure print a usage error
  * naming `opt` and return 0 (the caller returns 2). */
 int gyro_cli_parse_seed(const char *cmd, const char *opt, const char *text, uint64_t *out);
+
+/* The embedding table of a command that reads `-t TABLE` and at least one operand (operands
+ * argv[first .. argc); `operand` names one for the usage error, "query character"): on success
+ * *t owns the table loaded from `path` (the caller frees it with gyro_embedding_table_free) and
+ * the result is GYRO_OPTS_CONTINUE (−1); otherwise *t is NULL and the result is the exit status
+ * of the reported error (2 without -t or operand, the load's status for an unreadable table). */
+int gyro_cli_open_table(const char *cmd, const char *path, int first, int argc, const char *operand,
+                        struct gyro_embedding_table **t);
+
+/* Flush stdout at the end of a command: 0, or the exit status of a write error (reported). */
+int gyro_cli_flush_stdout(const char *cmd);
 
 #endif

@@ -9,7 +9,6 @@
 #include "embeddings/table.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/opts.h"
-#include "pipeline/table_file.h"
 
 typedef struct neighbors_args {
     const char *table;
@@ -37,16 +36,12 @@ int gyro_cmd_neighbors(int argc, char **argv)
 {
     const char *cmd = "neighbors";
     neighbors_args o = {0};
-    int first;
-    int rc = gyro_opts_parse(&gyro_spec_neighbors, argc, argv, &o, &first);
+    int first, rc = gyro_opts_parse(&gyro_spec_neighbors, argc, argv, &o, &first);
     if (rc != GYRO_OPTS_CONTINUE) return rc;
-    const char *table = o.table;
-    long k = o.k;
-    if (!table) return gyro_cli_usage_error(cmd, "missing -t TABLE");
-    if (first >= argc) return gyro_cli_usage_error(cmd, "no query character");
+    const long k = o.k;
     gyro_embedding_table *t;
-    gyro_status s = gyro_table_file_load(table, &t);
-    if (s) return gyro_cli_fail(cmd, s);
+    if ((rc = gyro_cli_open_table(cmd, o.table, first, argc, "query character", &t)) != GYRO_OPTS_CONTINUE) return rc;
+    gyro_status s = GYRO_OK;
     gyro_neighbor *nb = malloc((size_t)k * sizeof *nb);
     if (!nb) {
         gyro_embedding_table_free(t);
@@ -69,6 +64,5 @@ int gyro_cmd_neighbors(int argc, char **argv)
     free(nb);
     gyro_embedding_table_free(t);
     if (s) return gyro_cli_fail(cmd, s);
-    if (fflush(stdout) != 0) return gyro_cli_fail(cmd, gyro_error_set(GYRO_ERR_IO, "write error on stdout"));
-    return missing ? 1 : 0;
+    return (rc = gyro_cli_flush_stdout(cmd)) ? rc : missing ? 1 : 0;
 }

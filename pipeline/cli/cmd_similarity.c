@@ -9,7 +9,6 @@
 #include "embeddings/table.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/opts.h"
-#include "pipeline/table_file.h"
 
 typedef struct similarity_args {
     const char *table;
@@ -39,23 +38,16 @@ int gyro_cmd_similarity(int argc, char **argv)
 {
     const char *cmd = "similarity";
     similarity_args o = {0};
-    int first;
-    int rc = gyro_opts_parse(&gyro_spec_similarity, argc, argv, &o, &first);
+    int first, rc = gyro_opts_parse(&gyro_spec_similarity, argc, argv, &o, &first);
     if (rc != GYRO_OPTS_CONTINUE) return rc;
-    const char *table = o.table;
-    int pairs = o.pairs;
-    if (!table) return gyro_cli_usage_error(cmd, "missing -t TABLE");
-    if (first >= argc) return gyro_cli_usage_error(cmd, "no similarity file");
     gyro_embedding_table *t;
-    gyro_status s = gyro_table_file_load(table, &t);
-    if (s) return gyro_cli_fail(cmd, s);
+    if ((rc = gyro_cli_open_table(cmd, o.table, first, argc, "similarity file", &t)) != GYRO_OPTS_CONTINUE) return rc;
+    gyro_status s = GYRO_OK;
     for (int a = first; a < argc && !s; a++) {
         gyro_similarity_result r;
-        s = gyro_similarity_eval(t, argv[a], &r, pairs ? stdout : NULL);
+        s = gyro_similarity_eval(t, argv[a], &r, o.pairs ? stdout : NULL);
         if (!s) printf("%s\t%.4f\t%d\t%d\n", argv[a], r.rho, r.covered, r.pairs);
     }
     gyro_embedding_table_free(t);
-    if (s) return gyro_cli_fail(cmd, s);
-    if (fflush(stdout) != 0) return gyro_cli_fail(cmd, gyro_error_set(GYRO_ERR_IO, "write error on stdout"));
-    return 0;
+    return s ? gyro_cli_fail(cmd, s) : gyro_cli_flush_stdout(cmd);
 }
