@@ -12,22 +12,14 @@
 
 #include "models/classifier.h"
 #include "models/train_classifier.h"
+#include "tests/support/scratch.h"
 #include "tests/support/toy_intents.h"
 
 static char tmpdir[64];
 
-static void setup(void)
-{
-    strcpy(tmpdir, "/tmp/gyro-clf-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
+static void setup(void) { scratch_dir_new(tmpdir, sizeof tmpdir, "clf"); }
 
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
+static void teardown(void) { scratch_dir_remove(tmpdir); }
 
 static gyro_tf_config tiny(gyro_tf_geometry g)
 {
@@ -62,19 +54,6 @@ static long file_size(const char *p)
     long n = ftell(f);
     fclose(f);
     return n;
-}
-
-/* The process's peak virtual size in KiB (VmPeak of /proc/self/status): a loader that
- * allocates what a forged header claims raises it by that much even if it never touches it. */
-static long vm_peak_kb(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kb = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmPeak: %ld kB", &kb) == 1) break;
-    if (f) fclose(f);
-    return kb;
 }
 
 static unsigned char *slurp(const char *p, long *n)
@@ -214,11 +193,11 @@ START_TEST(test_corrupt_files)
         uint64_t claim = ((uint64_t)4 << 30) - 64;
         memcpy(forged + 16, &claim, 8);   /* little-endian machine */
         spit(bad, forged, sizeof forged);
-        long before = vm_peak_kb();
+        long before = scratch_vm_peak_kb();
         ck_assert_int_eq(gyro_classifier_load(bad, &r), GYRO_ERR_FORMAT);
         ck_assert_ptr_null(r);
-        ck_assert_msg(vm_peak_kb() - before < 256 * 1024, "VmPeak grew by %ld KiB loading a 9 KB file",
-                      vm_peak_kb() - before);
+        ck_assert_msg(scratch_vm_peak_kb() - before < 256 * 1024, "VmPeak grew by %ld KiB loading a 9 KB file",
+                      scratch_vm_peak_kb() - before);
         ck_assert_ptr_nonnull(strstr(gyro_error_message(), "the file has 9216"));
     }
     /* a model with a non-finite parameter is never written: the old file stays byte for byte */

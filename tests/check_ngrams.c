@@ -18,22 +18,14 @@
 #include "models/hyp/poincare.h"
 #include "models/ngrams.h"
 #include "models/train_classifier.h"
+#include "tests/support/scratch.h"
 #include "tests/support/toy_intents.h"
 
 static char tmpdir[64];
 
-static void setup(void)
-{
-    strcpy(tmpdir, "/tmp/gyro-ngr-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
+static void setup(void) { scratch_dir_new(tmpdir, sizeof tmpdir, "ngr"); }
 
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
+static void teardown(void) { scratch_dir_remove(tmpdir); }
 
 /* m random points of the c-ball with norms up to r_max/√c, rows of n. */
 static void random_points(double *X, int m, int n, double c, double r_max, gyro_rng *r)
