@@ -11,12 +11,28 @@
 #include "models/core/rng.h"
 #include "models/hyp/convert.h"
 #include "models/hyp/poincare.h"
+#include "models/text/xml.h"
 
 void gyro_plot_options_init(gyro_plot_options *o)
 {
     o->size = 800;
     o->labels = 60;
     o->points = 0;
+}
+
+/* axis (d) ← its part orthogonal to the unit vector prev (may be NULL), normalised; the unit
+ * vector e_fallback when nothing is left. */
+static void orthonormalize(double *axis, const double *prev, int d, int fallback)
+{
+    if (prev) {
+        double p = 0;
+        for (int k = 0; k < d; k++) p += axis[k] * prev[k];
+        for (int k = 0; k < d; k++) axis[k] -= p * prev[k];
+    }
+    double nn = 0;
+    for (int k = 0; k < d; k++) nn += axis[k] * axis[k];
+    nn = sqrt(nn);
+    for (int k = 0; k < d; k++) axis[k] = nn > 0 ? axis[k] / nn : (k == fallback);
 }
 
 /* Top principal axis of the rows of X (n, d) (centred), by power iteration, orthogonal to `prev`
@@ -27,16 +43,7 @@ static void principal_axis(double *axis, const double *X, int n, int d, const do
     gyro_rng_seed(&r, prev ? 2 : 1);
     for (int k = 0; k < d; k++) axis[k] = gyro_rng_normal(&r);
     for (int it = 0; it < 100; it++) {
-        if (prev) {
-            double p = 0;
-            for (int k = 0; k < d; k++) p += axis[k] * prev[k];
-            for (int k = 0; k < d; k++) axis[k] -= p * prev[k];
-        }
-        double nn = 0;
-        for (int k = 0; k < d; k++) nn += axis[k] * axis[k];
-        nn = sqrt(nn);
-        if (nn == 0) { axis[0] = 1; nn = 1; }
-        for (int k = 0; k < d; k++) axis[k] /= nn;
+        orthonormalize(axis, prev, d, 0);
         /* tmp = Xᵀ X axis */
         for (int k = 0; k < d; k++) tmp[k] = 0;
         for (int i = 0; i < n; i++) {
@@ -47,15 +54,7 @@ static void principal_axis(double *axis, const double *X, int n, int d, const do
         }
         memcpy(axis, tmp, (size_t)d * sizeof *axis);
     }
-    if (prev) {
-        double p = 0;
-        for (int k = 0; k < d; k++) p += axis[k] * prev[k];
-        for (int k = 0; k < d; k++) axis[k] -= p * prev[k];
-    }
-    double nn = 0;
-    for (int k = 0; k < d; k++) nn += axis[k] * axis[k];
-    nn = sqrt(nn);
-    for (int k = 0; k < d; k++) axis[k] = nn > 0 ? axis[k] / nn : (k == (prev ? 1 : 0));
+    orthonormalize(axis, prev, d, prev ? 1 : 0);
 }
 
 gyro_status gyro_plot_layout(const gyro_embedding_table *t, double *xy, int *projected)
@@ -131,20 +130,6 @@ gyro_status gyro_plot_layout(const gyro_embedding_table *t, double *xy, int *pro
     return GYRO_OK;
 }
 
-static void xml_text(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default:
-            if ((unsigned char)*s >= 0x20) fputc(*s, f);
-        }
-    }
-}
-
 gyro_status gyro_plot_svg(const gyro_embedding_table *t, const gyro_plot_options *o, const char *path)
 {
     double *xy = malloc((size_t)(t->n ? t->n : 1) * 2 * sizeof *xy);
@@ -174,7 +159,7 @@ gyro_status gyro_plot_svg(const gyro_embedding_table *t, const gyro_plot_options
     int nl = o->labels < npts ? o->labels : npts;
     for (int i = 0; i < nl; i++) {
         fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">", c + R * xy[2 * i], c - R * xy[2 * i + 1] - 3);
-        xml_text(f, t->tokens[i]);
+        gyro_xml_escape(f, t->tokens[i]);
         fputs("</text>\n", f);
     }
     fprintf(f, "</g>\n<text x=\"10\" y=\"%d\" font-family=\"sans-serif\" font-size=\"12\" fill=\"#333\">", o->size + 28);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "models/core/atomic_file.h"
+#include "models/text/xml.h"
 
 gyro_status gyro_metrics_init(gyro_metrics *m, int k)
 {
@@ -426,19 +427,6 @@ gyro_status gyro_metrics_write_text(const gyro_metrics *m, const gyro_label_set 
     return GYRO_OK;
 }
 
-static void svg_escape(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
-
 gyro_status gyro_metrics_write_svg(const gyro_metrics *m, const gyro_label_set *set,
                                    const char *path)
 {
@@ -461,10 +449,10 @@ gyro_status gyro_metrics_write_svg(const gyro_metrics *m, const gyro_label_set *
     for (int i = 0; i < k; i++) {
         int y = margin + i * cell + cell / 2 + 3;
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", margin - 4, y);
-        svg_escape(f, gyro_label_set_name(set, i));
+        gyro_xml_escape(f, gyro_label_set_name(set, i));
         fprintf(f, "</text>\n<text transform=\"translate(%d,%d) rotate(-90)\">",
                 margin + i * cell + cell / 2 + 3, margin - 4);
-        svg_escape(f, gyro_label_set_name(set, i));
+        gyro_xml_escape(f, gyro_label_set_name(set, i));
         fputs("</text>\n", f);
     }
     for (int i = 0; i < k; i++) {
@@ -479,9 +467,9 @@ gyro_status gyro_metrics_write_svg(const gyro_metrics *m, const gyro_label_set *
             fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#%02x%02x%02x\" "
                        "stroke=\"#ddd\"><title>",
                     margin + j * cell, margin + i * cell, cell, cell, r, g, b);
-            svg_escape(f, gyro_label_set_name(set, i));
+            gyro_xml_escape(f, gyro_label_set_name(set, i));
             fputs(" → ", f);
-            svg_escape(f, gyro_label_set_name(set, j));
+            gyro_xml_escape(f, gyro_label_set_name(set, j));
             fprintf(f, ": %llu</title></rect>\n", (unsigned long long)cnt);
             if (cnt && cell >= 20)
                 fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"8\">%llu</text>\n",
