@@ -880,10 +880,7 @@ static gyro_status dev_split(const gyro_train_options *opt, const gyro_example_s
     int *x = *idx;
     for (int i = 0; i < train->n; i++) x[i] = i;
     if (have_dev || !(opt->dev_fraction > 0)) return GYRO_OK;
-    for (int i = train->n - 1; i > 0; i--) {
-        int j = (int)gyro_rng_below(rng, (uint32_t)i + 1);
-        int t = x[i]; x[i] = x[j]; x[j] = t;
-    }
+    gyro_rng_shuffle(rng, x, train->n);
     *n_dev = (int)(opt->dev_fraction * train->n);
     if (*n_dev >= train->n) *n_dev = train->n - 1;
     return GYRO_OK;
@@ -1035,16 +1032,11 @@ static gyro_status interrupted(tf_run *r, int epoch, int s)
  * bucket batches, and the batches shuffled. */
 static void shuffle_epoch(tf_run *r)
 {
-    const int n = r->tr.n, nb = r->steps_per_epoch;
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)gyro_rng_below(&r->rng, (uint32_t)i + 1);
-        int t = r->order[i]; r->order[i] = r->order[j]; r->order[j] = t;
-    }
-    if (r->opt->bucket > 1) bucket_by_length(&r->tr, r->order, r->keys, (long)r->B * r->opt->bucket);
-    for (int i = 0; i < nb; i++) r->batch_order[i] = i;
-    for (int i = nb - 1; r->opt->bucket > 1 && i > 0; i--) {
-        int j = (int)gyro_rng_below(&r->rng, (uint32_t)i + 1);
-        int t = r->batch_order[i]; r->batch_order[i] = r->batch_order[j]; r->batch_order[j] = t;
+    gyro_rng_shuffle(&r->rng, r->order, r->tr.n);
+    for (int i = 0; i < r->steps_per_epoch; i++) r->batch_order[i] = i;
+    if (r->opt->bucket > 1) {
+        bucket_by_length(&r->tr, r->order, r->keys, (long)r->B * r->opt->bucket);
+        gyro_rng_shuffle(&r->rng, r->batch_order, r->steps_per_epoch);
     }
 }
 

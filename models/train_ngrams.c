@@ -235,10 +235,7 @@ static gyro_status run_epoch(run *r, int epoch)
 {
     const gyro_train_options *opt = r->opt;
     const int n = r->tr.n;
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)gyro_rng_below(&r->rng, (uint32_t)i + 1);
-        int t = r->order[i]; r->order[i] = r->order[j]; r->order[j] = t;
-    }
+    gyro_rng_shuffle(&r->rng, r->order, n);
     const double total = (double)n * opt->epochs, ts = gyro_now();
     double loss_sum = 0;
     for (int s = 0; s < n; s++) {

@@ -23,3 +23,11 @@ double gyro_rng_normal(gyro_rng *r)
     if (u1 < 1e-300) u1 = 1e-300;
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
+
+void gyro_rng_shuffle(gyro_rng *r, int *a, int n)
+{
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)gyro_rng_below(r, (uint32_t)i + 1);
+        int t = a[i]; a[i] = a[j]; a[j] = t;
+    }
+}

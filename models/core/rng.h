@@ -44,4 +44,8 @@ static inline uint32_t gyro_rng_below(gyro_rng *r, uint32_t n)
 /* Standard normal deviate (Box–Muller; one value per call). */
 double gyro_rng_normal(gyro_rng *r);
 
+/* Shuffle a[0..n) in place (Fisher–Yates from the end: a[i] swaps with a[gyro_rng_below(i+1)]
+ * for i = n−1 .. 1, n − 1 draws). */
+void gyro_rng_shuffle(gyro_rng *r, int *a, int n);
+
 #endif
