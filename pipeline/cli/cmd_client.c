@@ -80,11 +80,21 @@ static char *slurp(const char *path)
     return buf;
 }
 
-static int report_status(int code, const char *details)
+/* Finish the call on st and report the server's status; when that is OK, report rs, the status
+ * of the client's last receive (GYRO_OK: nothing to report). Returns the exit status: 0, 65 for
+ * INVALID_ARGUMENT, else 1. */
+static int finish_call(gyro_rpc_stream *st, gyro_status rs)
 {
-    if (code == GYRO_RPC_OK) return 0;
-    fprintf(stderr, "gyro client: %s: %s\n", gyro_rpc_code_name(code), details && details[0] ? details : "(no message)");
-    return code == GYRO_RPC_INVALID_ARGUMENT ? 65 : 1;
+    int code, rc = 0;
+    char *details = NULL;
+    gyro_rpc_stream_finish(st, &code, &details);
+    if (code != GYRO_RPC_OK) {
+        fprintf(stderr, "gyro client: %s: %s\n", gyro_rpc_code_name(code), details && details[0] ? details : "(no message)");
+        rc = code == GYRO_RPC_INVALID_ARGUMENT ? 65 : 1;
+    }
+    free(details);
+    if (rc == 0 && rs != GYRO_OK) rc = gyro_cli_fail("client", rs);
+    return rc;
 }
 
 /* One call with one request and at most one response expected per recv. */
@@ -97,12 +107,7 @@ static int unary(gyro_rpc_client *c, const char *path, long timeout_ms, const Pr
     gyro_rpc_stream_send(st, rq);
     gyro_rpc_stream_close_send(st);
     gyro_status rs = gyro_rpc_stream_recv(st, type, resp);
-    int code;
-    char *details = NULL;
-    gyro_rpc_stream_finish(st, &code, &details);
-    int rc = report_status(code, details);
-    free(details);
-    if (rc == 0 && rs != GYRO_OK) rc = gyro_cli_fail("client", rs);
+    int rc = finish_call(st, rs);
     if (rc == 0 && !*resp) {
         fprintf(stderr, "gyro client: the server sent no response\n");
         rc = 1;
@@ -129,7 +134,6 @@ static int classify_stream(gyro_rpc_client *c, long timeout_ms, unsigned top_k)
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
-    int rc = 0;
     while ((len = getline(&line, &cap, stdin)) >= 0) {
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
         if (len == 0) {
@@ -153,12 +157,7 @@ static int classify_stream(gyro_rpc_client *c, long timeout_ms, unsigned top_k)
         protobuf_c_message_free_unpacked(m, NULL);
         m = NULL;
     }
-    int code;
-    char *details = NULL;
-    gyro_rpc_stream_finish(st, &code, &details);
-    rc = report_status(code, details);
-    free(details);
-    return rc;
+    return finish_call(st, GYRO_OK);
 }
 
 /* Normalize TEXTs (joined by newlines) or all of stdin in one call; print each Document's text. */
@@ -220,13 +219,7 @@ static int normalize(gyro_rpc_client *c, long timeout_ms, int n, char **texts, i
         protobuf_c_message_free_unpacked(m, NULL);
         m = NULL;
     }
-    int code;
-    char *details = NULL;
-    gyro_rpc_stream_finish(st, &code, &details);
-    int rc = report_status(code, details);
-    free(details);
-    if (rc == 0 && rs != GYRO_OK) rc = gyro_cli_fail("client", rs);
-    return rc;
+    return finish_call(st, rs);
 }
 
 /* The usage checks of subcommand `sub` with its operands argv[0..n-1]; 0 when they hold. */
