@@ -125,60 +125,53 @@ static void get(rctx *r, void *out, size_t n)
 }
 #define GET(r, v) get((r), &(v), sizeof(v))
 
-gyro_status gyro_c2v_checkpoint_load(const char *path, gyro_c2v_model *m)
+/* The whole file at path into *data (malloc'd, *len bytes). GYRO_ERR_IO, GYRO_ERR_NOMEM. */
+static gyro_status read_file(const char *path, unsigned char **data, size_t *len)
 {
-    memset(m, 0, sizeof *m);
+    *data = NULL;
+    *len = 0;
     FILE *fp = fopen(path, "rb");
     if (!fp) return gyro_error_set(GYRO_ERR_IO, "%s: cannot open the checkpoint: %s", path, strerror(errno));
-    unsigned char *data = NULL;
-    size_t len = 0, cap = 0;
+    size_t cap = 0;
     for (;;) {
-        if (len == cap) {
+        if (*len == cap) {
             cap = cap ? cap * 2 : 1 << 20;
-            unsigned char *d = realloc(data, cap);
+            unsigned char *d = realloc(*data, cap);
             if (!d) {
-                free(data);
+                free(*data);
+                *data = NULL;
                 fclose(fp);
                 return gyro_error_set(GYRO_ERR_NOMEM, "out of memory reading %s", path);
             }
-            data = d;
+            *data = d;
         }
-        size_t got = fread(data + len, 1, cap - len, fp);
-        len += got;
+        size_t got = fread(*data + *len, 1, cap - *len, fp);
+        *len += got;
         if (got == 0) break;
     }
     int rerr = ferror(fp);
     fclose(fp);
-    gyro_status s = GYRO_OK;
-    if (rerr) {
-        s = gyro_error_set(GYRO_ERR_IO, "%s: read error", path);
-        goto done;
-    }
-    if (len < 16 || memcmp(data, CKPT_MAGIC, 8) != 0) {
-        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: not a gyro char2vec checkpoint (bad magic)", path);
-        goto done;
-    }
+    return rerr ? gyro_error_set(GYRO_ERR_IO, "%s: read error", path) : GYRO_OK;
+}
+
+/* The envelope of a checkpoint of len bytes: magic, byte order, version (1: a u64 FNV-1a
+ * trailer; 2: a u32 CRC-32) and the checksum over everything before the trailer, whose size
+ * goes to *sum_bytes. GYRO_ERR_FORMAT, GYRO_ERR_VERSION (newer). */
+static gyro_status check_envelope(const char *path, const unsigned char *data, size_t len, size_t *sum_bytes)
+{
+    if (len < 16 || memcmp(data, CKPT_MAGIC, 8) != 0)
+        return gyro_error_set(GYRO_ERR_FORMAT, "%s: not a gyro char2vec checkpoint (bad magic)", path);
     uint32_t version, bom;
     memcpy(&version, data + 8, 4);
     memcpy(&bom, data + 12, 4);
-    if (bom != CKPT_BOM) {
-        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: checkpoint of another byte order or corrupt", path);
-        goto done;
-    }
-    if (version > CKPT_VERSION) {
-        s = gyro_error_set(GYRO_ERR_VERSION, "%s: checkpoint version %u is newer than this gyro's (%u); "
-                           "resume with the gyro that wrote it", path, version, CKPT_VERSION);
-        goto done;
-    }
-    if (version == 0) {
-        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: corrupt checkpoint (version 0)", path);
-        goto done;
-    }
-    size_t sum_bytes = version == 1 ? 8 : 4;   /* version 1: u64 FNV-1a; 2: u32 CRC-32 */
-    if (len < 16 + sum_bytes) {
-        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated checkpoint", path);
-        goto done;
-    }
+    if (bom != CKPT_BOM)
+        return gyro_error_set(GYRO_ERR_FORMAT, "%s: checkpoint of another byte order or corrupt", path);
+    if (version > CKPT_VERSION)
+        return gyro_error_set(GYRO_ERR_VERSION, "%s: checkpoint version %u is newer than this gyro's (%u); "
+                              "resume with the gyro that wrote it", path, version, CKPT_VERSION);
+    if (version == 0) return gyro_error_set(GYRO_ERR_FORMAT, "%s: corrupt checkpoint (version 0)", path);
+    *sum_bytes = version == 1 ? 8 : 4;   /* version 1: u64 FNV-1a; 2: u32 CRC-32 */
+    if (len < 16 + *sum_bytes) return gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated checkpoint", path);
     int sum_ok;
     if (version == 1) {
         uint64_t want = 1469598103934665603ULL, stored;
@@ -190,10 +183,19 @@ gyro_status gyro_c2v_checkpoint_load(const char *path, gyro_c2v_model *m)
         memcpy(&stored, data + len - 4, 4);
         sum_ok = gyro_crc32(0, data, len - 4) == stored;
     }
-    if (!sum_ok) {
-        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated or corrupt checkpoint (checksum mismatch)", path);
-        goto done;
-    }
+    if (!sum_ok)
+        return gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated or corrupt checkpoint (checksum mismatch)", path);
+    return GYRO_OK;
+}
+
+gyro_status gyro_c2v_checkpoint_load(const char *path, gyro_c2v_model *m)
+{
+    memset(m, 0, sizeof *m);
+    unsigned char *data;
+    size_t len, sum_bytes = 0;
+    gyro_status s = read_file(path, &data, &len);
+    if (!s) s = check_envelope(path, data, len, &sum_bytes);
+    if (s) goto done;
     rctx r = {data + 16, data + len - sum_bytes, 0};
     gyro_c2v_options o;
     gyro_c2v_options_init(&o);
