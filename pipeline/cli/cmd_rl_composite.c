@@ -160,9 +160,10 @@ static gyro_status start_policy(composite_args *o, const gyro_example_set *train
         return s ? s : gyro_composite_policy_load(o->init, ref);
     }
     double t0 = gyro_now();
+    gyro_status s;
     if (o->from) {   /* a flat classifier's transformer, a fresh head; our own supervised loop */
         gyro_classifier *flat = NULL;
-        gyro_status s = gyro_classifier_load(o->from, &flat);
+        s = gyro_classifier_load(o->from, &flat);
         if (s) return gyro_error_prefix(s, "%s", o->from);
         s = gyro_composite_from_classifier(flat, train, o->go.seed, p);
         gyro_classifier_free(flat);
@@ -178,22 +179,14 @@ static gyro_status start_policy(composite_args *o, const gyro_example_set *train
         so.stop = &stop_int;
         so.log = o->go.quiet ? NULL : stderr;
         s = gyro_composite_train_supervised(*p, train, o->dev ? dev : NULL, &so, tr);
-        *sft_seconds = gyro_now() - t0;
-        if (s == GYRO_ERR_INTERRUPTED) {
-            if (!o->go.quiet) fprintf(stderr, "gyro rl finetune: %s\n", gyro_error_message());
-            *interrupted = 1;
-            s = GYRO_OK;
-        }
-        if (!s && o->sft_out) s = gyro_classifier_save((*p)->clf, o->sft_out);
-        if (!s && !*interrupted) s = gyro_composite_policy_clone(*p, ref);
-        return s;
+    } else {
+        gyro_train_options to = o->sft;
+        to.seed = o->go.seed;
+        to.quiet = o->go.quiet;
+        to.stop = &stop_int;
+        to.log = o->go.quiet ? NULL : stderr;
+        s = gyro_composite_supervise(&to, train, o->dev ? dev : NULL, p, tr);
     }
-    gyro_train_options to = o->sft;
-    to.seed = o->go.seed;
-    to.quiet = o->go.quiet;
-    to.stop = &stop_int;
-    to.log = o->go.quiet ? NULL : stderr;
-    gyro_status s = gyro_composite_supervise(&to, train, o->dev ? dev : NULL, p, tr);
     *sft_seconds = gyro_now() - t0;
     if (s == GYRO_ERR_INTERRUPTED && *p) {   /* the best supervised policy so far */
         if (!o->go.quiet) fprintf(stderr, "gyro rl finetune: %s\n", gyro_error_message());
@@ -218,52 +211,69 @@ static gyro_status run_grpo(composite_args *o, gyro_composite_policy *p, gyro_co
     return s;
 }
 
-int gyro_cli_rl_composite_finetune(int argc, char **argv)
+/* The options of `rl finetune --env composite` into *o (two passes: the first finds the geometry,
+ * which decides the defaults), checked, with the --embeddings table loaded into *table (owned by
+ * the caller; o->sft.table points to it). Returns GYRO_OPTS_CONTINUE, or the exit status of
+ * --help or of the reported error. */
+static int parse_args(int argc, char **argv, composite_args *o, gyro_embedding_table **table)
 {
     const char *cmd = "rl finetune";
-    composite_args o, probe = {0};   /* a first pass finds the geometry, which decides the defaults */
-    int first, interrupted = 0;
+    composite_args probe = {0};
+    int first;
+    *table = NULL;
     int rc = gyro_opts_parse(&gyro_spec_rl_composite, argc, argv, &probe, &first);
     if (rc != GYRO_OPTS_CONTINUE) return rc;
-    memset(&o, 0, sizeof o);
-    o.go = gyro_composite_grpo_options_default();
+    memset(o, 0, sizeof *o);
+    o->go = gyro_composite_grpo_options_default();
     gyro_tf_geometry geom = probe.geometry ? GYRO_TF_GEOMETRY_EUCLIDEAN : GYRO_TF_GEOMETRY_HYPERBOLIC;
-    gyro_train_options_init(&o.sft, geom);
-    o.sft.arch = GYRO_ARCH_TRANSFORMER;   /* the policy is a transformer: classify train --arch transformer's defaults */
-    o.geometry = probe.geometry;
+    gyro_train_options_init(&o->sft, geom);
+    o->sft.arch = GYRO_ARCH_TRANSFORMER;   /* the policy is a transformer: classify train --arch transformer's defaults */
+    o->geometry = probe.geometry;
     unsigned given;
-    rc = gyro_opts_parse_marks(&gyro_spec_rl_composite, argc, argv, &o, &first, &given);
+    rc = gyro_opts_parse_marks(&gyro_spec_rl_composite, argc, argv, o, &first, &given);
     if (rc != GYRO_OPTS_CONTINUE) return rc;
-    if (o.no_layernorm) o.sft.model.layernorm = 0;
-    if (!(o.sft.model.dropout >= 0 && o.sft.model.dropout < 1)) return gyro_cli_usage_error(cmd, "--dropout must be in [0, 1)");
-    if (!(o.sft.model.curvature > 0)) return gyro_cli_usage_error(cmd, "--curvature must be > 0");
-    if (!(o.sft.dev_fraction >= 0 && o.sft.dev_fraction < 1)) return gyro_cli_usage_error(cmd, "--dev-fraction must be in [0, 1)");
-    if (!(o.sft.optim.lr > 0)) return gyro_cli_usage_error(cmd, "--sft-lr must be positive");
-    if (o.env && strcmp(o.env, "composite")) return gyro_cli_usage_error(cmd, "--env composite expected");
+    if (o->no_layernorm) o->sft.model.layernorm = 0;
+    if (!(o->sft.model.dropout >= 0 && o->sft.model.dropout < 1)) return gyro_cli_usage_error(cmd, "--dropout must be in [0, 1)");
+    if (!(o->sft.model.curvature > 0)) return gyro_cli_usage_error(cmd, "--curvature must be > 0");
+    if (!(o->sft.dev_fraction >= 0 && o->sft.dev_fraction < 1)) return gyro_cli_usage_error(cmd, "--dev-fraction must be in [0, 1)");
+    if (!(o->sft.optim.lr > 0)) return gyro_cli_usage_error(cmd, "--sft-lr must be positive");
+    if (o->env && strcmp(o->env, "composite")) return gyro_cli_usage_error(cmd, "--env composite expected");
     if (first < argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[first]);
-    if (!o.train) return gyro_cli_usage_error(cmd, "--train is required with --env composite");
-    if (!(o.go.lr > 0) || !(o.go.ball_lr > 0) || !(o.go.grpo.clip_eps > 0) || !(o.go.grpo.kl_beta >= 0))
+    if (!o->train) return gyro_cli_usage_error(cmd, "--train is required with --env composite");
+    if (!(o->go.lr > 0) || !(o->go.ball_lr > 0) || !(o->go.grpo.clip_eps > 0) || !(o->go.grpo.kl_beta >= 0))
         return gyro_cli_usage_error(cmd, "--lr, --ball-lr and --clip must be positive, --beta >= 0");
-    if (o.init && o.from) return gyro_cli_usage_error(cmd, "--init and --from exclude each other");
-    if (o.emb && o.from) return gyro_cli_usage_error(cmd, "--embeddings and --from exclude each other");
-    gyro_embedding_table *table = NULL;
-    if (o.emb && !o.init) {
-        gyro_status st = gyro_table_file_load(o.emb, &table);
-        if (st) return gyro_cli_fail(cmd, gyro_error_prefix(st, "%s", o.emb));
-        o.sft.table = table;
+    if (o->init && o->from) return gyro_cli_usage_error(cmd, "--init and --from exclude each other");
+    if (o->emb && o->from) return gyro_cli_usage_error(cmd, "--embeddings and --from exclude each other");
+    if (o->emb && !o->init) {
+        gyro_status st = gyro_table_file_load(o->emb, table);
+        if (st) return gyro_cli_fail(cmd, gyro_error_prefix(st, "%s", o->emb));
+        o->sft.table = *table;
     }
-    if (gyro_train_options_complete(&o.sft, given) != GYRO_OK) {
-        gyro_embedding_table_free(table);
+    if (gyro_train_options_complete(&o->sft, given) != GYRO_OK) {
+        gyro_embedding_table_free(*table);
+        *table = NULL;
         return gyro_cli_usage_error(cmd, "%s", gyro_error_message());
     }
-    gyro_blas_set_threads(1);
+    return GYRO_OPTS_CONTINUE;
+}
 
-    gyro_example_set train = {0}, dev = {0};
+/* What a finetune run did, for its summary line. */
+typedef struct finetune_run {
+    gyro_example_set train, dev;
+    gyro_composite_policy *p, *ref;
+    gyro_train_result tr;               /* the supervised start */
+    gyro_composite_grpo_result gr;
+    double sft_seconds;
+    double ex0, f0, ex1, f1;            /* dev exact-set accuracy and F1 before and after GRPO */
+    int interrupted;
+} finetune_run;
+
+/* The supervised start (or --init), then GRPO, with dev scores before and after, under
+ * SIGINT/SIGTERM handlers that stop either after the current step (r->interrupted). */
+static gyro_status finetune(composite_args *o, finetune_run *r)
+{
     gyro_composite_data dtrain = {0}, ddev = {0};
-    gyro_composite_policy *p = NULL, *ref = NULL;
-    gyro_train_result tr = {0};
-    gyro_composite_grpo_result gr = {0};
-    double sft_seconds = 0, ex0 = NAN, f0 = NAN, ex1 = NAN, f1 = NAN;
+    r->ex0 = r->f0 = r->ex1 = r->f1 = NAN;
     /* SIGINT/SIGTERM stop the supervised start and GRPO alike after the current step; what was
      * trained so far is saved */
     struct sigaction sa, old_int, old_term;
@@ -272,40 +282,54 @@ int gyro_cli_rl_composite_finetune(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    gyro_status s = read_sets(&o, &train, &dev);
-    if (!s) s = start_policy(&o, &train, &dev, &p, &ref, &tr, &sft_seconds, &interrupted);
-    if (!s && stop_flag) interrupted = 1;   /* a signal after the supervised start: no GRPO */
-    if (!s && !interrupted) {
-        s = gyro_composite_data_build(p, &train, &dtrain);
-        if (!s && o.dev) s = gyro_composite_data_build(p, &dev, &ddev);
+    gyro_status s = read_sets(o, &r->train, &r->dev);
+    if (!s) s = start_policy(o, &r->train, &r->dev, &r->p, &r->ref, &r->tr, &r->sft_seconds, &r->interrupted);
+    if (!s && stop_flag) r->interrupted = 1;   /* a signal after the supervised start: no GRPO */
+    if (!s && !r->interrupted) {
+        s = gyro_composite_data_build(r->p, &r->train, &dtrain);
+        if (!s && o->dev) s = gyro_composite_data_build(r->p, &r->dev, &ddev);
         gyro_composite_scores sc;
-        if (!s && o.dev && !(s = gyro_composite_score(p, &ddev, o.beam, &sc))) ex0 = sc.exact, f0 = sc.mean_f1;
-        if (!s && o.log) fprintf(stderr, "supervised start: dev exact %.4f  dev F1 %.4f\n", ex0, f0);
-        if (!s) s = run_grpo(&o, p, ref, &dtrain, &ddev, &gr, &interrupted);
-        if (!s && o.dev && gr.iterations > 0 && !(s = gyro_composite_score(p, &ddev, o.beam, &sc)))
-            ex1 = sc.exact, f1 = sc.mean_f1;
-        else if (!s && gr.iterations == 0) ex1 = ex0, f1 = f0;
+        if (!s && o->dev && !(s = gyro_composite_score(r->p, &ddev, o->beam, &sc))) r->ex0 = sc.exact, r->f0 = sc.mean_f1;
+        if (!s && o->log) fprintf(stderr, "supervised start: dev exact %.4f  dev F1 %.4f\n", r->ex0, r->f0);
+        if (!s) s = run_grpo(o, r->p, r->ref, &dtrain, &ddev, &r->gr, &r->interrupted);
+        if (!s && o->dev && r->gr.iterations > 0 && !(s = gyro_composite_score(r->p, &ddev, o->beam, &sc)))
+            r->ex1 = sc.exact, r->f1 = sc.mean_f1;
+        else if (!s && r->gr.iterations == 0) r->ex1 = r->ex0, r->f1 = r->f0;
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
-    if (!s && o.out) s = gyro_classifier_save(p->clf, o.out);
+    gyro_composite_data_free(&dtrain);
+    gyro_composite_data_free(&ddev);
+    return s;
+}
+
+int gyro_cli_rl_composite_finetune(int argc, char **argv)
+{
+    const char *cmd = "rl finetune";
+    composite_args o;
+    gyro_embedding_table *table;
+    int rc = parse_args(argc, argv, &o, &table);
+    if (rc != GYRO_OPTS_CONTINUE) return rc;
+    gyro_blas_set_threads(1);
+    finetune_run r = {0};
+    gyro_status s = finetune(&o, &r);
+    if (!s && o.out) s = gyro_classifier_save(r.p->clf, o.out);
     if (!s)
         printf("env=composite n_train=%d n_dev=%d actions=%d sft_epochs=%d sft_seconds=%.2f "
                "beam=%d dev_exact_before=%.4f dev_f1_before=%.4f iterations=%d reward_first=%.4f "
                "reward_last=%.4f kl=%.4g clip_fraction=%.4f ratio_dev_max=%.4g grpo_seconds=%.2f dev_exact_after=%.4f "
                "dev_f1_after=%.4f\n",
-               train.n, dev.n, p->n_actions, tr.epochs, sft_seconds, o.beam, ex0, f0, gr.iterations,
-               gr.first_reward, gr.last_reward, gr.kl, gr.clip_fraction, gr.ratio_dev_max, gr.seconds, ex1, f1);
-    gyro_composite_data_free(&dtrain);
-    gyro_composite_data_free(&ddev);
-    gyro_composite_policy_free(p);
-    gyro_composite_policy_free(ref);
-    gyro_example_set_free(&train);
-    gyro_example_set_free(&dev);
+               r.train.n, r.dev.n, r.p->n_actions, r.tr.epochs, r.sft_seconds, o.beam, r.ex0, r.f0, r.gr.iterations,
+               r.gr.first_reward, r.gr.last_reward, r.gr.kl, r.gr.clip_fraction, r.gr.ratio_dev_max, r.gr.seconds,
+               r.ex1, r.f1);
+    gyro_composite_policy_free(r.p);
+    gyro_composite_policy_free(r.ref);
+    gyro_example_set_free(&r.train);
+    gyro_example_set_free(&r.dev);
     gyro_embedding_table_free(table);
     if (s) return gyro_cli_fail(cmd, s);
-    if (interrupted || stop_flag) {
-        fprintf(stderr, "gyro %s: interrupted after %d iterations%s%s\n", cmd, gr.iterations,
+    if (r.interrupted || stop_flag) {
+        fprintf(stderr, "gyro %s: interrupted after %d iterations%s%s\n", cmd, r.gr.iterations,
                 o.out ? "; policy saved to " : "", o.out ? o.out : "");
         return 130;
     }
