@@ -22,6 +22,7 @@
 #include "models/hyp/convert.h"
 #include "models/hyp/lorentz.h"
 #include "models/hyp/poincare.h"
+#include "models/train_best.h"
 #include "models/train_ngrams.h"
 #include "models/train_vocab.h"
 
@@ -939,13 +940,12 @@ typedef struct tf_run {
     int *order;                 /* (tr.n) this epoch's order of the examples */
     int *batch_order;           /* (steps_per_epoch) this epoch's order of the batches */
     uint64_t *keys;             /* (tr.n) scratch of bucket_by_length */
-    float *best;                /* (n_params) the best dev epoch's parameters */
+    gyro_train_best best;       /* early stopping: the best dev epoch's parameters */
     int moe;                    /* MoE blocks: the expert load is summed and logged */
     size_t n_load;              /* L · moe_experts */
     long *load;                 /* (L, moe_experts) expert load summed over an epoch */
     size_t load_cap;
     char *load_line;            /* (load_cap) the formatted load of an epoch */
-    int since_best;             /* epochs without dev improvement */
     gyro_rng rng;               /* the dev split's, then the shuffles' */
     gyro_progress prog;
     double t0, train_time, lr, loss;
@@ -961,7 +961,7 @@ static void run_free(tf_run *r)
     free(r->order);
     free(r->batch_order);
     free(r->keys);
-    free(r->best);
+    gyro_train_best_free(&r->best);
     free(r->load);
     free(r->load_line);
 }
@@ -1000,7 +1000,6 @@ static gyro_status run_setup(tf_run *r, gyro_tokenizer *nz, const gyro_example_s
     if (st) return st;
     r->keys = malloc((size_t)r->tr.n * sizeof *r->keys);
     r->batch_order = malloc((size_t)(r->tr.n / r->B + 1) * sizeof *r->batch_order);
-    r->best = malloc(tf->n_params * sizeof *r->best);
     r->moe = tf->cfg.ffn_kind == GYRO_TF_FFN_MOE;
     if (r->moe) {
         r->n_load = (size_t)tf->cfg.n_layers * (size_t)tf->cfg.moe_experts;
@@ -1009,8 +1008,9 @@ static gyro_status run_setup(tf_run *r, gyro_tokenizer *nz, const gyro_example_s
         r->load = malloc(r->n_load * sizeof *r->load);
         r->load_line = malloc(r->load_cap);
     }
-    if (!r->keys || !r->batch_order || !r->best || (r->moe && (!r->load || !r->load_line)))
+    if (!r->keys || !r->batch_order || (r->moe && (!r->load || !r->load_line)))
         return gyro_error_set(GYRO_ERR_NOMEM, "train buffers");
+    if ((st = gyro_train_best_init(&r->best, tf->params_memory, tf->n_params))) return st;
     for (int i = 0; i < r->tr.n; i++) r->order[i] = i;
     return GYRO_OK;
 }
@@ -1021,7 +1021,7 @@ static gyro_status interrupted(tf_run *r, int epoch, int s)
 {
     const gyro_train_options *opt = r->opt;
     gyro_status st = GYRO_OK;
-    if (r->R->best_epoch > 0) memcpy(r->tf->params_memory, r->best, r->tf->n_params * sizeof *r->best);
+    gyro_train_best_restore(&r->best, r->R);
     if (opt->checkpoint && r->R->best_epoch == 0) st = gyro_classifier_save(r->m, opt->checkpoint);
     return st ? st : gyro_error_set(GYRO_ERR_INTERRUPTED, "train: interrupted at epoch %d step %d%s%s", epoch + 1,
                                     s + 1, opt->checkpoint ? "; the best model so far is in " : "",
@@ -1152,16 +1152,7 @@ static gyro_status end_epoch(tf_run *r, int epoch, int *done)
         if (r->moe) fprintf(opt->log, ", expert load %s", r->load_line);
         fprintf(opt->log, ", %.1f s, critical path %.2f s\n", gyro_now() - r->t0, R->critical_seconds);
     }
-    if (r->dv.n == 0) return opt->checkpoint ? gyro_classifier_save(r->m, opt->checkpoint) : GYRO_OK;
-    if (isnan(R->best_dev_accuracy) || acc > R->best_dev_accuracy) {
-        R->best_dev_accuracy = acc;
-        R->best_epoch = epoch + 1;
-        memcpy(r->best, r->tf->params_memory, r->tf->n_params * sizeof *r->best);
-        r->since_best = 0;
-        return opt->checkpoint ? gyro_classifier_save(r->m, opt->checkpoint) : GYRO_OK;
-    }
-    *done = opt->patience > 0 && ++r->since_best >= opt->patience;
-    return GYRO_OK;
+    return gyro_train_best_epoch(&r->best, opt, r->m, R, epoch, r->dv.n > 0, acc, done);
 }
 
 /* The checks of gyro_train_classifier's arguments (GYRO_ERR_USAGE, or GYRO_ERR_DATA for an
@@ -1224,7 +1215,7 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
         }
         if (!st) {
             gyro_progress_finish(&r.prog, R.steps / r.total_steps, NAN, r.lr, r.loss);
-            if (R.best_epoch > 0) memcpy(r.tf->params_memory, r.best, r.tf->n_params * sizeof *r.best);
+            gyro_train_best_restore(&r.best, &R);
             R.seconds = gyro_now() - r.t0;
             R.steps_per_second = r.train_time > 0 ? R.steps / r.train_time : NAN;
         }

@@ -13,6 +13,7 @@
 
 #include "models/core/progress.h"
 #include "models/core/rng.h"
+#include "models/train_best.h"
 
 typedef struct bagset {
     int n;
@@ -208,9 +209,8 @@ typedef struct run {
     bagset tr, dv;
     step_bufs sb;
     int *order;                 /* (tr.n) this epoch's order */
-    float *best;                /* (n_params) the best dev epoch's parameters */
+    gyro_train_best best;       /* early stopping: the best dev epoch's parameters */
     int freeze_below;           /* embedding rows below it stay as the table gave them */
-    int since_best;             /* epochs without dev improvement */
     gyro_rng rng;
     gyro_progress prog;
     double t0, train_time, lr, loss;
@@ -222,7 +222,7 @@ static gyro_status interrupted(run *r, int epoch, int s)
 {
     const gyro_train_options *opt = r->opt;
     gyro_status st = GYRO_OK;
-    if (r->R->best_epoch > 0) memcpy(r->ng->params, r->best, r->ng->n_params * sizeof *r->best);
+    gyro_train_best_restore(&r->best, r->R);
     if (opt->checkpoint && r->R->best_epoch == 0 && !gyro_ngrams_first_nonfinite(r->ng, NULL))
         st = gyro_classifier_save(r->m, opt->checkpoint);
     return st ? st : gyro_error_set(GYRO_ERR_INTERRUPTED, "train: interrupted at epoch %d example %d%s%s", epoch + 1,
@@ -282,16 +282,7 @@ static gyro_status end_epoch(run *r, int epoch, int *done)
         if (!isnan(acc)) fprintf(opt->log, ", dev accuracy %.2f%%", 100 * acc);
         fprintf(opt->log, ", %.1f s\n", gyro_now() - r->t0);
     }
-    if (r->dv.n == 0) return opt->checkpoint ? gyro_classifier_save(r->m, opt->checkpoint) : GYRO_OK;
-    if (isnan(R->best_dev_accuracy) || acc > R->best_dev_accuracy) {
-        R->best_dev_accuracy = acc;
-        R->best_epoch = epoch + 1;
-        memcpy(r->best, r->ng->params, r->ng->n_params * sizeof *r->best);
-        r->since_best = 0;
-        return opt->checkpoint ? gyro_classifier_save(r->m, opt->checkpoint) : GYRO_OK;
-    }
-    *done = opt->patience > 0 && ++r->since_best >= opt->patience;
-    return GYRO_OK;
+    return gyro_train_best_epoch(&r->best, opt, r->m, R, epoch, r->dv.n > 0, acc, done);
 }
 
 /* Bags, buffers and counters of a run; GYRO_ERR_DATA without a training example. */
@@ -305,8 +296,8 @@ static gyro_status run_setup(run *r, gyro_tokenizer *nz, const gyro_example_set 
     r->R->n_train = r->tr.n;
     r->R->n_dev = r->dv.n;
     r->order = malloc((size_t)r->tr.n * sizeof *r->order);
-    r->best = malloc(r->ng->n_params * sizeof *r->best);
-    if (!r->order || !r->best) return gyro_error_set(GYRO_ERR_NOMEM, "train buffers");
+    if (!r->order) return gyro_error_set(GYRO_ERR_NOMEM, "train buffers");
+    if ((st = gyro_train_best_init(&r->best, r->ng->params, r->ng->n_params))) return st;
     if ((st = step_bufs_new(&r->sb, r->ng, r->tr.max_len > r->dv.max_len ? r->tr.max_len : r->dv.max_len))) return st;
     for (int i = 0; i < r->tr.n; i++) r->order[i] = i;
     /* a frozen table: its rows 1..n keep their values (UNK and everything after still learn) */
@@ -335,7 +326,7 @@ gyro_status gyro_train_ngrams(const gyro_train_options *opt, gyro_classifier *m,
     }
     if (!st) {
         gyro_progress_finish(&r.prog, (double)R->steps / ((double)r.tr.n * opt->epochs), NAN, r.lr, r.loss);
-        if (R->best_epoch > 0) memcpy(r.ng->params, r.best, r.ng->n_params * sizeof *r.best);
+        gyro_train_best_restore(&r.best, R);
         R->seconds = gyro_now() - r.t0;
         R->steps_per_second = r.train_time > 0 ? R->steps / r.train_time : NAN;
     }
@@ -343,6 +334,6 @@ gyro_status gyro_train_ngrams(const gyro_train_options *opt, gyro_classifier *m,
     bagset_free(&r.dv);
     step_bufs_free(&r.sb);
     free(r.order);
-    free(r.best);
+    gyro_train_best_free(&r.best);
     return st;
 }
