@@ -46,6 +46,8 @@
 
 struct gyro_classifier {
     gyro_tf_model *tf;            /* the transformer, or NULL for an n-gram model */
+    gyro_tf_packed *pack;         /* tf's weights packed for prediction (owned), or NULL: made
+                                   * at load, dropped when tf is handed out for changes */
     gyro_ngrams_model *ng;        /* the n-gram model, or NULL for a transformer */
     gyro_normalize_options norm;
     int token_unit;               /* gyro_token_unit */
@@ -595,6 +597,7 @@ gyro_status gyro_classifier_load(const char *path, gyro_classifier **out)
     if (st) { gyro_classifier_free(m); return st; }
     m->crc = crc;
     set_version(m);
+    if (m->tf && (st = gyro_tf_pack_new(m->tf, &m->pack))) { gyro_classifier_free(m); return st; }
     *out = m;
     return GYRO_OK;
 }
@@ -624,9 +627,11 @@ static gyro_status classifier_shell(const void *cfg, const gyro_normalize_option
     return GYRO_OK;
 }
 
-/* Finish a shell whose network was just made (st its status). */
+/* Finish a shell whose network was just made (st its status); a transformer's weights are
+ * packed for prediction, as a loaded model's are, so both predict alike. */
 static gyro_status classifier_finish(gyro_classifier *m, gyro_status st, gyro_classifier **out)
 {
+    if (st == GYRO_OK && m->tf) st = gyro_tf_pack_new(m->tf, &m->pack);
     if (st) { gyro_classifier_free(m); return st; }
     set_version(m);
     *out = m;
@@ -668,6 +673,7 @@ void gyro_classifier_free(gyro_classifier *m)
 {
     if (!m) return;
     gyro_tf_free(m->tf);
+    gyro_tf_pack_free(m->pack);
     gyro_ngrams_free(m->ng);
     gyro_strmap_free(m->vocab);
     gyro_label_set_free(m->labels);
@@ -677,7 +683,25 @@ void gyro_classifier_free(gyro_classifier *m)
 const char *gyro_classifier_version(const gyro_classifier *m) { return m ? m->version : ""; }
 int gyro_classifier_num_labels(const gyro_classifier *m) { return m ? gyro_label_set_count(m->labels) : 0; }
 const char *gyro_classifier_label(const gyro_classifier *m, int i) { return m ? gyro_label_set_name(m->labels, i) : NULL; }
-gyro_tf_model *gyro_classifier_tf(gyro_classifier *m) { return m->tf; }
+gyro_tf_model *gyro_classifier_tf(gyro_classifier *m)
+{
+    /* the caller may change the parameters: the packed copy would go stale */
+    gyro_tf_pack_free(m->pack);
+    m->pack = NULL;
+    return m->tf;
+}
+
+gyro_status gyro_classifier_prepare(gyro_classifier *m)
+{
+    if (!m) return gyro_error_set(GYRO_ERR_USAGE, "classifier prepare: NULL argument");
+    if (!m->tf) return GYRO_OK;
+    gyro_tf_packed *pk;
+    gyro_status st = gyro_tf_pack_new(m->tf, &pk);
+    if (st) return st;
+    gyro_tf_pack_free(m->pack);
+    m->pack = pk;
+    return GYRO_OK;
+}
 const gyro_tf_model *gyro_classifier_tf_const(const gyro_classifier *m) { return m->tf; }
 gyro_ngrams_model *gyro_classifier_ngrams(gyro_classifier *m) { return m->ng; }
 const gyro_ngrams_model *gyro_classifier_ngrams_const(const gyro_classifier *m) { return m->ng; }
@@ -880,7 +904,7 @@ gyro_status gyro_classifier_predict_context(const gyro_classifier *m, gyro_class
         const gyro_tf_model *tf = m->tf;
         int T = gyro_classifier_encode(m, toks, n_toks, s->ids, tf->cfg.max_len);
         if (T == 0) return gyro_error_set(GYRO_ERR_DATA, "empty text after normalization");
-        if ((st = gyro_tf_forward(tf, s->acts, s->ids, &T, 1, T, NULL))) return st;
+        if ((st = gyro_tf_forward_packed(tf, m->pack, s->acts, s->ids, &T, 1, T))) return st;
         logits = gyro_tf_logits(s->acts);
     }
     int K = gyro_label_set_count(m->labels);

@@ -122,8 +122,15 @@ gyro_token_unit gyro_classifier_token_unit(const gyro_classifier *m);
 gyro_status gyro_classifier_save(const gyro_classifier *m, const char *path);
 
 /* The transformer of the model (parameters are modified in place by training); NULL for an
- * n-gram model. */
+ * n-gram model. Drops the model's packed copy of the weights (gyro_classifier_prepare), since
+ * the caller may change them: predictions then read the parameters directly until the next
+ * gyro_classifier_prepare. */
 gyro_tf_model *gyro_classifier_tf(gyro_classifier *m);
+
+/* Pack the transformer's weights for prediction (models/transformer.h, gyro_tf_pack_new),
+ * replacing an earlier pack; gyro_classifier_load does this. A no-op for an n-gram model. Not
+ * thread-safe: call while no prediction runs. USAGE on NULL, NOMEM (the old pack is kept). */
+gyro_status gyro_classifier_prepare(gyro_classifier *m);
 const gyro_tf_model *gyro_classifier_tf_const(const gyro_classifier *m);
 
 /* The n-gram model of the model; NULL for a transformer. */

@@ -10,6 +10,7 @@
 
 #include "models/core/arena.h"
 #include "models/layers/kernels.h"
+#include "models/layers/kernels_pack.h"
 #include "models/layers/lorentz.h"
 #include "models/layers/mla.h"
 #include "models/layers/moe.h"
@@ -389,6 +390,111 @@ char *gyro_tf_expert_load_format(char *buf, size_t cap, const long *counts,
     return buf;
 }
 
+/* ---- packed weights for inference ---------------------------------------------------------- */
+
+struct gyro_tf_packed {
+    int n_layers;      /* layers packed: cfg.n_layers, or 0 (MLA, MoE, Lorentz: nothing packed) */
+    float *memory;     /* every packed matrix (owned, 64-byte aligned) */
+    float **qkv;       /* (L) packed q|k|v weights (3A, C) */
+    float **att;       /* (L) packed merge weights (gyro_merge_pack_f32 of (C, A)) */
+    float **fc;        /* (L) packed FFN up weights (F, C) */
+    float **fcproj;    /* (L) packed FFN down weights (C, F) */
+};
+
+void gyro_tf_pack_free(gyro_tf_packed *pk)
+{
+    if (!pk)
+        return;
+    free(pk->memory);
+    free(pk->qkv);
+    free(pk);
+}
+
+gyro_status gyro_tf_pack_new(const gyro_tf_model *m, gyro_tf_packed **out)
+{
+    *out = NULL;
+    const gyro_tf_config *cfg = &m->cfg;
+    gyro_tf_packed *pk = calloc(1, sizeof *pk);
+    if (!pk)
+        return gyro_error_set(GYRO_ERR_NOMEM, "transformer pack: out of memory");
+    const int dense = cfg->geometry != GYRO_TF_GEOMETRY_LORENTZ &&
+                      cfg->attention_kind == GYRO_TF_ATTENTION_MHA &&
+                      cfg->ffn_kind == GYRO_TF_FFN_DENSE;
+    if (!dense || cfg->n_layers == 0) {
+        *out = pk;
+        return GYRO_OK;
+    }
+    const int L = cfg->n_layers, C = cfg->dim, F = cfg->ffn_dim, H = cfg->n_heads;
+    const int D = cfg->head_dim, A = H * D, geo = cfg->geometry;
+    const size_t n_qkv = (gyro_pack_values(3 * A, C) + 15) & ~(size_t)15;
+    const size_t n_att = (gyro_merge_pack_values(geo, H, D, C) + 15) & ~(size_t)15;
+    const size_t n_fc = (gyro_pack_values(F, C) + 15) & ~(size_t)15;
+    const size_t n_fp = (gyro_pack_values(C, F) + 15) & ~(size_t)15;
+    const size_t per = n_qkv + n_att + n_fc + n_fp;
+    pk->memory = aligned_alloc(64, (size_t)L * per * sizeof(float));
+    pk->qkv = calloc(4 * (size_t)L, sizeof *pk->qkv);
+    if (!pk->memory || !pk->qkv) {
+        gyro_tf_pack_free(pk);
+        return gyro_error_set(GYRO_ERR_NOMEM, "transformer pack: cannot allocate %zu MiB",
+                              ((size_t)L * per * sizeof(float)) >> 20);
+    }
+    pk->att = pk->qkv + L;
+    pk->fc = pk->att + L;
+    pk->fcproj = pk->fc + L;
+    const gyro_tf_params *w = &m->params;
+    for (int l = 0; l < L; l++) {
+        float *base = pk->memory + (size_t)l * per;
+        pk->qkv[l] = base;
+        pk->att[l] = base + n_qkv;
+        pk->fc[l] = pk->att[l] + n_att;
+        pk->fcproj[l] = pk->fc[l] + n_fc;
+        gyro_pack_weights_f32(pk->qkv[l], w->qkvw + (size_t)l * 3 * A * C, C, 3 * A, C);
+        gyro_merge_pack_f32(pk->att[l], w->attprojw + (size_t)l * C * A, geo, H, D, C);
+        gyro_pack_weights_f32(pk->fc[l], w->fcw + (size_t)l * F * C, C, F, C);
+        gyro_pack_weights_f32(pk->fcproj[l], w->fcprojw + (size_t)l * C * F, F, C, F);
+    }
+    pk->n_layers = L;
+    *out = pk;
+    return GYRO_OK;
+}
+
+/* The packed matrices `field` of layer l, or NULL without a pack (or nothing packed). */
+#define TF_PK(pk, field, l) ((pk) && (pk)->n_layers ? (const float *)(pk)->field[l] : NULL)
+
+/* Per precision: Y = X Wᵀ on the packed weights when there are some (float32 only); returns 0
+ * when the caller must run the unpacked product. */
+static int tf_pk_linear_f32(const float *Wp, float *Y, int ldy, const float *X, int ldx, int N,
+                            int K, int M)
+{
+    if (!Wp)
+        return 0;
+    gyro_packed_linear_f32(Y, ldy, X, ldx, Wp, N, K, M);
+    return 1;
+}
+
+static int tf_pk_linear_f64(const float *Wp, double *Y, int ldy, const double *X, int ldx, int N,
+                            int K, int M)
+{
+    (void)Wp; (void)Y; (void)ldy; (void)X; (void)ldx; (void)N; (void)K; (void)M;
+    return 0;
+}
+
+static int tf_pk_merge_f32(const float *Wp, float *Y, float *RR, const float *O, int geo, float c,
+                           int N, int H, int D, int C)
+{
+    if (!Wp)
+        return 0;
+    gyro_merge_forward_packed_f32(Y, RR, O, Wp, geo, c, N, H, D, C);
+    return 1;
+}
+
+static int tf_pk_merge_f64(const float *Wp, double *Y, double *RR, const double *O, int geo,
+                           double c, int N, int H, int D, int C)
+{
+    (void)Wp; (void)Y; (void)RR; (void)O; (void)geo; (void)c; (void)N; (void)H; (void)D; (void)C;
+    return 0;
+}
+
 /* ---- the two precisions ------------------------------------------------------------------- */
 
 #define T float
@@ -418,3 +524,10 @@ char *gyro_tf_expert_load_format(char *buf, size_t cap, const long *counts,
 #undef PARAMS
 #undef MODEL
 #undef ACTS
+
+gyro_status gyro_tf_forward_packed(const gyro_tf_model *m, const gyro_tf_packed *pk,
+                                   gyro_tf_acts *a, const int32_t *tokens, const int *lengths,
+                                   int B, int T)
+{
+    return tf_forward_f32(m, pk, a, tokens, lengths, B, T, NULL);
+}

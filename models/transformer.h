@@ -314,6 +314,25 @@ gyro_status gyro_tf_forward_f64(const gyro_tf_model_f64 *m, gyro_tf_acts_f64 *a,
                                 const int32_t *tokens, const int *lengths, int B, int T,
                                 gyro_rng *rng);
 
+/* Weights packed for inference (models/layers/kernels_pack.h): the dense attention and
+ * feed-forward matrices of a float32 model in the panel layout of gyro's own product kernels,
+ * made once so that no product repacks a weight matrix per call. A pack is a snapshot: it
+ * must be rebuilt (or dropped) when the model's parameters change. MLA, MoE and Lorentz
+ * layers are not packed (their forward ignores the pack). */
+typedef struct gyro_tf_packed gyro_tf_packed;
+
+/* Pack the parameters of m into a new pack (*out; free with gyro_tf_pack_free, NULL is a
+ * no-op). The pack does not reference m. NOMEM. */
+gyro_status gyro_tf_pack_new(const gyro_tf_model *m, gyro_tf_packed **out);
+void gyro_tf_pack_free(gyro_tf_packed *pk);
+
+/* Inference forward (no dropout) as gyro_tf_forward with rng NULL, reading the dense weight
+ * matrices from pk (made by gyro_tf_pack_new from m's current parameters; NULL: m's own). The
+ * logits agree with gyro_tf_forward's to float32 rounding. Same errors. */
+gyro_status gyro_tf_forward_packed(const gyro_tf_model *m, const gyro_tf_packed *pk,
+                                   gyro_tf_acts *a, const int32_t *tokens, const int *lengths,
+                                   int B, int T);
+
 /* Logits (B, K) of the last forward pass; owned by the acts. */
 const float *gyro_tf_logits(const gyro_tf_acts *a);
 const double *gyro_tf_logits_f64(const gyro_tf_acts_f64 *a);

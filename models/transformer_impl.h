@@ -125,7 +125,7 @@ struct P(gyro_tf_acts) {
     T *mask_o;                /* (L, Nmax, A) (training only) */
     T *mask_f;                /* (L, Nmax, F) */
     T *mask_p;                /* (Bmax, C) */
-    T *merge_cache;           /* (L, Nmax, 2H·C) hyperbolic merge cache (NULL otherwise) */
+    T *merge_cache;           /* (L, Nmax, 2H·C) hyperbolic merge cache (training only) */
     T *scratch;               /* (scratch_values) per-row backward scratch */
     size_t scratch_values;
     /* MLA (attention_kind MLA) */
@@ -432,7 +432,7 @@ gyro_status P(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int 
         (size_t)max_batch * sizeof(int),                          /* lengths */
         (size_t)max_batch * C * sizeof(int),                      /* pidx */
         a->scratch_values * sizeof(T),                            /* scratch */
-        hyp ? (size_t)(Lr * N * 2 * H * C) * sizeof(T) : 0,       /* merge cache */
+        hyp && a->training ? (size_t)(Lr * N * 2 * H * C) * sizeof(T) : 0, /* merge cache */
         a->training ? a->block_values * sizeof(T) : 0,            /* activation gradients */
         masks ? (size_t)(Lr * N * A) * sizeof(T) : 0,             /* dropout masks */
         masks ? (size_t)(Lr * N * F) * sizeof(T) : 0,
@@ -467,7 +467,8 @@ gyro_status P(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int 
     a->lengths = gyro_arena_alloc(ar, sizes[2]);
     a->pidx = gyro_arena_alloc(ar, sizes[3]);
     a->scratch = gyro_arena_alloc(ar, sizes[4]);
-    a->merge_cache = hyp ? gyro_arena_alloc(ar, sizes[5]) : NULL;
+    /* inference needs no merge cache: the merge then runs its fused sum */
+    a->merge_cache = hyp && a->training ? gyro_arena_alloc(ar, sizes[5]) : NULL;
     if (a->training)
         a->dmemory = gyro_arena_alloc(ar, sizes[6]);
     if (masks) {
@@ -706,8 +707,10 @@ static S(tf_sublayer) S(tf_sublayer_of)(const S(tf_layer_ptrs) *p, int which)
                              p->lnu2, p->lnv2, p->lnm2, p->lnr2, p->xout};
 }
 
-gyro_status P(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
-                               const int *lengths, int B, int Tlen, gyro_rng *rng)
+/* The forward of gyro_tf_forward; pk (float32 only, else NULL) packed dense weights. */
+static gyro_status S(tf_forward)(const MODEL *m, const gyro_tf_packed *pk, ACTS *a,
+                                 const int32_t *tokens, const int *lengths, int B, int Tlen,
+                                 gyro_rng *rng)
 {
     const gyro_tf_config *cfg = &m->cfg;
     if (B < 1 || B > a->max_batch || Tlen < 1 || Tlen > a->max_len)
@@ -779,7 +782,8 @@ gyro_status P(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
              * heads (Ganea 2018, Lemma 6: Möbius matvec); legacy models (qkv_tangent 0) take
              * log0 of each head's D-slice of W ⊗ x instead */
             const T *wqkv = TF_SLICE(w->qkvw, l, 3 * A * C), *wo = TF_SLICE(w->attprojw, l, C * A);
-            S(gyro_linear_forward)(p.qkvy, 3 * A, p.u, C, wqkv, C, Nr, C, 3 * A);
+            if (!S(tf_pk_linear)(TF_PK(pk, qkv, l), p.qkvy, 3 * A, p.u, C, Nr, C, 3 * A))
+                S(gyro_linear_forward)(p.qkvy, 3 * A, p.u, C, wqkv, C, Nr, C, 3 * A);
             if (p.qkvt != p.qkvy) {
                 S(gyro_geo_exp0)(p.qkvz, 3 * A, p.qkvy, 3 * A, geo, c, Nr, 3 * A);
                 S(gyro_geo_log0)(p.qkvt, D, p.qkvz, D, geo, c, Nr * 3 * H, D);
@@ -787,7 +791,9 @@ gyro_status P(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
             S(gyro_attention_forward)(p.o, p.att, p.qkvt, lengths, B, Tlen, H, D);
             if (a->dropout_on)
                 S(gyro_dropout_forward)(p.od, p.mask_o, p.o, rng, pdrop, (long)Nr * A);
-            S(gyro_merge_forward)(p.a, p.rr, p.rb, p.od, wo, geo, c, Nr, H, D, C);
+            /* inference (no merge cache): the fused gyro-sum */
+            if (!S(tf_pk_merge)(TF_PK(pk, att, l), p.a, p.rr, p.od, geo, c, Nr, H, D, C))
+                S(gyro_merge_forward)(p.a, p.rr, p.rb, p.od, wo, geo, c, Nr, H, D, C);
         }
 
         /* residual and LayerNorm after attention */
@@ -814,7 +820,8 @@ gyro_status P(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
             /* feed-forward: M2 ⊗ φ⊗(M1 ⊗ x ⊕ b1) ⊕ b2 */
             const T *w1 = TF_SLICE(w->fcw, l, F * C), *b1 = TF_SLICE(w->fcb, l, F);
             const T *w2 = TF_SLICE(w->fcprojw, l, C * F), *b2 = TF_SLICE(w->fcprojb, l, C);
-            S(gyro_linear_forward)(p.y2, F, p.u2, C, w1, C, Nr, C, F);
+            if (!S(tf_pk_linear)(TF_PK(pk, fc, l), p.y2, F, p.u2, C, Nr, C, F))
+                S(gyro_linear_forward)(p.y2, F, p.u2, C, w1, C, Nr, C, F);
             S(gyro_geo_exp0)(p.e2, F, p.y2, F, geo, c, Nr, F);
             S(gyro_geo_add)(p.h, p.e2, b1, 0, geo, c, Nr, F);
             S(gyro_geo_log0)(p.g0, F, p.h, F, geo, c, Nr, F);
@@ -822,7 +829,8 @@ gyro_status P(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
                 S(gyro_relu_forward)(p.g1, p.g0, (long)Nr * F);
             if (a->dropout_on)
                 S(gyro_dropout_forward)(p.gd, p.mask_f, p.g1, rng, pdrop, (long)Nr * F);
-            S(gyro_linear_forward)(p.y3, C, p.gd, F, w2, F, Nr, F, C);
+            if (!S(tf_pk_linear)(TF_PK(pk, fcproj, l), p.y3, C, p.gd, F, Nr, F, C))
+                S(gyro_linear_forward)(p.y3, C, p.gd, F, w2, F, Nr, F, C);
             S(gyro_geo_exp0)(p.e3, C, p.y3, C, geo, c, Nr, C);
             S(gyro_geo_add)(p.f, p.e3, b2, 0, geo, c, Nr, C);
         }
@@ -845,6 +853,12 @@ gyro_status P(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
     S(gyro_mlr_forward)(blk->logits, pb, w->mlr_p, w->mlr_a, geo, c, B, K, C);
     a->head_in = pb;
     return GYRO_OK;
+}
+
+gyro_status P(gyro_tf_forward)(const MODEL *m, ACTS *a, const int32_t *tokens,
+                               const int *lengths, int B, int Tlen, gyro_rng *rng)
+{
+    return S(tf_forward)(m, NULL, a, tokens, lengths, B, Tlen, rng);
 }
 
 const T *P(gyro_tf_head_input)(const ACTS *a)

@@ -11,6 +11,7 @@
 
 #include "models/core/blas.h"
 #include "models/hyp/hyp_consts.h"
+#include "models/hyp/hyp_scalar.h"
 #include "models/hyp/poincare.h"
 
 #define T float
@@ -18,6 +19,7 @@
 #define P(name) gyro_##name##_f32
 #define BALL_EPS GYRO_HYP_BALL_EPS_F32
 #define EXP expf
+#include "models/hyp/hyp_vec_impl.h"
 #include "models/layers/kernels_impl.h"
 #undef T
 #undef S
@@ -30,6 +32,7 @@
 #define P(name) gyro_##name##_f64
 #define BALL_EPS GYRO_HYP_BALL_EPS_F64
 #define EXP exp
+#include "models/hyp/hyp_vec_impl.h"
 #include "models/layers/kernels_impl.h"
 #undef T
 #undef S

@@ -186,11 +186,19 @@ void gyro_attention_backward_f64(double *dQKV, double *scratch, const double *dO
  */
 /* Y (N, C) from O (N, A) and W (C, A). Hyperbolic caches: RR (N, H, C) = M_i o_i and
  * RB (N, 2H, C) = per row [exp0(RR_1) … exp0(RR_H) | partial sums s_1 … s_H]; both NULL
- * in the Euclidean geometry. */
+ * in the Euclidean geometry. Hyperbolic with RB NULL (inference: no backward follows): RR is
+ * still filled, and the sum runs fused (gyro_merge_sum) without caching the mapped heads. */
 void gyro_merge_forward_f32(float *Y, float *RR, float *RB, const float *O, const float *W, int geo,
                             float c, int N, int H, int D, int C);
 void gyro_merge_forward_f64(double *Y, double *RR, double *RB, const double *O, const double *W,
                             int geo, double c, int N, int H, int D, int C);
+/* The hyperbolic gyro-sum of the merge, fused: Y (N, C) row n = r_1 ⊕ … ⊕ r_H (left to right,
+ * each partial sum projected) with r_i = proj(exp0(RR[n][i])), RR (N, H, C). The same map as
+ * gyro_merge_forward's cached path up to float rounding: each head takes one pass for its dot
+ * products and one for the update, the norms that decide the projections come from the dot
+ * products (hyp_scalar.h) instead of a pass over each mapped vector. Y must not overlap RR. */
+void gyro_merge_sum_f32(float *Y, const float *RR, float c, int N, int H, int C);
+void gyro_merge_sum_f64(double *Y, const double *RR, double c, int N, int H, int C);
 /* dO (N, A) += and dW (C, A) += from dY (N, C). dRR (N, H, C) is overwritten (hyperbolic
  * only; NULL otherwise). scratch: (5C). */
 void gyro_merge_backward_f32(float *dO, float *dW, float *dRR, float *scratch, const float *dY,

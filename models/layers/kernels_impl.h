@@ -290,6 +290,10 @@ void P(merge_forward)(T *Y, T *RR, T *RB, const T *O, const T *W, int geo, T c, 
     for (int i = 0; i < H; i++) /* RR_i = O_i M_iᵀ */
         S(gyro_blas_gemm)(RR + (long)i * C, O + (long)i * D, W + (long)i * D, 0, 1, (T)1, (T)0, N,
                           C, D, A, A, H * C);
+    if (!RB) {
+        P(merge_sum)(Y, RR, c, N, H, C);
+        return;
+    }
     for (int n = 0; n < N; n++) {
         const T *rr = RR + (long)n * H * C;
         T *rb = RB + (long)n * 2 * H * C, *ps = rb + (long)H * C;
@@ -299,6 +303,58 @@ void P(merge_forward)(T *Y, T *RR, T *RB, const T *O, const T *W, int geo, T c, 
             P(geo_add)(ps + (long)i * C, ps + (long)(i - 1) * C, rb + (long)i * C, C, geo, c, 1, C);
         memcpy(Y + (long)n * C, ps + (long)(H - 1) * C, (size_t)C * sizeof(T));
     }
+}
+
+/* The fused gyro-sum of one row (see kernels.h): s ← proj(s ⊕ k_i rr_i) with
+ * k_i rr_i = proj(exp0(rr_i)) = min(tanh(√c|rr_i|), 1 − ε)/(√c|rr_i|) · rr_i. Each head is one
+ * pass for the three dot products <s,s>, <rr_i,rr_i>, <s,rr_i> and one pass for
+ * s ← a s + b k_i rr_i; the norm of the result that decides the projection is
+ * |z|² = a²<s,s> + 2ab k_i<s,rr_i> + b² k_i²<rr_i,rr_i>, so no vector is mapped, stored and
+ * re-read on its own. A head whose |rr_i|² is not finite maps to the origin (and adds nothing),
+ * as proj sends a non-finite point to the origin. */
+static void S(merge_sum_row)(T *y, const T *rr, double c, int H, int C)
+{
+    const double sc = sqrt(c), maxn = (1.0 - BALL_EPS) / sc;
+    double ss, vv, sv;
+    int first = 1;
+    for (int i = 0; i < H; i++) {
+        const T *ri = rr + (long)i * C;
+        if (first) {
+            vv = S(hyp_dot)(ri, ri, C);
+            ss = sv = 0.0;
+        } else {
+            S(hyp_dot3)(&ss, &vv, &sv, y, ri, C);
+        }
+        if (!isfinite(vv))
+            continue;
+        const double nv = sqrt(vv);
+        double k = gyro_hyp_tanhc(sc * nv, NULL);
+        if (k * nv > maxn)
+            k = maxn / nv;
+        if (first) {
+            S(hyp_scale)(y, k, ri, C);
+            first = 0;
+            continue;
+        }
+        double a, b;
+        const double yy = k * k * vv, xy = k * sv;
+        gyro_hyp_madd_coef(c, ss, yy, xy, &a, &b);
+        const double zz = a * a * ss + 2.0 * a * b * xy + b * b * yy;
+        if (zz > maxn * maxn) {
+            const double f = maxn / sqrt(zz);
+            a *= f;
+            b *= f;
+        }
+        S(hyp_axpby)(y, a, y, b * k, ri, C);
+    }
+    if (first)
+        memset(y, 0, (size_t)C * sizeof(T));
+}
+
+void P(merge_sum)(T *Y, const T *RR, T c, int N, int H, int C)
+{
+    for (int n = 0; n < N; n++)
+        S(merge_sum_row)(Y + (long)n * C, RR + (long)n * H * C, (double)c, H, C);
 }
 
 void P(merge_backward)(T *dO, T *dW, T *dRR, T *scratch, const T *dY, const T *O, const T *RR,

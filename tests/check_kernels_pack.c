@@ -1,0 +1,244 @@
+/* check_kernels_pack.c — Check suite for the packed-weight products of
+ * models/layers/kernels_pack.c: on every instruction set the CPU supports (plain C, AVX2,
+ * AVX-512), Y = X Wᵀ against the double-precision reference loop of models/core/blas.h for
+ * every row count of a block and beyond, widths around the 16-column panels, depths of 1 to 400,
+ * strided X and Y (Y's padding left untouched), a head's column slice packed from a wider
+ * matrix; each row's result independent of the rows around it, bit for bit. The fused
+ * hyperbolic head merge against the cached one (float64 and float32, heads inside the ball and
+ * heads pushed onto the projection radius), the packed merge against it, and the packed
+ * transformer forward against the plain one (hyperbolic and Euclidean, 1 to 12 tokens). */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "models/core/blas.h"
+#include "models/core/rng.h"
+#include "models/layers/kernels.h"
+#include "models/layers/kernels_pack.h"
+#include "models/transformer.h"
+
+static float *randv(gyro_rng *r, size_t n)
+{
+    float *v = malloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)(2 * gyro_rng_uniform(r) - 1);
+    return v;
+}
+
+/* Y = X W[:, col0 : col0+K]ᵀ with W (M, ldw) by the packed kernel of `isa` and by the
+ * reference; max |error| / (1 + Σ_k |x_k w_k|) (a float32 sum of K terms is exact to about
+ * √K·2⁻²⁴ of that), 1e9 if Y's padding changed. */
+static double pack_case(gyro_isa isa, int N, int M, int K, int pad, int col0, uint64_t seed)
+{
+    gyro_rng r;
+    gyro_rng_seed(&r, seed);
+    const int ldx = K + pad, ldy = M + pad, ldw = K + col0 + pad;
+    float *X = randv(&r, (size_t)N * ldx), *W = randv(&r, (size_t)M * ldw);
+    float *Y = randv(&r, (size_t)N * ldy), *R = malloc((size_t)N * ldy * sizeof *R);
+    float *Wp = malloc((gyro_pack_values(M, K) + 1) * sizeof *Wp);
+    for (int i = 0; i < N * ldy; i++)
+        R[i] = Y[i];
+    gyro_pack_weights_f32(Wp, W + col0, ldw, M, K);
+    gyro_packed_linear_f32_isa(isa, Y, ldy, X, ldx, Wp, N, K, M);
+    gyro_blas_gemm_ref_f32(R, X, W + col0, 0, 1, 1.0f, 0.0f, N, M, K, ldx, ldw, ldy);
+    double worst = 0;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < ldy; j++) {
+            double a = Y[i * ldy + j], b = R[i * ldy + j];
+            double mag = 0;
+            for (int k = 0; j < M && k < K; k++)
+                mag += fabs((double)X[i * ldx + k] * W[j * ldw + col0 + k]);
+            double e = j < M ? fabs(a - b) / (1.0 + mag) : (a != b ? 1e9 : 0);
+            if (isnan(a)) e = 1e9;
+            if (e > worst) worst = e;
+        }
+    free(X); free(W); free(Y); free(R); free(Wp);
+    return worst;
+}
+
+START_TEST(test_pack_shapes)
+{
+    static const int Ks[] = {1, 3, 7, 8, 16, 17, 100, 400};
+    static const int Ms[] = {1, 5, 15, 16, 17, 33, 64, 100, 112, 336};
+    uint64_t seed = 1;
+    for (int isa = GYRO_ISA_GENERIC; isa <= GYRO_ISA_AVX512; isa++) {
+        if (!gyro_isa_supported((gyro_isa)isa))
+            continue;
+        double worst = 0;
+        for (int N = 1; N <= 14; N++)
+            for (size_t a = 0; a < sizeof Ks / sizeof Ks[0]; a++)
+                for (size_t b = 0; b < sizeof Ms / sizeof Ms[0]; b++)
+                    for (int pad = 0; pad < 2; pad++)
+                        worst = fmax(worst, pack_case((gyro_isa)isa, N, Ms[b], Ks[a], 3 * pad,
+                                                      0, seed++));
+        /* the model's shapes: q|k|v, FFN up and down, a head's slice of the output projection */
+        worst = fmax(worst, pack_case((gyro_isa)isa, 6, 336, 100, 0, 0, seed++));
+        worst = fmax(worst, pack_case((gyro_isa)isa, 6, 400, 100, 0, 0, seed++));
+        worst = fmax(worst, pack_case((gyro_isa)isa, 6, 100, 400, 0, 0, seed++));
+        worst = fmax(worst, pack_case((gyro_isa)isa, 40, 100, 7, 0, 35, seed++));
+        printf("packed linear (%s): X·Wᵀ vs reference, max rel error %.3g\n",
+               gyro_isa_name((gyro_isa)isa), worst);
+        ck_assert_double_lt(worst, 1e-5);
+    }
+}
+END_TEST
+
+/* Row i of a 13-row product equals the same row computed alone, bit for bit, on each ISA. */
+START_TEST(test_pack_rows_independent)
+{
+    enum { N = 13, M = 100, K = 100 };
+    gyro_rng r;
+    gyro_rng_seed(&r, 9);
+    float *X = randv(&r, (size_t)N * K), *W = randv(&r, (size_t)M * K);
+    float *Wp = malloc(gyro_pack_values(M, K) * sizeof *Wp);
+    static float Y[N * M], Y1[M];
+    gyro_pack_weights_f32(Wp, W, K, M, K);
+    for (int isa = GYRO_ISA_GENERIC; isa <= GYRO_ISA_AVX512; isa++) {
+        if (!gyro_isa_supported((gyro_isa)isa))
+            continue;
+        gyro_packed_linear_f32_isa((gyro_isa)isa, Y, M, X, K, Wp, N, K, M);
+        for (int i = 0; i < N; i++) {
+            gyro_packed_linear_f32_isa((gyro_isa)isa, Y1, M, X + i * K, K, Wp, 1, K, M);
+            for (int j = 0; j < M; j++)
+                ck_assert_msg(Y1[j] == Y[i * M + j], "%s row %d col %d: %.9g vs %.9g",
+                              gyro_isa_name((gyro_isa)isa), i, j, Y1[j], Y[i * M + j]);
+        }
+    }
+    free(X); free(W); free(Wp);
+}
+END_TEST
+
+START_TEST(test_isa_names)
+{
+    ck_assert(gyro_isa_supported(GYRO_ISA_GENERIC));
+    ck_assert(gyro_isa_supported(gyro_isa_active()));
+    ck_assert_str_eq(gyro_isa_name(GYRO_ISA_AVX2), "avx2");
+    ck_assert_ptr_null(gyro_isa_name((gyro_isa)7));
+    ck_assert_uint_eq(gyro_pack_values(17, 3), 2 * 16 * 3);
+    printf("packed kernels run on: %s\n", gyro_isa_name(gyro_isa_active()));
+}
+END_TEST
+
+
+/* ---- the fused head merge ------------------------------------------------------------------ */
+
+/* Hyperbolic merge of N rows, H heads: the fused sum (RB NULL) against the cached path, in
+ * float64 and float32; `scale` sets the size of O (large: heads and sums hit the projection). */
+static void merge_case(int N, int H, int D, int C, double scale, uint64_t seed, double *e64,
+                       double *e32, double *epk)
+{
+    gyro_rng r;
+    gyro_rng_seed(&r, seed);
+    const int A = H * D;
+    double *O = malloc(sizeof(double) * N * A), *W = malloc(sizeof(double) * C * A);
+    double *Y1 = malloc(sizeof(double) * N * C), *Y2 = malloc(sizeof(double) * N * C);
+    double *RR = malloc(sizeof(double) * N * H * C), *RB = malloc(sizeof(double) * N * 2 * H * C);
+    float *Of = malloc(sizeof(float) * N * A), *Wf = malloc(sizeof(float) * C * A);
+    float *Z1 = malloc(sizeof(float) * N * C), *Z2 = malloc(sizeof(float) * N * C);
+    float *Z3 = malloc(sizeof(float) * N * C);
+    float *RRf = malloc(sizeof(float) * N * H * C), *RBf = malloc(sizeof(float) * N * 2 * H * C);
+    float *Wp = malloc(sizeof(float) * gyro_merge_pack_values(GYRO_GEO_HYPERBOLIC, H, D, C));
+    for (int i = 0; i < N * A; i++) Of[i] = (float)(O[i] = scale * (2 * gyro_rng_uniform(&r) - 1));
+    for (int i = 0; i < C * A; i++) Wf[i] = (float)(W[i] = 0.5 * (2 * gyro_rng_uniform(&r) - 1));
+    gyro_merge_forward_f64(Y1, RR, RB, O, W, GYRO_GEO_HYPERBOLIC, 1.0, N, H, D, C);
+    gyro_merge_forward_f64(Y2, RR, NULL, O, W, GYRO_GEO_HYPERBOLIC, 1.0, N, H, D, C);
+    gyro_merge_forward_f32(Z1, RRf, RBf, Of, Wf, GYRO_GEO_HYPERBOLIC, 1.0f, N, H, D, C);
+    gyro_merge_forward_f32(Z2, RRf, NULL, Of, Wf, GYRO_GEO_HYPERBOLIC, 1.0f, N, H, D, C);
+    gyro_merge_pack_f32(Wp, Wf, GYRO_GEO_HYPERBOLIC, H, D, C);
+    gyro_merge_forward_packed_f32(Z3, RRf, Of, Wp, GYRO_GEO_HYPERBOLIC, 1.0f, N, H, D, C);
+    *e64 = *e32 = *epk = 0;
+    for (int i = 0; i < N * C; i++) {
+        *e64 = fmax(*e64, fabs(Y1[i] - Y2[i]));
+        *e32 = fmax(*e32, fabs((double)Z1[i] - Z2[i]));
+        *epk = fmax(*epk, fabs((double)Z1[i] - Z3[i]));
+    }
+    free(O); free(W); free(Y1); free(Y2); free(RR); free(RB);
+    free(Of); free(Wf); free(Z1); free(Z2); free(Z3); free(RRf); free(RBf); free(Wp);
+}
+
+START_TEST(test_merge_fused)
+{
+    double w64 = 0, w32 = 0, wpk = 0, e64, e32, epk;
+    static const double scales[] = {0.05, 0.5, 3.0, 40.0};
+    uint64_t seed = 500;
+    for (size_t s = 0; s < sizeof scales / sizeof scales[0]; s++) {
+        merge_case(5, 16, 7, 100, scales[s], seed++, &e64, &e32, &epk);
+        w64 = fmax(w64, e64); w32 = fmax(w32, e32); wpk = fmax(wpk, epk);
+        merge_case(3, 3, 2, 5, scales[s], seed++, &e64, &e32, &epk);
+        w64 = fmax(w64, e64); w32 = fmax(w32, e32); wpk = fmax(wpk, epk);
+        merge_case(2, 1, 4, 9, scales[s], seed++, &e64, &e32, &epk);
+        w64 = fmax(w64, e64); w32 = fmax(w32, e32); wpk = fmax(wpk, epk);
+    }
+    printf("fused merge vs cached: max abs difference f64 %.3g, f32 %.3g, packed f32 %.3g\n",
+           w64, w32, wpk);
+    ck_assert_double_lt(w64, 1e-12);
+    ck_assert_double_lt(w32, 2e-6);
+    ck_assert_double_lt(wpk, 2e-6);
+}
+END_TEST
+
+/* ---- the packed transformer forward -------------------------------------------------------- */
+
+static void forward_case(gyro_tf_geometry geo, int layernorm, double *worst)
+{
+    gyro_tf_config c = gyro_tf_config_default(geo);
+    c.vocab_size = 50;
+    c.n_classes = 7;
+    c.max_len = 12;
+    if (layernorm) {
+        c.layernorm = 1;
+        c.residual = GYRO_TF_RESIDUAL_TANGENT;
+        c.ffn_activation = GYRO_TF_ACTIVATION_RELU;
+    }
+    gyro_tf_model *m;
+    gyro_tf_acts *a1, *a2;
+    gyro_tf_packed *pk;
+    ck_assert_int_eq(gyro_tf_new(&c, 3, 0, &m), GYRO_OK);
+    ck_assert_int_eq(gyro_tf_acts_new(m, 1, 12, 0, &a1), GYRO_OK);
+    ck_assert_int_eq(gyro_tf_acts_new(m, 1, 12, 0, &a2), GYRO_OK);
+    ck_assert_int_eq(gyro_tf_pack_new(m, &pk), GYRO_OK);
+    int32_t tok[12];
+    for (int T = 1; T <= 12; T++) {
+        for (int t = 0; t < T; t++) tok[t] = (int32_t)((7 * t + 3 * T) % 50);
+        ck_assert_int_eq(gyro_tf_forward(m, a1, tok, &T, 1, T, NULL), GYRO_OK);
+        ck_assert_int_eq(gyro_tf_forward_packed(m, pk, a2, tok, &T, 1, T), GYRO_OK);
+        const float *l1 = gyro_tf_logits(a1), *l2 = gyro_tf_logits(a2);
+        for (int k = 0; k < c.n_classes; k++)
+            *worst = fmax(*worst, fabs((double)l1[k] - l2[k]) / (1.0 + fabs(l1[k])));
+    }
+    gyro_tf_pack_free(pk);
+    gyro_tf_acts_free(a1);
+    gyro_tf_acts_free(a2);
+    gyro_tf_free(m);
+}
+
+START_TEST(test_forward_packed)
+{
+    double worst = 0;
+    forward_case(GYRO_TF_GEOMETRY_HYPERBOLIC, 0, &worst);
+    forward_case(GYRO_TF_GEOMETRY_HYPERBOLIC, 1, &worst);
+    forward_case(GYRO_TF_GEOMETRY_EUCLIDEAN, 1, &worst);
+    printf("packed forward vs plain: max rel logit difference %.3g\n", worst);
+    ck_assert_double_lt(worst, 1e-4);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("kernels_pack");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_pack_shapes);
+    tcase_add_test(tc, test_pack_rows_independent);
+    tcase_add_test(tc, test_isa_names);
+    tcase_add_test(tc, test_merge_fused);
+    tcase_add_test(tc, test_forward_packed);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
