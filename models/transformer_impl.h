@@ -707,6 +707,63 @@ static S(tf_sublayer) S(tf_sublayer_of)(const S(tf_layer_ptrs) *p, int which)
                              p->lnu2, p->lnv2, p->lnm2, p->lnr2, p->xout};
 }
 
+/* The inference forward of the hyperbolic block with tangent residuals and hyperbolic
+ * LayerNorm (the configuration `classify train` uses) on packed weights, after the embedding:
+ * every layer stays in the tangent space at the origin between its products, with the fused
+ * maps of kernels.h (no ball point is stored that only a log0 would read):
+ *   u → q|k|v = u Wᵀ → attention → a = merged heads (ball)
+ *     → u2 = log0 exp0 LN log0 exp0(u + log0 a)                 (tangent_res_ln)
+ *     → g = φ log0(exp0(u2 W1ᵀ) ⊕ b1) → f = exp0(g W2ᵀ) ⊕ b2    (ffn_mid, geo_exp0_add)
+ *     → u' = log0 exp0 LN log0 exp0(u2 + log0 f)                (the next layer's u)
+ * and the last u' is the head's log0 of the last layer's output. Fills the buffers the head
+ * and gyro_tf_logits read (not the per-layer caches of a backward). */
+static void S(tf_forward_fused)(const MODEL *m, const gyro_tf_packed *pk, ACTS *a, int B,
+                                int Tlen)
+{
+    const gyro_tf_config *cfg = &m->cfg;
+    const int geo = cfg->geometry, L = cfg->n_layers;
+    const T c = (T)cfg->curvature;
+    const int C = cfg->dim, F = cfg->ffn_dim, H = cfg->n_heads, D = cfg->head_dim, A = H * D;
+    const int K = cfg->n_classes, Nr = B * Tlen;
+    const int relu = cfg->ffn_activation == GYRO_TF_ACTIVATION_RELU;
+    const PARAMS *w = &m->params;
+    S(tf_block) *blk = &a->a;
+    S(tf_layer_ptrs) p, next;
+    S(tf_ptrs)(&p, a, blk, cfg, 0, 1);
+    S(gyro_geo_log0)(p.u, C, blk->x0, C, geo, c, Nr, C);
+    for (int l = 0; l < L; l++) {
+        const T *wqkv = TF_SLICE(w->qkvw, l, 3 * A * C), *wo = TF_SLICE(w->attprojw, l, C * A);
+        const T *w1 = TF_SLICE(w->fcw, l, F * C), *w2 = TF_SLICE(w->fcprojw, l, C * F);
+        if (!S(tf_pk_linear)(TF_PK(pk, qkv, l), p.qkvy, 3 * A, p.u, C, Nr, C, 3 * A))
+            S(gyro_linear_forward)(p.qkvy, 3 * A, p.u, C, wqkv, C, Nr, C, 3 * A);
+        S(gyro_attention_forward)(p.o, p.att, p.qkvy, a->lengths, B, Tlen, H, D);
+        if (!S(tf_pk_merge)(TF_PK(pk, att, l), p.a, p.rr, p.o, geo, c, Nr, H, D, C))
+            S(gyro_merge_forward)(p.a, p.rr, NULL, p.o, wo, geo, c, Nr, H, D, C);
+        S(gyro_tangent_res_ln)(p.u2, p.u, p.a, TF_SLICE(w->ln1g, l, C), TF_SLICE(w->ln1b, l, C),
+                               c, Nr, C);
+        if (!S(tf_pk_linear)(TF_PK(pk, fc, l), p.y2, F, p.u2, C, Nr, C, F))
+            S(gyro_linear_forward)(p.y2, F, p.u2, C, w1, C, Nr, C, F);
+        S(gyro_ffn_mid)(p.g0, p.y2, TF_SLICE(w->fcb, l, F), relu, c, Nr, F);
+        if (!S(tf_pk_linear)(TF_PK(pk, fcproj, l), p.y3, C, p.g0, F, Nr, F, C))
+            S(gyro_linear_forward)(p.y3, C, p.g0, F, w2, F, Nr, F, C);
+        S(gyro_geo_exp0_add)(p.f, p.y3, TF_SLICE(w->fcprojb, l, C), c, Nr, C);
+        T *uo = blk->lfin;
+        if (l + 1 < L) {
+            S(tf_ptrs)(&next, a, blk, cfg, l + 1, 1);
+            uo = next.u;
+        }
+        S(gyro_tangent_res_ln)(uo, p.u2, p.f, TF_SLICE(w->ln2g, l, C), TF_SLICE(w->ln2b, l, C),
+                               c, Nr, C);
+        if (l + 1 < L)
+            p = next;
+    }
+    /* max pooling in the tangent space, then hyperbolic MLR */
+    S(gyro_pool_forward)(blk->pooled, a->pidx, blk->lfin, a->lengths, B, Tlen, C);
+    S(gyro_geo_exp0)(blk->pball, C, blk->pooled, C, geo, c, B, C);
+    S(gyro_mlr_forward)(blk->logits, blk->pball, w->mlr_p, w->mlr_a, geo, c, B, K, C);
+    a->head_in = blk->pball;
+}
+
 /* The forward of gyro_tf_forward; pk (float32 only, else NULL) packed dense weights. */
 static gyro_status S(tf_forward)(const MODEL *m, const gyro_tf_packed *pk, ACTS *a,
                                  const int32_t *tokens, const int *lengths, int B, int Tlen,
@@ -763,6 +820,11 @@ static gyro_status S(tf_forward)(const MODEL *m, const gyro_tf_packed *pk, ACTS 
     a->moe_tokens = 0;
 
     S(gyro_embed_forward)(blk->x0, tokens, lengths, w->wte, m->pos, geo, c, B, Tlen, C);
+    if (pk && !a->dropout_on && geo == GYRO_TF_GEOMETRY_HYPERBOLIC && !mla && !moe &&
+        cfg->residual == GYRO_TF_RESIDUAL_TANGENT && cfg->layernorm && cfg->n_layers > 0) {
+        S(tf_forward_fused)(m, pk, a, B, Tlen);
+        return GYRO_OK;
+    }
     for (int l = 0; l < cfg->n_layers; l++) {
         S(tf_layer_ptrs) p;
         S(tf_ptrs)(&p, a, blk, cfg, l, 1);

@@ -225,6 +225,68 @@ START_TEST(test_forward_packed)
 }
 END_TEST
 
+/* ---- fused inference maps against the composed kernels ------------------------------------- */
+
+/* Rows of Y (N, n) of several sizes: tiny, moderate, near and past the projection radius;
+ * row 0 is zero. */
+static void fill_rows(double *Y, int N, int n, gyro_rng *r)
+{
+    static const double sizes[] = {0.0, 1e-4, 0.3, 1.0, 2.5, 6.0, 40.0};
+    for (int i = 0; i < N; i++) {
+        const double s = sizes[i % 7] / sqrt((double)n);
+        for (int j = 0; j < n; j++)
+            Y[i * n + j] = s * (2 * gyro_rng_uniform(r) - 1) * 1.7;
+    }
+}
+
+START_TEST(test_fused_maps)
+{
+    enum { N = 14, n = 23 };
+    gyro_rng r;
+    gyro_rng_seed(&r, 77);
+    const double c = 1.3;
+    double Y[N * n], U[N * n], E[N * n], Hb[N * n], G0[N * n], G1[N * n], Z[N * n];
+    double ts[N * n], res[N * n], lnu[N * n], lnv[N * n], x[N * n], lm[N], lr[N], O[N * n];
+    double b[n], g[n], bias[n];
+    double worst_add = 0, worst_mid = 0, worst_ln = 0;
+    for (int rep = 0; rep < 4; rep++) {
+        fill_rows(Y, N, n, &r);
+        fill_rows(U, N, n, &r);
+        for (int j = 0; j < n; j++) {
+            b[j] = (rep == 3 ? 0.9 : 0.2) / sqrt((double)n) * (2 * gyro_rng_uniform(&r) - 1);
+            g[j] = (rep == 2 ? 3.0 : 0.3) * gyro_rng_uniform(&r);
+            bias[j] = 0.05 * (2 * gyro_rng_uniform(&r) - 1);
+        }
+        /* exp0 → ⊕ b → (log0 → ReLU) */
+        gyro_geo_exp0_f64(E, n, Y, n, GYRO_GEO_HYPERBOLIC, c, N, n);
+        gyro_geo_add_f64(Hb, E, b, 0, GYRO_GEO_HYPERBOLIC, c, N, n);
+        gyro_geo_log0_f64(G0, n, Hb, n, GYRO_GEO_HYPERBOLIC, c, N, n);
+        gyro_relu_forward_f64(G1, G0, (long)N * n);
+        gyro_geo_exp0_add_f64(Z, Y, b, c, N, n);
+        for (int i = 0; i < N * n; i++) worst_add = fmax(worst_add, fabs(Z[i] - Hb[i]));
+        gyro_ffn_mid_f64(Z, Y, b, 1, c, N, n);
+        for (int i = 0; i < N * n; i++) worst_mid = fmax(worst_mid, fabs(Z[i] - G1[i]));
+        gyro_ffn_mid_f64(Z, Y, b, 0, c, N, n);
+        for (int i = 0; i < N * n; i++) worst_mid = fmax(worst_mid, fabs(Z[i] - G0[i]));
+        /* the ball point y = exp0(Y), then the tangent residual and the hyperbolic LayerNorm */
+        gyro_geo_log0_f64(lnu, n, E, n, GYRO_GEO_HYPERBOLIC, c, N, n); /* log0 y */
+        for (int i = 0; i < N * n; i++) ts[i] = U[i] + lnu[i];
+        gyro_geo_exp0_f64(res, n, ts, n, GYRO_GEO_HYPERBOLIC, c, N, n);
+        gyro_geo_log0_f64(lnu, n, res, n, GYRO_GEO_HYPERBOLIC, c, N, n);
+        gyro_layernorm_forward_f64(lnv, lm, lr, lnu, g, bias, N, n);
+        gyro_geo_exp0_f64(x, n, lnv, n, GYRO_GEO_HYPERBOLIC, c, N, n);
+        gyro_geo_log0_f64(O, n, x, n, GYRO_GEO_HYPERBOLIC, c, N, n);
+        gyro_tangent_res_ln_f64(Z, U, E, g, bias, c, N, n);
+        for (int i = 0; i < N * n; i++) worst_ln = fmax(worst_ln, fabs(Z[i] - O[i]));
+    }
+    printf("fused maps vs composed kernels (f64): exp0_add %.3g, ffn_mid %.3g, "
+           "tangent_res_ln %.3g\n", worst_add, worst_mid, worst_ln);
+    ck_assert_double_lt(worst_add, 1e-12);
+    ck_assert_double_lt(worst_mid, 1e-9);
+    ck_assert_double_lt(worst_ln, 1e-9);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kernels_pack");
@@ -235,6 +297,7 @@ int main(void)
     tcase_add_test(tc, test_isa_names);
     tcase_add_test(tc, test_merge_fused);
     tcase_add_test(tc, test_forward_packed);
+    tcase_add_test(tc, test_fused_maps);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -18,6 +18,7 @@
 #define S(name) name##_f32
 #define P(name) gyro_##name##_f32
 #define BALL_EPS GYRO_HYP_BALL_EPS_F32
+#define ARTANH_MAX GYRO_HYP_ARTANH_MAX_F32
 #define EXP expf
 #include "models/hyp/hyp_vec_impl.h"
 #include "models/layers/kernels_impl.h"
@@ -25,12 +26,14 @@
 #undef S
 #undef P
 #undef BALL_EPS
+#undef ARTANH_MAX
 #undef EXP
 
 #define T double
 #define S(name) name##_f64
 #define P(name) gyro_##name##_f64
 #define BALL_EPS GYRO_HYP_BALL_EPS_F64
+#define ARTANH_MAX GYRO_HYP_ARTANH_MAX_F64
 #define EXP exp
 #include "models/hyp/hyp_vec_impl.h"
 #include "models/layers/kernels_impl.h"
@@ -38,4 +41,5 @@
 #undef S
 #undef P
 #undef BALL_EPS
+#undef ARTANH_MAX
 #undef EXP

@@ -199,6 +199,31 @@ void gyro_merge_forward_f64(double *Y, double *RR, double *RB, const double *O, 
  * products (hyp_scalar.h) instead of a pass over each mapped vector. Y must not overlap RR. */
 void gyro_merge_sum_f32(float *Y, const float *RR, float c, int N, int H, int C);
 void gyro_merge_sum_f64(double *Y, const double *RR, double c, int N, int H, int C);
+/* ============================================================================================ */
+/* Fused inference maps — chains of the hyperbolic forward computed from a few dot products per
+ * row (hyp_scalar.h), for inference only (they keep no caches for a backward). Each equals the
+ * composition of the separate kernels up to float rounding (checked in float64 against them):
+ * every map below is a linear combination of its input vectors whose scalar coefficients
+ * follow from |y|², <y,b>, |b|², and log0∘proj∘exp0 of a tangent vector v is v itself unless
+ * the projection clips it (then v·artanh(1−ε)/(√c|v|)).
+ *
+ *   geo_exp0_add:   Z = proj(proj(exp0(Y)) ⊕ b)                   (the Möbius layer M⊗x ⊕ b)
+ *   ffn_mid:        G = φ(log0(proj(proj(exp0(Y)) ⊕ b)))          φ = ReLU (relu != 0) or id
+ *   tangent_res_ln: Uo = log0(exp0(LN(log0(exp0(U + log0(Y))))))  each exp0 projected: the
+ *                   tangent residual, the hyperbolic LayerNorm (log0 → LN → exp0) and the
+ *                   next block's log0, with LN(x) = (x − μ)/σ ⊙ gain + bias
+ * Y, Z, G (N, n) / (N, C) row-major; b (n) one bias row; U, Uo (N, C) tangent rows (Uo may not
+ * overlap U or Y). Hyperbolic geometry only. */
+void gyro_geo_exp0_add_f32(float *Z, const float *Y, const float *b, float c, int N, int n);
+void gyro_geo_exp0_add_f64(double *Z, const double *Y, const double *b, double c, int N, int n);
+void gyro_ffn_mid_f32(float *G, const float *Y, const float *b, int relu, float c, int N, int n);
+void gyro_ffn_mid_f64(double *G, const double *Y, const double *b, int relu, double c, int N,
+                      int n);
+void gyro_tangent_res_ln_f32(float *Uo, const float *U, const float *Y, const float *gain,
+                             const float *bias, float c, int N, int C);
+void gyro_tangent_res_ln_f64(double *Uo, const double *U, const double *Y, const double *gain,
+                             const double *bias, double c, int N, int C);
+
 /* dO (N, A) += and dW (C, A) += from dY (N, C). dRR (N, H, C) is overwritten (hyperbolic
  * only; NULL otherwise). scratch: (5C). */
 void gyro_merge_backward_f32(float *dO, float *dW, float *dRR, float *scratch, const float *dY,

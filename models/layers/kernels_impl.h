@@ -144,6 +144,122 @@ void P(geo_add_backward)(T *dX, T *dY, T *scratch, const T *dZ, const T *Z, cons
     }
 }
 
+/* ---- fused inference chains (no caches; see kernels.h "Fused inference maps") -------------- */
+
+/* log0(proj(exp0(v))) = ρ v for a tangent vector of norm nv: 1 while exp0(v) lies inside the
+ * projection radius (log0 undoes exp0), else artanh(1 − ε)/(√c|v|) (the projected point's
+ * tangent norm over |v|). */
+static double S(fuse_rho)(double c, double nv)
+{
+    const double s = sqrt(c) * nv, lim = 1.0 - BALL_EPS;
+    if (!(gyro_hyp_tanh(s) > lim))
+        return 1.0;
+    return gyro_hyp_artanh(lim, ARTANH_MAX) / s;
+}
+
+/* Coefficients of proj(proj(exp0(y)) ⊕ b) = A y + B b from yy = |y|², yb = <y,b>, bb = |b|²;
+ * returns the squared norm of the result. A non-finite y maps to the origin (as proj sends a
+ * non-finite point there): A = 0. */
+static double S(fuse_exp0_add_coef)(double c, double yy, double yb, double bb, double *A,
+                                    double *B)
+{
+    const double maxn = (1.0 - BALL_EPS) / sqrt(c);
+    double k = 0.0;
+    if (isfinite(yy) && isfinite(yb)) {
+        const double nv = sqrt(yy);
+        k = gyro_hyp_tanhc(sqrt(c) * nv, NULL);
+        if (k * nv > maxn)
+            k = maxn / nv;
+    } else {
+        yy = yb = 0.0;
+    }
+    double a, bc;
+    gyro_hyp_madd_coef(c, k * k * yy, bb, k * yb, &a, &bc);
+    double Ak = a * k, hh = Ak * Ak * yy + 2.0 * Ak * bc * yb + bc * bc * bb;
+    if (hh < 0.0)
+        hh = 0.0;
+    if (hh > maxn * maxn) {
+        const double f = maxn / sqrt(hh);
+        Ak *= f;
+        bc *= f;
+        hh = maxn * maxn;
+    }
+    *A = Ak;
+    *B = bc;
+    return hh;
+}
+
+/* out = A y + B b, reading y only when A != 0 (a non-finite y is not read into the sum). */
+static void S(fuse_comb)(T *out, double A, const T *y, double B, const T *b, int n)
+{
+    if (A != 0.0)
+        S(hyp_axpby)(out, A, y, B, b, n);
+    else
+        S(hyp_scale)(out, B, b, n);
+}
+
+void P(geo_exp0_add)(T *Z, const T *Y, const T *b, T c, int N, int n)
+{
+    const double bb = S(hyp_dot)(b, b, n);
+    for (int r = 0; r < N; r++) {
+        const T *y = Y + (long)r * n;
+        double A, B;
+        S(fuse_exp0_add_coef)((double)c, S(hyp_dot)(y, y, n), S(hyp_dot)(y, b, n), bb, &A, &B);
+        S(fuse_comb)(Z + (long)r * n, A, y, B, b, n);
+    }
+}
+
+void P(ffn_mid)(T *G, const T *Y, const T *b, int relu, T c, int N, int n)
+{
+    const double bb = S(hyp_dot)(b, b, n), sc = sqrt((double)c);
+    for (int r = 0; r < N; r++) {
+        const T *y = Y + (long)r * n;
+        T *g = G + (long)r * n;
+        double A, B;
+        const double hh = S(fuse_exp0_add_coef)((double)c, S(hyp_dot)(y, y, n),
+                                                S(hyp_dot)(y, b, n), bb, &A, &B);
+        const double k = gyro_hyp_artanhc(sc * sqrt(hh), ARTANH_MAX, NULL); /* log0 */
+        S(fuse_comb)(g, k * A, y, k * B, b, n);
+        if (relu)
+            for (int i = 0; i < n; i++)
+                g[i] = g[i] > 0 ? g[i] : (T)0;
+    }
+}
+
+void P(tangent_res_ln)(T *Uo, const T *U, const T *Y, const T *g, const T *bias, T c, int N,
+                       int C)
+{
+    const double sc = sqrt((double)c);
+    for (int r = 0; r < N; r++) {
+        const T *u = U + (long)r * C, *y = Y + (long)r * C;
+        T *o = Uo + (long)r * C;
+        /* ts = u + log0(y) */
+        const double ky = gyro_hyp_artanhc(sc * sqrt(S(hyp_dot)(y, y, C)), ARTANH_MAX, NULL);
+        S(hyp_axpby)(o, 1.0, u, ky, y, C);
+        /* lnu = log0(proj(exp0(ts))) = ρ1 ts: LayerNorm statistics of ts, scaled by ρ1 */
+        double m = 0.0, v = 0.0;
+        for (int i = 0; i < C; i++)
+            m += o[i];
+        m /= C;
+        for (int i = 0; i < C; i++)
+            v += ((double)o[i] - m) * ((double)o[i] - m);
+        const double tt = v + (double)C * m * m; /* |ts|² */
+        v /= C;
+        const double rho1 = S(fuse_rho)((double)c, sqrt(tt));
+        const double rs = 1.0 / sqrt(rho1 * rho1 * v + GYRO_LAYERNORM_EPS), f = rho1 * rs;
+        /* lnv = (lnu − μ)/σ ⊙ γ + β */
+        double nn = 0.0;
+        for (int i = 0; i < C; i++) {
+            o[i] = (T)(((double)o[i] - m) * f * g[i] + bias[i]);
+            nn += (double)o[i] * o[i];
+        }
+        /* out = log0(proj(exp0(lnv))) */
+        const double rho2 = S(fuse_rho)((double)c, sqrt(nn));
+        if (rho2 != 1.0)
+            S(hyp_scale)(o, rho2, o, C);
+    }
+}
+
 /* ---- embedding: x_{b,t} = E[tok] ⊕_c exp_0(s·PE_t) (hyperbolic-chinese-nlu §4.2), PE the sine /
  * cosine table of Vaswani et al. 2017 */
 void P(embed_positions)(T *pos, int geo, T c, T s, int Tlen, int C)
