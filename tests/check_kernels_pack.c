@@ -287,6 +287,55 @@ START_TEST(test_fused_maps)
 }
 END_TEST
 
+/* ---- narrow-head attention (vector loops and vector exp) against a reference loop ---------- */
+
+START_TEST(test_attention_narrow)
+{
+    enum { B = 2, Tn = 11, H = 3 };
+    static const int len[B] = {11, 4};
+    gyro_rng r;
+    gyro_rng_seed(&r, 31);
+    double worst = 0;
+    for (int D = 1; D <= 8; D++) {
+        for (int big = 0; big < 2; big++) { /* big: logits far apart (exp underflows to 0) */
+            const int A = H * D, ld = 3 * A;
+            float *qkv = randv(&r, (size_t)B * Tn * ld);
+            for (int i = 0; i < B * Tn * ld; i++) qkv[i] *= big ? 30.0f : 1.0f;
+            float *O = malloc(sizeof(float) * B * Tn * A), *P = malloc(sizeof(float) * B * H * Tn * Tn);
+            gyro_attention_forward_f32(O, P, qkv, len, B, Tn, H, D);
+            for (int b = 0; b < B; b++)
+                for (int h = 0; h < H; h++)
+                    for (int i = 0; i < len[b]; i++) {
+                        const float *q = qkv + ((size_t)b * Tn + i) * ld + h * D;
+                        double sc[Tn], mx = -1e300, tot = 0;
+                        for (int j = 0; j < len[b]; j++) {
+                            const float *k = qkv + ((size_t)b * Tn + j) * ld + A + h * D;
+                            double d = 0;
+                            for (int e = 0; e < D; e++) d += (double)q[e] * k[e];
+                            sc[j] = d / sqrt((double)D);
+                            mx = fmax(mx, sc[j]);
+                        }
+                        for (int j = 0; j < len[b]; j++) tot += (sc[j] = exp(sc[j] - mx));
+                        for (int j = 0; j < len[b]; j++) {
+                            const double pr = sc[j] / tot;
+                            worst = fmax(worst, fabs(pr - P[(((size_t)b * H + h) * Tn + i) * Tn + j]));
+                        }
+                        for (int e = 0; e < D; e++) {
+                            double o = 0;
+                            for (int j = 0; j < len[b]; j++)
+                                o += sc[j] / tot * qkv[((size_t)b * Tn + j) * ld + 2 * A + h * D + e];
+                            const double got = O[((size_t)b * Tn + i) * A + h * D + e];
+                            worst = fmax(worst, fabs(o - got) / (big ? 30.0 : 1.0));
+                        }
+                    }
+            free(qkv); free(O); free(P);
+        }
+    }
+    printf("narrow-head attention vs reference: max abs error %.3g\n", worst);
+    ck_assert_double_lt(worst, 2e-5);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kernels_pack");
@@ -298,6 +347,7 @@ int main(void)
     tcase_add_test(tc, test_merge_fused);
     tcase_add_test(tc, test_forward_packed);
     tcase_add_test(tc, test_fused_maps);
+    tcase_add_test(tc, test_attention_narrow);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -226,6 +226,51 @@ void P(ffn_mid)(T *G, const T *Y, const T *b, int relu, T c, int N, int n)
     }
 }
 
+/* Σ x_i (m = 0 and sq = 0) or Σ (x_i − m)² (sq), in double: 4-lane double vectors in a fixed
+ * order where AVX is available (as hyp_vec_impl.h), then the scalar tail. */
+static double S(ln_sum)(const T *x, double m, int sq, int n)
+{
+    int i = 0;
+    double r = 0.0;
+#ifdef __AVX__
+    gyro_hyp_v4d s0 = {0, 0, 0, 0}, s1 = {0, 0, 0, 0};
+    const gyro_hyp_v4d mv = {m, m, m, m};
+    for (; i + 8 <= n; i += 8) {
+        gyro_hyp_v4d d0 = S(hyp_ld4)(x + i) - mv, d1 = S(hyp_ld4)(x + i + 4) - mv;
+        s0 += sq ? d0 * d0 : d0;
+        s1 += sq ? d1 * d1 : d1;
+    }
+    r = S(hyp_hsum)(s0, s1);
+#endif
+    for (; i < n; i++)
+        r += sq ? ((double)x[i] - m) * ((double)x[i] - m) : (double)x[i];
+    return r;
+}
+
+/* x_i ← (x_i − m) f g_i + b_i (computed in double, stored as T); returns Σ x_i² of the result. */
+static double S(ln_apply)(T *x, double m, double f, const T *g, const T *b, int n)
+{
+    int i = 0;
+    double nn = 0.0;
+#ifdef __AVX__
+    gyro_hyp_v4d acc = {0, 0, 0, 0}, zero = {0, 0, 0, 0};
+    const gyro_hyp_v4d mv = {m, m, m, m}, fv = {f, f, f, f};
+    for (; i + 4 <= n; i += 4) {
+        gyro_hyp_v4d y = (S(hyp_ld4)(x + i) - mv) * fv * S(hyp_ld4)(g + i) + S(hyp_ld4)(b + i);
+        S(hyp_v4t) t = __builtin_convertvector(y, S(hyp_v4t));
+        memcpy(x + i, &t, sizeof t);
+        y = __builtin_convertvector(t, gyro_hyp_v4d);
+        acc += y * y;
+    }
+    nn = S(hyp_hsum)(acc, zero);
+#endif
+    for (; i < n; i++) {
+        x[i] = (T)(((double)x[i] - m) * f * g[i] + b[i]);
+        nn += (double)x[i] * x[i];
+    }
+    return nn;
+}
+
 void P(tangent_res_ln)(T *Uo, const T *U, const T *Y, const T *g, const T *bias, T c, int N,
                        int C)
 {
@@ -237,22 +282,14 @@ void P(tangent_res_ln)(T *Uo, const T *U, const T *Y, const T *g, const T *bias,
         const double ky = gyro_hyp_artanhc(sc * sqrt(S(hyp_dot)(y, y, C)), ARTANH_MAX, NULL);
         S(hyp_axpby)(o, 1.0, u, ky, y, C);
         /* lnu = log0(proj(exp0(ts))) = ρ1 ts: LayerNorm statistics of ts, scaled by ρ1 */
-        double m = 0.0, v = 0.0;
-        for (int i = 0; i < C; i++)
-            m += o[i];
-        m /= C;
-        for (int i = 0; i < C; i++)
-            v += ((double)o[i] - m) * ((double)o[i] - m);
+        const double m = S(ln_sum)(o, 0.0, 0, C) / C;
+        double v = S(ln_sum)(o, m, 1, C);
         const double tt = v + (double)C * m * m; /* |ts|² */
         v /= C;
         const double rho1 = S(fuse_rho)((double)c, sqrt(tt));
         const double rs = 1.0 / sqrt(rho1 * rho1 * v + GYRO_LAYERNORM_EPS), f = rho1 * rs;
         /* lnv = (lnu − μ)/σ ⊙ γ + β */
-        double nn = 0.0;
-        for (int i = 0; i < C; i++) {
-            o[i] = (T)(((double)o[i] - m) * f * g[i] + bias[i]);
-            nn += (double)o[i] * o[i];
-        }
+        const double nn = S(ln_apply)(o, m, f, g, bias, C);
         /* out = log0(proj(exp0(lnv))) */
         const double rho2 = S(fuse_rho)((double)c, sqrt(nn));
         if (rho2 != 1.0)
@@ -324,6 +361,74 @@ void P(linear_backward)(T *dX, int lddx, T *dW, int lddw, const T *dY, int lddy,
 
 /* ---- attention: softmax(q kᵀ/√D) v per head in the tangent space (Vaswani 2017;
  * hyperbolic-chinese-nlu §4.2) */
+/* One head of attention_forward for a narrow head (D <= 8) and n <= 64 tokens: scores,
+ * softmax (the vector exp of kernels.c) and the value sum on 8-lane vectors (GCC/Clang vector
+ * extensions) instead of two product calls. The head's keys are transposed and its values
+ * padded once: a query's scores are D vector multiply-adds over kᵀ (8 keys per vector), its
+ * output n vector multiply-adds over value rows. o (n, D) row stride lo; p (n, n) row stride
+ * lp; q, k, v rows of stride ld. */
+typedef T S(att_v8) __attribute__((vector_size(8 * sizeof(T))));
+typedef double S(att_v8d) __attribute__((vector_size(8 * sizeof(double))));
+static void S(attention_head_direct)(T *o, int lo, T *p, int lp, const T *q, const T *k,
+                                     const T *v, int ld, T scale, int n, int D)
+{
+    S(att_v8) kt[8][8], vp[64]; /* kt[d][jb]: keys jb·8 … jb·8+7 at dimension d; vp[j] = v_j */
+    const int nb = (n + 7) / 8;
+    for (int d = 0; d < D; d++)
+        for (int jb = 0; jb < nb; jb++)
+            kt[d][jb] = (S(att_v8)){0};
+    for (int j = 0; j < n; j++) {
+        const T *vj = v + (long)j * ld, *kj = k + (long)j * ld;
+        vp[j] = (S(att_v8)){0};
+        for (int d = 0; d < D; d++) {
+            vp[j][d] = vj[d];
+            kt[d][j / 8][j % 8] = kj[d];
+        }
+    }
+    const S(att_v8) lane = {0, 1, 2, 3, 4, 5, 6, 7};
+    for (int i = 0; i < n; i++) {
+        const T *qi = q + (long)i * ld;
+        S(att_v8) sc[8];
+        T mx = 0;
+        for (int jb = 0; jb < nb; jb++) {
+            S(att_v8) sv = {0};
+            for (int d = 0; d < D; d++)
+                sv += qi[d] * kt[d][jb];
+            sc[jb] = sv * scale;
+            const int cnt = n - jb * 8 < 8 ? n - jb * 8 : 8;
+            for (int t = 0; t < cnt; t++)
+                if ((jb == 0 && t == 0) || sc[jb][t] > mx)
+                    mx = sc[jb][t];
+        }
+        S(att_v8d) tv = {0}; /* the sum of the exps in double, lane-wise, then a fixed tree */
+        for (int jb = 0; jb < nb; jb++) {
+            /* lanes past n go 1000 below the maximum, so their exp is 0 */
+            const S(att_v8) past = __builtin_convertvector((T)(jb * 8 - n) + lane >= (T)0,
+                                                           S(att_v8)); /* −1 or 0 */
+            sc[jb] = S(kern_vexp8)(sc[jb] - mx + (T)1000 * past);
+            tv += __builtin_convertvector(sc[jb], S(att_v8d));
+        }
+        const double tot = ((tv[0] + tv[4]) + (tv[2] + tv[6])) + ((tv[1] + tv[5]) + (tv[3] + tv[7]));
+        const T inv = (T)(1.0 / tot);
+        T *row = p + (long)i * lp;
+        S(att_v8) acc0 = {0}, acc1 = {0};
+        for (int jb = 0; jb < nb; jb++) {
+            sc[jb] *= inv;
+            const int cnt = n - jb * 8 < 8 ? n - jb * 8 : 8;
+            memcpy(row + jb * 8, &sc[jb], (size_t)cnt * sizeof(T));
+            int t = 0;
+            for (; t + 2 <= cnt; t += 2) {
+                acc0 += sc[jb][t] * vp[jb * 8 + t];
+                acc1 += sc[jb][t + 1] * vp[jb * 8 + t + 1];
+            }
+            if (t < cnt)
+                acc0 += sc[jb][t] * vp[jb * 8 + t];
+        }
+        acc0 += acc1;
+        memcpy(o + (long)i * lo, &acc0, (size_t)D * sizeof(T));
+    }
+}
+
 void P(attention_forward)(T *O, T *P, const T *QKV, const int *len, int B, int Tlen, int H, int D)
 {
     const int A = H * D, ld = 3 * A;
@@ -336,6 +441,11 @@ void P(attention_forward)(T *O, T *P, const T *QKV, const int *len, int B, int T
             const T *q = QKV + (long)b * Tlen * ld + (long)h * D;
             const T *k = q + A, *v = q + 2 * A;
             T *p = P + ((long)b * H + h) * Tlen * Tlen;
+            if (D <= 8 && n <= 64) { /* narrow heads: vector loops, no product calls */
+                S(attention_head_direct)(O + (long)b * Tlen * A + (long)h * D, A, p, Tlen, q, k,
+                                         v, ld, scale, n, D);
+                continue;
+            }
             S(gyro_blas_gemm)(p, q, k, 0, 1, scale, (T)0, n, n, D, ld, ld, Tlen);
             for (int i = 0; i < n; i++) {
                 T *row = p + (long)i * Tlen;
