@@ -1,9 +1,13 @@
 /* classify_latency.c — single-utterance prediction cost of a trained intent classifier, the C
  * side of tests/bench/classify_latency.sh (built by that script, not by make).
  *
- *   classify_latency train CORPUS LIMIT EPOCHS OUT   train the seed's hyperbolic architecture
- *                                                    (100-d, 3 layers, 16 heads) on the first
- *                                                    LIMIT utterances of an NLPCC 2018 file
+ *   classify_latency train CORPUS LIMIT EPOCHS OUT [ARCH]
+ *                                                    train the seed's hyperbolic architecture
+ *                                                    (100-d, 3 layers, 16 heads; ARCH
+ *                                                    transformer, the default) or the n-gram
+ *                                                    model (ARCH ngrams, `classify train`'s
+ *                                                    default) on the first LIMIT utterances of
+ *                                                    an NLPCC 2018 file
  *   classify_latency bench MODEL CORPUS N REPS       CPU time of gyro_classifier_predict
  *   classify_latency dump MODEL CORPUS N             every class probability of N utterances
  *
@@ -15,6 +19,8 @@
  * the mean number of characters, calls per second of one core.
  *
  * dump: one line per utterance with all class probabilities (%.9g), to compare two builds.
+ * lengths (classify_latency lengths MODEL CORPUS N): one line per utterance, its number of
+ * characters after normalization (spaces left out), for the PyTorch twin's sequence lengths.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +88,7 @@ static int fail(const char *what, gyro_status st)
     return 1;
 }
 
-static int cmd_train(const char *corpus, int limit, int epochs, const char *out)
+static int cmd_train(const char *corpus, int limit, int epochs, const char *out, const char *arch)
 {
     char **texts, **labels;
     int n = read_corpus(corpus, 0, limit, &texts, &labels);
@@ -92,7 +98,11 @@ static int cmd_train(const char *corpus, int limit, int epochs, const char *out)
             return fail("examples", GYRO_ERR_NOMEM);
     gyro_train_options opt;
     gyro_train_options_init(&opt, GYRO_TF_GEOMETRY_HYPERBOLIC);
-    opt.arch = GYRO_ARCH_TRANSFORMER;
+    if (strcmp(arch, "transformer") && strcmp(arch, "ngrams")) {
+        fprintf(stderr, "classify_latency: arch must be transformer or ngrams, not '%s'\n", arch);
+        return 2;
+    }
+    opt.arch = strcmp(arch, "ngrams") ? GYRO_ARCH_TRANSFORMER : GYRO_ARCH_NGRAMS;
     opt.epochs = epochs;
     opt.quiet = 1;
     gyro_classifier *m = NULL;
@@ -123,6 +133,17 @@ static int cmd_bench(const char *model, const char *corpus, int n, int reps, int
     const int K = gyro_classifier_num_labels(m);
     gyro_intent *out = calloc((size_t)K, sizeof *out);
     int got;
+    if (dump == 2) { /* lengths: code points of the normalized text, spaces left out */
+        for (int i = 0; i < n; i++) {
+            if ((st = gyro_classifier_predict(m, s, texts[i], 1, out, &got)))
+                return fail(texts[i], st);
+            int len = 0;
+            for (const unsigned char *p = (const unsigned char *)gyro_classifier_scratch_normalized(s); *p; p++)
+                len += (*p & 0xC0) != 0x80 && *p != ' ';
+            printf("%d\n", len);
+        }
+        return 0;
+    }
     if (dump) {
         for (int i = 0; i < n; i++) {
             if ((st = gyro_classifier_predict(m, s, texts[i], K, out, &got)))
@@ -168,13 +189,17 @@ static int cmd_bench(const char *model, const char *corpus, int n, int reps, int
 
 int main(int argc, char **argv)
 {
-    if (argc == 6 && !strcmp(argv[1], "train"))
-        return cmd_train(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5]);
+    if ((argc == 6 || argc == 7) && !strcmp(argv[1], "train"))
+        return cmd_train(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5],
+                         argc == 7 ? argv[6] : "transformer");
     if (argc == 6 && !strcmp(argv[1], "bench"))
         return cmd_bench(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]), 0);
     if (argc == 5 && !strcmp(argv[1], "dump"))
         return cmd_bench(argv[2], argv[3], atoi(argv[4]), 1, 1);
-    fprintf(stderr, "usage: %s train CORPUS LIMIT EPOCHS OUT | bench MODEL CORPUS N REPS | "
+    if (argc == 5 && !strcmp(argv[1], "lengths"))
+        return cmd_bench(argv[2], argv[3], atoi(argv[4]), 1, 2);
+    fprintf(stderr, "usage: %s train CORPUS LIMIT EPOCHS OUT [transformer|ngrams] | "
+                    "bench MODEL CORPUS N REPS | lengths MODEL CORPUS N | "
                     "dump MODEL CORPUS N\n", argv[0]);
     return 2;
 }

@@ -2,24 +2,37 @@
 # grpc_load.sh — load test of `gyro serve` with h2load (Debian's nghttp2-client) on loopback.
 #
 #   tests/bench/grpc_load.sh [BUILD_DIR]
-#     env: RUNS (5)  N (20000 requests per run)  THREADS (2)  POOL (2)  MODEL (a classifier file;
-#          default: train one with the seed's architecture for EPOCHS (1) on the first LIMIT
-#          (3000) utterances of NLPCC 2018: inference cost does not depend on how long it trained)
-#          TRAIN_OPTS (extra options of gyro classify train, e.g. a smaller model)
-#          TEXT (the utterance sent; default 播放周杰伦的稻香)
+#     env: RUNS (5)  DURATION (6 s per measurement: long enough for a stable rate)  THREADS (2)
+#          POOL (2)  UTTS (8 real NLPCC 2018 utterances, records 10,001 on, spread over the
+#          file, one per h2load process)  RATES ("1000 4000 15000" requests/s offered)
+#          ARCH (transformer: the seed-size model; ngrams: `classify train`'s default)
+#          MODEL (a classifier file; default: train one with ARCH for EPOCHS (1) on the first
+#          LIMIT (3000) utterances of NLPCC 2018: inference cost does not depend on how long it
+#          trained)  TRAIN_OPTS (extra options of gyro classify train)
 #
-# For Health/Check (the gRPC ceiling of this machine: no work per call) and Classify (a real
-# trained model): requests/s, mean and p99 latency at 1 request in flight (-c1 -m1) and at 128
-# in flight (-c4 -m32), median of RUNS runs, interleaved so both see the same machine load; the
-# ratio Classify/health; the server's CPU time per call (user + system, from /proc: far less
-# sensitive to other jobs on the machine than rates and latencies); its RSS after the runs. Latencies come from h2load's
-# per-request log (--log-file). h2load counts every HTTP 200 as a success even when the gRPC
-# status is an error, so the script checks the server's own counters: every call must be OK.
+# h2load sends one request body per process, so the UTTS utterances go out from UTTS h2load
+# processes side by side (for Health/Check all send the same empty request). Three ways to load
+# the server, each for DURATION seconds, RUNS times, interleaved so both methods see the same
+# machine load:
+#   in flight 1     one request at a time (the utterances one after the other, DURATION/UTTS s
+#                   each): latency without queueing
+#   in flight 128   closed loop, 128 requests outstanding (UTTS processes × 128/UTTS streams):
+#                   the throughput ceiling
+#   offered R/s     open loop at a fixed rate (h2load --rps per process, up to 64 streams each
+#                   so slow answers do not throttle the offered rate): p50/p99 at that load
+# Reported: achieved requests/s, p50, p99 and mean latency (h2load's per-request logs,
+# --log-file), the server's CPU time per call (user + system from /proc, far less sensitive to
+# other jobs than rates and latencies) and calls per server CPU-second; medians of RUNS; the
+# ratio Classify/Health; the server's RSS. h2load counts every HTTP 200 as a success even when
+# the gRPC status is an error, so the script checks the server's own counters: every call must
+# be OK. The load generator shares the machine's cores with the server: rates per CPU-second of
+# the server process come first, wall-clock rates beside them.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-build}
-RUNS=${RUNS:-5} N=${N:-20000} THREADS=${THREADS:-2} POOL=${POOL:-2} EPOCHS=${EPOCHS:-1} LIMIT=${LIMIT:-3000}
-TEXT=${TEXT:-播放周杰伦的稻香}
+RUNS=${RUNS:-5} DURATION=${DURATION:-6} THREADS=${THREADS:-2} POOL=${POOL:-2} EPOCHS=${EPOCHS:-1}
+LIMIT=${LIMIT:-3000} UTTS=${UTTS:-8} RATES=${RATES:-1000 4000 15000} ARCH=${ARCH:-transformer}
+corpus=../shared/corpora/intent/nlpcc2018/corpus.train.txt
 cd "$root"
 command -v h2load >/dev/null || { echo "h2load not installed (apt-get install nghttp2-client)"; exit 1; }
 make -s BUILD="$build" "$build/gyro" >/dev/null
@@ -30,23 +43,35 @@ PY=/usr/bin/python3
 "$PY" -m grpc_tools.protoc -Iproto --python_out="$work" proto/gyro.proto proto/health.proto
 
 if [ -z "${MODEL:-}" ]; then
-  "$PY" tests/py/make_examples.py "$work" nlpcc ../shared/corpora/intent/nlpcc2018/corpus.train.txt \
+  "$PY" tests/py/make_examples.py "$work" nlpcc "$corpus" \
     "$work/train.pb" "$work/texts.txt" "$LIMIT"
-  echo "training a classifier on $LIMIT NLPCC 2018 utterances ($EPOCHS epoch(s), default architecture)..."
-  nice "$GYRO" classify train --epochs "$EPOCHS" --quiet ${TRAIN_OPTS:-} -o "$work/model" "$work/train.pb"
+  echo "training a classifier on $LIMIT NLPCC 2018 utterances ($EPOCHS epoch(s), --arch $ARCH)..."
+  nice "$GYRO" classify train --arch "$ARCH" --epochs "$EPOCHS" --quiet ${TRAIN_OPTS:-} -o "$work/model" "$work/train.pb"
   MODEL="$work/model"
 fi
 
-# gRPC bodies: 1 flag byte, 4-byte big-endian length, the message
-"$PY" - "$work" "$TEXT" <<'EOF'
+# gRPC bodies: 1 flag byte, 4-byte big-endian length, the message; UTTS utterances of NLPCC
+"$PY" - "$work" "$corpus" "$UTTS" <<'EOF'
 import struct, sys
 sys.path.insert(0, sys.argv[1])
 import gyro_pb2, health_pb2
 def frame(m):
     b = m.SerializeToString()
     return b"\0" + struct.pack(">I", len(b)) + b
-open(sys.argv[1] + "/classify.bin", "wb").write(frame(gyro_pb2.ClassifyRequest(text=sys.argv[2])))
+texts = []
+with open(sys.argv[2], encoding="utf-8") as f:
+    for i, line in enumerate(f):
+        parts = line.rstrip("\n").split("\t")
+        if i >= 10000 and len(parts) >= 3 and parts[1].strip() and parts[2].strip():
+            texts.append(parts[1])
+n = int(sys.argv[3])
+step = max(1, len(texts) // n)
+picked = texts[::step][:n]
+for i, t in enumerate(picked):
+    open("%s/classify.%d.bin" % (sys.argv[1], i), "wb").write(frame(gyro_pb2.ClassifyRequest(text=t)))
+open(sys.argv[1] + "/texts", "w", encoding="utf-8").write("\n".join(picked) + "\n")
 open(sys.argv[1] + "/health.bin", "wb").write(frame(health_pb2.HealthCheckRequest()))
+print("utterances: %s (mean %.1f characters)" % (" | ".join(picked), sum(map(len, picked)) / len(picked)))
 EOF
 
 "$GYRO" serve --model "$MODEL" --addr 127.0.0.1:0 --port-file "$work/port" --threads "$THREADS" --pool "$POOL" \
@@ -55,59 +80,93 @@ spid=$!
 for _ in $(seq 1 200); do [ -s "$work/port" ] && break; sleep 0.05; done
 port=$(cat "$work/port")
 version=$("$GYRO" client --addr "127.0.0.1:$port" stats | awk -F'\t' '$1 == "model_version" {print $2}')
-"$GYRO" client --addr "127.0.0.1:$port" classify "$TEXT" >/dev/null
+"$GYRO" client --addr "127.0.0.1:$port" classify "$(head -1 "$work/texts")" >/dev/null
 
 # CPU time (user + system) of the server so far, in clock ticks
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$spid/stat"; }
 hz=$(getconf CLK_TCK)
 
-# run KIND C M : one h2load run; prints "req_s mean_us p99_us server_cpu_us_per_call"
-run() {
-  local path body
-  case $1 in
+# h2 KIND I TAG ARGS... : one h2load process sending body I (health: the one body)
+h2() {
+  local kind=$1 i=$2 tag=$3 path body
+  shift 3
+  case $kind in
     health) path=/grpc.health.v1.Health/Check; body=$work/health.bin ;;
-    classify) path=/gyro.v1.Gyro/Classify; body=$work/classify.bin ;;
+    classify) path=/gyro.v1.Gyro/Classify; body=$work/classify.$i.bin ;;
   esac
-  rm -f "$work/h2.log"
-  local t0; t0=$(cpu_ticks)
-  timeout 300 h2load -n "$N" -c "$2" -m "$3" -d "$body" --log-file="$work/h2.log" \
-    -H 'content-type: application/grpc' -H 'te: trailers' "http://127.0.0.1:$port$path" > "$work/h2.out"
-  local rps cpu
-  cpu=$(awk -v a="$t0" -v b="$(cpu_ticks)" -v hz="$hz" -v n="$N" 'BEGIN {printf "%.1f", (b - a) * 1e6 / hz / n}')
-  rps=$(awk '/^finished in/ {for (i = 1; i <= NF; i++) if ($i ~ /req\/s/) {gsub(/,/, "", $(i-1)); print $(i-1)}}' "$work/h2.out")
-  grep -q "succeeded, 0 errored" "$work/h2.out" || grep -q " 0 failed, 0 errored" "$work/h2.out" \
-    || { echo "h2load reported failures:" >&2; cat "$work/h2.out" >&2; exit 1; }
-  awk -F'\t' '{print $3}' "$work/h2.log" | sort -n |
-    awk -v r="$rps" -v c="$cpu" '{a[NR] = $1; s += $1} END {i = int(NR * 0.99); if (i < 1) i = 1; printf "%s %.0f %d %s\n", r, s / NR, a[i], c}'
+  timeout 300 h2load "$@" -d "$body" --log-file="$work/h2.$tag.log" \
+    -H 'content-type: application/grpc' -H 'te: trailers' "http://127.0.0.1:$port$path" > "$work/h2.$tag.out"
+}
+
+# run KIND MODE : one measurement (MODE: seq, closed or an offered rate); prints
+# "req_s p50_us p99_us mean_us server_cpu_us_per_call calls_per_server_cpu_s"
+run() {
+  local kind=$1 mode=$2 t0 w0 i pids=()
+  rm -f "$work"/h2.*
+  t0=$(cpu_ticks)
+  w0=$(date +%s.%N)
+  case $mode in
+    seq) # one request in flight, the utterances one after the other
+      local d; d=$(awk -v a="$DURATION" -v n="$UTTS" 'BEGIN {d = 1000 * a / n; printf "%d", d < 500 ? 500 : d}')
+      for i in $(seq 0 $((UTTS - 1))); do h2 "$kind" "$i" "$i" -c1 -m1 -D "${d}ms"; done ;;
+    closed) # 128 outstanding over UTTS processes
+      for i in $(seq 0 $((UTTS - 1))); do
+        h2 "$kind" "$i" "$i" -c1 -m $((128 / UTTS)) -D "$DURATION" & pids+=($!)
+      done
+      wait "${pids[@]}" ;;
+    *) # open loop at $mode requests/s in total
+      local per=$(( (mode + UTTS - 1) / UTTS ))
+      for i in $(seq 0 $((UTTS - 1))); do
+        h2 "$kind" "$i" "$i" -c1 -m 64 --rps "$per" -D "$DURATION" & pids+=($!)
+      done
+      wait "${pids[@]}" ;;
+  esac
+  local wall n cpu rps
+  wall=$(awk -v a="$w0" -v b="$(date +%s.%N)" 'BEGIN {print b - a}')
+  for f in "$work"/h2.*.out; do
+    grep -q " 0 failed, 0 errored" "$f" || { echo "h2load reported failures:" >&2; cat "$f" >&2; exit 1; }
+  done
+  n=$(cat "$work"/h2.*.log | wc -l)
+  cpu=$(awk -v a="$t0" -v b="$(cpu_ticks)" -v hz="$hz" -v n="$n" 'BEGIN {printf "%.1f", (b - a) * 1e6 / hz / n}')
+  # achieved rate: h2load's req/s of each process, summed (sequential runs: requests / wall time)
+  rps=$(cat "$work"/h2.*.out | awk '/^finished in/ {for (i = 1; i <= NF; i++) if ($i ~ /req\/s/) {gsub(/,/, "", $(i-1)); s += $(i-1)}} END {print s}')
+  [ "$mode" = seq ] && rps=$(awk -v n="$n" -v w="$wall" 'BEGIN {printf "%.0f", n / w}')
+  cat "$work"/h2.*.log | awk -F'\t' '{print $3}' | sort -n |
+    awk -v r="$rps" -v c="$cpu" '{a[NR] = $1; s += $1} END {
+      i50 = int(NR * 0.50); i99 = int(NR * 0.99); if (i50 < 1) i50 = 1; if (i99 < 1) i99 = 1
+      printf "%s %d %d %.0f %s %.0f\n", r, a[i50], a[i99], s / NR, c, 1e6 / c}'
 }
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
-echo "gyro serve --threads $THREADS --pool $POOL, model $version; h2load -n $N; runs=$RUNS; $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "gyro serve --threads $THREADS --pool $POOL, model $version; $DURATION s per measurement; runs=$RUNS; $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+modes="seq closed $RATES"
 declare -A res
 for r in $(seq "$RUNS"); do
-  for load in "1 1" "4 32"; do
+  for mode in $modes; do
     for kind in health classify; do
-      res["$kind $load"]+="$(run "$kind" $load)"$'\n'
+      res["$kind $mode"]+="$(run "$kind" "$mode")"$'\n'
     done
   done
 done
-printf '%-10s %-12s %10s %10s %10s %12s\n' method in_flight req/s mean_us p99_us cpu_us/call
-for load in "1 1" "4 32"; do
-  c=${load% *}; m=${load#* }
+printf '%-10s %-16s %10s %9s %9s %9s %12s %14s\n' method load req/s p50_us p99_us mean_us cpu_us/call calls/cpu_s
+for mode in $modes; do
+  case $mode in seq) label="in flight 1" ;; closed) label="in flight 128" ;; *) label="offered $mode/s" ;; esac
   for kind in health classify; do
-    rows=${res["$kind $load"]}
-    rps=$(awk 'NF {print $1}' <<<"$rows" | median); mean=$(awk 'NF {print $2}' <<<"$rows" | median)
-    p99=$(awk 'NF {print $3}' <<<"$rows" | median); cpu=$(awk 'NF {print $4}' <<<"$rows" | median)
-    printf '%-10s %-12s %10.0f %10.0f %10.0f %12.1f\n' "$kind" "$((c * m)) (-c$c -m$m)" "$rps" "$mean" "$p99" "$cpu"
-    eval "rps_${kind}_$c=$rps"
+    rows=${res["$kind $mode"]}
+    col() { awk -v k="$1" 'NF {print $k}' <<<"$rows" | median; }
+    printf '%-10s %-16s %10.0f %9.0f %9.0f %9.0f %12.1f %14.0f\n' "$kind" "$label" "$(col 1)" "$(col 2)" \
+      "$(col 3)" "$(col 4)" "$(col 5)" "$(col 6)"
+    eval "rps_${kind}_${mode}=$(col 1)"
   done
-  printf '%-10s %-12s %10s\n' ratio "$((c * m))" "$(awk -v a="$(eval echo \$rps_classify_$c)" -v b="$(eval echo \$rps_health_$c)" 'BEGIN {printf "%.3f", a / b}')"
+  printf '%-10s %-16s %10s\n' ratio "$label" "$(awk -v a="$(eval echo \$rps_classify_$mode)" -v b="$(eval echo \$rps_health_$mode)" 'BEGIN {printf "%.3f", a / b}')"
 done
 echo "server RSS: $(awk '/^VmRSS/ {print $2 " " $3}' /proc/$spid/status), peak $(awk '/^VmHWM/ {print $2 " " $3}' /proc/$spid/status), threads $(awk '/^Threads/ {print $2}' /proc/$spid/status)"
 "$GYRO" client --addr "127.0.0.1:$port" stats > "$work/stats"
-bad=$(awk -F'\t' '$1 == "count" && $3 != "OK" {s += $4} END {print s + 0}' "$work/stats")
+# timed runs (-D) end by dropping the streams still in flight: those calls count as CANCELLED
+bad=$(awk -F'\t' '$1 == "count" && $3 != "OK" && $3 != "CANCELLED" {s += $4} END {print s + 0}' "$work/stats")
+cancelled=$(awk -F'\t' '$1 == "count" && $3 == "CANCELLED" {s += $4} END {print s + 0}' "$work/stats")
 ok=$(awk -F'\t' '$1 == "count" && $3 == "OK" {s += $4} END {print s + 0}' "$work/stats")
-echo "server counters: $ok OK, $bad not OK"
+echo "server counters: $ok OK, $cancelled cancelled by h2load at the end of a timed run, $bad other"
 kill -TERM "$spid"; wait "$spid"; spid=
 tail -n 3 "$work/serve.log"
 [ "$bad" = 0 ] || { echo "FAIL: the server answered $bad calls with an error status"; exit 1; }

@@ -4,7 +4,7 @@
 The same model as models/transformer.h, on the CPU, in both geometries:
 
   x0     = E[tok] (+) exp0(PE)                           Euclidean: E[tok] + PE
-  layer  : qkv = W_qkv (x) x, per-head log0, softmax(q k^T / sqrt(D)) v
+  layer  : qkv = log0(W_qkv (x) x) = W_qkv log0 x, softmax(q k^T / sqrt(D)) v per head
            a   = (+)_i  M_i (x) exp0(o_i)                 Euclidean: W_O [o_1 .. o_H]
            x   = residual / LayerNorm per the config      (hyperbolic default: none)
            f   = M_2 (x) exp0(phi(log0(M_1 (x) x (+) b_1))) (+) b_2
@@ -17,8 +17,23 @@ Riemannian SGD (x <- proj(exp_x(-lr (1-c|x|^2)^2/4 grad))) on ball tensors, as g
   torch_twin.py GEOMETRY DIM LAYERS HEADS FFN CLASSES VOCAB BATCH SEQ STEPS LAT_RUNS [DROPOUT]
 
 prints one line of key=value pairs like tests/bench/classify_speed.c.
+
+Fairness (say what is compared): the 16 heads' output projections M_i o_i are one batched
+product (einsum over the heads), not a Python loop; their gyro-sum stays a left-to-right loop,
+as Moebius addition is not associative. Environment:
+  TORCH_THREADS  intra-op threads of PyTorch (default 1, gyro's predict and serving setting);
+                 printed as threads=
+  TWIN_BLOCK     seed (default: no residual, no LayerNorm, identity FFN, the seed's block) or
+                 tangent-ln (tangent residual + hyperbolic LayerNorm log0 -> LN -> exp0 + ReLU,
+                 what `gyro classify train --arch transformer` trains)
+  TWIN_LENGTHS   a file of sequence lengths, one per line (e.g. the NLPCC utterances gyro's
+                 tests/bench/classify_latency.sh predicts): the latency runs cycle through them
+                 instead of using SEQ, so both sides see the same lengths
+Latencies are the thread's CPU time per forward (time.thread_time; latency_*_ms) and wall time
+beside it (latency_wall_median_ms).
 """
 import math
+import os
 import sys
 import time
 
@@ -63,8 +78,9 @@ def project(x, c):
 
 
 class Twin(torch.nn.Module):
-    def __init__(self, hyp, C, L, H, F, K, V, T, dropout, c=1.0):
+    def __init__(self, hyp, C, L, H, F, K, V, T, dropout, c=1.0, block="seed"):
         super().__init__()
+        self.block = block
         self.hyp, self.C, self.L, self.H, self.F, self.K = hyp, C, L, H, F, K
         self.D = (C + H - 1) // H
         A = self.H * self.D
@@ -86,7 +102,7 @@ class Twin(torch.nn.Module):
         self.fcprojb = torch.nn.Parameter(torch.zeros(L, C))
         self.mlr_a = xavier(K, C)
         self.mlr_p = torch.nn.Parameter(torch.zeros(K, C))
-        if not hyp:  # the Euclidean twin: additive residual, LayerNorm, ReLU (gyro's default)
+        if not hyp or block == "tangent-ln":  # LayerNorm (Euclidean twin, or hyperbolic log0->LN->exp0)
             self.ln1 = torch.nn.ModuleList([torch.nn.LayerNorm(C) for _ in range(L)])
             self.ln2 = torch.nn.ModuleList([torch.nn.LayerNorm(C) for _ in range(L)])
         pos = torch.arange(T).unsqueeze(1)
@@ -97,6 +113,12 @@ class Twin(torch.nn.Module):
 
     def ball_params(self):
         return [self.wte, self.fcb, self.fcprojb, self.mlr_p] if self.hyp else []
+
+    def hyp_res_ln(self, u, y, ln):
+        """exp0(LN(log0(exp0(u + log0 y)))): tangent residual, then hyperbolic LayerNorm."""
+        c = self.c
+        r = project(exp0(u + log0(y, c), c), c)
+        return project(exp0(ln(log0(r, c)), c), c)
 
     def forward(self, tok, lengths):
         B, T = tok.shape
@@ -109,9 +131,8 @@ class Twin(torch.nn.Module):
         drop = torch.nn.functional.dropout
         for l in range(self.L):
             u = log0(x, c) if hyp else x
+            # q|k|v = log0(W (x) x) = W log0 x (gyro's qkv_tangent 1, its default)
             qkv = u @ self.qkvw[l].t()
-            if hyp:
-                qkv = log0(exp0(qkv, c).view(B, T, 3 * H, D), c)
             qkv = qkv.view(B, T, 3, H, D).permute(2, 0, 3, 1, 4)
             q, k, v = qkv[0], qkv[1], qkv[2]
             att = (q @ k.transpose(-1, -2)) / math.sqrt(D)
@@ -120,15 +141,25 @@ class Twin(torch.nn.Module):
             o = drop(o, self.p, self.training)
             if hyp:
                 wo = self.attprojw[l].view(C, H, D)
-                heads = [exp0(o[:, :, i] @ wo[:, i].t(), c) for i in range(H)]  # M_i (x) exp0(o_i)
-                a = heads[0]
-                for h in heads[1:]:
-                    a = mobius_add(a, h, c)
-                x1 = a
+                # M_i (x) exp0(o_i) = exp0(M_i o_i) for every head in one batched product
+                heads = project(exp0(torch.einsum("bthd,chd->bthc", o, wo), c), c)
+                a = heads[:, :, 0]
+                for i in range(1, H):
+                    a = project(mobius_add(a, heads[:, :, i], c), c)
+                if self.block == "tangent-ln":
+                    x1 = self.hyp_res_ln(u, a, self.ln1[l])
+                else:
+                    x1 = a
                 u2 = log0(x1, c)
-                h1 = mobius_add(exp0(u2 @ self.fcw[l].t(), c), self.fcb[l].expand(B, T, -1), c)
-                g0 = drop(log0(h1, c), self.p, self.training)
-                x = mobius_add(exp0(g0 @ self.fcprojw[l].t(), c), self.fcprojb[l].expand(B, T, -1), c)
+                h1 = project(mobius_add(project(exp0(u2 @ self.fcw[l].t(), c), c),
+                                        self.fcb[l].expand(B, T, -1), c), c)
+                g0 = log0(h1, c)
+                if self.block == "tangent-ln":
+                    g0 = torch.relu(g0)
+                g0 = drop(g0, self.p, self.training)
+                f = project(mobius_add(project(exp0(g0 @ self.fcprojw[l].t(), c), c),
+                                       self.fcprojb[l].expand(B, T, -1), c), c)
+                x = self.hyp_res_ln(u2, f, self.ln2[l]) if self.block == "tangent-ln" else f
             else:
                 a = o.reshape(B, T, A) @ self.attprojw[l].t()
                 x1 = self.ln1[l](x + a)
@@ -157,8 +188,17 @@ def main():
     hyp = a[0] == "hyperbolic"
     C, L, H, F, K, V, B, T, steps, runs = (int(x) for x in a[1:11])
     dropout = float(a[11]) if len(a) > 11 else 0.0
+    threads = int(os.environ.get("TORCH_THREADS", "1"))
+    torch.set_num_threads(threads)
+    block = os.environ.get("TWIN_BLOCK", "seed")
+    if block not in ("seed", "tangent-ln"):
+        sys.exit("TWIN_BLOCK must be seed or tangent-ln")
+    lens = [T]
+    if os.environ.get("TWIN_LENGTHS"):
+        with open(os.environ["TWIN_LENGTHS"]) as f:
+            lens = [max(1, min(int(x), 4096)) for x in f.read().split()]
     torch.manual_seed(7)
-    m = Twin(hyp, C, L, H, F, K, V, T, dropout)
+    m = Twin(hyp, C, L, H, F, K, V, max(T, max(lens)), dropout, block=block)
     ball = {id(p) for p in m.ball_params()}
     euclid = [p for p in m.parameters() if id(p) not in ball]
     opt = torch.optim.RMSprop(euclid, lr=1e-3, alpha=0.9, eps=1e-7)
@@ -192,22 +232,29 @@ def main():
         step()
     train_s = time.perf_counter() - t0
     m.eval()
-    lat = []
-    one = torch.full((1,), T, dtype=torch.long)
+    lat, wall, tot_len = [], [], 0
     with torch.no_grad():
         for r in range(runs + 10):
-            tok = torch.randint(0, V, (1, T))
-            s = time.perf_counter()
+            n = lens[r % len(lens)]
+            tok = torch.randint(0, V, (1, n))
+            one = torch.full((1,), n, dtype=torch.long)
+            s, w = time.thread_time(), time.perf_counter()
             m(tok, one)
-            e = time.perf_counter() - s
+            e, ew = time.thread_time() - s, time.perf_counter() - w
             if r >= 10:
                 lat.append(e)
+                wall.append(ew)
+                tot_len += n
+    mean = sum(lat) / len(lat)
     lat.sort()
+    wall.sort()
     n_params = sum(p.numel() for p in m.parameters())
-    print("impl=torch geometry=%s params=%d steps_per_s=%.3f ms_per_step=%.2f latency_median_ms=%.4f "
-          "latency_p99_ms=%.4f loss=%.4f threads=%d" % (
-              a[0], n_params, steps / train_s, 1e3 * train_s / steps, 1e3 * lat[runs // 2],
-              1e3 * lat[int(0.99 * (runs - 1))], loss.item(), torch.get_num_threads()))
+    print("impl=torch geometry=%s block=%s params=%d steps_per_s=%.3f ms_per_step=%.2f "
+          "latency_median_ms=%.4f latency_p99_ms=%.4f latency_mean_ms=%.4f latency_wall_median_ms=%.4f "
+          "mean_len=%.2f calls_per_cpu_s=%.1f loss=%.4f threads=%d" % (
+              a[0], block, n_params, steps / train_s, 1e3 * train_s / max(steps, 1), 1e3 * lat[runs // 2],
+              1e3 * lat[int(0.99 * (runs - 1))], 1e3 * mean, 1e3 * wall[runs // 2], tot_len / runs,
+              1.0 / mean, loss.item(), torch.get_num_threads()))
 
 
 if __name__ == "__main__":
