@@ -30,7 +30,12 @@ DEB_PKGS   := build-essential pkg-config libicu-dev libutf8proc-dev libopenblas-
               clang libclang-rt-14-dev
 
 CC         ?= cc
-ARCH_FLAGS ?= -march=native
+# Portable by default: on x86-64 the x86-64-v3 level (AVX2 + FMA, every x86 CPU since 2013-15),
+# which the shared vector loops (models/hyp/hyp_vec_impl.h) and the small-product kernel of
+# models/core/blas.c need; the inference kernels (models/layers/kernels_pack.c) pick AVX-512 or
+# AVX2 at run time whatever this says. ARCH_FLAGS=-march=native tunes for the build machine,
+# ARCH_FLAGS= builds for any x86-64 (the vector loops then run their scalar fallbacks).
+ARCH_FLAGS ?= $(if $(filter x86_64 amd64,$(shell uname -m)),-march=x86-64-v3,)
 OPT        ?= -O2
 CFLAGS_BASE = -std=c11 -Wall -Wextra $(OPT) $(ARCH_FLAGS) -g -fPIC -pthread \
               -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE

@@ -15,13 +15,15 @@
 #include "models/hyp/hyp_scalar.h"
 #include "models/hyp/poincare.h"
 
-/* exp of the 8 lanes of v, for v <= 0 (softmax terms), float32: Cephes' expf (range reduction
+/* *v ← exp of its 8 lanes, for lanes <= 0 (softmax terms), float32: Cephes' expf (range reduction
  * by ln 2 in two parts, degree-6 polynomial on [−ln2/2, ln2/2], then the exponent bits; within
- * 2 ulp of expf). Lanes below −87 (e⁻⁸⁷ ≈ 1.6e-38) give 0. */
+ * 2 ulp of expf). Lanes below −87 (e⁻⁸⁷ ≈ 1.6e-38) give 0. (By pointer: a 64-byte vector
+ * passed by value would change the ABI without AVX-512.) */
 typedef float kern_v8sf __attribute__((vector_size(32)));
 typedef int32_t kern_v8si __attribute__((vector_size(32)));
-static inline kern_v8sf kern_vexp8_f32(kern_v8sf v)
+static inline void kern_vexp8_f32(kern_v8sf *vp)
 {
+    kern_v8sf v = *vp;
     const kern_v8sf lo = {-87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f};
     const kern_v8si under = v < lo; /* all ones where v < −87 */
     v = (kern_v8sf)(((kern_v8si)v & ~under) | ((kern_v8si)lo & under));
@@ -39,16 +41,15 @@ static inline kern_v8sf kern_vexp8_f32(kern_v8sf v)
     y = y * z + v + 1.0f;
     const kern_v8si e = (__builtin_convertvector(fx, kern_v8si) + 127) << 23;
     y = y * (kern_v8sf)e;
-    return (kern_v8sf)((kern_v8si)y & ~under);
+    *vp = (kern_v8sf)((kern_v8si)y & ~under);
 }
 
 /* the same in float64 by libm, lane by lane (the gradient checks' precision) */
 typedef double kern_v8df __attribute__((vector_size(64)));
-static inline kern_v8df kern_vexp8_f64(kern_v8df v)
+static inline void kern_vexp8_f64(kern_v8df *v)
 {
     for (int i = 0; i < 8; i++)
-        v[i] = exp(v[i]);
-    return v;
+        (*v)[i] = exp((*v)[i]);
 }
 
 #define T float

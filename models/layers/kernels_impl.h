@@ -405,7 +405,8 @@ static void S(attention_head_direct)(T *o, int lo, T *p, int lp, const T *q, con
             /* lanes past n go 1000 below the maximum, so their exp is 0 */
             const S(att_v8) past = __builtin_convertvector((T)(jb * 8 - n) + lane >= (T)0,
                                                            S(att_v8)); /* −1 or 0 */
-            sc[jb] = S(kern_vexp8)(sc[jb] - mx + (T)1000 * past);
+            sc[jb] = sc[jb] - mx + (T)1000 * past;
+            S(kern_vexp8)(&sc[jb]);
             tv += __builtin_convertvector(sc[jb], S(att_v8d));
         }
         const double tot = ((tv[0] + tv[4]) + (tv[2] + tv[6])) + ((tv[1] + tv[5]) + (tv[3] + tv[7]));

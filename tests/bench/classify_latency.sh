@@ -26,7 +26,8 @@
 # Per run: median, p99 and mean CPU µs per call over N·REPS calls (thread CPU clock: stable on
 # a loaded machine), calls per CPU-second; the script prints every run, the median over RUNS
 # of each figure, and per arch one line: before, after, speed-up, the PyTorch twin and the
-# ratio to it, and the goal of ≤ 80 CPU µs per utterance (mean) met or not. The twin's forward
+# ratio to it, and the goal of ≤ 80 CPU µs per utterance (mean) met or not; then the same as
+# `TABLE |` rows of make bench's closing table. The twin's forward
 # is timed alone (no text normalization), gyro's call includes normalization and tokenizing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -70,7 +71,7 @@ echo "after: $build${BEFORE:+; before: ${BEFORE_REV:-$BEFORE}}"
 field() { tr ' ' '\n' | sed -n "s/^$1=//p"; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 sides=(after); [ -n "${BEFORE:-}" ] && sides=(before after)
-summary=()
+summary=() rows=()
 for arch in $ARCHS; do
   model=${MODEL:-}
   if [ -z "$model" ]; then
@@ -144,8 +145,14 @@ PY
       r = tm < 0 ? "—" : sprintf("%.1fx / %.1fx", tm / am, td / ad)
       printf "| predict CPU µs per NLPCC utterance, %s (mean / median) | %s | %s | %s | %s | %s | <= %g mean | %s |",
         a, b, sprintf(pair, am, ad), sp, t, r, g, (am <= g) ? "met" : "not met"}')")
+  rows+=("$(awk -v a="$arch" -v am="$a_mean" -v ad="$a_med" -v tm="$t_mean" -v g="$GOAL_US" 'BEGIN {
+      printf "TABLE | predict CPU µs per NLPCC utterance, %s, 1 thread | %.1f (median %.1f; %.0f calls per CPU-second) | %s | %s | <= %g | %s |",
+        a, am, ad, 1e6 / am, tm < 0 ? "—" : sprintf("PyTorch twin %.0f", tm), tm < 0 ? "—" : sprintf("%.0fx", tm / am),
+        g, (am <= g) ? "met" : "not met"}')")
 done
 echo
 echo "| figure | gyro before | gyro after | speed-up | anchor: PyTorch twin, 1 thread | anchor / gyro | goal | met |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 printf '%s\n' "${summary[@]}"
+echo
+printf '%s\n' "${rows[@]}" # for make bench's closing table (tests/bench/run-all.sh)

@@ -1,17 +1,39 @@
 #!/usr/bin/env bash
-# run-all.sh — `make bench`: run every benchmark script of tests/bench/ in turn.
+# run-all.sh — `make bench`: run every benchmark script of tests/bench/ in turn, then print one
+# table of the headline figures.
 #   tests/bench/run-all.sh path/to/gyro
 # Each script gets the binary in $GYRO (absolute) and no arguments, so it uses its defaults;
 # figures go to standard output. Benchmarks are long and niced; run them on a quiet machine.
+#
+# The closing table: a script contributes rows by printing lines of the form
+#   TABLE | figure | gyro | anchor | ratio | goal | met |
+# (ratio: how many times better gyro is than the anchor; goal and met: the target and whether
+# this run reached it, "—" where a column does not apply). They are gathered from every
+# script's output, in order, under one header; a script that failed is named below the table.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 GYRO=${1:?usage: tests/bench/run-all.sh path/to/gyro}
 GYRO=$(cd "$(dirname "$GYRO")" && pwd)/$(basename "$GYRO")
 export GYRO
 rc=0
+rows=$(mktemp)
+trap 'rm -f "$rows"' EXIT
+failed=()
 for s in "$here"/*.sh; do
   [ "$(basename "$s")" = run-all.sh ] && continue
   echo "== $(basename "$s")"
-  nice bash "$s" || { echo "benchmark $(basename "$s") failed"; rc=1; }
+  nice bash "$s" | tee >(sed -n 's/^TABLE //p' >> "$rows")
+  if [ "${PIPESTATUS[0]}" != 0 ]; then
+    echo "benchmark $(basename "$s") failed"
+    failed+=("$(basename "$s")")
+    rc=1
+  fi
 done
+sleep 0.2 # the last tee's sed
+echo
+echo "== summary (make bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores)"
+echo "| figure | gyro | anchor | ratio | goal | met |"
+echo "| --- | --- | --- | --- | --- | --- |"
+cat "$rows"
+[ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
 exit $rc
