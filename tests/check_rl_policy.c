@@ -1,7 +1,10 @@
 /* check_rl_policy.c — Check suite for models/rl/policy: the whole policy network (embedding,
  * MLA, residual, MoE, residual, pooling, head, log-softmax) against central finite differences
- * in float64 for both geometries, log π normalisation, float32 against float64, and the
- * checkpoint file (round trip, corrupt, truncated, newer version, foreign file). */
+ * in float64 for the Euclidean and Poincaré geometries, and the Lorentz backbone (lift, q/k/v
+ * Lorentz linear groups, Lorentz attention, residual output layer, FFN, centroid pooling,
+ * distance head over lifted class points) likewise end to end; log π normalisation, float32
+ * against float64, points on the hyperboloid, and the checkpoint file (round trip, corrupt,
+ * truncated, newer version, unknown geometry, foreign file). */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
@@ -10,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "models/core/crc32.h"
 #include "models/core/rng.h"
 #include "models/rl/policy.h"
 #include "tests/support/fd.h"
@@ -17,6 +21,15 @@
 static gyro_rl_policy_config small_cfg(int hyperbolic)
 {
     gyro_rl_policy_config c = gyro_rl_policy_config_default(hyperbolic, 3, 4);
+    if (hyperbolic == GYRO_RL_GEOMETRY_LORENTZ) { /* d 6, 2 heads of 3, FFN 4, c = 1.5 */
+        c.d_model = 6;
+        c.lz_heads = 2;
+        c.lz_head_dim = 3;
+        c.lz_ffn = 4;
+        c.curvature = 1.5;
+        ck_assert_int_eq(gyro_rl_policy_config_check(&c), GYRO_OK);
+        return c;
+    }
     c.d_model = 6;
     c.mla.n_heads = 2;
     c.mla.d_head = 3;
@@ -38,8 +51,8 @@ static double objective(double *acts, int *route, const double *obs, const doubl
     gyro_rl_policy_layout L;
     gyro_rl_policy_layout_init(&L, cfg, B);
     gyro_rl_policy_forward_f64(acts, route, obs, P, cfg, B);
-    double s = gyro_moe_balance_loss_f64(NULL, acts + L.moe_a, route, &cfg->moe,
-                                         B * cfg->obs_dim, alpha);
+    double s = L.lorentz ? 0.0 : gyro_moe_balance_loss_f64(NULL, acts + L.moe_a, route, &cfg->moe,
+                                                           B * cfg->obs_dim, alpha);
     for (int b = 0; b < B; b++) s += (b + 1.0) * acts[L.logp + (size_t)b * cfg->n_actions + act[b]];
     return s;
 }
@@ -77,11 +90,13 @@ static void fd_check(int hyperbolic)
     gyro_rng_seed(&r, 41 + hyperbolic);
     double *P = malloc(sizeof(double) * L.n_params), *dP = calloc(L.n_params, sizeof(double));
     double *acts = malloc(sizeof(double) * L.n_acts), *scr = malloc(sizeof(double) * L.n_scratch);
-    int *route = malloc(sizeof(int) * L.n_route), *route0 = malloc(sizeof(int) * L.n_route);
+    int *route = malloc(sizeof(int) * (L.n_route + 1)), *route0 = malloc(sizeof(int) * (L.n_route + 1));
     double obs[9], dlogits[12];
     int act[3] = {1, 3, 0};
     gyro_rl_policy_init_params_f64(P, &cfg, &r);
     for (size_t i = L.w_head; i < L.n_params; i++) P[i] = 0.5 * gyro_rng_normal(&r); /* live head */
+    if (L.lorentz) /* every parameter live: the zero-initialised b, v, b_t too */
+        for (size_t i = L.lz_qkvw; i < L.w_head; i++) P[i] += 0.3 * gyro_rng_normal(&r);
     for (int i = 0; i < B * T; i++) obs[i] = gyro_rng_normal(&r);
 
     objective(acts, route0, obs, P, &cfg, B, act, alpha);
@@ -94,9 +109,13 @@ static void fd_check(int hyperbolic)
     policy_objective o = {acts, route, route0, obs, P, &cfg, B, 0, act, L.n_route, alpha};
     fd_stats st = {.floor = 1e-3};
     int skipped = 0;
+    /* step: 1e-6; the Lorentz network's objective is larger (its logits are −d²_L), so 1e-6 sits
+     * in the round-off regime (max abs error 5e-8 at 1e-6, 1.6e-7 at 3e-7, 8e-9 at 1e-5,
+     * 1e-6 at 1e-4: round-off below 1e-5, truncation above) */
+    const double h = L.lorentz ? 1e-5 : 1e-6;
     for (size_t k = 0; k < L.n_params; k++) {
         o.switched = 0;
-        double fd = fd_central(&P[k], 1e-6, policy_loss, &o);
+        double fd = fd_central(&P[k], h, policy_loss, &o);
         if (o.switched) { skipped++; continue; }
         fd_stats_add(&st, k, fd, dP[k]);
     }
@@ -118,17 +137,19 @@ START_TEST(test_fd_euclidean) { fd_check(0); }
 END_TEST
 START_TEST(test_fd_hyperbolic) { fd_check(1); }
 END_TEST
+START_TEST(test_fd_lorentz) { fd_check(GYRO_RL_GEOMETRY_LORENTZ); }
+END_TEST
 
 START_TEST(test_object_matches_f64)
 {
-    for (int hyp = 0; hyp < 2; hyp++) {
+    for (int hyp = 0; hyp < 3; hyp++) {
         gyro_rl_policy_config cfg = gyro_rl_policy_config_default(hyp, 4, 9);
         gyro_rl_policy *p;
         ck_assert_int_eq(gyro_rl_policy_new(&cfg, 5, 16, &p), GYRO_OK);
         gyro_rl_policy_layout L;
         gyro_rl_policy_layout_init(&L, &p->cfg, 5);
         double *P = malloc(sizeof(double) * L.n_params), *acts = malloc(sizeof(double) * L.n_acts);
-        int *route = malloc(sizeof(int) * L.n_route);
+        int *route = malloc(sizeof(int) * (L.n_route + 1));
         for (size_t i = 0; i < L.n_params; i++) P[i] = p->params[i];
         float obs[20];
         double obsd[20];
@@ -140,6 +161,19 @@ START_TEST(test_object_matches_f64)
         for (int i = 0; i < 5 * 9; i++) ck_assert_double_eq_tol(lp[i], acts[L.logp + i], 1e-4);
         int a0 = gyro_rl_policy_argmax(p, 0);
         for (int j = 0; j < 9; j++) ck_assert(lp[a0] >= lp[j]);
+        if (L.lorentz) { /* the block's float32 points on the hyperboloid ⟨x,x⟩_L = −1/c */
+            const int d1 = p->cfg.d_model + 1;
+            const size_t offs[4] = {L.x0, L.x1, L.x2, L.pool};
+            const size_t rows[4] = {5 * 4, 5 * 4, 5 * 4, 5};
+            for (int k = 0; k < 4; k++)
+                for (size_t i = 0; i < rows[k]; i++) {
+                    const float *x = p->acts + offs[k] + i * d1;
+                    double q = -(double)x[0] * x[0];
+                    for (int j = 1; j < d1; j++) q += (double)x[j] * x[j];
+                    ck_assert_msg(fabs(q + 1.0 / p->cfg.curvature) < 1e-5 * (1 + x[0] * x[0]),
+                                  "array %d row %zu: <x,x>_L = %g", k, i, q);
+                }
+        }
         free(P); free(acts); free(route);
         gyro_rl_policy_free(p);
     }
@@ -277,6 +311,49 @@ START_TEST(test_checkpoint)
         free(again);
     }
     ck_assert_int_eq(gyro_rl_policy_load("/nonexistent/x", 4, &q), GYRO_ERR_IO);
+    /* a Lorentz policy round-trips with its geometry and block; a geometry this gyro does not
+     * know (3, with a valid checksum) is refused as a format error naming the value */
+    {
+        gyro_rl_policy_config lc = gyro_rl_policy_config_default(GYRO_RL_GEOMETRY_LORENTZ, 3, 9);
+        gyro_rl_policy_config_resize(&lc, 12, 12);
+        gyro_rl_policy *lp;
+        ck_assert_int_eq(gyro_rl_policy_new(&lc, 4, 2, &lp), GYRO_OK);
+        ck_assert_int_eq(lp->lay.n_route, 0);
+        snprintf(lp->env_name, sizeof lp->env_name, "unicycle");
+        ck_assert_int_eq(gyro_rl_policy_save(lp, path), GYRO_OK);
+        ck_assert_int_eq(gyro_rl_policy_load(path, 3, &q), GYRO_OK);
+        ck_assert_int_eq(q->cfg.hyperbolic, GYRO_RL_GEOMETRY_LORENTZ);
+        ck_assert_int_eq(q->cfg.lz_heads, 4);
+        ck_assert_int_eq(q->cfg.lz_head_dim, 3);
+        ck_assert_int_eq(q->cfg.lz_ffn, 12);
+        ck_assert_int_eq(q->cfg.moe.n_routed, 0);
+        ck_assert_uint_eq(q->lay.n_params, lp->lay.n_params);
+        ck_assert_mem_eq(q->params, lp->params, sizeof(float) * lp->lay.n_params);
+        gyro_rl_policy_free(q);
+        f = fopen(path, "rb");
+        fseek(f, 0, SEEK_END);
+        long ln = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        unsigned char *lb = malloc(ln);
+        ck_assert_int_eq(fread(lb, 1, ln, f), ln);
+        fclose(f);
+        int32_t geo = 3;
+        memcpy(lb + 16, &geo, 4);
+        uint32_t crc = gyro_crc32(0, lb, (size_t)ln - 4);
+        memcpy(lb + ln - 4, &crc, 4);
+        f = fopen(bad, "wb");
+        fwrite(lb, 1, ln, f);
+        fclose(f);
+        ck_assert_int_eq(gyro_rl_policy_load(bad, 2, &q), GYRO_ERR_FORMAT);
+        ck_assert_ptr_null(q);
+        ck_assert_ptr_nonnull(strstr(gyro_error_message(), "unknown policy geometry 3"));
+        /* and a NaN in the Lorentz block names it */
+        lp->params[lp->lay.lz_f1w] = NAN;
+        ck_assert_int_eq(gyro_rl_policy_save(lp, path), GYRO_ERR_NAN);
+        ck_assert_ptr_nonnull(strstr(gyro_error_message(), "Lorentz feed-forward"));
+        free(lb);
+        gyro_rl_policy_free(lp);
+    }
     free(buf);
     gyro_rl_policy_free(p);
     unlink(path);
@@ -311,6 +388,25 @@ START_TEST(test_config_check)
     ck_assert_int_eq(c.moe.d_ffn, 64);
     gyro_rl_policy_config_resize(&c, 2, 2);
     ck_assert_int_eq(c.mla.d_head, 1);
+    /* the Lorentz block: no MLA, no MoE; its own fields checked; an unknown geometry refused */
+    c = gyro_rl_policy_config_default(GYRO_RL_GEOMETRY_LORENTZ, 3, 4);
+    ck_assert_int_eq(c.hyperbolic, GYRO_RL_GEOMETRY_LORENTZ);
+    ck_assert_int_eq(c.moe.n_routed, 0);
+    ck_assert_int_eq(c.mla.n_heads, 0);
+    ck_assert_int_eq(c.lz_heads, 4);
+    ck_assert_int_eq(c.lz_head_dim, 8);
+    gyro_rl_policy_config_resize(&c, 64, 16);
+    ck_assert_int_eq(c.lz_head_dim, 16);
+    ck_assert_int_eq(c.lz_ffn, 64);
+    ck_assert_int_eq(gyro_rl_policy_config_check(&c), GYRO_OK);
+    c.lz_heads = 0;
+    ck_assert_int_eq(gyro_rl_policy_config_check(&c), GYRO_ERR_USAGE);
+    c = gyro_rl_policy_config_default(GYRO_RL_GEOMETRY_LORENTZ, 3, 4);
+    c.hyperbolic = 3;
+    ck_assert_int_eq(gyro_rl_policy_config_check(&c), GYRO_ERR_USAGE);
+    ck_assert_str_eq(gyro_rl_policy_geometry_name(GYRO_RL_GEOMETRY_LORENTZ), "lorentz");
+    ck_assert_str_eq(gyro_rl_policy_geometry_name(1), "hyperbolic");
+    ck_assert_str_eq(gyro_rl_policy_geometry_name(7), "unknown");
 }
 END_TEST
 
@@ -321,6 +417,7 @@ Suite *rl_policy_suite(void)
     tcase_add_test(tc, test_config_check);
     tcase_add_test(tc, test_fd_euclidean);
     tcase_add_test(tc, test_fd_hyperbolic);
+    tcase_add_test(tc, test_fd_lorentz);
     tcase_add_test(tc, test_object_matches_f64);
     tcase_add_test(tc, test_checkpoint);
     suite_add_tcase(s, tc);

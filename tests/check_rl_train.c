@@ -70,6 +70,8 @@ START_TEST(test_improves_euclidean) { improves(0); }
 END_TEST
 START_TEST(test_improves_hyperbolic) { improves(1); }
 END_TEST
+START_TEST(test_improves_lorentz) { improves(GYRO_RL_GEOMETRY_LORENTZ); } /* no experts: load 0 */
+END_TEST
 
 START_TEST(test_reproducible_and_checkpoint)
 {
@@ -213,6 +215,7 @@ Suite *rl_train_suite(void)
     tcase_add_test(tc, test_reproducible_and_checkpoint);
     tcase_add_test(tc, test_improves_euclidean);
     tcase_add_test(tc, test_improves_hyperbolic);
+    tcase_add_test(tc, test_improves_lorentz);
     suite_add_tcase(s, tc);
     return s;
 }

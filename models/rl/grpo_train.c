@@ -224,9 +224,10 @@ gyro_status gyro_rl_train(gyro_rl_policy *p, const gyro_rl_train_config *cfg,
     res->n_experts = p->cfg.moe.n_routed < GYRO_RL_MAX_EXPERTS ? p->cfg.moe.n_routed : GYRO_RL_MAX_EXPERTS;
     const size_t n_params = p->lay.n_params;
     float *ref = malloc(sizeof(float) * n_params);
-    long *load = calloc(p->cfg.moe.n_routed, sizeof(long));
-    long *load_prev = calloc(p->cfg.moe.n_routed, sizeof(long));
-    double *share = calloc(p->cfg.moe.n_routed, sizeof(double));
+    const size_t n_load = p->cfg.moe.n_routed > 0 ? (size_t)p->cfg.moe.n_routed : 1; /* Lorentz: 0 experts */
+    long *load = calloc(n_load, sizeof(long));
+    long *load_prev = calloc(n_load, sizeof(long));
+    double *share = calloc(n_load, sizeof(double));
     batch b;
     if (!ref || !load || !load_prev || !share) {
         free(ref);

@@ -3,9 +3,13 @@
  *
  * Checkpoint format (little-endian, as written by this machine's fwrite; version 2):
  *   "GYRORLP1"  u32 version  u32 header_bytes
- *   header: i32 hyperbolic, f64 curvature, i32 obs_dim, n_actions, d_model,
+ *   header: i32 geometry (0 Euclidean, 1 Poincaré, 2 Lorentz; any other value is refused with
+ *           GYRO_ERR_FORMAT, the value named), f64 curvature, i32 obs_dim, n_actions, d_model,
  *           i32 mla {n_heads, d_head, d_rope, d_kv_latent, d_q_latent, causal}, f64 rope_base,
  *           i32 moe {d_ffn, n_shared, n_routed, top_k}, char env[32]
+ *   (Lorentz: n_heads, d_head and d_ffn hold lz_heads, lz_head_dim and lz_ffn, the other MLA
+ *   and MoE fields are 0; a gyro older than the Lorentz policy refuses such a file as an
+ *   implausible configuration.)
  *   u64 n_params, then n_params float32, then u32 CRC-32 (zlib's, models/core/crc32.h) of
  *   everything before it. Version 1 ended with a u64 FNV-1a instead; it is still read.
  */
@@ -21,12 +25,29 @@
 #include "models/core/atomic_file.h"
 #include "models/core/crc32.h"
 #include "models/hyp/poincare.h"
+#include "models/layers/lorentz.h"
 
-gyro_rl_policy_config gyro_rl_policy_config_default(int hyperbolic, int obs_dim, int n_actions)
+/* Lorentz block constants, as in the Lorentz classifier (transformer.c): ε = 1.1/√c > √(1/c) in
+ * the time coordinate y₀ = λσ(·) + ε (HyboNet's 1.1 at c = 1), and λ starting at 4. */
+#define POLICY_LZ_EPS(c) (1.1 / sqrt((double)(c)))
+#define POLICY_LZ_LOG_LAMBDA0 1.3862943611198906 /* log 4 */
+
+const char *gyro_rl_policy_geometry_name(int geometry)
+{
+    switch (geometry) {
+    case GYRO_RL_GEOMETRY_EUCLIDEAN: return "euclidean";
+    case GYRO_RL_GEOMETRY_POINCARE: return "hyperbolic";
+    case GYRO_RL_GEOMETRY_LORENTZ: return "lorentz";
+    default: return "unknown";
+    }
+}
+
+gyro_rl_policy_config gyro_rl_policy_config_default(int geometry, int obs_dim, int n_actions)
 {
     gyro_rl_policy_config c;
     memset(&c, 0, sizeof c);
-    c.hyperbolic = hyperbolic ? 1 : 0;
+    c.hyperbolic = geometry == GYRO_RL_GEOMETRY_LORENTZ ? GYRO_RL_GEOMETRY_LORENTZ
+                   : geometry ? GYRO_RL_GEOMETRY_POINCARE : GYRO_RL_GEOMETRY_EUCLIDEAN;
     c.curvature = 1.0;
     c.obs_dim = obs_dim;
     c.n_actions = n_actions;
@@ -42,6 +63,9 @@ gyro_rl_policy_config gyro_rl_policy_config_default(int hyperbolic, int obs_dim,
     c.moe.n_shared = 1;
     c.moe.n_routed = 4;
     c.moe.top_k = 1;
+    c.lz_heads = 4;
+    c.lz_head_dim = 8;
+    c.lz_ffn = 32;
     gyro_rl_policy_config_check(&c);
     return c;
 }
@@ -52,6 +76,8 @@ void gyro_rl_policy_config_resize(gyro_rl_policy_config *c, int width, int laten
     c->mla.d_kv_latent = latent;
     c->mla.d_head = c->mla.n_heads > 0 && width / c->mla.n_heads > 0 ? width / c->mla.n_heads : 1;
     c->moe.d_ffn = width;
+    c->lz_head_dim = c->lz_heads > 0 && width / c->lz_heads > 0 ? width / c->lz_heads : 1;
+    c->lz_ffn = width;
 }
 
 gyro_status gyro_rl_policy_config_check(gyro_rl_policy_config *cfg)
@@ -62,8 +88,21 @@ gyro_status gyro_rl_policy_config_check(gyro_rl_policy_config *cfg)
         return gyro_error_set(GYRO_ERR_USAGE,
                               "policy: obs_dim %d, n_actions %d (>= 2) or d_model %d out of range",
                               cfg->obs_dim, cfg->n_actions, cfg->d_model);
+    if (cfg->hyperbolic < GYRO_RL_GEOMETRY_EUCLIDEAN || cfg->hyperbolic > GYRO_RL_GEOMETRY_LORENTZ)
+        return gyro_error_set(GYRO_ERR_USAGE, "policy: unknown geometry %d (0 Euclidean, 1 Poincaré, "
+                              "2 Lorentz)", cfg->hyperbolic);
     if (cfg->hyperbolic && !(cfg->curvature > 0.0 && cfg->curvature < 1e6))
         return gyro_error_set(GYRO_ERR_USAGE, "policy: curvature %g must be > 0", cfg->curvature);
+    if (cfg->hyperbolic == GYRO_RL_GEOMETRY_LORENTZ) {
+        if (cfg->lz_heads < 1 || cfg->lz_heads > 1024 || cfg->lz_head_dim < 1 ||
+            cfg->lz_head_dim > 4096 || cfg->lz_ffn < 1 || cfg->lz_ffn > 65536)
+            return gyro_error_set(GYRO_ERR_USAGE, "policy: Lorentz heads %d, head width %d or FFN "
+                                  "width %d out of range", cfg->lz_heads, cfg->lz_head_dim,
+                                  cfg->lz_ffn);
+        memset(&cfg->mla, 0, sizeof cfg->mla);   /* no MLA, no MoE in the Lorentz block */
+        memset(&cfg->moe, 0, sizeof cfg->moe);
+        return GYRO_OK;
+    }
     cfg->mla.d_model = cfg->moe.d_model = cfg->d_model;
     cfg->mla.hyperbolic = cfg->moe.hyperbolic = cfg->hyperbolic;
     cfg->mla.curvature = cfg->moe.curvature = cfg->curvature;
@@ -72,9 +111,74 @@ gyro_status gyro_rl_policy_config_check(gyro_rl_policy_config *cfg)
     return s;
 }
 
+/* The Lorentz block's layout (policy.h); every offset not used by it is 0. */
+static void layout_init_lorentz(gyro_rl_policy_layout *L, const gyro_rl_policy_config *cfg, int B)
+{
+    const size_t T = cfg->obs_dim, d = cfg->d_model, d1 = d + 1, A = cfg->n_actions;
+    const size_t N = (size_t)B * T, H = cfg->lz_heads, D = cfg->lz_head_dim, HD1 = H * (D + 1);
+    const size_t F = cfg->lz_ffn;
+    memset(L, 0, sizeof *L);
+    L->lorentz = 1;
+    size_t o = 0;
+    L->w_emb = o;   o += T * d;
+    L->b_emb = o;   o += T * d;
+    L->lz_qkvw = o; o += 3 * H * D * d1;
+    L->lz_qkvb = o; o += 3 * H * D;
+    L->lz_qkvv = o; o += 3 * H * d1;
+    L->lz_qkvt = o; o += 3 * H * 2;
+    L->lz_ow = o;   o += d * HD1;
+    L->lz_ov = o;   o += HD1;
+    L->lz_ot = o;   o += 2;
+    L->lz_f1w = o;  o += F * d1;
+    L->lz_f1b = o;  o += F;
+    L->lz_f1v = o;  o += d1;
+    L->lz_f1t = o;  o += 2;
+    L->lz_f2w = o;  o += d * (F + 1);
+    L->lz_f2v = o;  o += F + 1;
+    L->lz_f2t = o;  o += 2;
+    L->w_head = o;  o += A * d;
+    L->b_head = o;  o += A;
+    L->n_params = o;
+    L->mla_p = L->lz_qkvw;
+    L->moe_p = L->lz_f1w;
+    o = 0;
+    L->u = o;       o += N * d;
+    L->x0 = o;      o += N * d1;
+    L->lz_qkvU = o; o += 3 * N * H * D;
+    L->lz_qkvZ = o; o += 3 * N * H;
+    L->lz_qkv = o;  o += 3 * N * HD1;
+    L->lz_O = o;    o += N * HD1;
+    L->lz_att = o;  o += (size_t)B * H * T * T;
+    L->lz_sza = o;  o += (size_t)B * H * T;
+    L->lz_Uo = o;   o += N * d;
+    L->x1 = o;      o += N * d1;
+    L->lz_U1 = o;   o += N * F;
+    L->lz_hf = o;   o += N * (F + 1);
+    L->lz_Hcf = o;  o += N * (F + 1);
+    L->lz_U2 = o;   o += N * d;
+    L->x2 = o;      o += N * d1;
+    L->pool = o;    o += (size_t)B * d1;
+    L->lz_szp = o;  o += (size_t)B;
+    L->lz_hp = o;   o += A * d1;
+    L->logits = o;  o += (size_t)B * A;
+    L->logp = o;    o += (size_t)B * A;
+    L->n_acts = o;
+    L->n_route = 0;
+    /* hlinear work: (rows, m+n+1) of the widest layer, and (rows, H·(D+1)) of a group */
+    size_t work = d + HD1;
+    if (F + d1 > work) work = F + d1;
+    L->n_scratch = N * d + 3 * N * d1 + 3 * N * HD1 + N * HD1 + N * (F + 1) + (size_t)B * d1 +
+                   A * d1 + N * work;
+}
+
 void gyro_rl_policy_layout_init(gyro_rl_policy_layout *L, const gyro_rl_policy_config *cfg, int B)
 {
     const size_t T = cfg->obs_dim, d = cfg->d_model, A = cfg->n_actions, N = (size_t)B * T;
+    if (cfg->hyperbolic == GYRO_RL_GEOMETRY_LORENTZ) {
+        layout_init_lorentz(L, cfg, B);
+        return;
+    }
+    L->lorentz = 0;
     gyro_mla_layout_init(&L->mla, &cfg->mla, B, (int)T);
     gyro_moe_layout_init(&L->moe, &cfg->moe, (int)N);
     size_t o = 0;
@@ -121,6 +225,10 @@ void gyro_rl_policy_layout_init(gyro_rl_policy_layout *L, const gyro_rl_policy_c
 
 const char *gyro_rl_policy_param_block(const gyro_rl_policy_layout *L, size_t i)
 {
+    if (L->lorentz)
+        return i < L->b_emb ? "input embedding weights" : i < L->lz_qkvw ? "input embedding biases"
+             : i < L->lz_ow ? "Lorentz attention (q, k, v layers)" : i < L->lz_f1w ? "Lorentz attention output layer"
+             : i < L->w_head ? "Lorentz feed-forward block" : i < L->b_head ? "head class points" : "head biases";
     return i < L->b_emb ? "input embedding weights" : i < L->mla_p ? "input embedding biases"
          : i < L->moe_p ? "attention (MLA) block" : i < L->w_head ? "MoE block"
          : i < L->b_head ? "head weights" : "head biases";
@@ -276,6 +384,11 @@ gyro_status gyro_rl_policy_save(const gyro_rl_policy *p, const char *path)
     h.d_q_latent = c->mla.d_q_latent; h.causal = c->mla.causal; h.rope_base = c->mla.rope_base;
     h.d_ffn = c->moe.d_ffn; h.n_shared = c->moe.n_shared; h.n_routed = c->moe.n_routed;
     h.top_k = c->moe.top_k;
+    if (c->hyperbolic == GYRO_RL_GEOMETRY_LORENTZ) {
+        h.n_heads = c->lz_heads;
+        h.d_head = c->lz_head_dim;
+        h.d_ffn = c->lz_ffn;
+    }
     snprintf(h.env, sizeof h.env, "%s", p->env_name);
     unsigned char head[8 + 4 + 4 + HEADER_BYTES];
     memcpy(head, POLICY_MAGIC, 8);
@@ -339,7 +452,17 @@ gyro_status gyro_rl_policy_load(const char *path, int max_batch, gyro_rl_policy 
     c.mla.d_q_latent = h.d_q_latent; c.mla.causal = h.causal; c.mla.rope_base = h.rope_base;
     c.moe.d_ffn = h.d_ffn; c.moe.n_shared = h.n_shared; c.moe.n_routed = h.n_routed;
     c.moe.top_k = h.top_k;
-    if ((h.hyperbolic != 0 && h.hyperbolic != 1) || h.d_model > 4096 || h.n_heads > 1024 ||
+    if (h.hyperbolic == GYRO_RL_GEOMETRY_LORENTZ) {
+        c.lz_heads = h.n_heads;
+        c.lz_head_dim = h.d_head;
+        c.lz_ffn = h.d_ffn;
+    }
+    if (h.hyperbolic < GYRO_RL_GEOMETRY_EUCLIDEAN || h.hyperbolic > GYRO_RL_GEOMETRY_LORENTZ) {
+        s = gyro_error_set(GYRO_ERR_FORMAT, "%s: unknown policy geometry %d (this gyro knows 0 "
+                           "euclidean, 1 hyperbolic, 2 lorentz)", path, (int)h.hyperbolic);
+        goto done;
+    }
+    if (h.d_model > 4096 || h.n_heads > 1024 ||
         h.d_head > 4096 || h.d_rope > 4096 || h.d_kv_latent > 4096 || h.d_q_latent > 4096 ||
         h.d_ffn > 65536 || h.n_shared > 64 || h.n_routed > 1024) {
         s = gyro_error_set(GYRO_ERR_FORMAT, "%s: implausible policy configuration", path);

@@ -16,6 +16,27 @@
  * the origin, exp_0 back); the residuals are Möbius additions (seed: "HL = z̃ ⊕ HMultiHeadAtten(z̃)"). The model
  * deliberately has no LayerNorm (one block; see README).
  *
+ * The third geometry, GYRO_RL_GEOMETRY_LORENTZ, is a fully hyperbolic backbone on the hyperboloid
+ * ⟨x,x⟩_L = −1/c (HyboNet, Chen et al. ACL 2022; every layer a kernel of models/layers/lorentz.h,
+ * the formula and section beside each there). It is NOT a Lorentz form of MLA and MoE: the block
+ * is a Lorentz transformer block (HyboNet's, as in the Lorentz classifier of transformer.h),
+ * which has no latent compression and no experts:
+ *   u     = s_t W_e[t] + b_e[t]                        the same state embedding, (T, d) spatial
+ *   x0    = (√(1/c + |u|²), u)                         lifted onto the hyperboloid (x0 ∈ H^d)
+ *   q,k,v = H Lorentz linear layers each (§3.1), head h a (D+1)-point
+ *   O     = LorentzMHA(q, k, v)                        softmax(−d²_L(q,k)/√D), centroid of v (§3.2)
+ *   x1    = hl_o(O) with x0 as bias point              the Lorentz residual (§3.3)
+ *   x2    = hl_2(ReLU(hl_1(x1))) with x1 as bias point the feed-forward, residual (§3.3)
+ *   μ     = Centroid_t(x2_t)                           pooling (eq. 4)
+ *   z_a   = −d²_L(μ, p_a) + β_a,  p_a = (√(1/c + |w_a|²), w_a)   the distance head of lorentz.h
+ *   log π(·|s) = log_softmax(z)
+ * Every parameter is Euclidean: the class points are parameterised by their spatial part w_a
+ * (lifted in the forward, the lift's Jacobian in the backward), so GRPO's Adam updates the
+ * Lorentz policy as it does the other two, with no Riemannian step and no re-projection. The
+ * block's width (spatial d), heads H, head width D and FFN width F are d_model, lz_heads,
+ * lz_head_dim and lz_ffn; the MLA and MoE configurations are cleared (no balance loss, no expert
+ * load).
+ *
  * Memory: one parameter block (layout below), one gradient block, activations and scratch sized
  * for a maximum batch; forward/backward never allocate. The float64 twin of the raw kernels
  * exists for the finite-difference test of the whole network.
@@ -30,31 +51,50 @@
 #include "models/layers/mla.h"
 #include "models/layers/moe.h"
 
+/* Geometries of the policy (the values stored in the policy file). */
+enum {
+    GYRO_RL_GEOMETRY_EUCLIDEAN = 0, /* Vanilla-T */
+    GYRO_RL_GEOMETRY_POINCARE = 1,  /* Hyper-T, the Poincaré ball */
+    GYRO_RL_GEOMETRY_LORENTZ = 2,   /* the hyperboloid, a Lorentz transformer block */
+};
+
+/* "euclidean", "hyperbolic" (the Poincaré ball) or "lorentz"; "unknown" otherwise. Static. */
+const char *gyro_rl_policy_geometry_name(int geometry);
+
 typedef struct gyro_rl_policy_config {
-    int hyperbolic;       /* 1: Hyper-T (Poincaré ball), 0: Vanilla-T */
-    double curvature;     /* c > 0 of the ball */
+    int hyperbolic;       /* the geometry, GYRO_RL_GEOMETRY_* (0 Vanilla-T, 1 Hyper-T, 2 Lorentz) */
+    double curvature;     /* c > 0 of the ball or hyperboloid */
     int obs_dim;          /* T: tokens per observation */
     int n_actions;        /* |A| */
     int d_model;          /* width d */
     gyro_mla_config mla;  /* d_model, hyperbolic and curvature are overwritten from above */
     gyro_moe_config moe;  /* likewise */
+    int lz_heads;         /* Lorentz block only: H attention heads */
+    int lz_head_dim;      /* Lorentz block only: D spatial coordinates per head */
+    int lz_ffn;           /* Lorentz block only: F spatial coordinates of the FFN's hidden layer */
 } gyro_rl_policy_config;
 
 /* The seed's backbone (Table 1): width 32, one block, MLA latent 32 (4 heads of 8, RoPE 4, query
- * latent 32), MoE with 1 shared + 4 routed experts of hidden width 32, top-1 routing, c = 1. */
-gyro_rl_policy_config gyro_rl_policy_config_default(int hyperbolic, int obs_dim, int n_actions);
+ * latent 32), MoE with 1 shared + 4 routed experts of hidden width 32, top-1 routing, c = 1.
+ * geometry: GYRO_RL_GEOMETRY_* (any other nonzero value means the Poincaré ball). The Lorentz
+ * block gets the same width: 4 heads of 8, FFN 32, c = 1. */
+gyro_rl_policy_config gyro_rl_policy_config_default(int geometry, int obs_dim, int n_actions);
 
 /* Resize the backbone of `c` to width `width`: the model width and the experts' hidden width,
  * width / n_heads coordinates per attention head (at least 1), and an MLA key-value latent of
- * `latent` (what `gyro rl finetune --width --latent` asks for). */
+ * `latent` (what `gyro rl finetune --width --latent` asks for). The Lorentz block likewise:
+ * FFN width `width`, width / lz_heads per head (latent unused). */
 void gyro_rl_policy_config_resize(gyro_rl_policy_config *c, int width, int latent);
 
-/* Validate (and propagate d_model/hyperbolic/curvature into the blocks). GYRO_ERR_USAGE. */
+/* Validate (and propagate d_model/hyperbolic/curvature into the blocks; for the Lorentz geometry
+ * clear the MLA and MoE configurations). GYRO_ERR_USAGE, naming the field, on a bad value or an
+ * unknown geometry. */
 gyro_status gyro_rl_policy_config_check(gyro_rl_policy_config *cfg);
 
 typedef struct gyro_rl_policy_layout {
-    gyro_mla_layout mla;
-    gyro_moe_layout moe;
+    int lorentz;     /* 1: the Lorentz block (the lz_* offsets below), 0: MLA + MoE */
+    gyro_mla_layout mla;   /* zero for the Lorentz block */
+    gyro_moe_layout moe;   /* likewise */
     /* parameters */
     size_t w_emb;    /* (T, d) */
     size_t b_emb;    /* (T, d) */
@@ -62,16 +102,47 @@ typedef struct gyro_rl_policy_layout {
     size_t moe_p;    /* MoE block (moe.n_params) */
     size_t w_head;   /* (A, d) */
     size_t b_head;   /* (A) */
+    /* Lorentz block (d spatial, d1 = d+1, H heads of D, HD1 = H(D+1), F): the parameters of
+     * its Lorentz linear layers; mla_p is lz_qkvw and moe_p is lz_f1w, for the block names */
+    size_t lz_qkvw;  /* (3, H·D, d1): the q | k | v groups, head h rows h·D..h·D+D−1 */
+    size_t lz_qkvb;  /* (3, H·D) */
+    size_t lz_qkvv;  /* (3, H, d1) the time-scale vectors v */
+    size_t lz_qkvt;  /* (3, H, 2) (b_t, log λ) */
+    size_t lz_ow;    /* (d, HD1) output layer (residual) */
+    size_t lz_ov;    /* (HD1) */
+    size_t lz_ot;    /* (2) */
+    size_t lz_f1w;   /* (F, d1) */
+    size_t lz_f1b;   /* (F) */
+    size_t lz_f1v;   /* (d1) */
+    size_t lz_f1t;   /* (2) */
+    size_t lz_f2w;   /* (d, F+1) FFN layer 2 (ReLU inside, residual) */
+    size_t lz_f2v;   /* (F+1) */
+    size_t lz_f2t;   /* (2) */
     size_t n_params;
     /* activations for B observations, N = B·T tokens */
     size_t u, x0, mla_a, a, x1, moe_a, m, x2, lx2; /* (N, d) each, except mla_a/moe_a: blocks */
+    /* Lorentz block: x0, x1, x2 are (N, d1); pool is (B, d1) */
+    size_t lz_qkvU;  /* (3, N, H·D) caches */
+    size_t lz_qkvZ;  /* (3, N, H) */
+    size_t lz_qkv;   /* (3, N, HD1) the Q, K, V points */
+    size_t lz_O;     /* (N, HD1) attention output */
+    size_t lz_att;   /* (B, H, T, T) attention weights */
+    size_t lz_sza;   /* (B, H, T) */
+    size_t lz_Uo;    /* (N, d) */
+    size_t lz_U1;    /* (N, F) */
+    size_t lz_hf;    /* (N, F+1) FFN hidden points */
+    size_t lz_Hcf;   /* (N, F+1) ReLU cache */
+    size_t lz_U2;    /* (N, d) */
+    size_t lz_szp;   /* (B) pooling cache */
+    size_t lz_hp;    /* (A, d1) the lifted class points */
     size_t pool;     /* (B, d) */
     size_t logits;   /* (B, A) */
     size_t logp;     /* (B, A) */
     size_t n_acts;
     size_t n_route;  /* ints for the MoE routes */
     /* scratch: gradients of u, x0, a, x1, m, x2 (N, d each), pool (B, d), then the MLA and MoE
-     * scratch blocks */
+     * scratch blocks; Lorentz: gradients of u (N, d), x0, x1, x2 (N, d1), Q|K|V (3, N, HD1), O
+     * (N, HD1), hf (N, F+1), pool (B, d1), class points (A, d1), then the hlinear work rows */
     size_t n_scratch;
 } gyro_rl_policy_layout;
 

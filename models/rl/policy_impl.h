@@ -6,10 +6,17 @@
  *               the layers (S(gyro_poincare_expmap0_batch), S(gyro_mla_forward))
  *   P(name)     public name, gyro_rl_policy_<name>_f32 / _f64
  * Tlen is the observation length obs_dim (one token per observed value; T is the storage type).
+ * The Lorentz geometry is policy_lorentz_impl.h, dispatched to at the top of each function.
  */
+
+#include "models/rl/policy_lorentz_impl.h"
 
 void P(init_params)(T *params, const gyro_rl_policy_config *cfg, gyro_rng *rng)
 {
+    if (cfg->hyperbolic == GYRO_RL_GEOMETRY_LORENTZ) {
+        S(policy_lz_init_params)(params, cfg, rng);
+        return;
+    }
     gyro_rl_policy_layout L;
     gyro_rl_policy_layout_init(&L, cfg, 1);
     const int Tlen = cfg->obs_dim, d = cfg->d_model, A = cfg->n_actions;
@@ -31,6 +38,11 @@ void P(init_params)(T *params, const gyro_rl_policy_config *cfg, gyro_rng *rng)
 void P(forward)(T *acts, int *route, const T *obs, const T *params,
                 const gyro_rl_policy_config *cfg, int B)
 {
+    if (cfg->hyperbolic == GYRO_RL_GEOMETRY_LORENTZ) {
+        (void)route; /* no experts */
+        S(policy_lz_forward)(acts, obs, params, cfg, B);
+        return;
+    }
     gyro_rl_policy_layout L;
     gyro_rl_policy_layout_init(&L, cfg, B);
     const int Tlen = cfg->obs_dim, d = cfg->d_model, A = cfg->n_actions, N = B * Tlen;
@@ -90,6 +102,12 @@ void P(backward)(T *dparams, T *scratch, const T *dlogits,
                  const T *params, const gyro_rl_policy_config *cfg, int B,
                  double balance_alpha)
 {
+    if (cfg->hyperbolic == GYRO_RL_GEOMETRY_LORENTZ) { /* no experts: no balance loss */
+        (void)route;
+        (void)balance_alpha;
+        S(policy_lz_backward)(dparams, scratch, dlogits, acts, obs, params, cfg, B);
+        return;
+    }
     gyro_rl_policy_layout L;
     gyro_rl_policy_layout_init(&L, cfg, B);
     const int Tlen = cfg->obs_dim, d = cfg->d_model, A = cfg->n_actions, N = B * Tlen;

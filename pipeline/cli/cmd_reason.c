@@ -83,7 +83,7 @@ int gyro_cmd_reason(int argc, char **argv)
     s = gyro_rl_reason(p, start, 0, sample, seed, r);
     if (s == GYRO_OK) {
         printf("env: %s  geometry: %s  policy: %s\n", r->env->name,
-               p->cfg.hyperbolic ? "hyperbolic" : "euclidean", sample ? "sampled" : "greedy");
+               gyro_rl_policy_geometry_name(p->cfg.hyperbolic), sample ? "sampled" : "greedy");
         for (int i = 0; i < r->n_steps; i++)
             printf("step %2d: %s\n         -> %s  (p = %.4f)\n", r->steps[i].index, r->steps[i].state,
                    r->steps[i].action_text, r->steps[i].probability);

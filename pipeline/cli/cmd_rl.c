@@ -1,6 +1,6 @@
 /* cmd_rl.c — `gyro rl finetune`: GRPO fine-tuning of the MLA + MoE policy on an environment.
  *
- *   gyro rl finetune --env root|vdp|unicycle [--geometry hyperbolic|euclidean] [options] --out M
+ *   gyro rl finetune --env root|vdp|unicycle [--geometry hyperbolic|euclidean|lorentz] [options] --out M
  *   gyro rl eval --model M [--eval N]
  *
  * A thin wrapper over gyro_rl_train / gyro_rl_evaluate (models/rl/grpo_train.h). The summary is
@@ -52,7 +52,8 @@ static void usage(FILE *out)
             "                          [--out T]\n"
             "\n"
             "Fine-tune a policy (one-block transformer with multi-head latent attention and a\n"
-            "mixture-of-experts FFN, Euclidean or on the Poincare ball) by GRPO: G episodes per\n"
+            "mixture-of-experts FFN, Euclidean or on the Poincare ball; or a Lorentz transformer\n"
+            "block on the hyperboloid, --geometry lorentz) by GRPO: G episodes per\n"
             "start state from the current policy, group-relative advantages, clipped surrogate,\n"
             "KL penalty to a frozen reference, several epochs per batch. Seeded and reproducible.\n"
             "\n"
@@ -90,6 +91,15 @@ static void log_report(void *ctx, int iteration, const gyro_rl_train_result *r, 
 }
 
 #define GEOMETRIES "hyperbolic|euclidean|hyper|vanilla" /* index 0 or 2: hyperbolic */
+/* finetune's choices: GEOMETRIES, then lorentz (index 4) */
+#define FINETUNE_GEOMETRIES GEOMETRIES "|lorentz"
+
+/* The policy geometry (GYRO_RL_GEOMETRY_*) of a FINETUNE_GEOMETRIES index. */
+static int finetune_geometry(int index)
+{
+    return index == 4 ? GYRO_RL_GEOMETRY_LORENTZ
+           : index % 2 == 0 ? GYRO_RL_GEOMETRY_POINCARE : GYRO_RL_GEOMETRY_EUCLIDEAN;
+}
 
 typedef struct finetune_args {
     gyro_rl_train_config tc; /* the library's defaults (gyro_rl_train_config_default) */
@@ -105,8 +115,10 @@ static const gyro_opt finetune_opts[] = {
     GYRO_O_STR("env", 'e', finetune_args, env, "ENV", NULL,
                "environment: root, vdp, unicycle, primefield (see 'gyro rl --help') or composite (required "
                "unless --init gives one)"),
-    GYRO_O_CHOICE("geometry", 'g', finetune_args, geometry, "G", GEOMETRIES, NULL,
-                  "hyperbolic (Hyper-T, default) or euclidean (Vanilla-T)"),
+    GYRO_O_CHOICE("geometry", 'g', finetune_args, geometry, "G", FINETUNE_GEOMETRIES, NULL,
+                  "hyperbolic (Hyper-T, default), euclidean (Vanilla-T) or lorentz (a Lorentz "
+                  "transformer block on the hyperboloid: heads, FFN and width from --width; no MLA, "
+                  "no MoE)"),
     GYRO_O_STR("init", 'i', finetune_args, init, "MODEL", NULL, "start from a saved policy instead of a fresh one"),
     GYRO_O_STR("ref", 'r', finetune_args, ref, "MODEL", NULL, "frozen KL reference (default: the starting policy)"),
     GYRO_O_STR("out", 'o', finetune_args, out, "MODEL", NULL, "write the policy here (atomically; checkpoints too)"),
@@ -139,7 +151,7 @@ static const gyro_opt finetune_opts[] = {
     GYRO_O_INT("experts", 0, finetune_args, experts, "N", "4", 1, GYRO_RL_MAX_EXPERTS, "routed experts"),
     GYRO_O_INT("moe-top-k", 0, finetune_args, top_k, "K", "1", 1, GYRO_RL_MAX_EXPERTS, "experts per token"),
     GYRO_O_INT("top-k", 0, finetune_args, top_k, "K", NULL, 1, GYRO_RL_MAX_EXPERTS, NULL),
-    GYRO_O_DOUBLE("curvature", 0, finetune_args, curvature, "C", "1", 0, 0, "ball curvature"),
+    GYRO_O_DOUBLE("curvature", 0, finetune_args, curvature, "C", "1", 0, 0, "curvature of the ball or hyperboloid"),
     GYRO_O_STR("transition", 0, finetune_args, transition, "T", NULL,
                "vdp, unicycle: sample the GRPO rollouts from the learned transition model T ('rl "
                "transition --out T') instead of the true dynamics; evaluation uses the true dynamics"),
@@ -153,7 +165,8 @@ static const gyro_opt finetune_opts[] = {
 const gyro_cmd_spec gyro_spec_rl_finetune = {
     "rl finetune", "--env ENV [options] [--out MODEL]",
     "Fine-tune a policy (one-block transformer with multi-head latent attention and a "
-    "mixture-of-experts FFN, Euclidean or on the Poincare ball) by GRPO: G episodes per start "
+    "mixture-of-experts FFN, Euclidean or on the Poincare ball; or a Lorentz transformer block on "
+    "the hyperboloid) by GRPO: G episodes per start "
     "state from the current policy, group-relative advantages, clipped surrogate, KL penalty to "
     "a frozen reference, several epochs per batch. Seeded and reproducible. 'gyro rl --help' "
     "describes the environments; --env composite has options of its own ('gyro rl finetune --env "
@@ -195,12 +208,14 @@ static int finetune_policy(const char *cmd, finetune_args *o, gyro_rl_policy **o
         return gyro_cli_usage_error(cmd, "unknown environment '%s' (root, vdp, unicycle)", env_name);
     }
     if (!p) {
-        int hyp = o->geometry % 2 == 0;
-        gyro_rl_policy_config pc = gyro_rl_policy_config_default(hyp, o->tc.env->obs_dim, o->tc.env->n_actions);
+        const int geo = finetune_geometry(o->geometry);
+        gyro_rl_policy_config pc = gyro_rl_policy_config_default(geo, o->tc.env->obs_dim, o->tc.env->n_actions);
         gyro_rl_policy_config_resize(&pc, o->width, o->latent);
         pc.curvature = o->curvature;
-        pc.moe.n_routed = o->experts;
-        pc.moe.top_k = o->top_k;
+        if (geo != GYRO_RL_GEOMETRY_LORENTZ) {
+            pc.moe.n_routed = o->experts;
+            pc.moe.top_k = o->top_k;
+        }
         if ((s = gyro_rl_policy_new(&pc, o->tc.seed, o->batch, &p)) != GYRO_OK) return gyro_cli_fail(cmd, s);
     }
     snprintf(p->env_name, sizeof p->env_name, "%s", o->tc.env->name);
@@ -234,7 +249,7 @@ static void finetune_summary(const gyro_rl_train_config *tc, const gyro_rl_polic
     printf("env=%s geometry=%s seed=%llu iterations=%d steps=%ld steps_to_target=%ld "
            "target=%g metric=%s final_metric=%.6g best_metric=%.6g final_reward=%.6g "
            "batch_reward=%.6g kl=%.4g clip_fraction=%.4g seconds=%.3f cpu_seconds=%.3f expert_load=",
-           tc->env->name, p->cfg.hyperbolic ? "hyperbolic" : "euclidean",
+           tc->env->name, gyro_rl_policy_geometry_name(p->cfg.hyperbolic),
            (unsigned long long)tc->seed, tc->iterations, r->steps, r->steps_to_target, tc->target,
            tc->env->metric_name, r->final_metric, r->best_metric, r->final_reward, r->batch_reward,
            r->kl, r->clip_fraction, r->seconds, r->cpu_seconds);
@@ -330,7 +345,7 @@ static int eval_cmd(int argc, char **argv)
     s = gyro_rl_evaluate(p, env, o.episodes, o.greedy ? NULL : &rng, &metric, &reward);
     if (s == GYRO_OK)
         printf("env=%s geometry=%s episodes=%d policy=%s metric=%s mean_metric=%.6g mean_reward=%.6g\n",
-               env->name, p->cfg.hyperbolic ? "hyperbolic" : "euclidean", o.episodes,
+               env->name, gyro_rl_policy_geometry_name(p->cfg.hyperbolic), o.episodes,
                o.greedy ? "greedy" : "sampled", env->metric_name, metric, reward);
     gyro_rl_policy_free(p);
     return s == GYRO_OK ? 0 : gyro_cli_fail(cmd, s);

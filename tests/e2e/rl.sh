@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rl.sh — end-to-end: gyro rl finetune on the three environments (both geometries), atomic
+# rl.sh — end-to-end: gyro rl finetune on the three environments (three geometries), atomic
 # checkpoints, reproducibility for a seed, gyro rl eval, gyro reason, and the error exits.
 set -euo pipefail
 : "${GYRO:?}"
@@ -11,7 +11,7 @@ field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
 
 # 1. every environment trains end to end in both geometries and writes a loadable model
 for env in root vdp unicycle; do
-  for geo in hyperbolic euclidean; do
+  for geo in hyperbolic euclidean lorentz; do
     out=$("$GYRO" rl finetune --env $env --geometry $geo "${small[@]}" --seed 3 --out "$T/$env-$geo.bin")
     [ "$(field "$out" env)" = $env ] || fail "summary env: $out"
     [ "$(field "$out" geometry)" = $geo ] || fail "summary geometry: $out"
@@ -22,8 +22,28 @@ for env in root vdp unicycle; do
     ls "$T" | grep -q '\.tmp\.' && fail "temporary file left behind"
     ev=$("$GYRO" rl eval --model "$T/$env-$geo.bin" --eval 4)
     [ "$(field "$ev" env)" = $env ] || fail "eval: $ev"
+    [ "$(field "$ev" geometry)" = $geo ] || fail "eval geometry: $ev"
   done
 done
+
+# 1b. the Lorentz policy continues from its file, and reason reads it; a policy file of a
+# geometry this gyro does not know (the header's geometry field set to 3, checksum redone) is
+# refused with exit 65 and the value named
+"$GYRO" rl finetune --init "$T/root-lorentz.bin" "${small[@]}" | grep -q 'env=root geometry=lorentz' \
+  || fail "--init of a Lorentz policy"
+"$GYRO" reason --model "$T/root-lorentz.bin" --start 3.5 | grep -q '^result:  MAE = ' || fail "reason lorentz"
+python3 - "$T/root-lorentz.bin" "$T/geo3.bin" <<'PY'
+import struct, sys, zlib
+b = bytearray(open(sys.argv[1], "rb").read())
+struct.pack_into("<i", b, 16, 3)                   # magic 8, version 4, header bytes 4: geometry
+struct.pack_into("<I", b, len(b) - 4, zlib.crc32(bytes(b[:-4])))
+open(sys.argv[2], "wb").write(b)
+PY
+set +e
+"$GYRO" rl eval --model "$T/geo3.bin" --eval 2 >/dev/null 2>"$T/err"; rc=$?
+set -e
+[ $rc = 65 ] || fail "a policy of an unknown geometry should exit 65, got $rc"
+grep -q 'unknown policy geometry 3' "$T/err" || fail "unknown geometry message: $(cat "$T/err")"
 
 # 2. reproducible: the same seed gives the same figures
 a=$("$GYRO" rl finetune --env root "${small[@]}" --seed 7 | sed 's/ seconds=.*expert_load/ expert_load/')
