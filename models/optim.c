@@ -1,5 +1,5 @@
-/* optim.c — RMSProp / Adam / SGD for Euclidean tensors, Riemannian SGD or Adam for Poincaré-ball rows,
- * and the SGDR schedule (see optim.h for the formulas and papers).
+/* optim.c — RMSProp / Adam / SGD for Euclidean tensors, Riemannian SGD or Adam for Poincaré-ball
+ * and hyperboloid rows, and the SGDR schedule (see optim.h for the formulas and papers).
  *
  * The update loops run in float32 over contiguous buffers (the compiler vectorises them); the
  * global gradient norm and the per-row ball norms accumulate in double. Ball rows use the ops
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/hyp/hyp_consts.h"
 #include "models/hyp/lorentz.h"
 #include "models/hyp/poincare.h"
 
@@ -36,7 +37,8 @@ gyro_optim_config gyro_optim_config_default(void)
 static size_t state_floats(const gyro_optim_tensor *t, const gyro_optim_config *cfg)
 {
     if (t->manifold == GYRO_OPTIM_MANIFOLD_EUCLIDEAN) return 2 * t->rows * t->cols;
-    if (t->manifold == GYRO_OPTIM_MANIFOLD_POINCARE && cfg->ball_kind == GYRO_OPTIM_BALL_RADAM)
+    if ((t->manifold == GYRO_OPTIM_MANIFOLD_POINCARE || t->manifold == GYRO_OPTIM_MANIFOLD_LORENTZ) &&
+        cfg->ball_kind == GYRO_OPTIM_BALL_RADAM)
         return t->rows * t->cols + t->rows;
     return 0;
 }
@@ -155,6 +157,62 @@ static void step_lorentz_row(float *x, const float *g, float gs, float lr, float
     for (int i = 0; i <= n; i++) x[i] = (float)(y[i] / sc);
 }
 
+/* ---- Riemannian Adam on the hyperboloid ------------------------------------------------------ */
+
+/* Minkowski inner product ⟨a,b⟩_L = −a₀b₀ + Σ aᵢbᵢ of (n+1) doubles. */
+static double minkowski(const double *a, const double *b, int n)
+{
+    double s = -a[0] * b[0];
+    for (int i = 1; i <= n; i++) s += a[i] * b[i];
+    return s;
+}
+
+/* One row of Riemannian Adam on the hyperboloid ⟨x,x⟩_L = −1/c (optim.h, GYRO_OPTIM_BALL_RADAM):
+ * x (n+1) the point, m (n+1) its first moment (tangent at x), *v its second moment. `tmp` holds
+ * 3·(n+1) doubles. */
+static void step_lorentz_radam_row(float *x, float *m, float *v, const float *g, float gs,
+                                   double lr, double b1, double b2, double bc1, double bc2,
+                                   double eps, double max_step, double c, double *tmp, int n)
+{
+    double *xd = tmp, *rg = tmp + n + 1, *y = tmp + 2 * (n + 1);
+    for (int i = 0; i <= n; i++) {
+        xd[i] = x[i];
+        rg[i] = (double)g[i] * gs;
+    }
+    rg[0] = -rg[0]; /* J∇E */
+    const double xh = minkowski(xd, rg, n);
+    for (int i = 0; i <= n; i++) rg[i] += c * xh * xd[i]; /* g_R = proj_x(J∇E) */
+    const double vv = b2 * v[0] + (1.0 - b2) * fmax(minkowski(rg, rg, n), 0.0);
+    v[0] = (float)vv;
+    const double denom = sqrt(vv / bc2) + eps;
+    for (int i = 0; i <= n; i++) {
+        const double mi = b1 * m[i] + (1.0 - b1) * rg[i];
+        rg[i] = mi;                       /* rg now holds the new first moment m */
+        y[i] = -lr * (mi / bc1) / denom;  /* y holds the step u for now */
+    }
+    double un = sqrt(fmax(minkowski(y, y, n), 0.0));
+    if (max_step > 0 && un > max_step) {
+        for (int i = 0; i <= n; i++) y[i] *= max_step / un;
+        un = max_step;
+    }
+    /* y = exp_x(u); the cosh/sinh argument clamped as the math core does */
+    const double sc = sqrt(c), a = fmin(sc * un, GYRO_HYP_COSH_MAX_F32);
+    const double ch = cosh(a), sh = a > 0 ? sinh(a) / (sc * un) : 1.0;
+    for (int i = 0; i <= n; i++) y[i] = ch * xd[i] + sh * y[i];
+    double q = 1.0 / c;
+    for (int i = 1; i <= n; i++) q += y[i] * y[i];
+    y[0] = sqrt(q);
+    /* m ← P_{x→y}(m), then proj_y */
+    const double xy = minkowski(xd, y, n), ym = minkowski(y, rg, n);
+    const double f = c * ym / fmax(1.0 - c * xy, GYRO_HYP_MIN_NORM);
+    for (int i = 0; i <= n; i++) rg[i] += f * (xd[i] + y[i]);
+    const double ym2 = minkowski(y, rg, n);
+    for (int i = 0; i <= n; i++) {
+        m[i] = (float)(rg[i] + c * ym2 * y[i]);
+        x[i] = (float)y[i];
+    }
+}
+
 /* ---- Riemannian SGD in the ball --------------------------------------------------------------- */
 
 /* One row: g_R = ((1−c|x|²)²/4)·∇E; v = −η g_R with |v|_x = λ_x|v| clipped to max_step;
@@ -267,6 +325,21 @@ gyro_status gyro_optim_step(gyro_optim *o, double lr_factor)
             float tmp[2 * 1024];
             if (T->cols > 1024) return gyro_error_set(GYRO_ERR_LIMIT, "hyperboloid tensor %s: %zu columns over 1024",
                                                       T->name ? T->name : "?", T->cols);
+            if (c->ball_kind == GYRO_OPTIM_BALL_RADAM) {
+                double dtmp[3 * 1024];
+                float *bm = o->state + o->offset[t], *bv = bm + n;
+                for (size_t r = 0; r < T->rows; r++) {
+                    const float *g = T->g + r * T->cols;
+                    float *mr = bm + r * T->cols;
+                    size_t j = 0;
+                    while (j < T->cols && g[j] == 0.0f && mr[j] == 0.0f) j++;
+                    if (j == T->cols) continue; /* never-seen row: nothing to move */
+                    step_lorentz_radam_row(T->w + r * T->cols, mr, bv + r, g, gs, blr, c->beta1,
+                                           c->beta2, bc1, bc2, c->eps, c->ball_max_step, T->c,
+                                           dtmp, (int)T->cols - 1);
+                }
+                continue;
+            }
             for (size_t r = 0; r < T->rows; r++) {
                 const float *g = T->g + r * T->cols; /* rows absent from the batch stay */
                 size_t j = 0;

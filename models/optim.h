@@ -13,7 +13,8 @@
  *     g_R = proj_x(J ∇E) = J∇E + c⟨x, J∇E⟩_L x,   x ← reproject(exp_x(−η g_R)),
  * evaluated on the unit hyperboloid through y = √c·x (gyro_lorentz_rsgd_step_f32 on y with the
  * gradient ∇E·√c: the same step, since proj and exp commute with the scaling), then x = y/√c;
- * the re-projection x₀ = √(1/c + |x_s|²) keeps every row on the manifold. The ball math comes from
+ * the re-projection x₀ = √(1/c + |x_s|²) keeps every row on the manifold. With ball_kind =
+ * GYRO_OPTIM_BALL_RADAM the hyperboloid rows get Riemannian Adam instead (formula below). The ball math comes from
  * models/hyp/poincare.h. The seed trains kernels with RMSProp (lr 1e-3) and hyperbolic biases
  * with RSGD (lr 0.05); both learning rates are scaled by the same schedule factor.
  *
@@ -70,6 +71,19 @@ typedef enum gyro_optim_ball_kind {
      * with η = ball_lr · schedule factor and ε = eps; the step's Riemannian norm is clipped to
      * ball_max_step as for RSGD. Rows with a zero gradient and a zero first moment (embedding
      * rows never seen yet) are skipped. */
+    /* The same kind selects Riemannian Adam for hyperboloid (LORENTZ) tensors: Bécigneul & Ganea
+     * 2019, Algorithm 1, on the hyperboloid ⟨x,x⟩_L = −1/c (time first; the form of geoopt's
+     * RiemannianAdam on its Lorentz manifold: second moment from the metric, exp map as the
+     * retraction, the first moment moved by parallel transport). Per row x, in double:
+     *   g_R = proj_x(J∇E) = J∇E + c⟨x, J∇E⟩_L x        (J = diag(−1, 1, …, 1); a tangent vector)
+     *   m ← β1 m + (1−β1) g_R                          (a tangent vector at x)
+     *   v ← β2 v + (1−β2) ⟨g_R, g_R⟩_L                 (one scalar per row: the metric's |g_R|²)
+     *   u = −η (m/(1−β1ᵗ)) / (√(v/(1−β2ᵗ)) + ε),  |u|_L = √⟨u,u⟩_L clipped to ball_max_step
+     *   y = exp_x(u) = cosh(√c|u|_L) x + sinh(√c|u|_L) u/(√c|u|_L),   y₀ := √(1/c + |y_s|²)
+     *   m ← P_{x→y}(m) = m + c⟨y,m⟩_L/(1 − c⟨x,y⟩_L) · (x + y),  then m ← proj_y(m)
+     * (the parallel transport along the geodesic, Nickel & Kiela 2018 / geoopt's Lorentz.transp
+     * at curvature −c; the last projection only removes rounding). The state is m (rows, cols)
+     * then v (rows). Rows with a zero gradient and a zero first moment are skipped. */
     GYRO_OPTIM_BALL_RADAM = 1,
 } gyro_optim_ball_kind;
 
@@ -83,7 +97,8 @@ typedef struct gyro_optim_config {
     double ball_lr;                /* RSGD learning rate for Poincaré and hyperboloid tensors */
     double ball_max_step;          /* clip of the Riemannian tangent step norm (0 = none) */
     double clip_norm;              /* global gradient-norm clip (0 = none) */
-    gyro_optim_ball_kind ball_kind; /* Poincaré tensors: RSGD (default) or Riemannian Adam */
+    gyro_optim_ball_kind ball_kind; /* Poincaré and hyperboloid tensors: RSGD (default) or
+                                     * Riemannian Adam */
 } gyro_optim_config;
 
 /* Defaults of the seed: RMSProp lr 1e-3, ρ 0.9, ε 1e-7; RSGD lr 0.05, step clip 1.0; no clip. */
@@ -94,7 +109,8 @@ typedef struct gyro_optim {
     gyro_optim_tensor *tensors;    /* (n_tensors) copied descriptors */
     int n_tensors;
     float *state;                  /* moments per tensor: Euclidean m then v (2·rows·cols);
-                                    * ball with Riemannian Adam m (rows·cols) then v (rows) */
+                                    * ball or hyperboloid with Riemannian Adam m (rows·cols)
+                                    * then v (rows) */
     size_t *offset;                /* (n_tensors) start of each tensor's moments in state */
     uint64_t steps;
     double last_grad_norm;         /* global gradient norm before clipping, of the last step */

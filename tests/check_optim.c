@@ -1,7 +1,9 @@
 /* check_optim.c — Check suite for models/optim: RMSProp, Adam and SGD steps against the formulas
  * evaluated by hand in double, Riemannian SGD in the ball against the math core's rsgd step,
  * step clipping and staying inside the ball, Riemannian Adam against geoopt's formula and on
- * a toy problem, NaN stop, global-norm clipping, frozen tensors,
+ * a toy problem, Riemannian Adam on the hyperboloid (its first step against the math core's exp
+ * map, the first moment's parallel transport against the geodesic's velocity, a toy problem at
+ * c = 2 with the rows kept on the manifold), NaN stop, global-norm clipping, frozen tensors,
  * convergence on a quadratic, and the SGDR schedule. */
 #include <check.h>
 #include <math.h>
@@ -335,6 +337,104 @@ START_TEST(test_radam_matches_geoopt_formula_and_converges)
 }
 END_TEST
 
+/* ⟨a,b⟩_L of (n+1) doubles */
+static double mink(const double *a, const double *b, int n)
+{
+    double s = -a[0] * b[0];
+    for (int i = 1; i <= n; i++) s += a[i] * b[i];
+    return s;
+}
+
+START_TEST(test_radam_hyperboloid)
+{
+    enum { N = 4 };
+    gyro_optim_config cfg = gyro_optim_config_default();
+    cfg.ball_kind = GYRO_OPTIM_BALL_RADAM;
+    cfg.ball_max_step = 0;
+    cfg.eps = 1e-8;
+    const double lr = 0.3;
+    cfg.ball_lr = lr;
+    /* 1. c = 1, zero state: m̂ = g_R, v̂ = |g_R|², so the first step is exp_x(−η g_R/(|g_R| + ε));
+     * the math core's egrad2rgrad and expmap give the reference. The stored first moment is
+     * (1−β1) g_R transported to the new point: along the geodesic t ↦ exp_x(t u), the
+     * transport of u is the velocity at t = 1, |u|_L sinh(|u|_L) x + cosh(|u|_L) u. */
+    float x[N + 1] = {0, 0.3f, -0.5f, 0.2f, 0.7f}, g[N + 1] = {0.4f, -0.2f, 0.5f, 0.1f, -0.3f};
+    double q = 1;
+    for (int i = 1; i <= N; i++) q += (double)x[i] * x[i];
+    x[0] = (float)sqrt(q);
+    double xd[N + 1], gd[N + 1], rg[N + 1], u[N + 1], want[N + 1], vel[N + 1];
+    for (int i = 0; i <= N; i++) xd[i] = x[i], gd[i] = g[i];
+    gyro_lorentz_egrad2rgrad_f64(rg, xd, gd, N);
+    const double rn = sqrt(mink(rg, rg, N));
+    for (int i = 0; i <= N; i++) u[i] = -lr * rg[i] / (rn + cfg.eps);
+    gyro_lorentz_expmap_f64(want, xd, u, N);
+    const double un = sqrt(mink(u, u, N));
+    for (int i = 0; i <= N; i++) vel[i] = un * sinh(un) * xd[i] + cosh(un) * u[i];
+    gyro_optim_tensor t = {.name = "pts", .w = x, .g = g, .rows = 1, .cols = N + 1,
+                           .manifold = GYRO_OPTIM_MANIFOLD_LORENTZ, .c = 1.0f};
+    gyro_optim o;
+    ck_assert_int_eq(gyro_optim_init(&o, &cfg, &t, 1), GYRO_OK);
+    ck_assert_int_eq(gyro_optim_step(&o, 1.0), GYRO_OK);
+    for (int i = 0; i <= N; i++) ck_assert_double_eq_tol(x[i], want[i], 2e-6 * (1 + fabs(want[i])));
+    const float *m = o.state + o.offset[0];
+    /* m = (1−β1) g_R = −(1−β1)(|g_R|+ε)/η · u, so P(m) = the same multiple of the velocity */
+    const double k = -(1 - cfg.beta1) * (rn + cfg.eps) / lr;
+    for (int i = 0; i <= N; i++) ck_assert_double_eq_tol(m[i], k * vel[i], 2e-6 * (1 + fabs(k * vel[i])));
+    ck_assert_double_eq_tol(m[N + 1], (1 - cfg.beta2) * rn * rn, 1e-6 * rn * rn); /* v */
+    double x1[N + 1], md[N + 1];
+    for (int i = 0; i <= N; i++) x1[i] = x[i], md[i] = m[i];
+    ck_assert(fabs(mink(x1, md, N)) < 1e-5);                                    /* m ∈ T_y */
+    ck_assert_double_eq_tol(sqrt(mink(md, md, N)), (1 - cfg.beta1) * rn, 1e-5); /* isometry */
+    /* a zero gradient still moves the row by its momentum (the row is not skipped) */
+    memset(g, 0, sizeof g);
+    ck_assert_int_eq(gyro_optim_step(&o, 1.0), GYRO_OK);
+    double moved = 0;
+    for (int i = 0; i <= N; i++) moved += fabs(x[i] - x1[i]);
+    ck_assert(moved > 1e-3);
+    gyro_optim_free(&o);
+
+    /* 2. c = 2: rows brought to a target p by minimising −⟨x,p⟩_L (minimum 1/c at x = p), every
+     * row on the hyperboloid at every step; a row that never had a gradient stays as it was */
+    enum { R = 3 };
+    const double c = 2.0, kc = 1.0 / c;
+    float w[R * (N + 1)], gw[R * (N + 1)], p[N + 1] = {0, 0.5f, -0.25f, 0.1f, 0.3f};
+    q = kc;
+    for (int j = 1; j <= N; j++) q += (double)p[j] * p[j];
+    p[0] = (float)sqrt(q);
+    for (int r = 0; r < R; r++) {
+        q = kc;
+        for (int j = 1; j <= N; j++) {
+            w[r * (N + 1) + j] = (float)(0.4 * (r + 1) * (j % 2 ? -1 : 1));
+            q += (double)w[r * (N + 1) + j] * w[r * (N + 1) + j];
+        }
+        w[r * (N + 1)] = (float)sqrt(q);
+    }
+    float row2[N + 1];
+    memcpy(row2, w + 2 * (N + 1), sizeof row2);
+    cfg.ball_lr = 0.05;
+    cfg.ball_max_step = 1.0;
+    gyro_optim_tensor t2 = {.name = "pts", .w = w, .g = gw, .rows = R, .cols = N + 1,
+                            .manifold = GYRO_OPTIM_MANIFOLD_LORENTZ, .c = (float)c};
+    ck_assert_int_eq(gyro_optim_init(&o, &cfg, &t2, 1), GYRO_OK);
+    for (int step = 0; step < 1500; step++) {
+        for (int r = 0; r < R; r++)
+            for (int j = 0; j <= N; j++)
+                gw[r * (N + 1) + j] = r == 2 ? 0.0f : j == 0 ? p[0] : -p[j];
+        ck_assert_int_eq(gyro_optim_step(&o, step < 1000 ? 1.0 : 0.1), GYRO_OK);
+        for (int r = 0; r < R; r++) {
+            const float *xr = w + r * (N + 1);
+            double qq = -(double)xr[0] * xr[0];
+            for (int j = 1; j <= N; j++) qq += (double)xr[j] * xr[j];
+            ck_assert_msg(fabs(qq + kc) < 1e-5 * xr[0] * xr[0], "off the hyperboloid: %g", qq + kc);
+        }
+    }
+    for (int r = 0; r < 2; r++)
+        for (int j = 0; j <= N; j++) ck_assert_double_eq_tol(w[r * (N + 1) + j], p[j], 2e-3);
+    ck_assert_int_eq(memcmp(row2, w + 2 * (N + 1), sizeof row2), 0);
+    gyro_optim_free(&o);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("optim");
@@ -345,6 +445,7 @@ int main(void)
     tcase_add_test(tc, test_rsgd_matches_core_and_stays_in_ball);
     tcase_add_test(tc, test_rsgd_hyperboloid);
     tcase_add_test(tc, test_radam_matches_geoopt_formula_and_converges);
+    tcase_add_test(tc, test_radam_hyperboloid);
     tcase_add_test(tc, test_nan_stop_clip_frozen);
     tcase_add_test(tc, test_sgdr);
     suite_add_tcase(s, tc);
