@@ -18,7 +18,8 @@
 #   tests/bench/geometry_compare.sh [BUILD_DIR]
 #   env: SETS="nlpcc smp music"  GEOS="euclidean hyperbolic lorentz"  SEEDS="1 2 3"
 #        EPOCHS=10 PATIENCE=3 FOLDS=5 (folds to run of 5) DIM=100 LAYERS=3 DROPOUT=0.2
-#        N=1000 REPS=3 RUNS=3 (latency)  OUT=work dir
+#        N=1000 REPS=3 RUNS=3 (latency)  OUT=work dir  NICE=10 (niceness of the training runs;
+#        0 on a machine whose other jobs run at normal priority, or the runs starve)
 # Needs ../shared/corpora. Every number printed is measured in this run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,7 +31,7 @@ corp=${SHARED:-$root/../shared}/corpora/intent
 [ -f "$corp/nlpcc2018/corpus.train.txt" ] || { echo "no $corp"; exit 77; }
 SETS=${SETS:-nlpcc smp music} GEOS=${GEOS:-euclidean hyperbolic lorentz} SEEDS=${SEEDS:-1 2 3}
 EPOCHS=${EPOCHS:-10} PATIENCE=${PATIENCE:-3} FOLDS=${FOLDS:-5} DIM=${DIM:-100} LAYERS=${LAYERS:-3}
-DROPOUT=${DROPOUT:-0.2} N=${N:-1000} REPS=${REPS:-3} RUNS=${RUNS:-3}
+DROPOUT=${DROPOUT:-0.2} N=${N:-1000} REPS=${REPS:-3} RUNS=${RUNS:-3} NICE=${NICE:-10}
 OUT=${OUT:-$(mktemp -d)}
 export OPENBLAS_NUM_THREADS=1
 mkdir -p "$OUT"
@@ -47,7 +48,7 @@ link tests/bench/classify_latency.c "$OUT/latency"
 # train_eval SET GEO SEED TRAIN DEV TAG -> appends "set geo seed acc f1 steps cpu_s" to $OUT/rows
 train_eval() {
   local set=$1 geo=$2 seed=$3 tr=$4 dv=$5 tag=$6
-  /usr/bin/time -f "%U %S" -o "$OUT/$tag.time" nice "$G" classify train --geometry "$geo" \
+  /usr/bin/time -f "%U %S" -o "$OUT/$tag.time" nice -n "$NICE" "$G" classify train --geometry "$geo" \
     --dim "$DIM" --layers "$LAYERS" --heads 16 --ffn $((4 * DIM)) --dropout "$DROPOUT" --lr 1e-3 \
     --epochs "$EPOCHS" --patience "$PATIENCE" --dev-fraction 0.1 --seed "$seed" \
     -o "$OUT/$tag.clf" "$tr" 2> "$OUT/$tag.log"
