@@ -108,6 +108,9 @@ typedef struct finetune_args {
     double curvature;
 } finetune_args;
 
+/* The options of the MLA + MoE block (a usage error with --geometry lorentz). */
+#define MARK_MLA_MOE 1u
+
 /* Hidden aliases: -S (--states; -S is no common letter), --top-k (the experts per token, now
  * --moe-top-k: -k/--top-k mean results per query elsewhere, and finetune has no such option, so
  * the old spelling stays unambiguous here) and --output (of --out). */
@@ -147,10 +150,13 @@ static const gyro_opt finetune_opts[] = {
                "iterations between checkpoints (default 50)"),
     GYRO_O_INT("batch", 0, finetune_args, batch, "B", "1024", 1, 1 << 20, "rows per forward/backward chunk"),
     GYRO_O_INT("width", 0, finetune_args, width, "D", "32", 2, 4096, "model width"),
-    GYRO_O_INT("latent", 0, finetune_args, latent, "C", "32", 1, 4096, "MLA key-value latent width"),
-    GYRO_O_INT("experts", 0, finetune_args, experts, "N", "4", 1, GYRO_RL_MAX_EXPERTS, "routed experts"),
-    GYRO_O_INT("moe-top-k", 0, finetune_args, top_k, "K", "1", 1, GYRO_RL_MAX_EXPERTS, "experts per token"),
-    GYRO_O_INT("top-k", 0, finetune_args, top_k, "K", NULL, 1, GYRO_RL_MAX_EXPERTS, NULL),
+    GYRO_O_INT("latent", 0, finetune_args, latent, "C", "32", 1, 4096, "MLA key-value latent width",
+               .mark = MARK_MLA_MOE),
+    GYRO_O_INT("experts", 0, finetune_args, experts, "N", "4", 1, GYRO_RL_MAX_EXPERTS, "routed experts",
+               .mark = MARK_MLA_MOE),
+    GYRO_O_INT("moe-top-k", 0, finetune_args, top_k, "K", "1", 1, GYRO_RL_MAX_EXPERTS, "experts per token",
+               .mark = MARK_MLA_MOE),
+    GYRO_O_INT("top-k", 0, finetune_args, top_k, "K", NULL, 1, GYRO_RL_MAX_EXPERTS, NULL, .mark = MARK_MLA_MOE),
     GYRO_O_DOUBLE("curvature", 0, finetune_args, curvature, "C", "1", 0, 0, "curvature of the ball or hyperboloid"),
     GYRO_O_STR("transition", 0, finetune_args, transition, "T", NULL,
                "vdp, unicycle: sample the GRPO rollouts from the learned transition model T ('rl "
@@ -262,10 +268,14 @@ static int finetune(int argc, char **argv)
 {
     const char *cmd = "rl finetune";
     finetune_args o = {.tc = gyro_rl_train_config_default()};
-    int first, rc = gyro_opts_parse(&gyro_spec_rl_finetune, argc, argv, &o, &first);
+    unsigned marks = 0;
+    int first, rc = gyro_opts_parse_marks(&gyro_spec_rl_finetune, argc, argv, &o, &first, &marks);
     if (rc != GYRO_OPTS_CONTINUE) return rc;
     if (first < argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[first]);
     if ((rc = finetune_check(cmd, &o))) return rc;
+    if ((marks & MARK_MLA_MOE) && finetune_geometry(o.geometry) == GYRO_RL_GEOMETRY_LORENTZ)
+        return gyro_cli_usage_error(cmd, "--latent, --experts and --moe-top-k shape the MLA + MoE "
+                                    "block; the Lorentz policy has none (its block: --width)");
     if (o.log) o.tc.report = log_report;
 
     gyro_rl_policy *p = NULL, *ref = NULL;

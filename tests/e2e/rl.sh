@@ -44,6 +44,11 @@ set +e
 set -e
 [ $rc = 65 ] || fail "a policy of an unknown geometry should exit 65, got $rc"
 grep -q 'unknown policy geometry 3' "$T/err" || fail "unknown geometry message: $(cat "$T/err")"
+set +e
+"$GYRO" rl finetune --env root --geometry lorentz --experts 2 "${small[@]}" >/dev/null 2>"$T/err"; rc=$?
+set -e
+[ $rc = 2 ] || fail "--experts with --geometry lorentz should exit 2, got $rc"
+grep -q 'Lorentz policy has none' "$T/err" || fail "MoE option message: $(cat "$T/err")"
 
 # 2. reproducible: the same seed gives the same figures
 a=$("$GYRO" rl finetune --env root "${small[@]}" --seed 7 | sed 's/ seconds=.*expert_load/ expert_load/')
