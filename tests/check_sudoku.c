@@ -1,7 +1,8 @@
 /* check_sudoku.c — Check suite for models/rl/sudoku: the parser and its errors, the reference
  * solver (a known puzzle, counting to 2, an unsolvable grid), the generator (unique solutions,
  * minimal puzzles, reproducible by seed and index, the difficulty band) and the grade (more
- * clues, fewer search nodes). */
+ * clues, fewer search nodes), the symmetries (the image of a puzzle keeps a unique solution, the
+ * image of its solution; the identity; transposition and relabelling by hand). */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +222,46 @@ START_TEST(test_band_and_errors)
 }
 END_TEST
 
+START_TEST(test_symmetry)
+{
+    gyro_sudoku pz = parse_ok(WIKI), sol = parse_ok(WIKI_SOL);
+    gyro_rng rng;
+    gyro_rng_seed(&rng, 7);
+    int moved = 0;
+    for (int k = 0; k < 50; k++) {
+        gyro_sudoku_symmetry sym;
+        gyro_sudoku_symmetry_draw(&rng, &sym);
+        gyro_sudoku p2, s2, found;
+        gyro_sudoku_symmetry_apply(&sym, &pz, &p2);
+        gyro_sudoku_symmetry_apply(&sym, &sol, &s2);
+        ck_assert_int_eq(gyro_sudoku_clues(&p2), 30);
+        ck_assert(gyro_sudoku_consistent(&s2));
+        ck_assert_int_eq(gyro_sudoku_clues(&s2), 81);
+        ck_assert_int_eq(gyro_sudoku_solve(&p2, 2, &found, NULL), 1); /* still unique */
+        ck_assert_mem_eq(found.cell, s2.cell, 81);
+        moved += memcmp(p2.cell, pz.cell, 81) != 0;
+    }
+    ck_assert_int_ge(moved, 49);
+    /* the identity, then transposition with 1 <-> 2 swapped, checked by hand */
+    gyro_sudoku_symmetry id;
+    for (int i = 0; i < 10; i++) id.digit[i] = (uint8_t)i;
+    for (int i = 0; i < 9; i++) id.row[i] = id.col[i] = (uint8_t)i;
+    id.transpose = 0;
+    gyro_sudoku out;
+    gyro_sudoku_symmetry_apply(&id, &sol, &out);
+    ck_assert_mem_eq(out.cell, sol.cell, 81);
+    id.transpose = 1;
+    id.digit[1] = 2;
+    id.digit[2] = 1;
+    gyro_sudoku_symmetry_apply(&id, &sol, &out);
+    for (int r = 0; r < 9; r++)
+        for (int c = 0; c < 9; c++) {
+            int d = sol.cell[9 * c + r];
+            ck_assert_int_eq(out.cell[9 * r + c], d == 1 ? 2 : d == 2 ? 1 : d);
+        }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sudoku");
@@ -234,6 +275,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_generate_reproducible);
     tcase_add_test(tc, test_grade_monotone);
     tcase_add_test(tc, test_band_and_errors);
+    tcase_add_test(tc, test_symmetry);
     suite_add_tcase(s, tc);
     return s;
 }

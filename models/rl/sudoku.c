@@ -249,3 +249,51 @@ gyro_status gyro_sudoku_generate(uint64_t seed, uint64_t index, const gyro_sudok
                           cfg->clues, (unsigned long long)cfg->min_nodes, hi, cfg->max_attempts,
                           (unsigned long long)seed, (unsigned long long)index);
 }
+
+/* ---- symmetries ------------------------------------------------------------------------------ */
+
+/* Fisher-Yates over v[0..n-1]. */
+static void shuffle_u8(uint8_t *v, int n, gyro_rng *rng)
+{
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)gyro_rng_below(rng, (uint32_t)(i + 1));
+        uint8_t t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+    }
+}
+
+/* A permutation of 0..8 that keeps the triples {0,1,2}, {3,4,5}, {6,7,8} as units: the triples
+ * permuted among themselves and the members of each triple permuted. */
+static void band_permutation(uint8_t out[9], gyro_rng *rng)
+{
+    uint8_t band[3] = {0, 1, 2};
+    shuffle_u8(band, 3, rng);
+    for (int b = 0; b < 3; b++) {
+        uint8_t in[3] = {0, 1, 2};
+        shuffle_u8(in, 3, rng);
+        for (int k = 0; k < 3; k++)
+            out[3 * b + k] = (uint8_t)(3 * band[b] + in[k]);
+    }
+}
+
+void gyro_sudoku_symmetry_draw(gyro_rng *rng, gyro_sudoku_symmetry *sym)
+{
+    for (int d = 0; d < 10; d++)
+        sym->digit[d] = (uint8_t)d;
+    shuffle_u8(sym->digit + 1, 9, rng);
+    band_permutation(sym->row, rng);
+    band_permutation(sym->col, rng);
+    sym->transpose = (int)gyro_rng_below(rng, 2);
+}
+
+void gyro_sudoku_symmetry_apply(const gyro_sudoku_symmetry *sym, const gyro_sudoku *in,
+                                gyro_sudoku *out)
+{
+    for (int r = 0; r < 9; r++)
+        for (int c = 0; c < 9; c++) {
+            const int sr = sym->row[r], sc = sym->col[c];
+            const int src = sym->transpose ? 9 * sc + sr : 9 * sr + sc;
+            out->cell[9 * r + c] = sym->digit[in->cell[src] <= 9 ? in->cell[src] : 0];
+        }
+}

@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "models/core/rng.h"
 #include "models/core/status.h"
 
 #define GYRO_SUDOKU_CELLS 81
@@ -78,5 +79,25 @@ gyro_sudoku_gen_config gyro_sudoku_gen_config_default(void);
  * draws; the message says which band and how many). */
 gyro_status gyro_sudoku_generate(uint64_t seed, uint64_t index, const gyro_sudoku_gen_config *cfg,
                                  gyro_sudoku *puzzle, gyro_sudoku *solution, gyro_sudoku_grade *grade);
+
+/* A symmetry of Sudoku: a grid keeps its rules (and a puzzle its unique solution) when its digits
+ * are relabelled, its three bands (row triples) are permuted, the rows inside each band are
+ * permuted, likewise the stacks (column triples) and the columns inside each stack, and the grid
+ * is transposed. Cell (r, c) of the image is cell (row[r], col[c]) of the source (the transpose:
+ * (col[c], row[r])), digit d becomes digit[d]. 9!·(3!)^8·2 ≈ 1.2·10^12 symmetries (the HRM
+ * paper's data augmentation of Sudoku). */
+typedef struct gyro_sudoku_symmetry {
+    uint8_t digit[10]; /* digit[0] = 0; digit[1..9] a permutation of 1..9 */
+    uint8_t row[9];    /* source row of each row: band and in-band permutations */
+    uint8_t col[9];    /* source column of each column */
+    int transpose;
+} gyro_sudoku_symmetry;
+
+/* A symmetry drawn uniformly from rng. */
+void gyro_sudoku_symmetry_draw(gyro_rng *rng, gyro_sudoku_symmetry *sym);
+
+/* out = the image of in under sym (out must not alias in). */
+void gyro_sudoku_symmetry_apply(const gyro_sudoku_symmetry *sym, const gyro_sudoku *in,
+                                gyro_sudoku *out);
 
 #endif

@@ -168,7 +168,7 @@ typedef struct train_args {
     long epochs;
     double cpu_limit;         /* CPU seconds, 0: no limit */
     uint64_t seed;
-    int geometry, no_act, plain, quiet;
+    int geometry, no_act, plain, quiet, augment;
 } train_args;
 
 #define GIVEN_CPU_LIMIT 1u /* the mark of --cpu-seconds */
@@ -195,6 +195,9 @@ static const gyro_opt train_opts[] = {
     GYRO_O_FLAG("plain", 0, TA, plain, "a plain two-block transformer of the same parameters: N = T = M = 1, "
                 "no ACT (the baseline of the benchmark)"),
     GYRO_O_SECTION("Training:"),
+    GYRO_O_FLAG("augment", 0, TA, augment, "show every puzzle of a batch under a random symmetry of Sudoku "
+                "(digits relabelled, bands, stacks, rows and columns inside them permuted, transposed; "
+                "the HRM paper's augmentation)"),
     GYRO_O_LONG("epochs", 'E', TA, epochs, "E", "10", 1, 1000000, "passes over FILE"),
     GYRO_O_LONG(NULL, 'e', TA, epochs, "E", NULL, 1, 1000000, NULL), /* old letter; -e is --env elsewhere */
     GYRO_O_DOUBLE("cpu-seconds", 0, TA, cpu_limit, "S", NULL, 0, 0,
@@ -255,6 +258,7 @@ typedef struct train_run {
     int32_t *btok;            /* (max_batch, 81) tokens of a batch */
     int *blab;                /* (max_batch, 81) labels, -1 at the clues */
     int max_batch;
+    int augment;              /* a random symmetry per puzzle and batch */
     gyro_rng rng;
     double cpu0, cpu_limit;
     double loss, ce, acc;     /* of the last epoch: mean batch loss and CE, cell accuracy */
@@ -273,14 +277,33 @@ static void shuffle(long *order, long n, gyro_rng *rng)
     }
 }
 
-/* Copy the puzzles idx[0..B-1] into the batch; the loss covers the blank cells: clues are
- * given, not predicted (label -1). */
+/* Copy the puzzles idx[0..B-1] into the batch (each under a random symmetry with augment); the
+ * loss covers the blank cells: clues are given, not predicted (label -1). */
 static void fill_batch(train_run *r, const long *idx, int B)
 {
     for (int b = 0; b < B; b++) {
         const int32_t *tok = r->data->tok + idx[b] * 81;
-        memcpy(r->btok + (size_t)b * 81, tok, 81 * sizeof(int32_t));
-        for (int i = 0; i < 81; i++) r->blab[(size_t)b * 81 + i] = tok[i] ? -1 : r->data->lab[idx[b] * 81 + i];
+        const int *lab = r->data->lab + idx[b] * 81;
+        int32_t *bt = r->btok + (size_t)b * 81;
+        int *bl = r->blab + (size_t)b * 81;
+        if (r->augment) {
+            gyro_sudoku pz, sol, pz2, sol2;
+            for (int i = 0; i < 81; i++) {
+                pz.cell[i] = (uint8_t)tok[i];
+                sol.cell[i] = (uint8_t)(lab[i] + 1);
+            }
+            gyro_sudoku_symmetry sym;
+            gyro_sudoku_symmetry_draw(&r->rng, &sym);
+            gyro_sudoku_symmetry_apply(&sym, &pz, &pz2);
+            gyro_sudoku_symmetry_apply(&sym, &sol, &sol2);
+            for (int i = 0; i < 81; i++) {
+                bt[i] = pz2.cell[i];
+                bl[i] = pz2.cell[i] ? -1 : sol2.cell[i] - 1;
+            }
+            continue;
+        }
+        memcpy(bt, tok, 81 * sizeof(int32_t));
+        for (int i = 0; i < 81; i++) bl[i] = tok[i] ? -1 : lab[i];
     }
 }
 
@@ -330,7 +353,8 @@ static gyro_status train_epoch(train_run *r, long ep, int quiet)
 static int train_model(const char *cmd, const train_args *o, const puzzles *data)
 {
     gyro_hrm_model *m = NULL;
-    train_run r = {.data = data, .max_batch = o->tc.max_batch, .cpu_limit = o->cpu_limit};
+    train_run r = {.data = data, .max_batch = o->tc.max_batch, .cpu_limit = o->cpu_limit,
+                   .augment = o->augment};
     gyro_status st = gyro_hrm_new(&o->cfg, o->seed, &m);
     if (st == GYRO_OK) st = gyro_hrm_trainer_new(m, &o->tc, &r.t);
     r.order = malloc((size_t)data->n * sizeof(long));
@@ -382,18 +406,21 @@ typedef struct eval_args {
     const char *model;
     long batch;
     int no_act;
+    int segments; /* 0: the model's M_max */
 } eval_args;
 
 static const gyro_opt eval_opts[] = {
     GYRO_O_STR("model", 'm', eval_args, model, "MODEL", NULL, "the model from 'gyro hrm train' (required)"),
     GYRO_O_FLAG("no-act", 0, eval_args, no_act, "always run M segments (no halting by the Q head)"),
+    GYRO_O_INT("segments", 'M', eval_args, segments, "M", NULL, 1, 1000,
+               "at most M segments per puzzle instead of the model's M_max (more reasoning at test time)"),
     GYRO_O_LONG("batch", 0, eval_args, batch, "B", "64", 1, 4096, "puzzles per batch"),
     GYRO_O_LONG(NULL, 'b', eval_args, batch, "B", NULL, 1, 4096, NULL), /* old letter; -b is --beta elsewhere */
     GYRO_O_END,
 };
 
 const gyro_cmd_spec gyro_spec_hrm_eval = {
-    "hrm eval", "-m MODEL [--no-act] [FILE ...]",
+    "hrm eval", "-m MODEL [--no-act] [-M M] [FILE ...]",
     "Solve the puzzles of the FILEs (default standard input) and print puzzles=, cell_accuracy= (over "
     "the blank cells), exact= (fraction solved exactly) and mean_segments= (halting when Q_halt > "
     "Q_continue, or at M; --no-act: always M). " PUZZLE_FILES,
@@ -466,6 +493,7 @@ static int cmd_eval(int argc, char **argv)
     gyro_hrm_acts *a = NULL;
     int *pred = NULL, *segs = NULL;
     gyro_status st = rc ? GYRO_OK : load_sudoku_model(o.model, (int)o.batch, &m, &a);
+    if (rc == 0 && st == GYRO_OK && o.segments > 0) m->cfg.m_max = o.segments;
     if (rc == 0 && st == GYRO_OK) {
         pred = malloc((size_t)o.batch * 81 * sizeof(int));
         segs = malloc((size_t)o.batch * sizeof(int));

@@ -39,6 +39,15 @@ grep -q '^puzzles=8 cell_accuracy=[0-9.]* exact=[0-9.]* mean_segments=[12]\.[0-9
   || fail "eval: $(cat "$T/out")"
 expect_rc 0 "$GYRO" hrm eval -m "$T/m.bin" --no-act - < "$T/test.txt"
 grep -q 'mean_segments=2.0000 m_max=2 act=0' "$T/out" || fail "eval --no-act: $(cat "$T/out")"
+# -M: more (or fewer) segments at test time than the model was trained with
+expect_rc 0 "$GYRO" hrm eval -m "$T/m.bin" --no-act -M 5 "$T/test.txt"
+grep -q 'mean_segments=5.0000 m_max=5 act=0' "$T/out" || fail "eval -M 5: $(cat "$T/out")"
+expect_rc 2 "$GYRO" hrm eval -m "$T/m.bin" -M 0 "$T/test.txt"
+# --augment: a random symmetry per puzzle; reproducible by seed, not the plain model
+expect_rc 0 "$GYRO" hrm train "${small[@]}" -e 2 -q --augment -o "$T/a.bin" "$T/train.txt"
+"$GYRO" hrm train "${small[@]}" -e 2 -q --augment -o "$T/a2.bin" "$T/train.txt" > /dev/null || fail "augment again"
+cmp -s "$T/a.bin" "$T/a2.bin" || fail "--augment with the same seed gave different models"
+cmp -s "$T/a.bin" "$T/m.bin" && fail "--augment trained the same model as without it"
 # a line without a solution is solved by the reference solver
 cut -f1 "$T/test.txt" > "$T/bare.txt"
 expect_rc 0 "$GYRO" hrm eval -m "$T/m.bin" "$T/bare.txt"
