@@ -17,7 +17,8 @@
  *
  * Reason runs the --policy control policy (gyro_rl_reason), or, for environment "composite",
  * the --composite-policy intent policy (gyro_composite_reason, as `gyro reason --env
- * composite`); each answers UNAVAILABLE when its file is not loaded.
+ * composite`), or, for environment "sudoku", the --hrm-model Sudoku model (pipeline/reason_sudoku.c,
+ * as `gyro reason --env sudoku`); each answers UNAVAILABLE when its file is not loaded.
  */
 #include "pipeline/normalize_stage.h"
 #include "pipeline/service.h"
@@ -41,6 +42,7 @@
 #include "models/text/normalize.h"
 #include "pipeline/classify_response.h"
 #include "pipeline/reflection.h"
+#include "pipeline/reason_sudoku.h"
 #include "pipeline/table_file.h"
 #include "pipeline/text_reader.h"
 #include "proto/gyro.pb-c.h"
@@ -85,6 +87,7 @@ struct gyro_service {
     char policy_version[96];
     gyro_composite_policy *composite; /* --composite-policy (read-only, shared), or NULL */
     char composite_version[160];
+    gyro_reason_sudoku *sudoku;       /* --hrm-model (Reason "sudoku"), or NULL */
     _Atomic int serving;
     _Atomic(const gyro_rpc_server *) server;
     gyro_reflection *reflection;      /* the descriptor set compiled into libgyro (read-only) */
@@ -232,6 +235,13 @@ gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out
         snprintf(svc->composite_version, sizeof svc->composite_version, "composite-%s",
                  gyro_classifier_version(svc->composite->clf));
     }
+    if (opt->hrm_path) {
+        gyro_status st = gyro_reason_sudoku_new(opt->hrm_path, opt->n_threads, &svc->sudoku);
+        if (st != GYRO_OK) {
+            gyro_service_free(svc);
+            return st;
+        }
+    }
     *out = svc;
     return GYRO_OK;
 }
@@ -285,6 +295,7 @@ void gyro_service_free(gyro_service *svc)
     free(svc->policies);
     gyro_composite_policy_free(svc->composite);
     gyro_reflection_free(svc->reflection);
+    gyro_reason_sudoku_free(svc->sudoku);
     if (svc->ts)
         for (int t = 0; t < svc->opt.n_threads; t++) {
             thread_state *s = &svc->ts[t];
@@ -625,6 +636,7 @@ static int h_reason(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_
     int lim = text_limit(svc, "input", rq->input, reply);
     if (lim != GYRO_RPC_OK) return lim;
     if (!strcmp(rq->environment, "composite")) return reason_composite(svc, t, rq, reply);
+    if (!strcmp(rq->environment, "sudoku")) return gyro_reason_sudoku_handle(svc->sudoku, t, rq, reply);
     const gyro_rl_env *want = rq->environment[0] ? gyro_rl_env_find(rq->environment) : NULL;
     if (rq->environment[0] && !want)
         return gyro_rpc_reply_error(reply, GYRO_RPC_INVALID_ARGUMENT, "unknown environment '%s'", rq->environment);

@@ -36,6 +36,8 @@ typedef struct gyro_service_options {
     size_t max_text_bytes;       /* longest text of a Classify, ClassifyStream, Embed or Reason
                                     request, and longest document of a Normalize request; longer
                                     ones get INVALID_ARGUMENT. 0: GYRO_SERVICE_DEFAULT_MAX_TEXT */
+    const char *hrm_path;        /* Sudoku model (gyro hrm train); NULL: Reason with environment
+                                    "sudoku" answers UNAVAILABLE (pipeline/reason_sudoku.h) */
 } gyro_service_options;
 
 #define GYRO_SERVICE_DEFAULT_MAX_TEXT ((size_t)1 << 20)

@@ -33,7 +33,7 @@
 #include "pipeline/service.h"
 
 typedef struct serve_args {
-    const char *model, *emb, *policy, *composite, *addr, *cert, *key, *ca, *port_file, *metrics_addr;
+    const char *model, *emb, *policy, *composite, *hrm, *addr, *cert, *key, *ca, *port_file, *metrics_addr;
     long threads, pool, max_bytes, max_buffer, max_text, drain_ms, grace_ms;
 } serve_args;
 
@@ -48,6 +48,12 @@ static const gyro_opt serve_opts[] = {
                .man = "The input is an utterance, the steps are the atoms emitted greedily and <stop>, the "
                       "answer is the emitted set joined with '+', as gyro reason --env composite prints "
                       "them. Without it such requests are UNAVAILABLE."),
+    GYRO_O_STR("hrm-model", 0, serve_args, hrm, "FILE", NULL,
+               "Sudoku model for Reason with environment \"sudoku\" (from gyro hrm train)",
+               .man = "The input is a puzzle of 81 characters (digits, '.' or '0' for blanks); the steps are "
+                      "the model's segments with the board after each, the answer the last board, as gyro "
+                      "reason --env sudoku prints them. A malformed or unsolvable puzzle gets "
+                      "INVALID_ARGUMENT; without --hrm-model such requests are UNAVAILABLE."),
     GYRO_O_STR("addr", 0, serve_args, addr, "HOST:PORT", "127.0.0.1:50051", "listen address (port 0 = any free port)"),
     GYRO_O_LONG("threads", 'j', serve_args, threads, "N", "2", 1, 64, "completion-queue threads"),
     GYRO_O_LONG("pool", 0, serve_args, pool, "N", "2", 0, 64,
@@ -180,7 +186,7 @@ static gyro_status start(const serve_args *o, serving *v)
     if (o->key && (st = read_file(o->key, &v->key_pem)) != GYRO_OK) return st;
     if (o->ca && (st = read_file(o->ca, &v->ca_pem)) != GYRO_OK) return st;
     gyro_service_options so = {o->model, o->emb, o->policy, (int)(o->threads + o->pool), 5, 100, o->composite,
-                               (size_t)o->max_text};
+                               (size_t)o->max_text, o->hrm};
     if ((st = gyro_service_new(&so, &v->svc)) != GYRO_OK) return st;
     int n_methods;
     const gyro_rpc_method *methods = gyro_service_methods(&n_methods);
