@@ -17,7 +17,9 @@
 # Knobs [defaults]: SEEDS ["1 2 3"], TRAIN_N [1000] and TEST_N [200] puzzles, CLUES [60] and
 # MAX_NODES [21] (the band: puzzles of CLUES clues whose reference search needs at most MAX_NODES
 # nodes), CPU [300] CPU seconds of training per run, DIM [64], N [2], T [2], M [4], LR [1e-3],
-# BATCH [32], MEM_N [64], NT_LIST ["1x1 2x2 4x4"], OUT [a temporary directory: raw lines].
+# BATCH [32], MEM_N [64], NT_LIST ["1x1 2x2 4x4"], AUGMENT [1: hrm train --augment, a random
+# symmetry of each puzzle per batch, for every model], KINDS ["hrm plain"; also "flat": the HRM
+# recurrence with one segment, no deep supervision nor ACT], OUT [a temporary directory: raw lines].
 set -euo pipefail
 GYRO=${1:-${GYRO:-build/gyro}}
 SEEDS=${SEEDS:-"1 2 3"}
@@ -34,6 +36,8 @@ LR=${LR:-1e-3}
 BATCH=${BATCH:-32}
 MEM_N=${MEM_N:-64}
 NT_LIST=${NT_LIST:-"1x1 2x2 4x4"}
+AUGMENT=${AUGMENT:-1}
+KINDS=${KINDS:-"hrm plain"}
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 runs="$OUT/runs.txt"
@@ -45,31 +49,50 @@ col() { grep "^$1 " "$runs" | tr ' ' '\n' | sed -n "s/^$2=//p" | median; }
 
 echo "# hrm_sudoku: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# band: $CLUES clues, <= $MAX_NODES search nodes; $TRAIN_N training / $TEST_N test puzzles per seed;"
-echo "# $CPU CPU s of training per run; C=$DIM, N=$N, T=$T, M_max=$M, lr $LR, batch $BATCH; seeds: $SEEDS"
+echo "# $CPU CPU s of training per run; C=$DIM, N=$N, T=$T, M_max=$M, lr $LR, batch $BATCH, augment $AUGMENT; seeds: $SEEDS"
 band=(--clues "$CLUES" --max-nodes "$MAX_NODES" --attempts 100000)
 arch=(--dim "$DIM" --heads 4 --head-dim $((DIM / 4)) --ffn $((2 * DIM)) -b "$BATCH" -l "$LR")
+# one training run and its evaluations: run KIND SEED
+run() {
+  local kind=$1 seed=$2 extra
+  case $kind in
+    hrm) extra=(-N "$N" -T "$T" -M "$M") ;;
+    flat) extra=(-N "$N" -T "$T" -M 1) ;;
+    plain) extra=(--plain) ;;
+  esac
+  local tr ev
+  tr=$("$GYRO" hrm train -q "${arch[@]}" "${extra[@]}" "${aug[@]}" -s "$seed" -e 100000 --cpu-seconds "$CPU" \
+       -o "$OUT/$kind-$seed.bin" "$OUT/train-$seed.txt")
+  ev=$("$GYRO" hrm eval -m "$OUT/$kind-$seed.bin" "$OUT/test-$seed.txt" | sed 's/\([a-z_]*\)=/eval_\1=/g')
+  echo "$kind seed=$seed $tr $ev" >> "$runs"
+  if [ "$kind" = hrm ]; then
+    ev=$("$GYRO" hrm eval --no-act -m "$OUT/$kind-$seed.bin" "$OUT/test-$seed.txt")
+    echo "hrm_mmax seed=$seed $ev" >> "$runs"
+  fi
+}
+aug=(); [ "$AUGMENT" = 1 ] && aug=(--augment)
 for seed in $SEEDS; do
   "$GYRO" sudoku generate -q "${band[@]}" --seed $((1000 + seed)) -n "$TRAIN_N" -o "$OUT/train-$seed.txt"
   "$GYRO" sudoku generate -q "${band[@]}" --seed $((2000 + seed)) -n "$TEST_N" -o "$OUT/test-$seed.txt"
-  for kind in hrm plain; do
-    extra=(-N "$N" -T "$T" -M "$M")
-    [ $kind = plain ] && extra=(--plain)
-    tr=$("$GYRO" hrm train -q "${arch[@]}" "${extra[@]}" -s "$seed" -e 100000 --cpu-seconds "$CPU" \
-         -o "$OUT/$kind-$seed.bin" "$OUT/train-$seed.txt")
-    ev=$("$GYRO" hrm eval -m "$OUT/$kind-$seed.bin" "$OUT/test-$seed.txt" | sed 's/\([a-z_]*\)=/eval_\1=/g')
-    echo "$kind seed=$seed $tr $ev" >> "$runs"
-    if [ $kind = hrm ]; then
-      ev=$("$GYRO" hrm eval --no-act -m "$OUT/$kind-$seed.bin" "$OUT/test-$seed.txt")
-      echo "hrm_mmax seed=$seed $ev" >> "$runs"
-    fi
+  # the kinds of a seed run two at a time, side by side, so that they share the machine's load
+  set -- $KINDS
+  while [ $# -gt 0 ]; do
+    run "$1" "$seed" &
+    if [ $# -gt 1 ]; then run "$2" "$seed" & shift; fi
+    shift
+    wait
   done
 done
 
 echo
 echo "## HRM vs plain transformer, same parameters and CPU time (medians of seeds $SEEDS)"
 printf "%-28s %8s %9s %8s %8s %6s %10s %9s %10s\n" model params train_cpu epochs cell_acc exact mean_segs peak_MiB train_acc
-for kind in hrm plain; do
-  name="HRM N=$N T=$T M=$M (ACT)"; [ $kind = plain ] && name="plain (2 blocks, 1 pass)"
+for kind in $KINDS; do
+  case $kind in
+    hrm) name="HRM N=$N T=$T M=$M (ACT)" ;;
+    flat) name="HRM N=$N T=$T M=1" ;;
+    plain) name="plain (2 blocks, 1 pass)" ;;
+  esac
   printf "%-28s %8s %9s %8s %8s %6s %10s %9s %10s\n" "$name" "$(col $kind params)" "$(col $kind cpu_seconds)" \
     "$(col $kind epochs)" "$(col $kind eval_cell_accuracy)" "$(col $kind eval_exact)" "$(col $kind eval_mean_segments)" \
     "$(col $kind peak_rss_mib)" "$(col $kind train_cell_accuracy)"
