@@ -86,15 +86,15 @@ done
 
 echo
 echo "## HRM vs plain transformer, same parameters and CPU time (medians of seeds $SEEDS)"
-printf "%-28s %8s %9s %8s %8s %6s %10s %9s %10s\n" model params train_cpu epochs cell_acc exact mean_segs peak_MiB train_acc
+printf "%-28s %8s %9s %8s %7s %8s %6s %10s %9s %10s\n" model params train_cpu epochs steps cell_acc exact mean_segs peak_MiB train_acc
 for kind in $KINDS; do
   case $kind in
     hrm) name="HRM N=$N T=$T M=$M (ACT)" ;;
     flat) name="HRM N=$N T=$T M=1" ;;
     plain) name="plain (2 blocks, 1 pass)" ;;
   esac
-  printf "%-28s %8s %9s %8s %8s %6s %10s %9s %10s\n" "$name" "$(col $kind params)" "$(col $kind cpu_seconds)" \
-    "$(col $kind epochs)" "$(col $kind eval_cell_accuracy)" "$(col $kind eval_exact)" "$(col $kind eval_mean_segments)" \
+  printf "%-28s %8s %9s %8s %7s %8s %6s %10s %9s %10s\n" "$name" "$(col $kind params)" "$(col $kind cpu_seconds)" \
+    "$(col $kind epochs)" "$(col $kind steps)" "$(col $kind eval_cell_accuracy)" "$(col $kind eval_exact)" "$(col $kind eval_mean_segments)" \
     "$(col $kind peak_rss_mib)" "$(col $kind train_cell_accuracy)"
 done
 echo
