@@ -8,8 +8,9 @@
 #   make fuzz       libFuzzer targets of tests/fuzz/ (clang, ASan+UBSan, in build-fuzz/), each run
 #                   FUZZ_SECONDS (default 60); `make check` runs each for CHECK_FUZZ_SECONDS (3)
 #   make test       build + run the suite without touching packages; BUILD=dir ONLY="suites" narrow it
-#   make install    PREFIX=/usr/local DESTDIR= : binary, libraries, headers, gyro.pc, man page,
-#                   share/gyro/*.proto, and the Python package (install-python; PYTHON= skips it)
+#   make install    PREFIX=/usr/local DESTDIR= (LIBDIR= the multiarch dir): binary, libraries,
+#                   the public headers (<gyro/gyro.h>), gyro.pc, man page, share/gyro/*.proto, and
+#                   the Python package (install-python; PYTHON= skips it)
 #   make clean
 #
 # Sources are picked up by wildcard: every .c under models/, embeddings/ and pipeline/ goes into
@@ -40,11 +41,16 @@ OPT        ?= -O2
 CFLAGS_BASE = -std=c11 -Wall -Wextra $(OPT) $(ARCH_FLAGS) -g -fPIC -pthread \
               -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 SAN_FLAGS  ?=
-PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-CHECK_LIBS  = $(shell pkg-config --libs check 2>/dev/null)
+# Each pkg-config answer is computed once, when first used (grpc's takes ~0.4 s of CPU; asked
+# again for every compile line it cost a whole build ~40 s).
+PKG_CFLAGS  = $(eval PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null))$(PKG_CFLAGS)
+PKG_LIBS    = $(eval PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null))$(PKG_LIBS)
+CHECK_LIBS  = $(eval CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null))$(CHECK_LIBS)
 INCLUDES    = -I. -I$(BUILD)/gen
-CFLAGS     += $(CFLAGS_BASE) $(SAN_FLAGS) $(INCLUDES) $(PKG_CFLAGS)
+# CPPFLAGS, CFLAGS and LDFLAGS are the user's (environment or command line, e.g. Debian's
+# `dpkg-buildflags --export=make`): they come after gyro's own flags, so they win, and gyro's
+# never replace them (ALL_CFLAGS is what the compile rules use).
+ALL_CFLAGS  = $(CFLAGS_BASE) $(SAN_FLAGS) $(INCLUDES) $(PKG_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 LDLIBS      = $(PKG_LIBS) -lm -lpthread
 
 PROTOS     := proto/gyro.proto proto/health.proto proto/reflection.proto proto/reflection_v1.proto
@@ -84,7 +90,7 @@ FUZZ_SRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN     := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 FUZZ_SEEDS   := $(sort $(wildcard tests/fuzz/corpus/*/*))
 
-.PHONY: all deps run check test sanitize install install-python clean bench fuzz fuzz-run
+.PHONY: all deps run check test sanitize install install-python clean bench fuzz fuzz-run FORCE
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -123,32 +129,41 @@ $(EMBED_C): corpora/embed-data.sh $(EMBED_DATA) $(EMBED_DIRS)
 # ---- compilation ------------------------------------------------------------------------------
 $(BUILD)/obj/%.o: %.c | $(GEN_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/gen/proto/%.pb-c.o: $(BUILD)/gen/proto/%.pb-c.c
-	$(CC) $(CFLAGS) -w -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -w -c $< -o $@
 
 $(BUILD)/gen/corpora/%.o: $(BUILD)/gen/corpora/%.c pipeline/embedded.h
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(BUILD)/libgyro.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libgyro.so: $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libgyro.so.0 $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
+# Only gyro_* (and gyro__*, the protobuf-c code of gyro.proto) leave the shared library:
+# pipeline/libgyro.map says why, and what else.
+$(BUILD)/libgyro.so: $(LIB_OBJ) pipeline/libgyro.map
+	$(CC) -shared -Wl,-soname,libgyro.so.0 -Wl,--version-script=pipeline/libgyro.map $(SAN_FLAGS) \
+	  $(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
 
 $(BUILD)/gyro: $(CLI_OBJ) $(BUILD)/libgyro.a
-	$(CC) $(SAN_FLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libgyro.a $(LDLIBS)
+	$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libgyro.a $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HOBJ) $(BUILD)/libgyro.a
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_FLAGS) -o $@ $< $(TEST_HOBJ) $(BUILD)/libgyro.a $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $< $(TEST_HOBJ) $(BUILD)/libgyro.a $(CHECK_LIBS) $(LDLIBS)
 
-$(BUILD)/gyro.pc: Makefile
+# gyro.pc is written on every make (so `make install PREFIX=/usr` never installs a file made for
+# another prefix), and replaced only when its text changes.
+$(BUILD)/gyro.pc: pipeline/gyro.pc.in FORCE
 	@mkdir -p $(BUILD)
-	@printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: gyro\nDescription: Chinese NLU in hyperbolic space\nVersion: %s\nRequires.private: %s\nCflags: -I$${includedir}/gyro\nLibs: -L$${libdir} -lgyro\nLibs.private: -lm -lpthread\n' \
-	  '$(PREFIX)' '$(VERSION)' '$(PKGS)' > $@
+	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_rel,$(LIBDIR))|' \
+	  -e 's|@INCLUDEDIR@|$(call pc_rel,$(INCLUDEDIR))|' -e 's|@DATADIR@|$(call pc_rel,$(DATADIR))|' \
+	  -e 's|@VERSION@|$(VERSION)|' pipeline/gyro.pc.in > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; echo "gyro.pc: prefix $(PREFIX), libdir $(LIBDIR)"; fi
+
+FORCE:
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
@@ -197,30 +212,55 @@ $(BUILD)/fuzz/seeds/.done: tests/fuzz/seeds.sh $(FUZZ_SEEDS) $(BUILD)/gyro
 	ASAN_OPTIONS=detect_leaks=0 ./tests/fuzz/seeds.sh $(BUILD)/gyro $(BUILD)/fuzz/seeds
 	@touch $@
 
-$(BUILD)/obj/tests/fuzz/%.o: CFLAGS += -D_GNU_SOURCE
+$(BUILD)/obj/tests/fuzz/%.o: ALL_CFLAGS += -D_GNU_SOURCE
 
 $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/libgyro.a
 	@mkdir -p $(dir $@)
-	$(CC) -fsanitize=fuzzer $(FUZZ_OPTS) -o $@ $< $(BUILD)/libgyro.a $(LDLIBS)
+	$(CC) -fsanitize=fuzzer $(FUZZ_OPTS) $(LDFLAGS) -o $@ $< $(BUILD)/libgyro.a $(LDLIBS)
 
 bench: all
 	@./tests/bench/run-all.sh $(BUILD)/gyro
 
 # ---- installation -----------------------------------------------------------------------------
+# Debian's layout: libraries in the multiarch directory (dpkg-architecture's DEB_HOST_MULTIARCH,
+# else the compiler's -print-multiarch, else plain lib/), so `make install PREFIX=/usr` puts
+# libgyro.so.0 in /usr/lib/x86_64-linux-gnu like a Debian package and PREFIX=/usr/local in
+# /usr/local/lib/x86_64-linux-gnu (both on ld.so's and pkg-config's default paths); LIBDIR,
+# INCLUDEDIR, BINDIR, DATADIR and MANDIR override. Headers: only the public API, the headers
+# pipeline/gyro.h includes (installed as <gyro/gyro.h> with them under include/gyro/, their
+# includes rewritten to <gyro/...>, so `-I$${includedir}` is the only flag a user needs);
+# include/gyro/ is replaced as a whole, so an upgrade leaves no header of an older install.
+# (MULTIARCH is computed once, when first used)
+MULTIARCH   = $(eval MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null \
+              || $(CC) -print-multiarch 2>/dev/null))$(MULTIARCH)
+LIBDIR     ?= $(PREFIX)/lib$(if $(MULTIARCH),/$(MULTIARCH))
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR     ?= $(PREFIX)/bin
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+PUBLIC_H    = $(shell sed -n 's/^\#include "\(.*\)"$$/\1/p' pipeline/gyro.h)
+# pc_rel DIR: DIR with a leading $(PREFIX)/ written as $${prefix}/ (a relocatable gyro.pc)
+pc_rel      = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+
 install: all install-python
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	  $(DESTDIR)$(PREFIX)/include/gyro $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 755 $(BUILD)/gyro $(DESTDIR)$(PREFIX)/bin/gyro
-	install -m 644 $(BUILD)/libgyro.a $(DESTDIR)$(PREFIX)/lib/libgyro.a
-	install -m 755 $(BUILD)/libgyro.so $(DESTDIR)$(PREFIX)/lib/libgyro.so.$(VERSION)
-	ln -sf libgyro.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libgyro.so.0
-	ln -sf libgyro.so.0 $(DESTDIR)$(PREFIX)/lib/libgyro.so
-	install -m 644 $(BUILD)/gyro.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/gyro.pc
-	for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/gyro/$$h; done
-	for h in $(GEN_H); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/gyro/$${h#$(BUILD)/gen/}; done
-	install -m 644 doc/gyro.1 $(DESTDIR)$(PREFIX)/share/man/man1/gyro.1
-	install -d $(DESTDIR)$(PREFIX)/share/gyro
-	install -m 644 $(PROTOS) $(DESTDIR)$(PREFIX)/share/gyro/
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(MANDIR)/man1 \
+	  $(DESTDIR)$(DATADIR)/gyro
+	install -m 755 $(BUILD)/gyro $(DESTDIR)$(BINDIR)/gyro
+	install -m 644 $(BUILD)/libgyro.a $(DESTDIR)$(LIBDIR)/libgyro.a
+	install -m 755 $(BUILD)/libgyro.so $(DESTDIR)$(LIBDIR)/libgyro.so.$(VERSION)
+	ln -sf libgyro.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libgyro.so.0
+	ln -sf libgyro.so.0 $(DESTDIR)$(LIBDIR)/libgyro.so
+	install -m 644 $(BUILD)/gyro.pc $(DESTDIR)$(LIBDIR)/pkgconfig/gyro.pc
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/gyro
+	@for h in gyro.h $(PUBLIC_H); do \
+	  src=$$h; [ $$h != gyro.h ] || src=pipeline/gyro.h; [ -f "$$src" ] || src=$(BUILD)/gen/$$h; \
+	  install -d $(DESTDIR)$(INCLUDEDIR)/gyro/$$(dirname $$h) || exit 1; \
+	  sed -E 's,^([[:space:]]*#[[:space:]]*include[[:space:]]*)"((models|embeddings|pipeline|proto)/[^"]*)",\1<gyro/\2>,' \
+	    "$$src" > $(DESTDIR)$(INCLUDEDIR)/gyro/$$h && chmod 644 $(DESTDIR)$(INCLUDEDIR)/gyro/$$h || exit 1; \
+	done; echo "gyro: gyro.h and $(words $(PUBLIC_H)) public headers -> $(DESTDIR)$(INCLUDEDIR)/gyro"
+	install -m 644 doc/gyro.1 $(DESTDIR)$(MANDIR)/man1/gyro.1
+	install -m 644 $(PROTOS) $(DESTDIR)$(DATADIR)/gyro/
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
 
 # The Python package (pipeline/python) for PYTHON (default Debian's python3), built by pip from
 # the checkout without an index or build isolation (the protobuf modules are generated from

@@ -32,7 +32,7 @@ static inline uint64_t gyro_rng_next(gyro_rng *r)
 /* Uniform double in [0, 1). */
 static inline double gyro_rng_uniform(gyro_rng *r)
 {
-    return (double)(gyro_rng_next(r) >> 11) * 0x1.0p-53;
+    return (double)(gyro_rng_next(r) >> 11) * (1.0 / 9007199254740992.0); /* 2^-53 */
 }
 
 /* Uniform integer in [0, n); n > 0 (Lemire's multiply-shift, negligible bias for n < 2^32). */
