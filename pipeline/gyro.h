@@ -75,6 +75,9 @@ extern "C" {
 #include "pipeline/table_file.h"
 #include "pipeline/example_file.h"
 
+/* pictures: a table in the Poincaré disk, a confusion matrix (SVG; PNG through rsvg-convert) */
+#include "pipeline/picture.h"
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,13 +19,30 @@
 #include "pipeline/cli/opts.h"
 #include "pipeline/example_file.h"
 #include "pipeline/json_out.h"
+#include "pipeline/picture.h"
 
 #define CMD "classify"
 
 static int fail(gyro_status s) { return gyro_cli_fail(CMD, s); }
 
+/* The confusion matrix as SVG at `svg` and/or PNG at `png` (either may be NULL; pipeline/picture.h). */
+static gyro_status write_confusion_picture(const gyro_metrics *met, const gyro_label_set *labels,
+                                           const char *svg, const char *png)
+{
+    char *doc = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&doc, &len);
+    if (!mem) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    gyro_status st = gyro_picture_confusion_svg(met, labels, mem);
+    if (fclose(mem) != 0 && !st) st = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    if (!st && svg) st = gyro_picture_save(doc, len, svg);
+    if (!st && png) st = gyro_picture_png(doc, len, png);
+    free(doc);
+    return st;
+}
+
 typedef struct eval_args {
-    const char *model, *svg, *others;
+    const char *model, *svg, *png, *others;
     long confusion, k;
     int json, format;
 } eval_args;
@@ -45,13 +62,15 @@ static const gyro_opt eval_opts[] = {
     GYRO_O_LONG("top-k", 'k', eval_args, k, "N", "1", 1, 1L << 20,
                 "P@N and R@N as fasttext test -k N computes them"),
     GYRO_O_STR("svg", 0, eval_args, svg, "FILE", NULL, "also write the confusion matrix as an SVG image"),
+    GYRO_O_STR("png", 0, eval_args, png, "FILE", NULL,
+               "also write the confusion matrix as PNG (rendered by rsvg-convert, librsvg2-bin)"),
     GYRO_O_LONG("confusion", 0, eval_args, confusion, "N", "20", 0, 1L << 20,
                 "show the N most frequent intents in the confusion matrix (0 = all)"),
     GYRO_O_END,
 };
 
 const gyro_cmd_spec gyro_spec_classify_eval = {
-    "classify eval", "-m MODEL [--json] [--others LABEL] [-k N] [--svg FILE] [--confusion N] DATA",
+    "classify eval", "-m MODEL [--json] [--others LABEL] [-k N] [--svg FILE] [--png FILE] [--confusion N] DATA",
     "Evaluate a classifier on an Example stream (or TSV or fastText lines, see --format): accuracy, macro-F1, the NLPCC 2018 task-4 intent "
     "F1 (macro-F1 over the intents with --others left out, as the task's evaluation script "
     "computes it: the F1 of macro-precision and macro-recall), P@k and R@k as fasttext test "
@@ -224,7 +243,7 @@ int gyro_cli_classify_eval(int argc, char **argv)
             if (skipped) printf("skipped: %llu examples with an empty text or label\n", (unsigned long long)skipped);
             st = gyro_metrics_write_text(&met, labels, (int)o.confusion, o.others, stdout);
         }
-        if (!st && o.svg) st = gyro_metrics_write_svg(&met, labels, o.svg);
+        if (!st && (o.svg || o.png)) st = write_confusion_picture(&met, labels, o.svg, o.png);
     }
     gyro_metrics_free(&met);
     gyro_example_set_free(&set);

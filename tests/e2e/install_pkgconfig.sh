@@ -42,7 +42,7 @@ done
 [ ! -e "$dest/usr/lib/libgyro.so" ] || { echo "FAIL: libgyro.so in /usr/lib, not in /usr/lib/$ma"; exit 1; }
 [ "$(readlink "$lib/libgyro.so")" = libgyro.so.0 ] && [ "$(readlink "$lib/libgyro.so.0")" = libgyro.so.0.1.0 ] \
   || { echo "FAIL: soname links"; ls -l "$lib"; exit 1; }
-readelf -d "$lib/libgyro.so.0.1.0" | grep -q 'SONAME.*\[libgyro\.so\.0\]' || { echo "FAIL: soname"; exit 1; }
+grep -q 'SONAME.*\[libgyro\.so\.0\]' <<< "$(readelf -d "$lib/libgyro.so.0.1.0")" || { echo "FAIL: soname"; exit 1; }
 grep -qx 'prefix=/usr' "$lib/pkgconfig/gyro.pc" && grep -qx "libdir=\${prefix}/lib/$ma" "$lib/pkgconfig/gyro.pc" \
   || { echo "FAIL: gyro.pc is not for PREFIX=/usr:"; cat "$lib/pkgconfig/gyro.pc"; exit 1; }
 cmp proto/gyro.proto "$dest/usr/share/gyro/gyro.proto" || { echo "FAIL: share/gyro/gyro.proto"; exit 1; }
@@ -125,8 +125,9 @@ EOF
   || { echo "FAIL: the C program does not build through pkg-config"; exit 1; }
 out=$(LD_LIBRARY_PATH="$lib" "$T/prog")
 [ "$out" = $'汉语ABC 5\n1 named' ] || { echo "FAIL: the C program printed: $out"; exit 1; }
-LD_LIBRARY_PATH="$lib" ldd "$T/prog" | grep -q "libgyro.so.0 => $lib/libgyro.so.0" \
-  || { echo "FAIL: the program does not use the installed libgyro.so.0"; LD_LIBRARY_PATH="$lib" ldd "$T/prog"; exit 1; }
+deps=$(LD_LIBRARY_PATH="$lib" ldd "$T/prog")   # (not piped into grep -q: pipefail and SIGPIPE)
+grep -qF "libgyro.so.0 => $lib/libgyro.so.0" <<< "$deps" \
+  || { echo "FAIL: the program does not use the installed libgyro.so.0"; echo "$deps"; exit 1; }
 echo "ok   C program through pkg-config, against $lib/libgyro.so.0: $(tr '\n' ' ' <<< "$out")"
 
 # ---- a C++ program: classify with a model the installed gyro trained ---------------------------
@@ -174,7 +175,7 @@ LD_LIBRARY_PATH="$lib" "$T/progxx" "$T/m.clf" < "$T/q.txt" > "$T/cxx.out"
 "$dest/usr/bin/gyro" classify predict -m "$T/m.clf" - < "$T/q.txt" \
   | sed -E 's/.*"text":"([^"]*)","intents":\[\{"label":"([^"]*)","probability":([0-9.e-]+).*/\1\t\2\t\3/' \
   | awk -F'\t' '{ printf "%s\t%s\t%.6f\n", $1, $2, $3 }' > "$T/cli.out"
-cut -f2 "$T/cxx.out" | tr '\n' ' ' | grep -qx 'music.play navigation.navigation music.pause navigation.navigation ' \
+[ "$(cut -f2 "$T/cxx.out" | tr '\n' ' ')" = 'music.play navigation.navigation music.pause navigation.navigation ' ] \
   || { echo "FAIL: the C++ program's intents:"; cat "$T/cxx.out"; exit 1; }
 diff "$T/cli.out" "$T/cxx.out" || { echo "FAIL: the C++ program and gyro classify predict differ"; exit 1; }
 echo "ok   C++ program through pkg-config classifies as gyro classify predict does ($(wc -l < "$T/cxx.out") utterances)"
@@ -184,7 +185,8 @@ slibs=$(pkg-config --static --libs gyro | sed "s| -lgyro | -l:libgyro.a |")
 # shellcheck disable=SC2086
 "$cc" -std=c11 $san $cflags "$T/prog.c" -o "$T/prog-static" $slibs -lm \
   || { echo "FAIL: static link through pkg-config --static --libs gyro ($slibs)"; exit 1; }
-! ldd "$T/prog-static" | grep -q libgyro || { echo "FAIL: the static program loads libgyro.so"; exit 1; }
+deps=$(ldd "$T/prog-static")
+! grep -q libgyro <<< "$deps" || { echo "FAIL: the static program loads libgyro.so"; exit 1; }
 [ "$("$T/prog-static")" = "$out" ] || { echo "FAIL: the static program's output"; exit 1; }
 echo "ok   the same C program linked with libgyro.a through pkg-config --static"
 
