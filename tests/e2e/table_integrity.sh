@@ -5,7 +5,7 @@
 set -uo pipefail
 : "${GYRO:?}" "${TMPDIR:?}"
 PY=/usr/bin/python3
-"$PY" -c 'import google.protobuf, grpc_tools' 2> /dev/null || { echo "python3-protobuf/grpc-tools missing"; exit 77; }
+"$PY" tests/py/need.py google.protobuf grpc_tools.protoc || exit $?
 root=$PWD
 cd "$TMPDIR"
 fail() { echo "FAIL: $*"; exit 1; }

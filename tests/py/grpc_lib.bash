@@ -12,8 +12,8 @@ SPID=""
 trap '[ -n "$SPID" ] && kill -KILL "$SPID" 2>/dev/null; true' EXIT
 
 grpc_setup() {
-  [ -x "$PY" ] && "$PY" -c 'import grpc, grpc_tools.protoc' 2>/dev/null \
-    || { echo "python3-grpcio/grpc-tools not installed, or grpc_tools.protoc does not import (python3-pkg-resources?)"; exit 77; }
+  [ -x "$PY" ] || { echo "no $PY"; exit 77; }
+  "$PY" tests/py/need.py grpc grpc_tools.protoc || exit $?
   [ -x "$GYRO" ] || { echo "no gyro binary at $GYRO"; exit 1; }
   mkdir -p "$GEN"
   "$PY" -m grpc_tools.protoc -Iproto --python_out="$GEN" --grpc_python_out="$GEN" proto/gyro.proto proto/health.proto \

@@ -10,9 +10,8 @@ PY=/usr/bin/python3
 # py_require: exit 77 (skip) unless Debian's python3 has what building the package needs.
 py_require() {
   [ -x "$PY" ] || { echo "no $PY"; exit 77; }
-  "$PY" -c 'import setuptools, wheel, venv, google.protobuf, grpc, grpc_tools.protoc' 2>/dev/null \
-    && "$PY" -m pip --version >/dev/null 2>&1 \
-    || { echo "python3-venv, -pip, -setuptools, -wheel, -protobuf, -grpcio or -grpc-tools missing (make deps)"; exit 77; }
+  "$PY" tests/py/need.py setuptools wheel venv google.protobuf grpc grpc_tools.protoc || exit $?
+  "$PY" -m pip --version >/dev/null 2>&1 || { echo "python3-pip missing (make deps)"; exit 77; }
 }
 
 # py_package_env DIR: a venv at DIR (pip taken from the system through --system-site-packages)
