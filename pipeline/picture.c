@@ -131,7 +131,9 @@ gyro_status gyro_picture_plot_svg(const gyro_embedding_table *t, const gyro_pict
         placed[nplaced++] = cand[k];
     }
 
-    double legend_h = 92, H = W + legend_h;
+    /* legend: labelled, [dropped], others, the table, [the disk]; 18 px a line */
+    int nlines = 3 + (dropped > 0) + hyp;
+    double lfs = W >= 600 ? 12 : 10, legend_h = 18 + 18.0 * nlines, H = W + legend_h;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                "font-family=\"%s\">\n",
@@ -170,28 +172,32 @@ gyro_status gyro_picture_plot_svg(const gyro_embedding_table *t, const gyro_pict
     fputs("</g>\n", f);
 
     /* the legend */
-    double ly = W + 6;
-    fprintf(f, "<g font-size=\"12\" fill=\"#222\">\n"
+    double ly = W + 6, y = ly + 18;
+    fprintf(f, "<g font-size=\"%.0f\" fill=\"#222\">\n"
                "<rect x=\"8\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#999\"/>\n",
-            ly, W - 16, legend_h - 12);
-    fprintf(f, "<circle cx=\"22\" cy=\"%.1f\" r=\"3\" fill=\"#b22222\"/>\n"
-               "<text x=\"32\" y=\"%.1f\">", ly + 16, ly + 20);
-    if (dropped)
-        fprintf(f, "labelled: %d of the %d most frequent characters (%d left as points: no free place "
-                   "for a readable label)", nplaced, want, dropped);
-    else
-        fprintf(f, "labelled: the %d most frequent characters", nplaced);
-    fprintf(f, "</text>\n<circle cx=\"22\" cy=\"%.1f\" r=\"2.2\" fill=\"#3b6ea5\" fill-opacity=\"0.6\"/>\n"
+            lfs, ly, W - 16, legend_h - 12);
+    fprintf(f, "<circle cx=\"22\" cy=\"%.1f\" r=\"3\" fill=\"#b22222\"/>\n<text x=\"32\" y=\"%.1f\">", y - 4, y);
+    if (dropped) fprintf(f, "labelled: %d of the %d most frequent characters</text>\n", nplaced, want);
+    else fprintf(f, "labelled: the %d most frequent characters</text>\n", nplaced);
+    if (dropped) {
+        y += 18;
+        fprintf(f, "<text x=\"32\" y=\"%.1f\">%d more left as points: no free place for a readable label</text>\n",
+                y, dropped);
+    }
+    y += 18;
+    fprintf(f, "<circle cx=\"22\" cy=\"%.1f\" r=\"2.2\" fill=\"#3b6ea5\" fill-opacity=\"0.6\"/>\n"
                "<text x=\"32\" y=\"%.1f\">other characters: %d (%d drawn of the table's %d)</text>\n",
-            ly + 36, ly + 40, npts - nplaced, npts, n);
-    fprintf(f, "<text x=\"16\" y=\"%.1f\">%s table, dim %d", ly + 60, gyro_embedding_model_name(t->model), t->dim);
-    fputs(projected ? (hyp ? ": projected (log0, 2 principal axes, exp0 into the Poincare disk)"
-                           : ": projected on its 2 principal axes")
-                    : (hyp ? ": drawn in the Poincare disk as trained" : ""), f);
-    fputs("</text>\n", f);
-    if (hyp)
-        fprintf(f, "<text x=\"16\" y=\"%.1f\">frequent, general characters sit near the centre; "
-                   "specific ones near the rim</text>\n", ly + 76);
+            y - 4, y, npts - nplaced, npts, n);
+    y += 18;
+    fprintf(f, "<text x=\"16\" y=\"%.1f\">%s table, dim %d%s</text>\n", y, gyro_embedding_model_name(t->model), t->dim,
+            projected ? (hyp ? ", projected: log0, 2 principal axes, exp0 into the disk"
+                             : ", projected on its 2 principal axes")
+                      : (hyp ? ", drawn in the Poincare disk as trained" : ""));
+    if (hyp) {
+        y += 18;
+        fprintf(f, "<text x=\"16\" y=\"%.1f\">frequent, general characters sit near the centre, "
+                   "specific ones near the rim</text>\n", y);
+    }
     fputs("</g>\n</svg>\n", f);
     free(xy); free(rank); free(placed); free(at);
     if (ferror(f)) return gyro_error_set(GYRO_ERR_IO, "plot: write error");

@@ -125,7 +125,8 @@ d=$(python3 png.py diff t.png nolabels.png)
 echo "ok   gyro plot: ${w}x${h} PNG, $nl labels that change $d pixels, none overlapping, a legend"
 "$GYRO" plot -t t.hyp -o many.svg --labels 1000 --size 400
 nm=$(grep -c 'class="label"' many.svg)
-[ "$nm" -lt 1000 ] && grep -q "of the 1000 most frequent characters ($((1000 - nm)) left as points" many.svg \
+[ "$nm" -lt 1000 ] && grep -q ">labelled: $nm of the 1000 most frequent characters<" many.svg \
+  && grep -q ">$((1000 - nm)) more left as points: no free place" many.svg \
   || fail "--labels 1000 on a 400 px picture: $nm labels placed, legend: $(grep -o 'labelled: [^<]*' many.svg)"
 echo "ok   --labels 1000 --size 400: $nm readable labels, the rest points, and the legend says so"
 
