@@ -121,7 +121,7 @@ $(DESC_C): corpora/embed-data.sh $(DESC_SET)
 	sh corpora/embed-data.sh gyro_descriptor_set $(dir $(DESC_SET)) $(DESC_SET) > $@.tmp && mv $@.tmp $@
 
 $(DESC_C:.c=.o): $(DESC_C) pipeline/embedded.h
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(EMBED_C): corpora/embed-data.sh $(EMBED_DATA) $(EMBED_DIRS)
 	@mkdir -p $(dir $@)
