@@ -117,7 +117,7 @@ grep -q "unknown option '-Z'" err.txt || bad "unknown letter message: $(cat err.
 expect_rc 0 "$GYRO" split -q -s 2 -d 0.25 --train-out a1.pb --dev-out b1.pb g.pb
 expect_rc 0 "$GYRO" split -q -s 2 -d 0.25 -t a2.pb -v b2.pb g.pb   # the old letters, hidden now
 cmp -s a1.pb a2.pb && cmp -s b1.pb b2.pb || bad "split -t/-v differ from --train-out/--dev-out"
-"$GYRO" split --help | grep -qE '^  -t' && bad "split --help lists -t (it means --table elsewhere)"
+"$GYRO" split --help | grep -E '^  -t' > /dev/null && bad "split --help lists -t (it means --table elsewhere)"
 
 # ---- the man page's option blocks are the option tables' (regenerate with doc/update-man.sh) -----
 "$GYRO" help --man > man.gen || bad "gyro help --man failed"

@@ -9,7 +9,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
 
-"$GYRO" rl finetune --help | grep -q '^  primefield ' || fail "rl finetune --help does not list primefield"
+"$GYRO" rl finetune --help | grep '^  primefield ' > /dev/null || fail "rl finetune --help does not list primefield"
 for geo in euclidean hyperbolic; do
   out=$("$GYRO" rl finetune --env primefield --geometry $geo --iterations 3 --states 4 --group 4 \
           --eval 4 --eval-every 1 --seed 2 -q --out "$T/pf-$geo.pol")
