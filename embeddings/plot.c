@@ -1,24 +1,13 @@
-/* plot.c — SVG picture of a character table in the Poincaré disk (see plot.h). */
+/* plot.c — the 2-D layout of a character table in the Poincaré disk (see plot.h). */
 #include "embeddings/plot.h"
 
-#include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/core/atomic_file.h"
 #include "models/core/rng.h"
 #include "models/hyp/convert.h"
 #include "models/hyp/poincare.h"
-#include "models/text/xml.h"
-
-void gyro_plot_options_init(gyro_plot_options *o)
-{
-    o->size = 800;
-    o->labels = 60;
-    o->points = 0;
-}
 
 /* axis (d) ← its part orthogonal to the unit vector prev (may be NULL), normalised; the unit
  * vector e_fallback when nothing is left. */
@@ -128,51 +117,4 @@ gyro_status gyro_plot_layout(const gyro_embedding_table *t, double *xy, int *pro
     free(X);
     free(buf);
     return GYRO_OK;
-}
-
-gyro_status gyro_plot_svg(const gyro_embedding_table *t, const gyro_plot_options *o, const char *path)
-{
-    double *xy = malloc((size_t)(t->n ? t->n : 1) * 2 * sizeof *xy);
-    if (!xy) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
-    int projected = 0;
-    gyro_status s = gyro_plot_layout(t, xy, &projected);
-    if (s) { free(xy); return s; }
-    gyro_atomic_file af;
-    if ((s = gyro_atomic_open(&af, path))) { free(xy); return s; }
-    FILE *f = af.fp;
-    int hyp = t->model != GYRO_EMBEDDING_EUCLIDEAN;
-    double S = o->size, c = S / 2, R = S / 2 - 20;
-    int npts = o->points > 0 && o->points < t->n ? o->points : t->n;
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n",
-            o->size, o->size + 40, o->size, o->size + 40);
-    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-    if (hyp)
-        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"#f7f7fb\" stroke=\"#333\" stroke-width=\"1.5\"/>\n", c, c, R);
-    else
-        fprintf(f, "<rect x=\"20\" y=\"20\" width=\"%.1f\" height=\"%.1f\" fill=\"#f7f7fb\" stroke=\"#333\"/>\n", 2 * R, 2 * R);
-    fprintf(f, "<g fill=\"#3b6ea5\" fill-opacity=\"0.45\">\n");
-    for (int i = npts - 1; i >= 0; i--)
-        fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"1.6\"/>\n", c + R * xy[2 * i], c - R * xy[2 * i + 1]);
-    fprintf(f, "</g>\n<g font-family=\"Noto Sans CJK SC, Source Han Sans SC, sans-serif\" font-size=\"%d\" "
-               "fill=\"#b22\" text-anchor=\"middle\">\n", o->size >= 600 ? 14 : 10);
-    int nl = o->labels < npts ? o->labels : npts;
-    for (int i = 0; i < nl; i++) {
-        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">", c + R * xy[2 * i], c - R * xy[2 * i + 1] - 3);
-        gyro_xml_escape(f, t->tokens[i]);
-        fputs("</text>\n", f);
-    }
-    fprintf(f, "</g>\n<text x=\"10\" y=\"%d\" font-family=\"sans-serif\" font-size=\"12\" fill=\"#333\">", o->size + 28);
-    fprintf(f, "%d characters of a %s table (dim %d)%s; the %d most frequent labelled</text>\n</svg>\n",
-            npts, gyro_embedding_model_name(t->model), t->dim,
-            projected ? (hyp ? ", projected: log0, 2 principal axes, exp0 into the disk"
-                             : ", projected on its 2 principal axes")
-                      : (hyp ? ", drawn in the Poincare disk as trained" : ""),
-            nl);
-    free(xy);
-    if (ferror(f)) {
-        gyro_atomic_abort(&af);
-        return gyro_error_set(GYRO_ERR_IO, "%s: write error: %s", path, strerror(errno));
-    }
-    return gyro_atomic_commit(&af);
 }

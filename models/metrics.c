@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/core/atomic_file.h"
-#include "models/text/xml.h"
 
 gyro_status gyro_metrics_init(gyro_metrics *m, int k)
 {
@@ -425,62 +423,4 @@ gyro_status gyro_metrics_write_text(const gyro_metrics *m, const gyro_label_set 
     free(rank);
     if (ferror(out)) return gyro_error_set(GYRO_ERR_IO, "metrics report: write error");
     return GYRO_OK;
-}
-
-gyro_status gyro_metrics_write_svg(const gyro_metrics *m, const gyro_label_set *set,
-                                   const char *path)
-{
-    if (!set || gyro_label_set_count(set) != m->k)
-        return gyro_error_set(GYRO_ERR_USAGE, "confusion image: %d labels for %d classes",
-                              set ? gyro_label_set_count(set) : 0, m->k);
-    gyro_atomic_file af;
-    gyro_status st = gyro_atomic_open(&af, path);
-    if (st) return st;
-    FILE *f = af.fp;
-    int k = m->k, cell = k > 60 ? 8 : (k > 20 ? 14 : 28), margin = 200;
-    int size = margin + k * cell + 20;
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-               "font-family=\"sans-serif\" font-size=\"%d\">\n",
-            size, size, cell > 10 ? 10 : 7);
-    fprintf(f, "<title>confusion matrix: %llu examples, accuracy %.4f</title>\n",
-            (unsigned long long)m->n, m->n ? gyro_metrics_accuracy(m) : 0.0);
-    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-    for (int i = 0; i < k; i++) {
-        int y = margin + i * cell + cell / 2 + 3;
-        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", margin - 4, y);
-        gyro_xml_escape(f, gyro_label_set_name(set, i));
-        fprintf(f, "</text>\n<text transform=\"translate(%d,%d) rotate(-90)\">",
-                margin + i * cell + cell / 2 + 3, margin - 4);
-        gyro_xml_escape(f, gyro_label_set_name(set, i));
-        fputs("</text>\n", f);
-    }
-    for (int i = 0; i < k; i++) {
-        uint64_t row = 0;
-        for (int j = 0; j < k; j++) row += m->confusion[(size_t)i * k + j];
-        for (int j = 0; j < k; j++) {
-            uint64_t cnt = m->confusion[(size_t)i * k + j];
-            double frac = row ? (double)cnt / (double)row : 0.0;
-            /* white → blue for the diagonal, white → red elsewhere */
-            int shade = (int)lround(255.0 * (1.0 - frac));
-            int r = i == j ? shade : 255, g = shade, b = i == j ? 255 : shade;
-            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#%02x%02x%02x\" "
-                       "stroke=\"#ddd\"><title>",
-                    margin + j * cell, margin + i * cell, cell, cell, r, g, b);
-            gyro_xml_escape(f, gyro_label_set_name(set, i));
-            fputs(" → ", f);
-            gyro_xml_escape(f, gyro_label_set_name(set, j));
-            fprintf(f, ": %llu</title></rect>\n", (unsigned long long)cnt);
-            if (cnt && cell >= 20)
-                fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"8\">%llu</text>\n",
-                        margin + j * cell + cell / 2, margin + i * cell + cell / 2 + 3,
-                        (unsigned long long)cnt);
-        }
-    }
-    fputs("</svg>\n", f);
-    if (ferror(f)) {
-        gyro_atomic_abort(&af);
-        return gyro_error_set(GYRO_ERR_IO, "%s: write error", path);
-    }
-    return gyro_atomic_commit(&af);
 }

@@ -169,10 +169,4 @@ int gyro_metrics_level_accuracy(const gyro_metrics *m, const gyro_label_set *set
 gyro_status gyro_metrics_write_text(const gyro_metrics *m, const gyro_label_set *set,
                                     int max_confusion, const char *others, FILE *out);
 
-/* Write the confusion matrix as an SVG heat map (row-normalised colours, counts in the cells,
- * class names of `set` on both axes), atomically to `path`. Errors: GYRO_ERR_USAGE (set NULL
- * or of another class count; nothing written), GYRO_ERR_IO. */
-gyro_status gyro_metrics_write_svg(const gyro_metrics *m, const gyro_label_set *set,
-                                   const char *path);
-
 #endif

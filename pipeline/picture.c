@@ -14,6 +14,7 @@
 
 #include "embeddings/plot.h"
 #include "models/core/atomic_file.h"
+#include "models/text/xml.h"
 
 extern char **environ;
 
@@ -25,20 +26,6 @@ void gyro_picture_plot_options_init(gyro_picture_plot_options *o)
 }
 
 /* ---- text ------------------------------------------------------------------------------------ */
-
-static void xml_text(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default:
-            if ((unsigned char)*s >= 0x20) fputc(*s, f);
-        }
-    }
-}
 
 /* Estimated advance width of UTF-8 text at font size `fs`: a full em for CJK and other wide
  * characters (U+1100 and up, which CJK fonts draw square), 0.6 em for the rest (a generous
@@ -166,7 +153,7 @@ gyro_status gyro_picture_plot_svg(const gyro_embedding_table *t, const gyro_pict
         if (at[r] >= 0) {
             const box *b = &placed[at[r]];
             fprintf(f, "<text class=\"label\" x=\"%.2f\" y=\"%.2f\">", b->x0, b->y0 + 0.86 * fs);
-            xml_text(f, t->tokens[rank[r]]);
+            gyro_xml_escape(f, t->tokens[rank[r]]);
             fputs("</text>\n", f);
         }
     fputs("</g>\n", f);
@@ -244,10 +231,10 @@ gyro_status gyro_picture_confusion_svg(const gyro_metrics *m, const gyro_label_s
                "true intent</text>\n", top + grid / 2);
     for (int i = 0; i < k; i++) {
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 4, top + i * cell + cell / 2.0 + fs * 0.35);
-        xml_text(f, gyro_label_set_name(set, i));
+        gyro_xml_escape(f, gyro_label_set_name(set, i));
         fprintf(f, "</text>\n<text transform=\"translate(%.1f,%.1f) rotate(-90)\">",
                 left + i * cell + cell / 2.0 + fs * 0.35, top - 4);
-        xml_text(f, gyro_label_set_name(set, i));
+        gyro_xml_escape(f, gyro_label_set_name(set, i));
         fputs("</text>\n", f);
     }
     for (int i = 0; i < k; i++) {
@@ -262,9 +249,9 @@ gyro_status gyro_picture_confusion_svg(const gyro_metrics *m, const gyro_label_s
             fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\" fill=\"#%02x%02x%02x\" "
                        "stroke=\"#ddd\"><title>",
                     left + j * cell, top + i * cell, cell, cell, r, g, b);
-            xml_text(f, gyro_label_set_name(set, i));
+            gyro_xml_escape(f, gyro_label_set_name(set, i));
             fputs(" → ", f);
-            xml_text(f, gyro_label_set_name(set, j));
+            gyro_xml_escape(f, gyro_label_set_name(set, j));
             fprintf(f, ": %llu (%.1f%% of the row)</title></rect>\n", (unsigned long long)cnt, 100.0 * frac);
             if (cnt && cell >= 20)
                 fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"9\" fill=\"%s\">%llu</text>\n",

@@ -12,6 +12,7 @@
 #include "embeddings/convert.h"
 #include "embeddings/neighbors.h"
 #include "embeddings/plot.h"
+#include "pipeline/picture.h"
 #include "embeddings/similarity.h"
 #include "embeddings/table.h"
 #include "models/core/rng.h"
@@ -422,17 +423,17 @@ START_TEST(test_plot_layout)
     ck_assert_int_eq(gyro_plot_layout(t, xy, &projected), GYRO_OK);
     ck_assert_int_eq(projected, 0);
     for (int i = 0; i < 4; i++) ck_assert_double_eq_tol(xy[i], v[i], 1e-6);
-    char p[128], buf[4096];
-    path(p, "p.svg");
-    gyro_plot_options po;
-    gyro_plot_options_init(&po);
-    ck_assert_int_eq(gyro_plot_svg(t, &po, p), GYRO_OK);
-    FILE *f = fopen(p, "r");
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
+    char *buf = NULL;
+    size_t blen = 0;
+    FILE *f = open_memstream(&buf, &blen);
+    ck_assert_ptr_nonnull(f);
+    gyro_picture_plot_options po;
+    gyro_picture_plot_options_init(&po);
+    ck_assert_int_eq(gyro_picture_plot_svg(t, &po, f), GYRO_OK);
     fclose(f);
-    ck_assert_ptr_nonnull(strstr(buf, ">&lt;&amp;&gt;</text>")); /* labels are escaped */
+    ck_assert_ptr_nonnull(strstr(buf, "&lt;&amp;&gt;</text>")); /* labels are escaped */
     ck_assert_ptr_nonnull(strstr(buf, "as trained"));
+    free(buf);
     gyro_embedding_table_free(t);
     /* a 6-D hyperboloid table is projected: points inside the disk, no farther out than before */
     gyro_embedding_table *h = random_table(100, 6, 5);
