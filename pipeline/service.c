@@ -224,7 +224,7 @@ gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out
         }
         const gyro_rl_policy *p = svc->policies[0];
         snprintf(svc->policy_version, sizeof svc->policy_version, "%s-%s-w%d", p->env_name[0] ? p->env_name : "none",
-                 p->cfg.hyperbolic ? "hyperbolic" : "euclidean", p->cfg.d_model);
+                 gyro_rl_policy_geometry_name(p->cfg.hyperbolic), p->cfg.d_model);
     }
     if (opt->composite_path) {
         gyro_status st = gyro_composite_policy_load(opt->composite_path, &svc->composite);

@@ -5,8 +5,9 @@
 #
 #   tests/bench/classify_speed.sh [BUILD_DIR]        env: RUNS (5), STEPS (20), LAT (200)
 #
-# gyro runs on one thread (OPENBLAS_NUM_THREADS=1); PyTorch gets its default 2 threads with
-# OpenBLAS at one thread, its fastest setting on this machine (../shared/anchors/README.md).
+# gyro runs on one thread (OPENBLAS_NUM_THREADS=1) and so does PyTorch (torch_twin.py's
+# TORCH_THREADS, default 1; set TORCH_THREADS=2 for PyTorch's own default on this machine, the
+# setting of ../shared/anchors/README.md's figures).
 # Configurations: the seed's hyperbolic model (100-d, 3 layers, 16 heads, FFN 400) and the
 # Euclidean twin (128-d) on NLPCC-sized batches (32 × 12 tokens, 11 classes), and the anchor's
 # Euclidean shape (100-d, 4 heads, 125 classes, batch 64 × 32).
