@@ -152,6 +152,17 @@ uint64_t gyro_stream_writer_count(const gyro_stream_writer *w)
     return w ? w->count : 0;
 }
 
+gyro_status gyro_stream_writer_flush(gyro_stream_writer *w)
+{
+    if (!w || (w->atomic && w->af.mode == GYRO_ATOMIC_RENAME)) return GYRO_OK;
+    if (w->failed) return gyro_error_set(w->failed, "stream: a write failed");
+    if (fflush(w->fp) != 0 || ferror(w->fp)) {
+        w->failed = GYRO_ERR_IO;
+        return gyro_error_set(GYRO_ERR_IO, "stream: write failed: %s", strerror(errno));
+    }
+    return GYRO_OK;
+}
+
 gyro_status gyro_stream_writer_close(gyro_stream_writer *w)
 {
     if (!w) return GYRO_OK;

@@ -66,6 +66,12 @@ void gyro_stream_writer_set_max_record(gyro_stream_writer *w, size_t max_record)
 /* Number of records written so far, the header not counted. */
 uint64_t gyro_stream_writer_count(const gyro_stream_writer *w);
 
+/* Push the records written so far to the reader of the stream (stdout, "-", a pipe, a FIFO or
+ * a device), so a consumer sees each answer as it is made. A regular file written atomically
+ * is not visible before gyro_stream_writer_close(): there it does nothing. Errors: GYRO_ERR_IO if the
+ * flush fails (also remembered for close). */
+gyro_status gyro_stream_writer_flush(gyro_stream_writer *w);
+
 /* Flush (and for a path: fsync + rename) and free the writer. Returns GYRO_ERR_IO if any write,
  * the flush or the commit failed; the writer is freed in every case. NULL is a no-op (GYRO_OK). */
 gyro_status gyro_stream_writer_close(gyro_stream_writer *w);

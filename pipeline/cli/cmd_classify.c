@@ -439,7 +439,9 @@ static gyro_status predict_one(predict_ctx *c, const char *text, const char *pre
         gyro_status fs = gyro_classify_response_fill(&c->resp, gyro_classifier_labels(c->m), c->top, n,
                                                      gyro_classifier_version(c->m), id,
                                                      st ? "" : gyro_classifier_scratch_normalized(c->s), &r);
-        return fs ? fs : gyro_stream_write(c->w, &r.base);
+        if (!fs) fs = gyro_stream_write(c->w, &r.base);
+        if (!fs && c->flush_each) fs = gyro_stream_writer_flush(c->w);
+        return fs;
     }
     fputs("{\"id\":", stdout);
     json_string(stdout, id);

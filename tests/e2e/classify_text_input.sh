@@ -111,6 +111,22 @@ ok "predict on a pipe: each of 3 lines answered before the next was written"
 converse 好 播放音乐
 converse a 导航回家
 ok "predict on a pipe: a one-character first line ('好', 'a') is answered too"
+# --stream on a pipe: each ClassifyResponse record is written before the next line is read
+mkfifo in.fifo
+"$GYRO" classify predict -m pb.clf --stream < in.fifo > live.pb &
+PRED=$!
+exec {W}>in.fifo
+records() { "$GYRO" dump live.pb 2>/dev/null | grep -c '"intents"' || true; }
+n=0
+for t in 播放周杰伦的稻香 导航到北京西站; do
+  n=$((n + 1))
+  printf '%s\n' "$t" >&"$W"
+  for _ in $(seq 100); do [ "$(records)" = "$n" ] && break; sleep 0.1; done
+  [ "$(records)" = "$n" ] || fail "--stream on a pipe: $n line(s) written, $(records) record(s) out after 10 s"
+done
+exec {W}>&-
+wait "$PRED" || fail "predict --stream on a pipe exited with $?"
+ok "predict --stream on a pipe: each record is written before the next line arrives"
 # a stream on a pipe is still detected as one
 printf '播放音乐\n导航\n' | "$GYRO" normalize 2>/dev/null | "$GYRO" classify predict -m pb.clf > piped.jsonl
 [ "$(wc -l < piped.jsonl)" = 2 ] || fail "Document stream through a pipe: $(cat piped.jsonl)"
