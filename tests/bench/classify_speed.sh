@@ -5,6 +5,8 @@
 #
 #   tests/bench/classify_speed.sh [BUILD_DIR]        env: RUNS (5), STEPS (20), LAT (200)
 #
+# Rates are per CPU-second of the process (steps_per_s; the wall-clock rate is printed by each
+# side as steps_per_wall_s), latencies the calling thread's CPU time per forward.
 # gyro runs on one thread (OPENBLAS_NUM_THREADS=1) and so does PyTorch (torch_twin.py's
 # TORCH_THREADS, default 1; set TORCH_THREADS=2 for PyTorch's own default on this machine, the
 # setting of ../shared/anchors/README.md's figures).
@@ -48,5 +50,13 @@ for cfg in "${configs[@]}"; do
   printf '%-44s %10.2f %10.2f %6.2fx %12.3f %12.3f %12.3f %12.3f %6.2fx\n' "$cfg" "$gs" "$ts" \
     "$(awk -v a="$gs" -v b="$ts" 'BEGIN{print a/b}')" "$gl" "$tl" "$gp" "$tp" \
     "$(awk -v a="$gl" -v b="$tl" 'BEGIN{print b/a}')"
+  case "$cfg" in # make bench's closing table: the seed's shape and its twin, against their goals
+    "hyperbolic 100 3 16 400 11 "*) goal=5 what="hyperbolic seed shape" ;;
+    "euclidean 128 3 16 512 11 "*) goal=3 what="Euclidean twin" ;;
+    *) goal= ;;
+  esac
+  [ -n "$goal" ] && awk -v g="$gs" -v t="$ts" -v goal="$goal" -v w="$what" 'BEGIN {
+    printf "TABLE | classifier training steps per CPU-second, %s, 1 thread | %.2f | PyTorch %.2f | %.2f | >= %gx | %s |\n",
+           w, g, t, g / t, goal, (g / t >= goal ? "met" : "not met") }'
 done
 echo "(config = geometry dim layers heads ffn classes vocab batch seq; ratios = gyro speed / torch speed)"

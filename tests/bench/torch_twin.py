@@ -227,10 +227,10 @@ def main():
                 p.copy_(project(mobius_add(p, torch.tanh((sc * lam * n / 2).clamp(max=15)) * v / (sc * n), m.c), m.c))
 
     step()  # warm-up
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(steps):
         step()
-    train_s = time.perf_counter() - t0
+    train_s, train_cpu = time.perf_counter() - t0, time.process_time() - c0
     m.eval()
     lat, wall, tot_len = [], [], 0
     with torch.no_grad():
@@ -249,10 +249,10 @@ def main():
     lat.sort()
     wall.sort()
     n_params = sum(p.numel() for p in m.parameters())
-    print("impl=torch geometry=%s block=%s params=%d steps_per_s=%.3f ms_per_step=%.2f "
+    print("impl=torch geometry=%s block=%s params=%d steps_per_s=%.3f steps_per_wall_s=%.3f ms_per_step=%.2f "
           "latency_median_ms=%.4f latency_p99_ms=%.4f latency_mean_ms=%.4f latency_wall_median_ms=%.4f "
           "mean_len=%.2f calls_per_cpu_s=%.1f loss=%.4f threads=%d" % (
-              a[0], block, n_params, steps / train_s, 1e3 * train_s / max(steps, 1), 1e3 * lat[runs // 2],
+              a[0], block, n_params, steps / train_cpu, steps / train_s, 1e3 * train_cpu / max(steps, 1), 1e3 * lat[runs // 2],
               1e3 * lat[int(0.99 * (runs - 1))], 1e3 * mean, 1e3 * wall[runs // 2], tot_len / runs,
               1.0 / mean, loss.item(), torch.get_num_threads()))
 
