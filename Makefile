@@ -29,7 +29,8 @@ DEB_PKGS   := build-essential pkg-config libicu-dev libutf8proc-dev libopenblas-
               python3-protobuf python3-grpcio python3-grpc-tools python3-pkg-resources \
               python3-pip python3-venv python3-setuptools python3-wheel nghttp2-client openssl \
               clang libclang-rt-14-dev \
-              fonts-wqy-microhei librsvg2-bin iproute2
+              fonts-wqy-microhei librsvg2-bin iproute2 \
+              haproxy
 
 CC         ?= cc
 # Portable by default: on x86-64 the x86-64-v3 level (AVX2 + FMA, every x86 CPU since 2013-15),
