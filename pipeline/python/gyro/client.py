@@ -20,10 +20,18 @@ TLS: give `root_certificates` (PEM bytes, or a path) to verify the server (tls=T
 uses the system's roots), plus `private_key` and `certificate_chain` for mutual TLS;
 `server_name` overrides the name checked in the server's certificate. Plaintext otherwise.
 
+Several replicas, balanced by the client: a target naming several addresses
+("ipv4:10.0.0.1:50051,10.0.0.2:50051", or "dns:///gyro.example:50051" for a DNS name with
+several A records) and lb_policy="round_robin" spread calls over all of them (grpcio's default,
+pick_first, sends every call to the first address that connects); health_check=True also
+watches each replica's grpc.health.v1 status and skips those not SERVING (a replica draining
+before shutdown), as the service config's healthCheckConfig does.
+
 The underlying objects are public for anything this class does not wrap: `channel`, `stub`
 (gyro_pb2_grpc.GyroStub) and `health_stub` (health_pb2_grpc.HealthStub). A Client is
 thread-safe (grpcio channels are); close it, or use it as a context manager.
 """
+import json
 import os
 
 import grpc
@@ -51,6 +59,18 @@ def _pem(value, what):
     raise TypeError("%s: expected PEM bytes or a path, got %r" % (what, value))
 
 
+def service_config(lb_policy=None, health_check=False):
+    """The JSON service config of a channel for lb_policy (a grpcio load-balancing policy such
+    as "round_robin" or "pick_first") and, with health_check, client-side health checking of
+    the whole server (grpc.health.v1 Watch, service ""); None when neither is asked for."""
+    config = {}
+    if lb_policy:
+        config["loadBalancingConfig"] = [{lb_policy: {}}]
+    if health_check:
+        config["healthCheckConfig"] = {"serviceName": ""}
+    return json.dumps(config) if config else None
+
+
 def _model(model):
     if isinstance(model, str):
         try:
@@ -65,17 +85,19 @@ class Client:
 
     Client(target="127.0.0.1:50051", timeout=10.0, tls=False, root_certificates=None,
            private_key=None, certificate_chain=None, server_name=None, options=(),
-           max_message_bytes=64 MiB, channel=None)
+           max_message_bytes=64 MiB, channel=None, lb_policy=None, health_check=False)
 
     `target` is host:port (any grpcio target). `options` are extra grpcio channel options
     (name, value) pairs. `channel`: use this grpc.Channel instead of making one (target and the
     TLS arguments are then ignored; close() still closes it). Making a Client does not connect;
-    the first call (or wait_ready) does.
+    the first call (or wait_ready) does. `lb_policy` ("round_robin") and `health_check` set the
+    channel's service config (see service_config; ValueError if `options` also has
+    "grpc.service_config").
     """
 
     def __init__(self, target=DEFAULT_TARGET, timeout=DEFAULT_TIMEOUT, tls=False, root_certificates=None,
                  private_key=None, certificate_chain=None, server_name=None, options=(),
-                 max_message_bytes=64 << 20, channel=None):
+                 max_message_bytes=64 << 20, channel=None, lb_policy=None, health_check=False):
         self.target = target
         self.timeout = timeout
         if channel is None:
@@ -84,6 +106,11 @@ class Client:
             if server_name:
                 opts.append(("grpc.ssl_target_name_override", server_name))
             opts += list(options)
+            config = service_config(lb_policy, health_check)
+            if config:
+                if any(name == "grpc.service_config" for name, _ in opts):
+                    raise ValueError("lb_policy/health_check and a grpc.service_config option: give one")
+                opts.append(("grpc.service_config", config))
             key = _pem(private_key, "private_key")
             chain = _pem(certificate_chain, "certificate_chain")
             if (key is None) != (chain is None):
