@@ -95,6 +95,11 @@ for _ in $(seq 1 100); do [ -S "$T/admin.sock" ] && break; sleep 0.05; done
 for i in 1 2 3; do wait_state "$i" UP 10; done
 echo "ok   HAProxy sees 3 replicas UP through the grpc.health.v1 check"
 
+# a client stream passes through too (the frontend does not wait for its body)
+out=$(printf '播放稻香\n导航到西湖\n' | "$GYRO" client --addr "$LB" classify --stream -k 1 | cut -f1 | tr '\n' ' ')
+[ "$(wc -w <<<"$out")" = 2 ] || fail "ClassifyStream through the balancer: '$out'"
+echo "ok   ClassifyStream through the balancer: $out"
+
 version() { "$GYRO" client --addr "127.0.0.1:${PORT[$1]}" stats | awk -F'\t' '$1 == "model_version" {print $2}'; }
 vA=$(version 1)
 
@@ -205,7 +210,7 @@ for i in 1 2 3; do
   echo "     replica $i ($(state "$i")): $ok calls OK since it (re)started"
 done
 read -r retr redis < <(lb "show stat" | awk -F, '$1 == "gyro" && $2 == "BACKEND" {print $16, $17}')
-echo "ok   every replica's counters show only OK; HAProxy retried $retr calls ($redis redispatched)"
+echo "ok   every replica's counters show only OK; HAProxy: $retr connections retried, $redis calls redispatched to another replica"
 
 # ---- no healthy replica: UNAVAILABLE at once --------------------------------------------------
 for i in 1 2 3; do kill -KILL "${RPID[$i]}"; wait "${RPID[$i]}" 2>/dev/null || true; RPID[$i]=""; done
@@ -224,3 +229,4 @@ el=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.2f", b - a}')
 awk -v e="$el" 'BEGIN {exit !(e < 2)}' || fail "the call took ${el}s"
 echo "ok   every replica DOWN: '$out' after ${el}s"
 kill -TERM "$HPID"; wait "$HPID" 2>/dev/null || true; HPID=""
+for i in 1 2 3; do check_log "$T/r$i.log"; done
