@@ -106,7 +106,7 @@ for _ in range(100):
     time.sleep(0.02)
 else:
     fail("replica 2 did not turn NOT_SERVING after SIGTERM")
-time.sleep(0.3)
+time.sleep(0.5)  # the channel hears NOT_SERVING on its Watch of replica 2
 t0 = time.time()
 d_checked = spread(checked, 40)
 d_plain = spread(plain, 40)
