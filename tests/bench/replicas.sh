@@ -140,6 +140,10 @@ for k in direct lb1 lb3; do
   eval "rps_$k=$(col 1)"
 done
 awk -v a="$rps_lb3" -v b="$rps_lb1" -v c="$rps_direct" 'BEGIN {printf "3 replicas / 1 replica through HAProxy: %.2fx the calls/s; HAProxy -> 1 replica / direct: %.2fx\n", a / b, b / c}'
+# rows of make bench's closing table (tests/bench/run-all.sh)
+awk -v a="$rps_lb3" -v b="$rps_lb1" -v c="$rps_direct" -v n="$(nproc)" 'BEGIN {
+  printf "TABLE | gRPC Classify ('"${version%-*}"') through HAProxy, 3 replicas vs 1, calls/s (%d cores shared) | %.0f | 1 replica %.0f | %.2f | — | — |\n", n, a, b, a / b
+  printf "TABLE | gRPC Classify ('"${version%-*}"') through HAProxy vs direct, 1 replica, calls/s | %.0f | direct %.0f | %.2f | — | — |\n", b, c, b / c}'
 # every call the replicas answered was OK (CANCELLED: calls cut off at the end of a timed run)
 bad=0
 for p in $P1 $P2 $P3; do
