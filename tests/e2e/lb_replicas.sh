@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # lb_replicas.sh — three `gyro serve` replicas behind HAProxy on loopback, configured by
 # doc/deploy/haproxy-gyro.cfg itself (only its ports and socket path replaced; run as the
-# current user from $TMPDIR, no system service). Under load from h2load and from a gRPC client
+# current user from $TMPDIR, no system service), the replicas started by the ExecStart line of
+# doc/deploy/gyro-serve@.service. Under load from h2load and from a gRPC client
 # (Debian's python3-grpcio) that records the status of every call:
 #   - one replica is killed (SIGKILL) and restarted on its port: the calls it had in flight and
 #     those sent to it before its health check failed are retried on the others by HAProxy;
@@ -58,11 +59,22 @@ declare -A PORT=([1]=$P1 [2]=$P2 [3]=$P3)
 LB=127.0.0.1:$PLB
 
 # start_replica I: gyro serve on its port, the shared model file
+# start_replica I: the ExecStart line of doc/deploy/gyro-serve@.service, with this build's gyro,
+# the instance (%i) replica I's port, GYRO_MODEL the shared model file and GYRO_SERVE_OPTS a port
+# file and small thread counts
+unit=doc/deploy/gyro-serve@.service
+execstart=$(sed -n 's/^ExecStart=//p' "$unit")
+[[ "$execstart" == '/usr/local/bin/gyro serve --addr 127.0.0.1:%i --model ${GYRO_MODEL} '*' $GYRO_SERVE_OPTS' ]] \
+  || fail "$unit: unexpected ExecStart '$execstart' (update this test)"
 start_replica() {
-  local i=$1 pf="$T/port$1"
+  local i=$1 pf="$T/port$1" line args
   rm -f "$pf"
-  "$GYRO" serve --model "$T/serve.model" --addr "127.0.0.1:${PORT[$i]}" --port-file "$pf" --threads 2 --pool 1 \
-    --drain-ms 2000 --grace-ms 2000 2>>"$T/r$i.log" &
+  line=${execstart//\/usr\/local\/bin\/gyro/$GYRO}
+  line=${line//%i/${PORT[$i]}}
+  line=${line//'${GYRO_MODEL}'/$T/serve.model}
+  line=${line//'$GYRO_SERVE_OPTS'/--port-file $pf --threads 2 --pool 1}
+  read -ra args <<<"$line"
+  "${args[@]}" 2>>"$T/r$i.log" &
   RPID[$i]=$!
   echo "${RPID[$i]}" > "$T/pid.${PORT[$i]}"
   for _ in $(seq 1 200); do [ -s "$pf" ] && return 0; kill -0 "${RPID[$i]}" 2>/dev/null || break; sleep 0.05; done
@@ -192,13 +204,20 @@ done
 echo "ok   rolling SIGHUP: each replica reloaded ($vA -> $vB) and SERVING before the next"
 
 # 3. graceful restart of replica 3: SIGTERM drains 2 s with NOT_SERVING, HAProxy takes it out
+t0=$(date +%s.%N)
 kill -TERM "${RPID[3]}"
-wait_state 3 DOWN 3
+wait_state 3 DOWN 6
+down=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.2f", b - a}')
+# taken out within the unit's --drain-ms, while the replica still listened: the check saw
+# NOT_SERVING, not a refused connection
+drain_ms=$(grep -o -- '--drain-ms [0-9]*' <<<"$execstart" | cut -d' ' -f2)
+awk -v d="$down" -v m="$drain_ms" 'BEGIN {exit !(d * 1000 < m)}' \
+  || fail "replica 3 marked DOWN ${down}s after SIGTERM, not within its drain of $drain_ms ms"
 rc=0; wait "${RPID[3]}" || rc=$?
 [ "$rc" = 0 ] || fail "replica 3 exited $rc after SIGTERM"
 start_replica 3
 wait_state 3 UP 10
-echo "ok   replica 3 drained (NOT_SERVING -> DOWN in HAProxy before it stopped), restarted, UP"
+echo "ok   replica 3 drained: NOT_SERVING, DOWN in HAProxy after ${down}s (drain $drain_ms ms); exited 0, restarted, UP"
 sleep 1
 
 # ---- end of the load: count ---------------------------------------------------------------------
