@@ -1278,6 +1278,8 @@ gyro_status gyro_rpc_stream_recv(gyro_rpc_stream *st, const ProtobufCMessageDesc
     return GYRO_OK;
 }
 
+void gyro_rpc_stream_cancel(gyro_rpc_stream *st) { grpc_call_cancel(st->call, NULL); }
+
 gyro_status gyro_rpc_stream_finish(gyro_rpc_stream *st, int *code, char **details)
 {
     if (details) *details = NULL;

@@ -223,6 +223,10 @@ gyro_status gyro_rpc_stream_close_send(gyro_rpc_stream *st);
 gyro_status gyro_rpc_stream_recv(gyro_rpc_stream *st, const ProtobufCMessageDescriptor *type,
                                  ProtobufCMessage **out);
 
+/* Cancel the call (the server sees the client leave: CANCELLED); finish it afterwards, which
+ * then reports CANCELLED. */
+void gyro_rpc_stream_cancel(gyro_rpc_stream *st);
+
 /* Wait for the call's status and free the stream. *code gets the gRPC status; details (may be
  * NULL) gets a malloc'd copy of the status message. */
 gyro_status gyro_rpc_stream_finish(gyro_rpc_stream *st, int *code, char **details);

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/core/progress.h"
 #include "pipeline/stream.h"
 #include "proto/gyro.pb-c.h"
 
@@ -24,25 +23,32 @@ struct gyro_progress_stream {
 
 static int open_count;
 
+void gyro_progress_message_fill(Gyro__V1__TrainingProgress *m, const gyro_progress_event *e, const char *stage,
+                                int epochs, uint64_t step)
+{
+    gyro__v1__training_progress__init(m);
+    m->stage = (char *)stage;
+    m->fraction = e->fraction;
+    m->rate = e->rate;
+    m->learning_rate = e->lr;
+    m->loss = e->loss;
+    m->eta_seconds = e->eta;
+    m->elapsed_seconds = e->elapsed;
+    m->step = step;
+    if (epochs > 0) {
+        double f = e->fraction < 0 ? 0 : e->fraction;
+        int ep = (int)floor(f * epochs) + 1;
+        m->epoch = (uint32_t)(ep > epochs ? epochs : ep);
+    }
+    m->dev_accuracy = NAN;
+}
+
 static void on_progress(void *ctx, const gyro_progress_event *e)
 {
     gyro_progress_stream *ps = ctx;
     if (ps->err) return;
-    Gyro__V1__TrainingProgress m = GYRO__V1__TRAINING_PROGRESS__INIT;
-    m.stage = ps->stage;
-    m.fraction = e->fraction;
-    m.rate = e->rate;
-    m.learning_rate = e->lr;
-    m.loss = e->loss;
-    m.eta_seconds = e->eta;
-    m.elapsed_seconds = e->elapsed;
-    m.step = ++ps->step;
-    if (ps->epochs > 0) {
-        double f = e->fraction < 0 ? 0 : e->fraction;
-        int ep = (int)floor(f * ps->epochs) + 1;
-        m.epoch = (uint32_t)(ep > ps->epochs ? ps->epochs : ep);
-    }
-    m.dev_accuracy = NAN;
+    Gyro__V1__TrainingProgress m;
+    gyro_progress_message_fill(&m, e, ps->stage, ps->epochs, ++ps->step);
     gyro_status st = gyro_stream_write(ps->w, &m.base);
     if (!st && fflush(ps->fp) != 0) st = gyro_error_set(GYRO_ERR_IO, "progress stream: write error: %s", strerror(errno));
     if (st) {

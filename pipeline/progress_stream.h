@@ -15,7 +15,11 @@
 #ifndef GYRO_PIPELINE_PROGRESS_STREAM_H
 #define GYRO_PIPELINE_PROGRESS_STREAM_H
 
+#include <stdint.h>
+
+#include "models/core/progress.h"
 #include "models/core/status.h"
+#include "proto/gyro.pb-c.h"
 
 typedef struct gyro_progress_stream gyro_progress_stream;
 
@@ -29,5 +33,12 @@ gyro_status gyro_progress_stream_open(const char *path, const char *stage, int e
 /* Stop observing, close the file and free the stream. Returns GYRO_ERR_IO if any record could
  * not be written (the first error's message), else GYRO_OK. NULL is a no-op. */
 gyro_status gyro_progress_stream_close(gyro_progress_stream *ps);
+
+/* The TrainingProgress record of one reporter event, as the stream writes it and as the gRPC
+ * training methods (pipeline/service_train.h) send it: `stage` (borrowed: m->stage points to
+ * it), the event's figures, `step`, and the 1-based epoch from the fraction when `epochs` > 0
+ * (else 0); dev_accuracy NaN. The done/output_path/model_version fields are left unset. */
+void gyro_progress_message_fill(Gyro__V1__TrainingProgress *m, const gyro_progress_event *e, const char *stage,
+                                int epochs, uint64_t step);
 
 #endif

@@ -16,6 +16,7 @@
  */
 #include "pipeline/reflection.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -349,3 +350,77 @@ const uint8_t *gyro_reflection_file_bytes(const gyro_reflection *r, int file, si
 }
 
 const char *gyro_reflection_file_name(const gyro_reflection *r, int file) { return r->files[file].name; }
+
+/* ---- reading a service from a file (the client side of reflection) ------------------------------ */
+
+/* The bool (varint) field `number` of the message in w: its last value, 0 if absent, -1 on
+ * malformed input. */
+static int rd_bool(wire w, uint32_t number)
+{
+    int v = 0;
+    while (w.p < w.end) {
+        uint64_t key, x;
+        if (!rd_varint(&w, &key)) return -1;
+        switch (key & 7) {
+        case 0:
+            if (!rd_varint(&w, &x)) return -1;
+            if ((key >> 3) == number) v = x != 0;
+            break;
+        case 1:
+            if (w.end - w.p < 8) return -1;
+            w.p += 8;
+            break;
+        case 5:
+            if (w.end - w.p < 4) return -1;
+            w.p += 4;
+            break;
+        case 2:
+            if (!rd_varint(&w, &x) || x > (uint64_t)(w.end - w.p)) return -1;
+            w.p += x;
+            break;
+        default: return -1;
+        }
+    }
+    return v;
+}
+
+int gyro_reflection_service_methods(const uint8_t *file, size_t len, const char *service,
+                                    gyro_reflection_method_fn fn, void *ctx)
+{
+    wire w = {file, file + len};
+    char *pkg = rd_string(w, 2);
+    if (!pkg) return -1;
+    uint32_t n;
+    int is_len, r, found = -1;
+    wire svc;
+    while (found < 0 && (r = rd_field(&w, &n, &is_len, &svc)) > 0) {
+        if (n != 6 || !is_len) continue;
+        char *name = rd_string(svc, 1);
+        if (!name) break;
+        char full[512];
+        snprintf(full, sizeof full, "%s%s%s", pkg, pkg[0] ? "." : "", name);
+        free(name);
+        if (strcmp(full, service[0] == '.' ? service + 1 : service)) continue;
+        found = 0;
+        wire m, sw = svc;
+        while ((r = rd_field(&sw, &n, &is_len, &m)) > 0) {
+            if (n != 2 || !is_len) continue;
+            char *mname = rd_string(m, 1), *in = rd_string(m, 2), *out = rd_string(m, 3);
+            int cs = rd_bool(m, 5), ss = rd_bool(m, 6);
+            if (mname && in && out && cs >= 0 && ss >= 0) {
+                if (fn) fn(ctx, mname, in[0] == '.' ? in + 1 : in, out[0] == '.' ? out + 1 : out, cs, ss);
+                found++;
+            } else {
+                r = -1;
+            }
+            free(mname);
+            free(in);
+            free(out);
+            if (r < 0) break;
+        }
+        if (r < 0) found = -1;
+        break;
+    }
+    free(pkg);
+    return found;
+}

@@ -52,4 +52,17 @@ int gyro_reflection_closure(const gyro_reflection *r, int file, int *out);
 const uint8_t *gyro_reflection_file_bytes(const gyro_reflection *r, int file, size_t *len);
 const char *gyro_reflection_file_name(const gyro_reflection *r, int file);
 
+/* A method as gyro_reflection_service_methods reports it: names fully qualified without the
+ * leading '.', the streaming flags 0 or 1. The strings are valid during the call only. */
+typedef void (*gyro_reflection_method_fn)(void *ctx, const char *name, const char *input_type,
+                                          const char *output_type, int client_streaming,
+                                          int server_streaming);
+
+/* The client side: read the serialized FileDescriptorProto of `len` bytes at `file` (as a
+ * reflection response carries it) and call fn (may be NULL) for every method of the service
+ * `service` ("gyro.v1.Gyro"; a leading '.' is accepted), in declaration order. Returns the
+ * number of methods, or -1 when the file does not declare that service or is malformed. */
+int gyro_reflection_service_methods(const uint8_t *file, size_t len, const char *service,
+                                    gyro_reflection_method_fn fn, void *ctx);
+
 #endif

@@ -95,6 +95,8 @@ struct gyro_service {
     pthread_mutex_t info_mu;
     loaded_model info;                /* version, loaded_at, load_seconds only */
     uint64_t reloads_ok, reloads_refused;
+    pthread_mutex_t reload_mu;        /* one reload or swap at a time (SIGHUP, TrainClassifier) */
+    gyro_trainer *trainer;            /* --train-dir: TrainEmbeddings, TrainClassifier; or NULL */
 };
 
 static void model_free(loaded_model *lm, int n_threads)
@@ -161,6 +163,8 @@ static loaded_model *pin(gyro_service *svc, int t)
 
 static void unpin(gyro_service *svc, int t) { atomic_store(&svc->hazard[t].p, NULL); }
 
+static gyro_status trainer_new(gyro_service *svc);
+
 gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out)
 {
     *out = NULL;
@@ -170,6 +174,7 @@ gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out
     if (!svc) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
     svc->opt = *opt;
     pthread_mutex_init(&svc->info_mu, NULL);
+    pthread_mutex_init(&svc->reload_mu, NULL);
     if (!svc->opt.max_text_bytes) svc->opt.max_text_bytes = GYRO_SERVICE_DEFAULT_MAX_TEXT;
     svc->hazard = calloc((size_t)opt->n_threads, sizeof *svc->hazard);
     svc->ts = calloc((size_t)opt->n_threads, sizeof *svc->ts);
@@ -242,11 +247,19 @@ gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out
             return st;
         }
     }
+    if (opt->train_dir) {
+        gyro_status st = trainer_new(svc);
+        if (st != GYRO_OK) {
+            gyro_service_free(svc);
+            return st;
+        }
+    }
     *out = svc;
     return GYRO_OK;
 }
 
-gyro_status gyro_service_reload(gyro_service *svc)
+/* Load model_path and swap it in (the caller holds reload_mu). */
+static gyro_status reload_locked(gyro_service *svc)
 {
     if (!svc->model_path) return gyro_error_set(GYRO_ERR_USAGE, "no --model to reload");
     loaded_model *lm;
@@ -270,6 +283,55 @@ gyro_status gyro_service_reload(gyro_service *svc)
     return GYRO_OK;
 }
 
+gyro_status gyro_service_reload(gyro_service *svc)
+{
+    pthread_mutex_lock(&svc->reload_mu);
+    gyro_status st = reload_locked(svc);
+    pthread_mutex_unlock(&svc->reload_mu);
+    return st;
+}
+
+gyro_status gyro_service_serve_file(gyro_service *svc, const char *path)
+{
+    char *p = strdup(path);
+    if (!p) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    pthread_mutex_lock(&svc->reload_mu);
+    char *old = svc->model_path;
+    svc->model_path = p;
+    gyro_status st = reload_locked(svc);
+    if (st != GYRO_OK) svc->model_path = old;
+    pthread_mutex_unlock(&svc->reload_mu);
+    free(st != GYRO_OK ? p : old);
+    return st;
+}
+
+/* The trainer's hooks: serve a trained classifier; wake the parked training calls. */
+static gyro_status trainer_install(void *ctx, const char *path, char *version, size_t cap)
+{
+    gyro_service *svc = ctx;
+    gyro_status st = gyro_service_serve_file(svc, path);
+    if (st == GYRO_OK) snprintf(version, cap, "%s", gyro_service_model_version(svc));
+    return st;
+}
+
+static void trainer_notify(void *ctx)
+{
+    gyro_rpc_server_notify((gyro_rpc_server *)atomic_load(&((gyro_service *)ctx)->server));
+}
+
+static gyro_status trainer_new(gyro_service *svc)
+{
+    gyro_trainer_limits lim = svc->opt.train_limits;
+    lim.dir = svc->opt.train_dir;
+    if (!lim.max_epochs) lim.max_epochs = GYRO_TRAIN_DEFAULT_MAX_EPOCHS;
+    if (!lim.max_dim) lim.max_dim = GYRO_TRAIN_DEFAULT_MAX_DIM;
+    if (!lim.max_examples) lim.max_examples = GYRO_TRAIN_DEFAULT_MAX_EXAMPLES;
+    if (!lim.max_file_bytes) lim.max_file_bytes = GYRO_TRAIN_DEFAULT_MAX_FILE_BYTES;
+    if (!(lim.max_seconds > 0)) lim.max_seconds = GYRO_TRAIN_DEFAULT_MAX_SECONDS;
+    gyro_trainer_hooks hooks = {svc, trainer_install, trainer_notify};
+    return gyro_trainer_new(&lim, &hooks, &svc->trainer);
+}
+
 const char *gyro_service_model_version(const gyro_service *svc)
 {
     loaded_model *lm = atomic_load(&((gyro_service *)svc)->current);
@@ -287,6 +349,7 @@ void gyro_service_attach(gyro_service *svc, const gyro_rpc_server *srv) { atomic
 void gyro_service_free(gyro_service *svc)
 {
     if (!svc) return;
+    gyro_trainer_free(svc->trainer); /* first: its thread may still swap a model in */
     model_free(atomic_load(&svc->current), svc->opt.n_threads);
     gyro_embedding_table_free(svc->table);
     gyro_embedding_table_free(svc->table_alt);
@@ -309,6 +372,7 @@ void gyro_service_free(gyro_service *svc)
     free(svc->hazard);
     free(svc->model_path);
     pthread_mutex_destroy(&svc->info_mu);
+    pthread_mutex_destroy(&svc->reload_mu);
     free(svc);
 }
 
@@ -897,6 +961,20 @@ out:
     return code;
 }
 
+/* TrainEmbeddings and TrainClassifier (pipeline/service_train.h): server streaming, parked between
+ * progress messages; the training runs on the trainer's own thread. */
+static int h_train_embeddings(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
+{
+    (void)t;
+    return gyro_trainer_handle_embeddings(((gyro_service *)ctx)->trainer, request, reply);
+}
+
+static int h_train_classifier(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
+{
+    (void)t;
+    return gyro_trainer_handle_classifier(((gyro_service *)ctx)->trainer, request, reply);
+}
+
 static const gyro_rpc_method service_methods[] = {
     {"/gyro.v1.Gyro/Classify", GYRO_RPC_UNARY, &gyro__v1__classify_request__descriptor, 1, h_classify},
     {"/gyro.v1.Gyro/ClassifyStream", GYRO_RPC_BIDI_STREAMING, &gyro__v1__classify_request__descriptor, 1,
@@ -917,6 +995,10 @@ static const gyro_rpc_method service_methods[] = {
      * wire, so the same handler and types answer it */
     {"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", GYRO_RPC_BIDI_STREAMING,
      &grpc__reflection__v1alpha__server_reflection_request__descriptor, 0, h_reflection},
+    {"/gyro.v1.Gyro/TrainEmbeddings", GYRO_RPC_SERVER_STREAMING, &gyro__v1__train_embeddings_request__descriptor, 0,
+     h_train_embeddings},
+    {"/gyro.v1.Gyro/TrainClassifier", GYRO_RPC_SERVER_STREAMING, &gyro__v1__train_classifier_request__descriptor, 0,
+     h_train_classifier},
 };
 
 const gyro_rpc_method *gyro_service_methods(int *n)

@@ -21,6 +21,7 @@
 
 #include "models/core/status.h"
 #include "pipeline/grpc_core.h"
+#include "pipeline/service_train.h"
 
 typedef struct gyro_service gyro_service;
 
@@ -38,6 +39,11 @@ typedef struct gyro_service_options {
                                     ones get INVALID_ARGUMENT. 0: GYRO_SERVICE_DEFAULT_MAX_TEXT */
     const char *hrm_path;        /* Sudoku model (gyro hrm train); NULL: Reason with environment
                                     "sudoku" answers UNAVAILABLE (pipeline/reason_sudoku.h) */
+    const char *train_dir;       /* TrainEmbeddings and TrainClassifier read and write under this
+                                    directory (pipeline/service_train.h); NULL: they answer
+                                    UNAVAILABLE */
+    gyro_trainer_limits train_limits; /* their limits (the dir field is ignored; train_dir is
+                                    used); zeros: the GYRO_TRAIN_DEFAULT_* values */
 } gyro_service_options;
 
 #define GYRO_SERVICE_DEFAULT_MAX_TEXT ((size_t)1 << 20)
@@ -51,6 +57,12 @@ gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out
  * old model keeps serving and the loader's status is returned. Call from one thread at a time.
  * GYRO_ERR_USAGE if the service was started without a model path. */
 gyro_status gyro_service_reload(gyro_service *svc);
+
+/* Load the classifier file `path` and serve it, as gyro_service_reload does (in-flight calls
+ * finish on the old model); from then on `path` is the file SIGHUP reloads. Serialized with
+ * gyro_service_reload. Errors: the loader's status (the old model and path stay), GYRO_ERR_NOMEM.
+ * Used by TrainClassifier once the trained model is written. */
+gyro_status gyro_service_serve_file(gyro_service *svc, const char *path);
 
 /* Version string of the model being served, or "" without one (owned by the service; valid
  * until the next reload). */

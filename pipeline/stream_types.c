@@ -36,6 +36,8 @@ static const ProtobufCMessageDescriptor *const known_types[] = {
     &gyro__v1__reason_request__descriptor,
     &gyro__v1__reason_step__descriptor,
     &gyro__v1__reason_response__descriptor,
+    &gyro__v1__train_embeddings_request__descriptor,
+    &gyro__v1__train_classifier_request__descriptor,
     &gyro__v1__stats_request__descriptor,
     &gyro__v1__status_count__descriptor,
     &gyro__v1__latency_bucket__descriptor,

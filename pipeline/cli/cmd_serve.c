@@ -35,6 +35,9 @@
 typedef struct serve_args {
     const char *model, *emb, *policy, *composite, *hrm, *addr, *cert, *key, *ca, *port_file, *metrics_addr;
     long threads, pool, max_bytes, max_buffer, max_text, drain_ms, grace_ms;
+    const char *train_dir;
+    long train_epochs, train_dim, train_examples, train_file_bytes;
+    double train_seconds;
 } serve_args;
 
 static const gyro_opt serve_opts[] = {
@@ -86,13 +89,32 @@ static const gyro_opt serve_opts[] = {
                       "(grpc_server_handling_seconds), calls in flight, uptime, health, the served model "
                       "(gyro_model_info{version}, load time and duration) and reloads by result. The "
                       "bound address is printed on stderr."),
+    GYRO_O_SECTION("Training over gRPC (TrainEmbeddings, TrainClassifier):"),
+    GYRO_O_STR("train-dir", 0, serve_args, train_dir, "DIR", NULL,
+               "enable training: data files are read and trained tables and models written under DIR only",
+               .man = "A request names files relative to DIR; a path with '..' is INVALID_ARGUMENT, one that "
+                      "resolves outside DIR (an absolute path, a symbolic link) PERMISSION_DENIED. Outputs are "
+                      "written atomically; a trained classifier is then served (the swap SIGHUP makes, and SIGHUP "
+                      "reloads that file afterwards). One training at a time (RESOURCE_EXHAUSTED beyond), on its "
+                      "own thread; a cancelled call stops it and writes nothing. Without --train-dir the training "
+                      "methods answer UNAVAILABLE."),
+    GYRO_O_LONG("train-max-epochs", 0, serve_args, train_epochs, "N", "100", 1, 100000,
+                "larger epochs in a training request are INVALID_ARGUMENT"),
+    GYRO_O_LONG("train-max-dim", 0, serve_args, train_dim, "N", "512", 1, 4096,
+                "larger dimensions in a training request are INVALID_ARGUMENT"),
+    GYRO_O_LONG("train-max-examples", 0, serve_args, train_examples, "N", "1000000", 1, 1L << 40,
+                "most examples or documents one training reads"),
+    GYRO_O_LONG("train-max-file-bytes", 0, serve_args, train_file_bytes, "N", "268435456", 1, 1L << 50,
+                "largest data file a training reads from --train-dir"),
+    GYRO_O_DOUBLE("train-max-seconds", 0, serve_args, train_seconds, "S", "3600", 0, 0,
+                  "a training still running after S seconds stops with DEADLINE_EXCEEDED, writing nothing"),
     GYRO_O_END,
 };
 
 const gyro_cmd_spec gyro_spec_serve = {
     "serve", "[options]",
     "Serve gyro over gRPC: gyro.v1.Gyro (Classify, ClassifyStream, Normalize, Embed, Neighbors, "
-    "Reason, Stats), grpc.health.v1.Health (Check, Watch) and server reflection "
+    "Reason, Stats, and with --train-dir TrainEmbeddings and TrainClassifier), grpc.health.v1.Health (Check, Watch) and server reflection "
     "(grpc.reflection.v1alpha and v1, for grpcurl and other generic clients).",
     "Signals: SIGHUP reloads the model; SIGTERM or SIGINT drains and exits 0.",
     serve_opts,
@@ -186,7 +208,9 @@ static gyro_status start(const serve_args *o, serving *v)
     if (o->key && (st = read_file(o->key, &v->key_pem)) != GYRO_OK) return st;
     if (o->ca && (st = read_file(o->ca, &v->ca_pem)) != GYRO_OK) return st;
     gyro_service_options so = {o->model, o->emb, o->policy, (int)(o->threads + o->pool), 5, 100, o->composite,
-                               (size_t)o->max_text, o->hrm};
+                               (size_t)o->max_text, o->hrm, o->train_dir,
+                               {NULL, (int)o->train_epochs, (int)o->train_dim, o->train_examples,
+                                o->train_file_bytes, o->train_seconds}};
     if ((st = gyro_service_new(&so, &v->svc)) != GYRO_OK) return st;
     int n_methods;
     const gyro_rpc_method *methods = gyro_service_methods(&n_methods);
@@ -299,6 +323,7 @@ int gyro_cmd_serve(int argc, char **argv)
     if (first < argc) return gyro_cli_usage_error(cmd, "unexpected argument '%s'", argv[first]);
     if ((o.cert == NULL) != (o.key == NULL)) return gyro_cli_usage_error(cmd, "--tls-cert and --tls-key go together");
     if (o.ca && !o.cert) return gyro_cli_usage_error(cmd, "--tls-client-ca needs --tls-cert and --tls-key");
+    if (!(o.train_seconds > 0)) return gyro_cli_usage_error(cmd, "--train-max-seconds must be > 0");
 
     /* The server's own threads run the inferences; OpenBLAS threads on top of them would
      * oversubscribe the cores (and their spinning multiplies latency under load). */
