@@ -7,7 +7,7 @@
         print(intent.label, round(intent.probability, 3))
 
 One method per RPC of gyro.v1.Gyro (Classify, ClassifyStream, Normalize, Embed, Neighbors,
-Reason, Stats) and grpc.health.v1.Health (Check: health(), Watch: watch_health()); each returns
+Reason, Stats, TrainClassifier, TrainEmbeddings) and grpc.health.v1.Health (Check: health(), Watch: watch_health()); each returns
 the response message (streaming methods: an iterator of messages); model_version() names the
 served model. A call that does not end with OK raises a
 gyro.errors.RpcError subclass named after its status code (gyro.Unavailable,
@@ -205,6 +205,62 @@ class Client:
         """The server's counters: a gyro_pb2.StatsResponse (calls per method and status code,
         the latency histogram, uptime, model version)."""
         return self._unary("/gyro.v1.Gyro/Stats", self.stub.Stats, gyro_pb2.StatsRequest(), timeout)
+
+    # -- training (gyro serve --train-dir) -----------------------------------------------------------
+    def train_classifier(self, examples=(), data_path="", output="", geometry="", arch="", dim=0, epochs=0,
+                         lr=0.0, seed=0, embeddings_path="", timeout=None):
+        """Train an intent classifier on the server, which then serves it: an iterator of
+        gyro_pb2.TrainingProgress (stage "classify", epoch, fraction, loss, learning_rate, rate,
+        elapsed_seconds) while it trains, the last one with done=True, output_path (the model
+        file under the server's --train-dir) and model_version (what Classify now answers with).
+
+        `examples`: gyro_pb2.Example messages or (text, label) / (text, label, session) tuples,
+        sent in the request; or `data_path`, a file under the server's --train-dir (Example
+        stream, TSV or fastText text). `output`: the model's file name there ("": one from the
+        time). geometry "hyperbolic" (default) / "euclidean" / "lorentz"; arch "ngrams" /
+        "transformer"; dim, epochs, lr, seed 0: defaults; `embeddings_path`: a table under
+        --train-dir to start from (train_embeddings' output_path). The server bounds epochs,
+        dim, data and time (gyro serve --train-max-*).
+
+        Errors (raised while iterating): ResourceExhausted while another training runs,
+        InvalidArgument for empty or malformed data, options over the limits or a path with
+        '..', PermissionDenied for a path that resolves outside --train-dir, NotFound,
+        Unavailable without --train-dir, DeadlineExceeded past --train-max-seconds. Closing the
+        iterator (or leaving the for loop) cancels the call: the training stops, nothing is
+        written and the old model keeps serving. timeout=None (the default here): no deadline.
+        """
+        msgs = []
+        for e in examples:
+            if isinstance(e, gyro_pb2.Example):
+                msgs.append(e)
+            else:
+                e = tuple(e)
+                msgs.append(gyro_pb2.Example(text=e[0], label=e[1], session=e[2] if len(e) > 2 else ""))
+        req = gyro_pb2.TrainClassifierRequest(examples=msgs, data_path=data_path, output=output, geometry=geometry,
+                                              arch=arch, dim=dim, epochs=epochs, lr=lr, seed=seed,
+                                              embeddings_path=embeddings_path)
+        call = self.stub.TrainClassifier(req, timeout=self._timeout(timeout))
+        return self._stream("/gyro.v1.Gyro/TrainClassifier", call)
+
+    def train_embeddings(self, documents=(), corpus_path="", output="", dim=0, epochs=0, window=0, negatives=0,
+                         min_count=0, seed=0, euclidean=False, timeout=None):
+        """Train character embeddings (char2vec) on the server: an iterator of
+        gyro_pb2.TrainingProgress (stage "char2vec"), the last one with done=True and
+        output_path, the table written under the server's --train-dir (give it to
+        train_classifier as embeddings_path, or to `gyro serve --embeddings`).
+
+        `documents`: strings (one document each, normalized by the server as `gyro char2vec
+        train` normalizes text) or gyro_pb2.Document messages (e.g. from gyro.read_documents);
+        or `corpus_path`, a text file or Document stream under --train-dir. dim (100), epochs
+        (5), window (5), negatives (5), min_count (1), seed (1): 0 means the default;
+        euclidean=True trains word2vec's skip-gram instead of the hyperboloid. Errors and
+        cancellation as train_classifier."""
+        docs = [d if isinstance(d, gyro_pb2.Document) else gyro_pb2.Document(text=d) for d in documents]
+        req = gyro_pb2.TrainEmbeddingsRequest(documents=docs, corpus_path=corpus_path, output=output, dim=dim,
+                                              epochs=epochs, window=window, negatives=negatives,
+                                              min_count=min_count, seed=seed, euclidean=euclidean)
+        call = self.stub.TrainEmbeddings(req, timeout=self._timeout(timeout))
+        return self._stream("/gyro.v1.Gyro/TrainEmbeddings", call)
 
     # -- grpc.health.v1.Health ------------------------------------------------------------------
     def health(self, service="", timeout=_CLIENT_DEFAULT):
