@@ -1,6 +1,7 @@
 /* check_reflection.c — Check suite for pipeline/reflection: the descriptor set compiled into
  * libgyro indexes its files, symbols of every kind and imports; malformed sets are refused. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,12 +119,53 @@ START_TEST(test_imports_and_malformed)
 }
 END_TEST
 
+/* The methods gyro_reflection_service_methods reports, one "name in out cs ss" line each. */
+static char methods_seen[4096];
+
+static void collect(void *ctx, const char *name, const char *in, const char *out, int cs, int ss)
+{
+    (void)ctx;
+    size_t n = strlen(methods_seen);
+    snprintf(methods_seen + n, sizeof methods_seen - n, "%s %s %s %d %d\n", name, in, out, cs, ss);
+}
+
+START_TEST(test_service_methods)
+{
+    gyro_reflection *r = embedded();
+    size_t len;
+    const uint8_t *file = gyro_reflection_file_bytes(r, gyro_reflection_find_file(r, "gyro.proto"), &len);
+    methods_seen[0] = 0;
+    ck_assert_int_eq(gyro_reflection_service_methods(file, len, "gyro.v1.Gyro", collect, NULL), 9);
+    ck_assert_ptr_nonnull(strstr(methods_seen, "Classify gyro.v1.ClassifyRequest gyro.v1.ClassifyResponse 0 0\n"));
+    ck_assert_ptr_nonnull(strstr(methods_seen, "ClassifyStream gyro.v1.ClassifyRequest gyro.v1.ClassifyResponse 1 1\n"));
+    ck_assert_ptr_nonnull(strstr(methods_seen, "Normalize gyro.v1.NormalizeRequest gyro.v1.Document 0 1\n"));
+    ck_assert_ptr_nonnull(strstr(methods_seen, "TrainClassifier gyro.v1.TrainClassifierRequest gyro.v1.TrainingProgress 0 1\n"));
+    /* a leading '.', and without a callback: only the count */
+    ck_assert_int_eq(gyro_reflection_service_methods(file, len, ".gyro.v1.Gyro", NULL, NULL), 9);
+    /* not declared in this file: a message, another package's service, an unknown name */
+    ck_assert_int_eq(gyro_reflection_service_methods(file, len, "gyro.v1.Example", NULL, NULL), -1);
+    ck_assert_int_eq(gyro_reflection_service_methods(file, len, "grpc.health.v1.Health", NULL, NULL), -1);
+    ck_assert_int_eq(gyro_reflection_service_methods(file, len, "Gyro", NULL, NULL), -1);
+    const uint8_t *health = gyro_reflection_file_bytes(r, gyro_reflection_find_file(r, "health.proto"), &len);
+    methods_seen[0] = 0;
+    ck_assert_int_eq(gyro_reflection_service_methods(health, len, "grpc.health.v1.Health", collect, NULL), 2);
+    ck_assert_str_eq(methods_seen, "Check grpc.health.v1.HealthCheckRequest grpc.health.v1.HealthCheckResponse 0 0\n"
+                                   "Watch grpc.health.v1.HealthCheckRequest grpc.health.v1.HealthCheckResponse 0 1\n");
+    /* malformed bytes: every truncation of the file is refused or read without a crash */
+    for (size_t cut = 0; cut < len; cut++) (void)gyro_reflection_service_methods(health, cut, "grpc.health.v1.Health", NULL, NULL);
+    const uint8_t bad[] = {0x32, 0x05, 0x0a, 0x7f, 'x'};
+    ck_assert_int_eq(gyro_reflection_service_methods(bad, sizeof bad, "x", NULL, NULL), -1);
+    gyro_reflection_free(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("reflection");
     TCase *tc = tcase_create("index");
     tcase_add_test(tc, test_files_and_symbols);
     tcase_add_test(tc, test_imports_and_malformed);
+    tcase_add_test(tc, test_service_methods);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);

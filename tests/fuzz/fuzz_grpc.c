@@ -2,10 +2,14 @@
  * first byte picks a method of the service's table (gyro.v1.Gyro and Health), the rest is the
  * request's bytes, handled by gyro_rpc_call_local exactly as a call would be (unpack, UTF-8
  * check, handler, response checks). The service serves a small classifier, embedding table and
- * RL policy written at start-up into a temporary directory. A status the service never means to
- * give (INTERNAL, UNKNOWN) is a finding. */
+ * RL policy written at start-up into a temporary directory, and trains (TrainEmbeddings,
+ * TrainClassifier) under its own subdirectory with tiny limits: a training started by an input is
+ * cancelled when gyro_rpc_call_local stops it after 4 rounds, and the next inputs meanwhile get
+ * RESOURCE_EXHAUSTED. A status the service never means to give (INTERNAL, UNKNOWN) is a finding. */
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "embeddings/table.h"
 #include "models/classifier.h"
@@ -19,7 +23,23 @@
 static gyro_service *svc;
 static const gyro_rpc_method *methods;
 static int n_methods;
-static char dir[64], model[96], table[96], policy[96];
+static char dir[64], model[96], table[96], policy[96], train[96];
+
+/* Remove the training directory's files (outputs, a work directory's files) and itself. */
+static void remove_train_dir(const char *path, int depth)
+{
+    DIR *d = opendir(path);
+    if (!d) return;
+    struct dirent *e;
+    char p[512];
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+        if (unlink(p) != 0 && depth < 1) remove_train_dir(p, depth + 1);
+    }
+    closedir(d);
+    rmdir(path);
+}
 
 static void cleanup(void)
 {
@@ -27,6 +47,7 @@ static void cleanup(void)
     unlink(model);
     unlink(table);
     unlink(policy);
+    remove_train_dir(train, 0);
     rmdir(dir);
 }
 
@@ -46,6 +67,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     snprintf(model, sizeof model, "%s/m.clf", dir);
     snprintf(table, sizeof table, "%s/t.poi", dir);
     snprintf(policy, sizeof policy, "%s/p.pol", dir);
+    snprintf(train, sizeof train, "%s/train", dir);
+    if (mkdir(train, 0700) != 0) abort();
 
     gyro_label_set *ls;
     must(gyro_label_set_new(&ls), "labels");
@@ -85,6 +108,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     o.n_threads = 1;
     o.default_top_k = 5;
     o.max_top_k = 100;
+    o.train_dir = train;
+    o.train_limits.max_epochs = 2;
+    o.train_limits.max_dim = 8;
+    o.train_limits.max_examples = 64;
+    o.train_limits.max_file_bytes = 1 << 16;
+    o.train_limits.max_seconds = 5;
     must(gyro_service_new(&o, &svc), "service");
     methods = gyro_service_methods(&n_methods);
     atexit(cleanup);
