@@ -305,6 +305,13 @@ gyro_status gyro_service_serve_file(gyro_service *svc, const char *path)
     return st;
 }
 
+void gyro_service_model_path(gyro_service *svc, char *buf, size_t cap)
+{
+    pthread_mutex_lock(&svc->reload_mu);
+    snprintf(buf, cap, "%s", svc->model_path ? svc->model_path : "");
+    pthread_mutex_unlock(&svc->reload_mu);
+}
+
 /* The trainer's hooks: serve a trained classifier; wake the parked training calls. */
 static gyro_status trainer_install(void *ctx, const char *path, char *version, size_t cap)
 {

@@ -64,6 +64,10 @@ gyro_status gyro_service_reload(gyro_service *svc);
  * Used by TrainClassifier once the trained model is written. */
 gyro_status gyro_service_serve_file(gyro_service *svc, const char *path);
 
+/* The file SIGHUP reloads (--model, or the last classifier TrainClassifier served), copied into
+ * buf[cap]; "" without one. Thread-safe. */
+void gyro_service_model_path(gyro_service *svc, char *buf, size_t cap);
+
 /* Version string of the model being served, or "" without one (owned by the service; valid
  * until the next reload). */
 const char *gyro_service_model_version(const gyro_service *svc);

@@ -281,13 +281,15 @@ static void wait_for_signals(const serve_args *o, const sigset_t *sigs, serving 
             continue;
         }
         if (sig != SIGHUP) return;
-        if (!o->model) {
+        char path[4096];
+        gyro_service_model_path(svc, path, sizeof path); /* --model, or the last trained classifier */
+        if (!path[0]) {
             fprintf(stderr, "gyro serve: SIGHUP ignored: no --model to reload\n");
             continue;
         }
         gyro_status rs = gyro_service_reload(svc);
         if (rs == GYRO_OK)
-            fprintf(stderr, "gyro serve: reloaded %s: model %s\n", o->model, gyro_service_model_version(svc));
+            fprintf(stderr, "gyro serve: reloaded %s: model %s\n", path, gyro_service_model_version(svc));
         else
             fprintf(stderr, "gyro serve: reload refused, still serving model %s: %s\n",
                     gyro_service_model_version(svc), gyro_error_message());

@@ -62,6 +62,10 @@ echo "ok   train classifier: $n progress lines, then done: $D/first.model, model
 "$GYRO" client --addr "$ADDR" classify 请播放稻香 | grep -q '^music.play' || fail "Classify with the new model"
 "$GYRO" classify predict -m "$D/first.model" <<< "请播放稻香" | grep -q 'music.play' || fail "the written model does not predict"
 echo "ok   Stats and Classify serve the new model; the file is a model gyro classify predict reads"
+kill -HUP "$SPID"
+for _ in $(seq 1 100); do grep -q 'reloaded .*/first.model: model' "$SLOG" && break; sleep 0.05; done
+grep -q "reloaded $(cd "$D" && pwd -P)/first.model: model $v1" "$SLOG" || fail "SIGHUP did not reload the trained file" "$SLOG"
+echo "ok   SIGHUP now reloads the trained file"
 
 "$GYRO" client --addr "$ADDR" train embeddings --dim 8 --epochs 2 -o chars.pb "$TMPDIR/corpus.txt" > "$TMPDIR/t2.out" \
   || fail "train embeddings" "$TMPDIR/t2.out" "$SLOG"

@@ -1,7 +1,8 @@
 """gyro — Python access to gyro, Chinese NLU in hyperbolic space.
 
     gyro.Client            call `gyro serve` (Classify, ClassifyStream, Normalize, Embed,
-                           Neighbors, Reason, Stats, health) over gRPC
+                           Neighbors, Reason, Stats, health, and training: TrainClassifier,
+                           TrainEmbeddings) over gRPC
     gyro.read_stream       iterate over the records of a gyro stream (any record type)
     gyro.write_stream      write messages as a gyro stream (atomically to a path)
     gyro.StreamReader, gyro.StreamWriter        the same, one record at a time
