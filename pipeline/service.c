@@ -1126,6 +1126,8 @@ gyro_status gyro_service_metrics(gyro_service *svc, const gyro_rpc_server *srv, 
                "# TYPE gyro_uptime_seconds gauge\ngyro_uptime_seconds %.3f\n", st.uptime_seconds);
     fprintf(f, "# HELP gyro_health_serving 1 while health says SERVING, 0 while draining before shutdown.\n"
                "# TYPE gyro_health_serving gauge\ngyro_health_serving %d\n", atomic_load(&svc->serving) ? 1 : 0);
+    fprintf(f, "# HELP gyro_training_running 1 while a TrainEmbeddings or TrainClassifier call trains.\n"
+               "# TYPE gyro_training_running gauge\ngyro_training_running %d\n", gyro_trainer_busy(svc->trainer));
     pthread_mutex_lock(&svc->info_mu);
     loaded_model info = svc->info;
     uint64_t ok = svc->reloads_ok, refused = svc->reloads_refused;
@@ -1142,7 +1144,7 @@ gyro_status gyro_service_metrics(gyro_service *svc, const gyro_rpc_server *srv, 
                    "# TYPE gyro_model_load_duration_seconds gauge\ngyro_model_load_duration_seconds %.6f\n",
                 info.load_seconds);
     }
-    fprintf(f, "# HELP gyro_model_reloads_total Model reloads (SIGHUP) by result.\n"
+    fprintf(f, "# HELP gyro_model_reloads_total Model reloads (SIGHUP, TrainClassifier) by result.\n"
                "# TYPE gyro_model_reloads_total counter\n"
                "gyro_model_reloads_total{result=\"ok\"} %llu\ngyro_model_reloads_total{result=\"refused\"} %llu\n",
             (unsigned long long)ok, (unsigned long long)refused);

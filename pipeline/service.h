@@ -88,8 +88,8 @@ void gyro_service_free(gyro_service *svc);
 /* The service's metrics in the Prometheus text exposition format (version 0.0.4): calls by
  * method and status code (grpc_server_handled_total, with go-grpc-prometheus' label names),
  * cumulative latency histograms of unary methods (grpc_server_handling_seconds), calls in
- * flight, uptime, health, the served model (gyro_model_info{version}, load time and duration)
- * and reloads by result. `srv` is the running server of this service. *text is malloc'd (free
+ * flight, uptime, health, the served model (gyro_model_info{version}, load time and duration),
+ * reloads by result (SIGHUP and TrainClassifier swaps) and whether a training runs. `srv` is the running server of this service. *text is malloc'd (free
  * it), *len its length. Thread-safe (any thread, concurrently with handlers and reloads).
  * Errors: GYRO_ERR_NOMEM. */
 gyro_status gyro_service_metrics(gyro_service *svc, const gyro_rpc_server *srv, char **text, size_t *len);

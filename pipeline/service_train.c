@@ -539,7 +539,7 @@ static int drain(train_job *j, gyro_rpc_reply *reply)
     int n = j->qn, done = j->done, code = j->code;
     memcpy(q, j->q, (size_t)n * sizeof q[0]);
     j->qn = 0;
-    uint64_t step = ++j->step;
+    uint64_t step = done ? ++j->step : 0; /* the last message follows the progress records */
     char details[512], version[128];
     memcpy(details, j->details, sizeof details);
     memcpy(version, j->version, sizeof version);

@@ -87,8 +87,8 @@ static const gyro_opt serve_opts[] = {
                .man = "Plain HTTP/1.1 on its own thread: calls by method and status code "
                       "(grpc_server_handled_total), cumulative latency histograms of unary methods "
                       "(grpc_server_handling_seconds), calls in flight, uptime, health, the served model "
-                      "(gyro_model_info{version}, load time and duration) and reloads by result. The "
-                      "bound address is printed on stderr."),
+                      "(gyro_model_info{version}, load time and duration), reloads by result and whether a "
+                      "training runs (gyro_training_running). The bound address is printed on stderr."),
     GYRO_O_SECTION("Training over gRPC (TrainEmbeddings, TrainClassifier):"),
     GYRO_O_STR("train-dir", 0, serve_args, train_dir, "DIR", NULL,
                "enable training: data files are read and trained tables and models written under DIR only",
@@ -271,6 +271,7 @@ static void trim_heap(trimmer *t, const gyro_rpc_server *srv)
 /* Serve until SIGTERM or SIGINT; SIGHUP reloads the model; in between, trim the heap. */
 static void wait_for_signals(const serve_args *o, const sigset_t *sigs, serving *v)
 {
+    (void)o; /* SIGHUP reloads the service's current file (--model or the last trained one) */
     gyro_service *svc = v->svc;
     trimmer tr = {0};
     for (;;) {

@@ -46,7 +46,18 @@ grep -q -- '--train-dir' "$TMPDIR/err" || fail "the message does not name --trai
 stop_server
 
 # ---- train, progress, serve ----------------------------------------------------------------------
-start_server train --model "$TMPDIR/old.model" --train-dir "$D" --train-max-epochs 50 --train-max-dim 64
+start_server train --model "$TMPDIR/old.model" --train-dir "$D" --train-max-epochs 50 --train-max-dim 64 \
+  --metrics-addr 127.0.0.1:0
+for _ in $(seq 1 100); do grep -q 'metrics on' "$SLOG" && break; sleep 0.05; done
+MPORT=$(sed -n 's/.*metrics on .* (port \([0-9]*\)).*/\1/p' "$SLOG")
+# metric NAME: its value in the Prometheus text of the server's --metrics-addr
+metric() {
+  exec 3<>"/dev/tcp/127.0.0.1/$MPORT"
+  printf 'GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' >&3
+  sed -n "s/^$1 //p" <&3 | tr -d '\r'
+  exec 3<&-
+}
+[ "$(metric gyro_training_running)" = 0 ] || fail "gyro_training_running is not 0 before any training" "$SLOG"
 v0=$(version)
 "$GYRO" client --addr "$ADDR" train classifier --dim 16 --epochs 30 -o first.model "$TMPDIR/data.tsv" > "$TMPDIR/t1.out" \
   || fail "train classifier" "$TMPDIR/t1.out" "$SLOG"
@@ -88,6 +99,7 @@ C=$!
 for _ in $(seq 1 200); do grep -q '^progress' "$TMPDIR/long.out" && break; sleep 0.05; done
 grep -q '^progress' "$TMPDIR/long.out" || fail "the long training sent no progress" "$TMPDIR/long.out" "$SLOG"
 expect RESOURCE_EXHAUSTED 1 train classifier --epochs 1 "$TMPDIR/data.tsv"
+[ "$(metric gyro_training_running)" = 1 ] || fail "gyro_training_running is not 1 during a training"
 t0=$(date +%s%N)
 for _ in $(seq 1 20); do "$GYRO" client --addr "$ADDR" classify 导航到机场 > /dev/null || fail "Classify during a training"; done
 ms=$(( ($(date +%s%N) - t0) / 20000000 ))
@@ -108,7 +120,9 @@ left=$(find "$D" -name '.gyro-train-*' -o -name '*.tmp.*')
 [ "$(version)" = "$v2" ] || fail "the model changed to $(version) (was $v2)"
 [ "$("$GYRO" client --addr "$ADDR" health)" = SERVING ] || fail "health after the cancellation"
 "$GYRO" client --addr "$ADDR" stats | grep -q 'TrainEmbeddings	CANCELLED	1' || fail "Stats does not count the cancelled call"
+[ "$(metric gyro_training_running)" = 0 ] || fail "gyro_training_running is not 0 after the cancellation"
 echo "ok   nothing written, no work directory left, still SERVING model $v2, the call counted CANCELLED"
+echo "ok   metrics: gyro_training_running 0, 1 during the training, 0 after it"
 
 # ---- paths -----------------------------------------------------------------------------------------
 ln -s /etc/passwd "$D/escape"
