@@ -129,6 +129,8 @@ static int resolve_input(const gyro_trainer *t, const char *field, const char *r
             return gyro_rpc_reply_error(r, GYRO_RPC_NOT_FOUND, "%s '%s': no such file under the server's "
                                         "--train-dir", field, rel);
         }
+        if (errno == ENAMETOOLONG)
+            return gyro_rpc_reply_error(r, GYRO_RPC_INVALID_ARGUMENT, "%s: a name is too long", field);
         return gyro_rpc_reply_error(r, GYRO_RPC_PERMISSION_DENIED, "%s '%s': %s", field, rel, strerror(errno));
     }
     if (!inside(t, real))
@@ -172,6 +174,13 @@ static int resolve_output(gyro_trainer *t, const char *name, const char *prefix,
         if ((s == name || s[-1] == '/') && (*s == '.' || *s == '/'))
             return gyro_rpc_reply_error(r, GYRO_RPC_INVALID_ARGUMENT, "output '%s': a component is empty or "
                                         "starts with '.'", name);
+    for (const char *c = name; *c;) { /* room beside each name for the atomic writer's ".tmp.<pid>.<n>" */
+        size_t n = strcspn(c, "/");
+        if (n > NAME_MAX - 40)
+            return gyro_rpc_reply_error(r, GYRO_RPC_INVALID_ARGUMENT, "output: a name is longer than %d bytes",
+                                        NAME_MAX - 40);
+        c += n + (c[n] == '/');
+    }
     if (name[strlen(name) - 1] == '/')
         return gyro_rpc_reply_error(r, GYRO_RPC_INVALID_ARGUMENT, "output '%s' names a directory", name);
     char joined[PATH_MAX * 2], parent[PATH_MAX * 2], real[PATH_MAX];

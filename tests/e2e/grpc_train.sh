@@ -138,6 +138,9 @@ expect INVALID_ARGUMENT 65 train embeddings -o ../evil.pb "$TMPDIR/corpus.txt"
 expect INVALID_ARGUMENT 65 train embeddings -o .hidden "$TMPDIR/corpus.txt"
 expect PERMISSION_DENIED 1 train embeddings -o "$TMPDIR/evil.pb" "$TMPDIR/corpus.txt"
 expect PERMISSION_DENIED 1 train embeddings -o outside/evil.pb "$TMPDIR/corpus.txt"
+long=$(printf 'x%.0s' $(seq 1 300))
+expect INVALID_ARGUMENT 65 train embeddings -o "$long.pb" "$TMPDIR/corpus.txt"
+expect INVALID_ARGUMENT 65 train classifier --server-path "$long.tsv"
 [ ! -e "$TMPDIR/evil.pb" ] || fail "a file was written outside the directory"
 
 # ---- data and limits -------------------------------------------------------------------------------
