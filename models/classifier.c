@@ -794,7 +794,8 @@ gyro_status gyro_classifier_ngram_bag(const gyro_classifier *m, gyro_tokenizer *
 
 /* ---- prediction ------------------------------------------------------------------------------ */
 
-gyro_status gyro_classifier_scratch_new(const gyro_classifier *m, gyro_classifier_scratch **out)
+/* A scratch, with the transformer's activations for one sequence or (with_acts 0) without. */
+static gyro_status scratch_new(const gyro_classifier *m, int with_acts, gyro_classifier_scratch **out)
 {
     if (out) *out = NULL;
     if (!m || !out) return gyro_error_set(GYRO_ERR_USAGE, "classifier scratch: NULL argument");
@@ -802,7 +803,7 @@ gyro_status gyro_classifier_scratch_new(const gyro_classifier *m, gyro_classifie
     if (!s) return gyro_error_set(GYRO_ERR_NOMEM, "classifier scratch");
     int K = gyro_label_set_count(m->labels), T = m->ng ? m->ng->cfg.max_len : m->tf->cfg.max_len;
     gyro_status st = gyro_tokenizer_new(&m->norm, (gyro_token_unit)m->token_unit, &s->tok);
-    if (st == GYRO_OK && m->tf) st = gyro_tf_acts_new(m->tf, 1, T, 0, &s->acts);
+    if (st == GYRO_OK && m->tf && with_acts) st = gyro_tf_acts_new(m->tf, 1, T, 0, &s->acts);
     if (st == GYRO_OK && m->ng) {
         s->row_cap = gyro_ngram_bag_cap(m->ng);
         s->hash = malloc((size_t)T * sizeof *s->hash);
@@ -823,6 +824,11 @@ gyro_status gyro_classifier_scratch_new(const gyro_classifier *m, gyro_classifie
     if (st) { gyro_classifier_scratch_free(s); return st; }
     *out = s;
     return GYRO_OK;
+}
+
+gyro_status gyro_classifier_scratch_new(const gyro_classifier *m, gyro_classifier_scratch **out)
+{
+    return scratch_new(m, 1, out);
 }
 
 void gyro_classifier_scratch_free(gyro_classifier_scratch *s)
@@ -884,6 +890,24 @@ static gyro_status ngrams_logits(const gyro_classifier *m, gyro_classifier_scrat
     return GYRO_OK;
 }
 
+static gyro_status top_k(const gyro_classifier *m, gyro_classifier_scratch *s, const float *logits, int k,
+                         gyro_intent *out, int *n_out);
+
+/* Tokenize and encode one utterance for the transformer into s->ids; *T its length (0: empty). */
+static gyro_status tf_encode(const gyro_classifier *m, gyro_classifier_scratch *s, const char *text, int *T)
+{
+    char *const *toks;
+    size_t n_toks;
+    const char *norm_text;
+    gyro_status st;
+    *T = 0;
+    if ((st = gyro_tokenizer_run(s->tok, text, strlen(text), &toks, &n_toks, &norm_text))) return st;
+    if ((st = keep_text(s, norm_text))) return st;
+    *T = gyro_classifier_encode(m, toks, n_toks, s->ids, m->tf->cfg.max_len);
+    if (*T == 0) return gyro_error_set(GYRO_ERR_DATA, "empty text after normalization");
+    return GYRO_OK;
+}
+
 gyro_status gyro_classifier_predict_context(const gyro_classifier *m, gyro_classifier_scratch *s,
                                             const char *text, const char *context, int k,
                                             gyro_intent *out, int *n_out)
@@ -896,17 +920,18 @@ gyro_status gyro_classifier_predict_context(const gyro_classifier *m, gyro_class
     if (m->ng) {
         if ((st = ngrams_logits(m, s, text, context, &logits))) return st;
     } else {
-        char *const *toks;
-        size_t n_toks;
-        const char *norm_text;
-        if ((st = gyro_tokenizer_run(s->tok, text, strlen(text), &toks, &n_toks, &norm_text))) return st;
-        if ((st = keep_text(s, norm_text))) return st;
-        const gyro_tf_model *tf = m->tf;
-        int T = gyro_classifier_encode(m, toks, n_toks, s->ids, tf->cfg.max_len);
-        if (T == 0) return gyro_error_set(GYRO_ERR_DATA, "empty text after normalization");
-        if ((st = gyro_tf_forward_packed(tf, m->pack, s->acts, s->ids, &T, 1, T))) return st;
+        int T;
+        if ((st = tf_encode(m, s, text, &T))) return st;
+        if ((st = gyro_tf_forward_packed(m->tf, m->pack, s->acts, s->ids, &T, 1, T))) return st;
         logits = gyro_tf_logits(s->acts);
     }
+    return top_k(m, s, logits, k, out, n_out);
+}
+
+/* Softmax of the K logits into s->probs and the k most probable intents into out. */
+static gyro_status top_k(const gyro_classifier *m, gyro_classifier_scratch *s, const float *logits, int k,
+                         gyro_intent *out, int *n_out)
+{
     int K = gyro_label_set_count(m->labels);
     double mx = -INFINITY, sum = 0;
     for (int i = 0; i < K; i++) if (logits[i] > mx) mx = logits[i];
@@ -930,4 +955,134 @@ gyro_status gyro_classifier_predict_context(const gyro_classifier *m, gyro_class
     }
     *n_out = n;
     return GYRO_OK;
+}
+
+/* ---- batched prediction ------------------------------------------------------------------------ */
+
+#define BATCH_MSG 256
+
+struct gyro_classifier_batch {
+    int max_batch;
+    gyro_classifier_scratch **item; /* (max_batch) per utterance: tokenizer, ids, normalized text,
+                                     * probabilities (no activations) */
+    gyro_tf_acts *acts;             /* (max_batch, max_len) transformer activations, or NULL */
+    int32_t *ids;                   /* (max_batch, max_len) token ids of the batch, row-major */
+    int *lengths;                   /* (max_batch) */
+    int *row;                       /* (max_batch) item -> row of the forward pass, -1: none */
+    char (*msg)[BATCH_MSG];         /* (max_batch) error message per item */
+};
+
+gyro_status gyro_classifier_batch_new(const gyro_classifier *m, int max_batch, gyro_classifier_batch **out)
+{
+    if (out) *out = NULL;
+    if (!m || !out || max_batch < 1) return gyro_error_set(GYRO_ERR_USAGE, "classifier batch: %s", max_batch < 1 ? "max_batch < 1" : "NULL argument");
+    gyro_classifier_batch *b = calloc(1, sizeof *b);
+    if (!b) return gyro_error_set(GYRO_ERR_NOMEM, "classifier batch");
+    b->max_batch = max_batch;
+    size_t nb = (size_t)max_batch;
+    b->item = calloc(nb, sizeof *b->item);
+    b->lengths = calloc(nb, sizeof *b->lengths);
+    b->row = calloc(nb, sizeof *b->row);
+    b->msg = calloc(nb, sizeof *b->msg);
+    gyro_status st = b->item && b->lengths && b->row && b->msg ? GYRO_OK : gyro_error_set(GYRO_ERR_NOMEM, "classifier batch");
+    for (int i = 0; st == GYRO_OK && i < max_batch; i++) st = scratch_new(m, 0, &b->item[i]);
+    if (st == GYRO_OK && m->tf) {
+        int T = m->tf->cfg.max_len;
+        st = gyro_tf_acts_new(m->tf, max_batch, T, 0, &b->acts);
+        if (st == GYRO_OK && !(b->ids = calloc(nb * (size_t)T, sizeof *b->ids)))
+            st = gyro_error_set(GYRO_ERR_NOMEM, "classifier batch");
+    }
+    if (st) { gyro_classifier_batch_free(b); return st; }
+    *out = b;
+    return GYRO_OK;
+}
+
+void gyro_classifier_batch_free(gyro_classifier_batch *b)
+{
+    if (!b) return;
+    if (b->item)
+        for (int i = 0; i < b->max_batch; i++) gyro_classifier_scratch_free(b->item[i]);
+    free(b->item);
+    gyro_tf_acts_free(b->acts);
+    free(b->ids);
+    free(b->lengths);
+    free(b->row);
+    free(b->msg);
+    free(b);
+}
+
+/* Record item i's status and, on error, the thread's message. */
+static gyro_status batch_item(gyro_classifier_batch *b, int i, gyro_status st, gyro_status *status)
+{
+    status[i] = st;
+    if (st) snprintf(b->msg[i], BATCH_MSG, "%s", gyro_error_message());
+    return st;
+}
+
+gyro_status gyro_classifier_predict_batch(const gyro_classifier *m, gyro_classifier_batch *b, int n,
+                                          const char *const *texts, const char *const *contexts, const int *k,
+                                          gyro_intent *const *out, int *n_out, gyro_status *status)
+{
+    if (!m || !b || !texts || !k || !out || !n_out || !status || n < 1 || n > b->max_batch)
+        return gyro_error_set(GYRO_ERR_USAGE, "classify batch: %s",
+                              b && (n < 1 || n > b->max_batch) ? "batch size out of range" : "NULL argument");
+    for (int i = 0; i < n; i++) {
+        n_out[i] = 0;
+        b->msg[i][0] = 0;
+        b->item[i]->text[0] = 0;
+        if (!texts[i] || k[i] < 1)
+            batch_item(b, i, gyro_error_set(GYRO_ERR_USAGE, "classify: %s", k[i] < 1 ? "k must be at least 1" : "NULL argument"), status);
+        else
+            status[i] = GYRO_OK;
+    }
+    if (m->ng) { /* one after the other: an n-gram forward shares nothing between utterances */
+        for (int i = 0; i < n; i++) {
+            if (status[i]) continue;
+            gyro_classifier_scratch *s = b->item[i];
+            const float *logits = NULL;
+            gyro_status st = ngrams_logits(m, s, texts[i], contexts ? contexts[i] : NULL, &logits);
+            if (st == GYRO_OK) st = top_k(m, s, logits, k[i], out[i], &n_out[i]);
+            batch_item(b, i, st, status);
+        }
+        return GYRO_OK;
+    }
+    /* transformer: encode every text, then one forward pass over the valid ones (B, Tmax) */
+    int B = 0, Tmax = 0;
+    for (int i = 0; i < n; i++) {
+        b->row[i] = -1;
+        if (status[i]) continue;
+        int T;
+        if (batch_item(b, i, tf_encode(m, b->item[i], texts[i], &T), status)) continue;
+        b->row[i] = B;
+        b->lengths[B++] = T;
+        if (T > Tmax) Tmax = T;
+    }
+    if (B == 0) return GYRO_OK;
+    for (int i = 0; i < n; i++) {
+        int r = b->row[i];
+        if (r < 0) continue;
+        int32_t *dst = b->ids + (size_t)r * Tmax;
+        memcpy(dst, b->item[i]->ids, (size_t)b->lengths[r] * sizeof *dst);
+        for (int t = b->lengths[r]; t < Tmax; t++) dst[t] = 0; /* padding: masked, never read */
+    }
+    gyro_status st = gyro_tf_forward_packed(m->tf, m->pack, b->acts, b->ids, b->lengths, B, Tmax);
+    const float *logits = st ? NULL : gyro_tf_logits(b->acts);
+    int K = gyro_label_set_count(m->labels);
+    for (int i = 0; i < n; i++) {
+        int r = b->row[i];
+        if (r < 0) continue;
+        if (st) batch_item(b, i, st, status);
+        else batch_item(b, i, top_k(m, b->item[i], logits + (size_t)r * K, k[i], out[i], &n_out[i]), status);
+    }
+    return GYRO_OK;
+}
+
+const char *gyro_classifier_batch_normalized(const gyro_classifier_batch *b, int i)
+{
+    return b && i >= 0 && i < b->max_batch ? gyro_classifier_scratch_normalized(b->item[i]) : "";
+}
+
+const char *gyro_classifier_batch_error(const gyro_classifier_batch *b, int i)
+{
+    return b && i >= 0 && i < b->max_batch ? b->msg[i] : "";
 }

@@ -91,6 +91,36 @@ int gyro_classifier_uses_context(const gyro_classifier *m);
  * valid until the next predict); "" before the first. */
 const char *gyro_classifier_scratch_normalized(const gyro_classifier_scratch *s);
 
+/* ---- batched prediction (the server's dynamic batching) ------------------------------------- */
+
+/* The buffers of one thread predicting up to max_batch utterances at a time. */
+typedef struct gyro_classifier_batch gyro_classifier_batch;
+
+/* Allocate the buffers for batches of up to max_batch (>= 1) utterances of model m. Errors:
+ * GYRO_ERR_USAGE (NULL argument, max_batch < 1), GYRO_ERR_NOMEM, the normalizer's error. */
+gyro_status gyro_classifier_batch_new(const gyro_classifier *m, int max_batch, gyro_classifier_batch **out);
+
+/* Free a batch object. NULL is a no-op. */
+void gyro_classifier_batch_free(gyro_classifier_batch *b);
+
+/* Classify n (1..max_batch) utterances at once: for each i, what gyro_classifier_predict_context
+ * (m, s, texts[i], contexts[i], k[i], out[i], &n_out[i]) gives (same top classes, probabilities
+ * within float rounding), with its own status in status[i]: one bad text fails only its own
+ * item (its message: gyro_classifier_batch_error). A transformer runs the valid utterances as
+ * one forward pass of n sequences padded to the longest (padded positions are masked); an n-gram
+ * model classifies them one after the other (its forward is a bag sum and a small head product:
+ * nothing to share). contexts may be NULL. Returns GYRO_ERR_USAGE for bad arguments (then no
+ * item ran), else GYRO_OK. Allocates nothing once the buffers exist (the normalized texts grow
+ * to the longest seen). */
+gyro_status gyro_classifier_predict_batch(const gyro_classifier *m, gyro_classifier_batch *b, int n,
+                                          const char *const *texts, const char *const *contexts, const int *k,
+                                          gyro_intent *const *out, int *n_out, gyro_status *status);
+
+/* Item i of the last batch: its normalized text ("" when it failed before normalization), and
+ * its error message ("" when it succeeded). Owned by b, valid until the next batch. */
+const char *gyro_classifier_batch_normalized(const gyro_classifier_batch *b, int i);
+const char *gyro_classifier_batch_error(const gyro_classifier_batch *b, int i);
+
 /* ---- building and saving (training) --------------------------------------------------------- */
 
 /* Token id of characters outside the vocabulary (row 0 of the embedding table). */

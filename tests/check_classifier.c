@@ -134,6 +134,103 @@ START_TEST(test_round_trip_and_predict)
 }
 END_TEST
 
+/* A model of the given shape over the toy vocabulary and labels (fresh parameters). */
+static gyro_classifier *make_shaped(int arch, gyro_tf_geometry g, int dim, int heads)
+{
+    gyro_label_set *ls;
+    ck_assert_int_eq(gyro_label_set_new(&ls), GYRO_OK);
+    const char *labels[] = {"music.play", "music.pause", "weather", "query_song+play_song", "chat"};
+    for (int i = 0; i < 5; i++) ck_assert_int_eq(gyro_label_set_add(ls, labels[i], NULL), GYRO_OK);
+    const char *vocab[] = {"播", "放", "暂", "停", "天", "气", "歌", "的", "周", "杰"};
+    gyro_classifier *m;
+    if (arch == 1) {
+        gyro_ngrams_config nc = gyro_ngrams_config_default(g);
+        nc.dim = dim;
+        ck_assert_int_eq(gyro_classifier_create_ngrams(&nc, 11, NULL, vocab, 10, ls, &m), GYRO_OK);
+        return m;
+    }
+    gyro_tf_config c = tiny(g);
+    c.dim = dim;
+    c.n_heads = heads;
+    c.head_dim = dim / heads;
+    c.ffn_dim = 2 * dim;
+    c.n_layers = 2;
+    c.max_len = 24;
+    ck_assert_int_eq(gyro_classifier_create(&c, 11, NULL, vocab, 10, ls, &m), GYRO_OK);
+    return m;
+}
+
+/* Batched prediction gives each utterance what a single prediction gives: the same classes in
+ * the same order, probabilities within 1e-6, the same normalized text; utterances of different
+ * lengths (1 to past max_len) in one batch; a bad item fails alone; transformers as created
+ * (plain forward) and as loaded (packed weights, fused layers), hyperbolic and Euclidean; n-gram
+ * models too. */
+START_TEST(test_predict_batch_matches_single)
+{
+    const char *texts[] = {"播放周杰的歌", "停", "天气", "   ", "暂停播放歌的天气周杰周杰歌播放暂停天气的歌歌歌播放周杰的歌",
+                           "播放 ＡＢ 天氣", "猫", "的的", "歌"};
+    const char *ctx[] = {"", "播放", NULL, "", "天气", "", "", "停", ""};
+    const int n = (int)(sizeof texts / sizeof texts[0]);
+    const struct { int arch; gyro_tf_geometry g; int dim, heads, load; } cases[] = {
+        {0, GYRO_TF_GEOMETRY_HYPERBOLIC, 16, 2, 1}, {0, GYRO_TF_GEOMETRY_HYPERBOLIC, 16, 2, 0},
+        {0, GYRO_TF_GEOMETRY_HYPERBOLIC, 32, 4, 1}, {0, GYRO_TF_GEOMETRY_EUCLIDEAN, 16, 4, 1},
+        {1, GYRO_TF_GEOMETRY_HYPERBOLIC, 16, 0, 1},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        gyro_classifier *m = make_shaped(cases[ci].arch, cases[ci].g, cases[ci].dim, cases[ci].heads);
+        if (cases[ci].load) {
+            char path[128];
+            snprintf(path, sizeof path, "%s/b%zu.clf", tmpdir, ci);
+            ck_assert_int_eq(gyro_classifier_save(m, path), GYRO_OK);
+            gyro_classifier_free(m);
+            ck_assert_int_eq(gyro_classifier_load(path, &m), GYRO_OK);
+        }
+        gyro_classifier_scratch *s;
+        gyro_classifier_batch *b;
+        ck_assert_int_eq(gyro_classifier_scratch_new(m, &s), GYRO_OK);
+        ck_assert_int_eq(gyro_classifier_batch_new(m, n, &b), GYRO_OK);
+        gyro_intent res[9][5], *out[9];
+        int k[9], n_out[9];
+        gyro_status status[9];
+        for (int i = 0; i < n; i++) {
+            out[i] = res[i];
+            k[i] = 1 + i % 5;
+        }
+        /* the whole set, then every prefix-free slice starting at each offset (smaller batches) */
+        for (int start = 0; start < n; start += 4) {
+            int nb = n - start;
+            ck_assert_int_eq(gyro_classifier_predict_batch(m, b, nb, texts + start, ctx + start, k + start,
+                                                           out + start, n_out + start, status + start), GYRO_OK);
+            for (int i = start; i < n; i++) {
+                gyro_intent one[5];
+                int n1;
+                gyro_status st = gyro_classifier_predict_context(m, s, texts[i], ctx[i], k[i], one, &n1);
+                ck_assert_int_eq(status[i], st);
+                if (st != GYRO_OK) {
+                    ck_assert_int_eq(n_out[i], 0);
+                    ck_assert_str_ne(gyro_classifier_batch_error(b, i - start), "");
+                    continue;
+                }
+                ck_assert_str_eq(gyro_classifier_batch_error(b, i - start), "");
+                ck_assert_str_eq(gyro_classifier_batch_normalized(b, i - start), gyro_classifier_scratch_normalized(s));
+                ck_assert_int_eq(n_out[i], n1);
+                for (int j = 0; j < n1; j++) {
+                    ck_assert_str_eq(out[i][j].label, one[j].label);
+                    ck_assert_double_eq_tol(out[i][j].probability, one[j].probability, 1e-6);
+                }
+            }
+        }
+        ck_assert_int_eq(status[3], GYRO_ERR_DATA); /* "   ": empty after normalization */
+        ck_assert_int_eq(gyro_classifier_predict_batch(m, b, n + 1, texts, ctx, k, out, n_out, status), GYRO_ERR_USAGE);
+        ck_assert_int_eq(gyro_classifier_predict_batch(m, b, 0, texts, ctx, k, out, n_out, status), GYRO_ERR_USAGE);
+        gyro_classifier_batch_free(b);
+        gyro_classifier_scratch_free(s);
+        gyro_classifier_free(m);
+    }
+    gyro_classifier_batch_free(NULL);
+}
+END_TEST
+
 START_TEST(test_corrupt_files)
 {
     gyro_classifier *m = make_model(), *r = (gyro_classifier *)1;
@@ -548,6 +645,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_round_trip_and_predict);
+    tcase_add_test(tc, test_predict_batch_matches_single);
     tcase_add_test(tc, test_corrupt_files);
     tcase_add_test(tc, test_forged_files);
     tcase_add_test(tc, test_train_hyperbolic);
