@@ -30,6 +30,15 @@
  * of 1.51 has no public alarm to wake a queue from another thread). A context whose close
  * batch is outstanding is freed only when that batch completes (end_call).
  *
+ * Dynamic batching (max_batch >= 2, a batch handler for the method): offloaded calls queue on
+ * the pool in arrival order with their time of arrival. A pool thread that takes a call of a
+ * batching method also takes the queued calls of that method, up to max_batch, and, with
+ * batch_wait_us, sets `gathering` and waits on the pool's condition variable (CLOCK_MONOTONIC)
+ * until the first call has waited batch_wait_us or the batch is full; meanwhile the other pool
+ * threads leave the queue alone (they run the batches already taken), and pushes broadcast so
+ * that the gatherer sees them. The batch handler then answers every call of the batch, and each
+ * call's final batch of ops starts from the pool thread as for a single call.
+ *
  * Client: a pluck queue, one op type per batch, so that any method kind can be driven as a
  * stream: open, send*, close_send, recv*, finish.
  */
@@ -191,6 +200,7 @@ typedef struct call_ctx {
     grpc_slice status_details;
     int has_status_details;
     int64_t t0;
+    int64_t t_queued;          /* when it joined the pool's queue (now_ns) */
     gyro_rpc_reply reply;
     struct call_ctx *pool_next;
     /* parked calls (GYRO_RPC_WAIT) */
@@ -220,9 +230,11 @@ struct worker {
 
 typedef struct pool {
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t cv;         /* on CLOCK_MONOTONIC (a gathering thread waits until a time) */
     call_ctx *head, *tail;
     int stop;
+    int gathering;             /* a thread is waiting for more calls of its batch: the others
+                                * leave the queue to it */
     int n;
     pthread_t *threads;
     int *indices;
@@ -244,6 +256,8 @@ struct gyro_rpc_server {
     _Atomic int active;          /* call contexts with a client call attached */
     _Atomic uint64_t generation; /* gyro_rpc_server_notify calls */
     _Atomic int stopping;        /* shutdown began: parked calls end */
+    _Atomic uint64_t batches;    /* batches of >= 2 calls run, and the calls in them */
+    _Atomic uint64_t batched_calls;
     int shut_down;
 };
 
@@ -578,6 +592,27 @@ static void bidi_recv(call_ctx *c, grpc_byte_buffer *send)
     start(c, ops, n);
 }
 
+/* A handler's result as the server sends it: INTERNAL for a result its method cannot have (a
+ * continue without responses, a wait outside a non-offloaded stream, a unary or bidi OK with
+ * other than one response), UNKNOWN for a number that is no code. */
+static int checked_code(call_ctx *c, int code)
+{
+    const gyro_rpc_server *srv = c->w->srv;
+    const gyro_rpc_method *m = &srv->methods[c->method];
+    if (code == GYRO_RPC_CONTINUE && (m->kind != GYRO_RPC_SERVER_STREAMING || c->reply.n == 0))
+        code = gyro_rpc_reply_error(&c->reply, GYRO_RPC_INTERNAL, "handler of %s continued without responses", m->path);
+    else if (code == GYRO_RPC_WAIT && (m->kind != GYRO_RPC_SERVER_STREAMING || (m->offload && srv->pool.n > 0)))
+        code = gyro_rpc_reply_error(&c->reply, GYRO_RPC_INTERNAL, "handler of %s cannot wait", m->path);
+    else if (code != GYRO_RPC_CONTINUE && code != GYRO_RPC_WAIT && (code < 0 || code >= GYRO_RPC_CODE_COUNT))
+        code = GYRO_RPC_UNKNOWN;
+    if (code == GYRO_RPC_OK && m->kind != GYRO_RPC_SERVER_STREAMING && c->reply.n != 1)
+        code = gyro_rpc_reply_error(&c->reply, GYRO_RPC_INTERNAL,
+                                    "handler of %s produced %d responses", m->path, c->reply.n);
+    return code;
+}
+
+static void after_handler(call_ctx *c, int code);
+
 /* Run the handler for the unpacked request (on a worker or a pool thread) and start the next
  * batch. The completion always comes back on the call's own worker. */
 static void run_handler(call_ctx *c, int thread)
@@ -590,17 +625,15 @@ static void run_handler(call_ctx *c, int thread)
                                     "deadline exceeded before the request was handled");
     } else {
         c->generation = atomic_load(&srv->generation); /* a notify from here on wakes it again */
-        code = m->handler(srv->ctx, thread, c->request, &c->reply);
-        if (code == GYRO_RPC_CONTINUE && (m->kind != GYRO_RPC_SERVER_STREAMING || c->reply.n == 0))
-            code = gyro_rpc_reply_error(&c->reply, GYRO_RPC_INTERNAL, "handler of %s continued without responses", m->path);
-        else if (code == GYRO_RPC_WAIT && (m->kind != GYRO_RPC_SERVER_STREAMING || (m->offload && srv->pool.n > 0)))
-            code = gyro_rpc_reply_error(&c->reply, GYRO_RPC_INTERNAL, "handler of %s cannot wait", m->path);
-        else if (code != GYRO_RPC_CONTINUE && code != GYRO_RPC_WAIT && (code < 0 || code >= GYRO_RPC_CODE_COUNT))
-            code = GYRO_RPC_UNKNOWN;
-        if (code == GYRO_RPC_OK && m->kind != GYRO_RPC_SERVER_STREAMING && c->reply.n != 1)
-            code = gyro_rpc_reply_error(&c->reply, GYRO_RPC_INTERNAL,
-                                        "handler of %s produced %d responses", m->path, c->reply.n);
+        code = checked_code(c, m->handler(srv->ctx, thread, c->request, &c->reply));
     }
+    after_handler(c, code);
+}
+
+/* What the server does with a handler's result: the next batch of the call. */
+static void after_handler(call_ctx *c, int code)
+{
+    const gyro_rpc_method *m = &c->w->srv->methods[c->method];
     switch (m->kind) {
     case GYRO_RPC_UNARY:
         finish(c, code);
@@ -620,12 +653,77 @@ static void run_handler(call_ctx *c, int thread)
 static void pool_push(pool *p, call_ctx *c)
 {
     c->pool_next = NULL;
+    c->t_queued = now_ns();
     pthread_mutex_lock(&p->mu);
     if (p->tail) p->tail->pool_next = c;
     else p->head = c;
     p->tail = c;
-    pthread_cond_signal(&p->cv);
+    if (p->gathering) pthread_cond_broadcast(&p->cv); /* the gathering thread must see it */
+    else pthread_cond_signal(&p->cv);
     pthread_mutex_unlock(&p->mu);
+}
+
+/* Whether calls of c's method are run in batches. */
+static int batchable(const gyro_rpc_server *srv, const call_ctx *c)
+{
+    const gyro_rpc_method *m = &srv->methods[c->method];
+    return srv->opt.max_batch > 1 && srv->opt.batch && srv->opt.batch[c->method] && m->kind == GYRO_RPC_UNARY;
+}
+
+/* Move the queued calls of `method` (oldest first) into batch[*n..max) (p->mu held). */
+static void take_same(pool *p, int method, call_ctx **batch, int *n, int max)
+{
+    call_ctx **link = &p->head, *prev = NULL;
+    while (*link && *n < max) {
+        call_ctx *c = *link;
+        if (c->method == method) {
+            *link = c->pool_next;
+            if (p->tail == c) p->tail = prev;
+            batch[(*n)++] = c;
+        } else {
+            prev = c;
+            link = &c->pool_next;
+        }
+    }
+}
+
+/* Per pool thread: room for one batch. */
+typedef struct batch_buf {
+    call_ctx **calls;                    /* (max_batch) gathered */
+    call_ctx **live;                     /* (max_batch) those still within their deadline */
+    const ProtobufCMessage **requests;   /* (max_batch) */
+    gyro_rpc_reply **replies;            /* (max_batch) */
+    int *codes;                          /* (max_batch) */
+} batch_buf;
+
+/* Run n >= 2 gathered calls of one method through its batch handler, then send each reply. */
+static void run_batch(gyro_rpc_server *srv, batch_buf *b, int n, int thread)
+{
+    const gyro_rpc_method *m = &srv->methods[b->calls[0]->method];
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        call_ctx *c = b->calls[i];
+        if (deadline_passed(c)) {
+            finish(c, gyro_rpc_reply_error(&c->reply, GYRO_RPC_DEADLINE_EXCEEDED,
+                                           "deadline exceeded before the request was handled"));
+            continue;
+        }
+        b->live[k] = c;
+        b->requests[k] = c->request;
+        b->replies[k] = &c->reply;
+        b->codes[k] = GYRO_RPC_INTERNAL;
+        k++;
+    }
+    atomic_fetch_add_explicit(&srv->batches, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&srv->batched_calls, (uint64_t)n, memory_order_relaxed);
+    if (k == 0) return;
+    srv->opt.batch[b->calls[0]->method](srv->ctx, thread, k, b->requests, b->replies, b->codes);
+    for (int i = 0; i < k; i++) {
+        int code = b->codes[i];
+        if (code == GYRO_RPC_CONTINUE || code == GYRO_RPC_WAIT)
+            code = gyro_rpc_reply_error(b->replies[i], GYRO_RPC_INTERNAL, "batch handler of %s gave a streaming result", m->path);
+        finish(b->live[i], checked_code(b->live[i], code));
+    }
 }
 
 /* Unpack and check the request in c->payload, then run its handler here or on the pool. */
@@ -759,25 +857,58 @@ static void *worker_main(void *arg)
 typedef struct pool_arg {
     gyro_rpc_server *srv;
     int index;
+    batch_buf *b;      /* (owned by the thread) with max_batch >= 2, else NULL */
 } pool_arg;
 
+/* A pool thread: take the oldest queued call; for a batching method, also the other queued
+ * calls of that method, up to max_batch, waiting until batch_wait_us after the first was queued
+ * for more (only one thread gathers at a time; the others leave the queue to it meanwhile). */
 static void *pool_main(void *arg)
 {
     gyro_rpc_server *srv = ((pool_arg *)arg)->srv;
     int index = ((pool_arg *)arg)->index;
+    batch_buf *b = ((pool_arg *)arg)->b;
     free(arg);
     pool *p = &srv->pool;
+    const int max = srv->opt.max_batch;
+    const int64_t wait_ns = srv->opt.batch_wait_us * 1000;
     for (;;) {
         pthread_mutex_lock(&p->mu);
-        while (!p->head && !p->stop) pthread_cond_wait(&p->cv, &p->mu);
+        while ((!p->head || p->gathering) && !p->stop) pthread_cond_wait(&p->cv, &p->mu);
         call_ctx *c = p->head;
+        int n = 0;
         if (c) {
             p->head = c->pool_next;
             if (!p->head) p->tail = NULL;
+            if (b && batchable(srv, c)) {
+                b->calls[n++] = c;
+                take_same(p, c->method, b->calls, &n, max);
+                if (n < max && wait_ns > 0 && !p->stop) {
+                    const int64_t until = c->t_queued + wait_ns;
+                    const struct timespec ts = {(time_t)(until / 1000000000), (long)(until % 1000000000)};
+                    p->gathering = 1;
+                    while (n < max && !p->stop && now_ns() < until) {
+                        int r = pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+                        take_same(p, c->method, b->calls, &n, max);
+                        if (r == ETIMEDOUT) break;
+                    }
+                    p->gathering = 0;
+                    if (p->head) pthread_cond_signal(&p->cv); /* what this batch left behind */
+                }
+            }
         }
         pthread_mutex_unlock(&p->mu);
         if (!c) break; /* stop and empty */
-        run_handler(c, index);
+        if (n >= 2) run_batch(srv, b, n, index);
+        else run_handler(c, index);
+    }
+    if (b) {
+        free(b->calls);
+        free(b->live);
+        free(b->requests);
+        free(b->replies);
+        free(b->codes);
+        free(b);
     }
     return NULL;
 }
@@ -876,7 +1007,9 @@ gyro_status gyro_rpc_server_start(const gyro_rpc_server_options *opt,
     *out = NULL;
     if (!opt || !opt->addr || opt->threads < 1 || opt->threads > 256 || opt->pool_threads < 0 ||
         opt->pool_threads > 256 || opt->max_request_bytes < 1 || opt->max_request_bytes > INT32_MAX ||
-        opt->max_buffer_bytes < 0 ||
+        opt->max_buffer_bytes < 0 || opt->max_batch < 0 || opt->max_batch > 4096 ||
+        opt->batch_wait_us < 0 || opt->batch_wait_us > 10000000 ||
+        (opt->max_batch > 1 && opt->pool_threads < 1) ||
         (opt->tls_cert_pem == NULL) != (opt->tls_key_pem == NULL) ||
         (opt->tls_client_ca_pem && !opt->tls_cert_pem))
         return gyro_error_set(GYRO_ERR_USAGE, "invalid server options");
@@ -888,7 +1021,11 @@ gyro_status gyro_rpc_server_start(const gyro_rpc_server_options *opt,
     s->n_methods = n_methods;
     s->ctx = ctx;
     pthread_mutex_init(&s->pool.mu, NULL);
-    pthread_cond_init(&s->pool.cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* now_ns's clock: batch_wait_us */
+    pthread_cond_init(&s->pool.cv, &ca);
+    pthread_condattr_destroy(&ca);
     fd_reserve_setup();
     grpc_init();
 
@@ -999,11 +1136,35 @@ gyro_status gyro_rpc_server_start(const gyro_rpc_server_options *opt,
     for (int i = 0; i < opt->threads; i++)
         pthread_create(&s->workers[i].thread, NULL, worker_main, &s->workers[i]);
     for (int i = 0; i < opt->pool_threads; i++) {
-        pool_arg *a = malloc(sizeof *a);
+        pool_arg *a = calloc(1, sizeof *a);
         if (!a) break;
         a->srv = s;
         a->index = opt->threads + i;
+        if (opt->max_batch > 1) {
+            size_t nb = (size_t)opt->max_batch;
+            batch_buf *b = calloc(1, sizeof *b);
+            if (b) {
+                b->calls = malloc(nb * sizeof *b->calls);
+                b->live = malloc(nb * sizeof *b->live);
+                b->requests = malloc(nb * sizeof *b->requests);
+                b->replies = malloc(nb * sizeof *b->replies);
+                b->codes = malloc(nb * sizeof *b->codes);
+            }
+            if (!b || !b->calls || !b->live || !b->requests || !b->replies || !b->codes) {
+                if (b) {
+                    free(b->calls); free(b->live); free(b->requests); free(b->replies); free(b->codes);
+                }
+                free(b);
+                free(a);
+                break;
+            }
+            a->b = b;
+        }
         if (pthread_create(&s->pool.threads[s->pool.n], NULL, pool_main, a) != 0) {
+            if (a->b) {
+                free(a->b->calls); free(a->b->live); free(a->b->requests); free(a->b->replies); free(a->b->codes);
+            }
+            free(a->b);
             free(a);
             break;
         }
@@ -1089,6 +1250,8 @@ gyro_status gyro_rpc_server_stats(const gyro_rpc_server *s, gyro_rpc_stats *out)
             out->latency_sum_seconds[m] += (double)atomic_load_explicit(&ws->sum_ns[m], memory_order_relaxed) / 1e9;
     }
     out->in_flight = atomic_load(&s->active);
+    out->batches = atomic_load_explicit(&s->batches, memory_order_relaxed);
+    out->batched_calls = atomic_load_explicit(&s->batched_calls, memory_order_relaxed);
     out->uptime_seconds = (double)(now_ns() - s->t_start) / 1e9;
     return GYRO_OK;
 }

@@ -11,7 +11,10 @@
  * `offload` (model inference) run their handler on a small pool of `pool_threads` threads; the
  * pool starts the reply batch itself and the completion comes back on the call's own queue.
  * Handlers get a thread index (0..threads+pool_threads-1) that is stable per thread, for
- * per-thread scratch buffers. Per-thread counters (per method and status code) and a latency
+ * per-thread scratch buffers. Dynamic batching (max_batch, batch_wait_us, as Triton's dynamic
+ * batcher): one pool thread at a time gathers queued calls of a batching method, up to
+ * max_batch or until batch_wait_us after the first was queued, while the other pool threads run
+ * the batches already gathered. Per-thread counters (per method and status code) and a latency
  * histogram are written without locks and summed on request.
  *
  * Status codes: a request that does not parse as its protobuf type, or has a string field that
@@ -113,6 +116,13 @@ void *gyro_rpc_reply_state(const gyro_rpc_reply *r);
 typedef int (*gyro_rpc_handler)(void *ctx, int thread, const ProtobufCMessage *request,
                                 gyro_rpc_reply *reply);
 
+/* A batch handler (dynamic batching of an offloaded unary method): the same work as the
+ * handler for n >= 1 calls at once. requests[i] and replies[i] belong to call i; it sets codes[i]
+ * as the handler would return it (never GYRO_RPC_CONTINUE or GYRO_RPC_WAIT) and sends exactly one
+ * response to replies[i] when codes[i] is OK. One call's error must not fail the others. */
+typedef void (*gyro_rpc_batch_handler)(void *ctx, int thread, int n, const ProtobufCMessage *const *requests,
+                                       gyro_rpc_reply *const *replies, int *codes);
+
 typedef struct gyro_rpc_method {
     const char *path;                                /* "/gyro.v1.Gyro/Classify" */
     gyro_rpc_kind kind;
@@ -133,6 +143,15 @@ typedef struct gyro_rpc_server_options {
     long max_buffer_bytes;         /* memory the transport may hold for all calls at once (a
                                     * gRPC resource quota); 0: 16 × max_request_bytes, at least
                                     * 64 MiB. Past it, calls are refused RESOURCE_EXHAUSTED. */
+    int max_batch;                 /* dynamic batching: a pool thread takes up to max_batch
+                                    * queued calls of a method with a batch handler and runs them
+                                    * as one batch (0 or 1: one call at a time, as without) */
+    long batch_wait_us;            /* ... waiting at most this long after the first call of a
+                                    * batch was queued for more to arrive (0: only the calls
+                                    * already queued). Needs pool_threads >= 1. */
+    const gyro_rpc_batch_handler *batch; /* (n_methods) the batch handler of each method (NULL
+                                    * entries: none), used for offloaded unary methods with
+                                    * max_batch >= 2; NULL: no batching */
 } gyro_rpc_server_options;
 
 typedef struct gyro_rpc_server gyro_rpc_server;
@@ -154,6 +173,8 @@ typedef struct gyro_rpc_stats {
     double *latency_sum_seconds;               /* (n_methods + 1) total latency of those calls */
     int in_flight;                             /* calls with a client attached right now (a
                                                 * parked Health/Watch included) */
+    uint64_t batches;                          /* batches of 2 or more calls run (max_batch) */
+    uint64_t batched_calls;                    /* the calls in them */
     double uptime_seconds;
 } gyro_rpc_stats;
 

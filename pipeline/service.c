@@ -13,7 +13,10 @@
  * ClassifyResponse{intents (label, probability, atoms), model_version, id, normalized_text} by
  * gyro_classify_response_fill, the function of `gyro classify predict --stream` too (atoms from
  * the model's label set).
- * Without --model, Classify and ClassifyStream answer UNAVAILABLE.
+ * Without --model, Classify and ClassifyStream answer UNAVAILABLE. With the server's dynamic
+ * batching, h_classify_batch answers a batch of Classify calls with one
+ * gyro_classifier_predict_batch on per-thread batch buffers (gyro_classifier_batch, hung off the
+ * pinned model as the scratch is).
  *
  * Reason runs the --policy control policy (gyro_rl_reason), or, for environment "composite",
  * the --composite-policy intent policy (gyro_composite_reason, as `gyro reason --env
@@ -54,6 +57,7 @@
 typedef struct loaded_model {
     gyro_classifier *m;
     gyro_classifier_scratch **scratch; /* (n_threads) each created by its own thread on first use */
+    gyro_classifier_batch **batch;     /* (n_threads) the same for batches of Classify calls */
     char version[128];
     double loaded_at;           /* Unix time the load finished */
     double load_seconds;        /* how long reading the file took */
@@ -67,6 +71,12 @@ typedef struct thread_state {
     gyro_normalizer *norm[4];   /* Normalize: by (keep_traditional, case_fold), created on use */
     gyro_rl_reason_result *reason; /* Reason: the episode record, allocated on first use */
     gyro_composite_reason_result *composite; /* Reason "composite": allocated on first use */
+    /* a batch of Classify calls (max_batch entries each, allocated on the first batch) */
+    const char **b_texts, **b_contexts; /* the texts of the calls given to the classifier */
+    int *b_k, *b_n, *b_call;            /* their top-k, results, and the call of each */
+    gyro_status *b_status;
+    gyro_intent **b_out;                /* (max_batch) rows of b_intents */
+    gyro_intent *b_intents;             /* (max_batch, max_top_k) */
     char pad[64];               /* keep neighbouring threads off one cache line */
 } thread_state;
 
@@ -105,6 +115,9 @@ static void model_free(loaded_model *lm, int n_threads)
     if (lm->scratch)
         for (int i = 0; i < n_threads; i++) gyro_classifier_scratch_free(lm->scratch[i]);
     free(lm->scratch);
+    if (lm->batch)
+        for (int i = 0; i < n_threads; i++) gyro_classifier_batch_free(lm->batch[i]);
+    free(lm->batch);
     gyro_classifier_free(lm->m);
     free(lm);
 }
@@ -115,7 +128,10 @@ static gyro_status model_load(const gyro_service *svc, loaded_model **out)
     loaded_model *lm = calloc(1, sizeof *lm);
     if (!lm) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
     lm->scratch = calloc((size_t)svc->opt.n_threads, sizeof *lm->scratch);
-    if (!lm->scratch) {
+    lm->batch = calloc((size_t)svc->opt.n_threads, sizeof *lm->batch);
+    if (!lm->scratch || !lm->batch) {
+        free(lm->scratch);
+        free(lm->batch);
         free(lm);
         return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
     }
@@ -168,7 +184,8 @@ static gyro_status trainer_new(gyro_service *svc);
 gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out)
 {
     *out = NULL;
-    if (!opt || opt->n_threads < 1 || opt->default_top_k < 1 || opt->max_top_k < opt->default_top_k)
+    if (!opt || opt->n_threads < 1 || opt->default_top_k < 1 || opt->max_top_k < opt->default_top_k ||
+        opt->max_batch < 0)
         return gyro_error_set(GYRO_ERR_USAGE, "invalid service options");
     gyro_service *svc = calloc(1, sizeof *svc);
     if (!svc) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
@@ -176,6 +193,7 @@ gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out
     pthread_mutex_init(&svc->info_mu, NULL);
     pthread_mutex_init(&svc->reload_mu, NULL);
     if (!svc->opt.max_text_bytes) svc->opt.max_text_bytes = GYRO_SERVICE_DEFAULT_MAX_TEXT;
+    if (svc->opt.max_batch < 1) svc->opt.max_batch = 1;
     svc->hazard = calloc((size_t)opt->n_threads, sizeof *svc->hazard);
     svc->ts = calloc((size_t)opt->n_threads, sizeof *svc->ts);
     if (opt->model_path) svc->model_path = strdup(opt->model_path);
@@ -374,6 +392,14 @@ void gyro_service_free(gyro_service *svc)
             for (int k = 0; k < 4; k++) gyro_normalizer_free(s->norm[k]);
             free(s->reason);
             free(s->composite);
+            free(s->b_texts);
+            free(s->b_contexts);
+            free(s->b_k);
+            free(s->b_n);
+            free(s->b_call);
+            free(s->b_status);
+            free(s->b_out);
+            free(s->b_intents);
         }
     free(svc->ts);
     free(svc->hazard);
@@ -453,6 +479,92 @@ static int h_classify(void *ctx, int t, const ProtobufCMessage *request, gyro_rp
 out:
     unpin(svc, t);
     return code;
+}
+
+/* The batch buffers of thread state s (max_batch calls of up to max_top_k intents). */
+static int batch_buffers(const gyro_service *svc, thread_state *s)
+{
+    if (s->b_intents) return 1;
+    size_t nb = (size_t)svc->opt.max_batch, kk = (size_t)svc->opt.max_top_k;
+    s->b_texts = malloc(nb * sizeof *s->b_texts);
+    s->b_contexts = malloc(nb * sizeof *s->b_contexts);
+    s->b_k = malloc(nb * sizeof *s->b_k);
+    s->b_n = malloc(nb * sizeof *s->b_n);
+    s->b_call = malloc(nb * sizeof *s->b_call);
+    s->b_status = malloc(nb * sizeof *s->b_status);
+    s->b_out = malloc(nb * sizeof *s->b_out);
+    gyro_intent *in = malloc(nb * kk * sizeof *in);
+    if (!s->b_texts || !s->b_contexts || !s->b_k || !s->b_n || !s->b_call || !s->b_status || !s->b_out || !in) {
+        free(in);
+        return 0;
+    }
+    for (size_t i = 0; i < nb; i++) s->b_out[i] = in + i * kk;
+    s->b_intents = in;
+    return 1;
+}
+
+/* Classify, a batch of n calls (the server's dynamic batching): the texts within the limit go
+ * through one gyro_classifier_predict_batch on the pinned model; each call gets the response,
+ * or the error, h_classify would give it. */
+static void h_classify_batch(void *ctx, int t, int n, const ProtobufCMessage *const *requests,
+                             gyro_rpc_reply *const *replies, int *codes)
+{
+    gyro_service *svc = ctx;
+    thread_state *s = &svc->ts[t];
+    loaded_model *lm = pin(svc, t);
+    const char *fail = NULL;
+    int fail_code = GYRO_RPC_RESOURCE_EXHAUSTED;
+    if (!lm) {
+        fail = "no model loaded (start gyro serve with --model)";
+        fail_code = GYRO_RPC_UNAVAILABLE;
+    } else if (n > svc->opt.max_batch || !batch_buffers(svc, s)) {
+        fail = n > svc->opt.max_batch ? "batch larger than the service's max_batch" : "out of memory";
+        if (n > svc->opt.max_batch) fail_code = GYRO_RPC_INTERNAL;
+    } else if (!lm->batch[t]) {
+        gyro_status st = gyro_classifier_batch_new(lm->m, svc->opt.max_batch, &lm->batch[t]);
+        if (st != GYRO_OK) {
+            fail = gyro_error_message();
+            fail_code = gyro_rpc_code_from_status(st);
+        }
+    }
+    if (fail) {
+        for (int i = 0; i < n; i++) codes[i] = gyro_rpc_reply_error(replies[i], fail_code, "%s", fail);
+        unpin(svc, t);
+        return;
+    }
+    int nb = 0;
+    for (int i = 0; i < n; i++) {
+        const Gyro__V1__ClassifyRequest *rq = (const Gyro__V1__ClassifyRequest *)requests[i];
+        codes[i] = text_limit(svc, "text", rq->text, replies[i]);
+        if (codes[i] != GYRO_RPC_OK) continue;
+        s->b_texts[nb] = rq->text;
+        s->b_contexts[nb] = rq->previous_turn;
+        s->b_k[nb] = rq->top_k ? (int)(rq->top_k < (uint32_t)svc->opt.max_top_k ? rq->top_k : (uint32_t)svc->opt.max_top_k)
+                               : svc->opt.default_top_k;
+        s->b_call[nb++] = i;
+    }
+    gyro_status st = nb ? gyro_classifier_predict_batch(lm->m, lm->batch[t], nb, s->b_texts, s->b_contexts, s->b_k,
+                                                        s->b_out, s->b_n, s->b_status)
+                        : GYRO_OK;
+    for (int j = 0; j < nb; j++) {
+        int i = s->b_call[j];
+        const Gyro__V1__ClassifyRequest *rq = (const Gyro__V1__ClassifyRequest *)requests[i];
+        if (st != GYRO_OK) {
+            codes[i] = gyro_rpc_reply_error(replies[i], gyro_rpc_code_from_status(st), "%s", gyro_error_message());
+            continue;
+        }
+        if (s->b_status[j] != GYRO_OK) {
+            codes[i] = gyro_rpc_reply_error(replies[i], gyro_rpc_code_from_status(s->b_status[j]), "%s",
+                                            gyro_classifier_batch_error(lm->batch[t], j));
+            continue;
+        }
+        Gyro__V1__ClassifyResponse resp;
+        if (gyro_classify_response_fill(&s->resp, gyro_classifier_labels(lm->m), s->b_out[j], s->b_n[j], lm->version,
+                                        rq->id, gyro_classifier_batch_normalized(lm->batch[t], j), &resp) != GYRO_OK ||
+            gyro_rpc_reply_send(replies[i], &resp.base) != GYRO_OK)
+            codes[i] = gyro_rpc_reply_error(replies[i], GYRO_RPC_RESOURCE_EXHAUSTED, "out of memory");
+    }
+    unpin(svc, t);
 }
 
 /* Normalize: split the text into lines (or paragraphs) with the text reader `gyro normalize`
@@ -1014,6 +1126,14 @@ const gyro_rpc_method *gyro_service_methods(int *n)
     return service_methods;
 }
 
+void gyro_service_batch_handlers(gyro_rpc_batch_handler *out)
+{
+    /* Classify (unary) only; ClassifyStream's requests come one at a time on their own stream */
+    for (size_t m = 0; m < sizeof service_methods / sizeof service_methods[0]; m++)
+        out[m] = service_methods[m].handler == h_classify && service_methods[m].kind == GYRO_RPC_UNARY
+                     ? h_classify_batch : NULL;
+}
+
 void gyro_service_print_stats(const gyro_rpc_stats *st, FILE *out)
 {
     int n_methods;
@@ -1035,6 +1155,9 @@ void gyro_service_print_stats(const gyro_rpc_stats *st, FILE *out)
     for (int b = 0; b < GYRO_RPC_LATENCY_BUCKETS; b++)
         if (st->latency[b]) fprintf(out, " %g:%llu", gyro_rpc_latency_bound(b), (unsigned long long)st->latency[b]);
     fprintf(out, "\n");
+    if (st->batches)
+        fprintf(out, "  batches: %llu of %llu calls (mean %.2f calls)\n", (unsigned long long)st->batches,
+                (unsigned long long)st->batched_calls, (double)st->batched_calls / (double)st->batches);
 }
 
 /* ---- Prometheus text format ----------------------------------------------------------------- */
@@ -1122,6 +1245,11 @@ gyro_status gyro_service_metrics(gyro_service *svc, const gyro_rpc_server *srv, 
     }
     fprintf(f, "# HELP gyro_grpc_calls_in_flight RPCs with a client attached now (open Health/Watch streams "
                "included).\n# TYPE gyro_grpc_calls_in_flight gauge\ngyro_grpc_calls_in_flight %d\n", st.in_flight);
+    fprintf(f, "# HELP gyro_batches_total Batches of two or more Classify calls run together (--max-batch).\n"
+               "# TYPE gyro_batches_total counter\ngyro_batches_total %llu\n"
+               "# HELP gyro_batched_calls_total Calls in those batches.\n"
+               "# TYPE gyro_batched_calls_total counter\ngyro_batched_calls_total %llu\n",
+            (unsigned long long)st.batches, (unsigned long long)st.batched_calls);
     fprintf(f, "# HELP gyro_uptime_seconds Seconds since the server started listening.\n"
                "# TYPE gyro_uptime_seconds gauge\ngyro_uptime_seconds %.3f\n", st.uptime_seconds);
     fprintf(f, "# HELP gyro_health_serving 1 while health says SERVING, 0 while draining before shutdown.\n"

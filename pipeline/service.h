@@ -44,6 +44,8 @@ typedef struct gyro_service_options {
                                     UNAVAILABLE */
     gyro_trainer_limits train_limits; /* their limits (the dir field is ignored; train_dir is
                                     used); zeros: the GYRO_TRAIN_DEFAULT_* values */
+    int max_batch;               /* largest batch of Classify calls the batch handler is given
+                                    (gyro_rpc_server_options.max_batch); 0 or 1: no batches */
 } gyro_service_options;
 
 #define GYRO_SERVICE_DEFAULT_MAX_TEXT ((size_t)1 << 20)
@@ -81,6 +83,12 @@ void gyro_service_attach(gyro_service *svc, const gyro_rpc_server *srv);
 
 /* The method table for gyro_rpc_server_start (static storage). */
 const gyro_rpc_method *gyro_service_methods(int *n);
+
+/* Write the batch handlers of the method table into out[0..n) (n from gyro_service_methods; for
+ * gyro_rpc_server_options.batch, so out must outlive the server): Classify has one, which
+ * classifies the texts of a batch of calls in one gyro_classifier_predict_batch, each call
+ * getting the response (or the error) a single call would; the other entries are NULL. */
+void gyro_service_batch_handlers(gyro_rpc_batch_handler *out);
 
 /* Free the service and its model. NULL is a no-op. No handler may be running. */
 void gyro_service_free(gyro_service *svc);

@@ -34,7 +34,7 @@
 
 typedef struct serve_args {
     const char *model, *emb, *policy, *composite, *hrm, *addr, *cert, *key, *ca, *port_file, *metrics_addr;
-    long threads, pool, max_bytes, max_buffer, max_text, drain_ms, grace_ms;
+    long threads, pool, max_bytes, max_buffer, max_text, drain_ms, grace_ms, max_batch, batch_wait_us;
     const char *train_dir;
     long train_epochs, train_dim, train_examples, train_file_bytes;
     double train_seconds;
@@ -62,6 +62,17 @@ static const gyro_opt serve_opts[] = {
     GYRO_O_LONG("pool", 0, serve_args, pool, "N", "2", 0, 64,
                 "inference threads for Classify, Normalize, Neighbors and Reason, so health and Stats "
                 "never wait behind a model (0 = run them on the queue threads)"),
+    GYRO_O_LONG("max-batch", 0, serve_args, max_batch, "N", "1", 1, 1024,
+                "dynamic batching: an inference thread classifies up to N queued Classify calls in one "
+                "batch (1 = one call at a time)",
+                .man = "As Triton's dynamic batcher: one inference thread at a time gathers the queued "
+                       "Classify calls, up to N, waiting at most --batch-wait-us after the first arrived, "
+                       "and runs them as one batch (one forward pass of a transformer over the utterances "
+                       "padded to the longest; an n-gram model classifies them one after the other); each "
+                       "call gets the answer a single call would. Needs --pool 1 or more."),
+    GYRO_O_LONG("batch-wait-us", 0, serve_args, batch_wait_us, "US", "0", 0, 1000000,
+                "with --max-batch, wait at most US microseconds for more calls to fill a batch (0 = take "
+                "only the calls already queued)"),
     GYRO_O_STR("tls-cert", 0, serve_args, cert, "FILE", NULL, "PEM certificate chain; enables TLS (needs --tls-key)"),
     GYRO_O_STR("tls-key", 0, serve_args, key, "FILE", NULL, "PEM private key"),
     GYRO_O_STR("tls-client-ca", 0, serve_args, ca, "FILE", NULL,
@@ -181,6 +192,7 @@ typedef struct serving {
     gyro_rpc_server *srv;
     gyro_metrics_http *metrics;
     char *cert_pem, *key_pem, *ca_pem;
+    gyro_rpc_batch_handler *batch; /* (n_methods) the service's batch handlers */
 } serving;
 
 static void serving_free(serving *v)
@@ -191,6 +203,7 @@ static void serving_free(serving *v)
     free(v->cert_pem);
     free(v->key_pem);
     free(v->ca_pem);
+    free(v->batch);
 }
 
 /* The metrics listener's document: the service's Prometheus text. */
@@ -210,17 +223,20 @@ static gyro_status start(const serve_args *o, serving *v)
     gyro_service_options so = {o->model, o->emb, o->policy, (int)(o->threads + o->pool), 5, 100, o->composite,
                                (size_t)o->max_text, o->hrm, o->train_dir,
                                {NULL, (int)o->train_epochs, (int)o->train_dim, o->train_examples,
-                                o->train_file_bytes, o->train_seconds}};
+                                o->train_file_bytes, o->train_seconds}, (int)o->max_batch};
     if ((st = gyro_service_new(&so, &v->svc)) != GYRO_OK) return st;
     int n_methods;
     const gyro_rpc_method *methods = gyro_service_methods(&n_methods);
+    if (!(v->batch = calloc((size_t)n_methods, sizeof *v->batch))) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    gyro_service_batch_handlers(v->batch);
     gyro_rpc_server_options ro = {o->addr, (int)o->threads, (int)o->pool, 32, o->max_bytes, v->cert_pem, v->key_pem, v->ca_pem,
-                                  o->max_buffer};
+                                  o->max_buffer, (int)o->max_batch, o->batch_wait_us, v->batch};
     if ((st = gyro_rpc_server_start(&ro, methods, n_methods, v->svc, &v->srv)) != GYRO_OK) return st;
     gyro_service_attach(v->svc, v->srv);
-    fprintf(stderr, "gyro serve: listening on %s (port %d, %s%s), %ld threads, pool %ld, model %s\n", o->addr,
+    fprintf(stderr, "gyro serve: listening on %s (port %d, %s%s), %ld threads, pool %ld, batches of up to %ld "
+            "(wait %ld us), model %s\n", o->addr,
             gyro_rpc_server_port(v->srv), o->cert ? "TLS" : "plaintext", o->ca ? " with client certificates" : "",
-            o->threads, o->pool, o->model ? gyro_service_model_version(v->svc) : "(none)");
+            o->threads, o->pool, o->max_batch, o->batch_wait_us, o->model ? gyro_service_model_version(v->svc) : "(none)");
     if (o->metrics_addr) {
         if ((st = gyro_metrics_http_start(o->metrics_addr, render_metrics, v, &v->metrics)) != GYRO_OK) return st;
         fprintf(stderr, "gyro serve: metrics on %s (port %d) at /metrics\n", o->metrics_addr,
@@ -346,6 +362,7 @@ int gyro_cmd_serve(int argc, char **argv)
     if ((o.cert == NULL) != (o.key == NULL)) return gyro_cli_usage_error(cmd, "--tls-cert and --tls-key go together");
     if (o.ca && !o.cert) return gyro_cli_usage_error(cmd, "--tls-client-ca needs --tls-cert and --tls-key");
     if (!(o.train_seconds > 0)) return gyro_cli_usage_error(cmd, "--train-max-seconds must be > 0");
+    if (o.max_batch > 1 && o.pool < 1) return gyro_cli_usage_error(cmd, "--max-batch needs --pool 1 or more");
 
     /* The server's own threads run the inferences; OpenBLAS threads on top of them would
      * oversubscribe the cores (and their spinning multiplies latency under load). */
