@@ -60,6 +60,7 @@ struct gyro_classifier {
 
 struct gyro_classifier_scratch {
     gyro_tokenizer *tok;
+    int tok_shared;               /* tok belongs to a gyro_classifier_batch (not freed here) */
     gyro_tf_acts *acts;
     int32_t *ids;                 /* (max_len) token ids */
     uint64_t *hash;               /* (max_len) token hashes (n-gram models) */
@@ -794,15 +795,24 @@ gyro_status gyro_classifier_ngram_bag(const gyro_classifier *m, gyro_tokenizer *
 
 /* ---- prediction ------------------------------------------------------------------------------ */
 
-/* A scratch, with the transformer's activations for one sequence or (with_acts 0) without. */
-static gyro_status scratch_new(const gyro_classifier *m, int with_acts, gyro_classifier_scratch **out)
+/* A scratch, with the transformer's activations for one sequence or (with_acts 0) without, with
+ * its own tokenizer or (tok != NULL) that one, borrowed (a normalizer holds megabytes of ICU
+ * transliteration tables: the items of a batch, tokenized one after the other, share one). */
+static gyro_status scratch_new(const gyro_classifier *m, int with_acts, gyro_tokenizer *tok,
+                               gyro_classifier_scratch **out)
 {
     if (out) *out = NULL;
     if (!m || !out) return gyro_error_set(GYRO_ERR_USAGE, "classifier scratch: NULL argument");
     gyro_classifier_scratch *s = calloc(1, sizeof *s);
     if (!s) return gyro_error_set(GYRO_ERR_NOMEM, "classifier scratch");
     int K = gyro_label_set_count(m->labels), T = m->ng ? m->ng->cfg.max_len : m->tf->cfg.max_len;
-    gyro_status st = gyro_tokenizer_new(&m->norm, (gyro_token_unit)m->token_unit, &s->tok);
+    gyro_status st = GYRO_OK;
+    if (tok) {
+        s->tok = tok;
+        s->tok_shared = 1;
+    } else {
+        st = gyro_tokenizer_new(&m->norm, (gyro_token_unit)m->token_unit, &s->tok);
+    }
     if (st == GYRO_OK && m->tf && with_acts) st = gyro_tf_acts_new(m->tf, 1, T, 0, &s->acts);
     if (st == GYRO_OK && m->ng) {
         s->row_cap = gyro_ngram_bag_cap(m->ng);
@@ -828,13 +838,13 @@ static gyro_status scratch_new(const gyro_classifier *m, int with_acts, gyro_cla
 
 gyro_status gyro_classifier_scratch_new(const gyro_classifier *m, gyro_classifier_scratch **out)
 {
-    return scratch_new(m, 1, out);
+    return scratch_new(m, 1, NULL, out);
 }
 
 void gyro_classifier_scratch_free(gyro_classifier_scratch *s)
 {
     if (!s) return;
-    gyro_tokenizer_free(s->tok);
+    if (!s->tok_shared) gyro_tokenizer_free(s->tok);
     gyro_tf_acts_free(s->acts);
     free(s->hash);
     free(s->rows);
@@ -963,12 +973,13 @@ static gyro_status top_k(const gyro_classifier *m, gyro_classifier_scratch *s, c
 
 struct gyro_classifier_batch {
     int max_batch;
-    gyro_classifier_scratch **item; /* (max_batch) per utterance: tokenizer, ids, normalized text,
-                                     * probabilities (no activations) */
+    gyro_tokenizer *tok;            /* shared by the items (they are tokenized in turn) */
+    gyro_classifier_scratch **item; /* (max_batch) per utterance: ids, normalized text,
+                                     * probabilities (no activations, tok borrowed) */
     gyro_tf_acts *acts;             /* (max_batch, max_len) transformer activations, or NULL */
     int32_t *ids;                   /* (max_batch, max_len) token ids of the batch, row-major */
-    int *lengths;                   /* (max_batch) */
-    int *row;                       /* (max_batch) item -> row of the forward pass, -1: none */
+    int *lengths;                   /* (2 max_batch) the items' lengths, then a group's */
+    int *row;                       /* (max_batch) the valid items, shortest first */
     char (*msg)[BATCH_MSG];         /* (max_batch) error message per item */
 };
 
@@ -981,11 +992,12 @@ gyro_status gyro_classifier_batch_new(const gyro_classifier *m, int max_batch, g
     b->max_batch = max_batch;
     size_t nb = (size_t)max_batch;
     b->item = calloc(nb, sizeof *b->item);
-    b->lengths = calloc(nb, sizeof *b->lengths);
+    b->lengths = calloc(2 * nb, sizeof *b->lengths);
     b->row = calloc(nb, sizeof *b->row);
     b->msg = calloc(nb, sizeof *b->msg);
     gyro_status st = b->item && b->lengths && b->row && b->msg ? GYRO_OK : gyro_error_set(GYRO_ERR_NOMEM, "classifier batch");
-    for (int i = 0; st == GYRO_OK && i < max_batch; i++) st = scratch_new(m, 0, &b->item[i]);
+    if (st == GYRO_OK) st = gyro_tokenizer_new(&m->norm, (gyro_token_unit)m->token_unit, &b->tok);
+    for (int i = 0; st == GYRO_OK && i < max_batch; i++) st = scratch_new(m, 0, b->tok, &b->item[i]);
     if (st == GYRO_OK && m->tf) {
         int T = m->tf->cfg.max_len;
         st = gyro_tf_acts_new(m->tf, max_batch, T, 0, &b->acts);
@@ -1003,6 +1015,7 @@ void gyro_classifier_batch_free(gyro_classifier_batch *b)
     if (b->item)
         for (int i = 0; i < b->max_batch; i++) gyro_classifier_scratch_free(b->item[i]);
     free(b->item);
+    gyro_tokenizer_free(b->tok);
     gyro_tf_acts_free(b->acts);
     free(b->ids);
     free(b->lengths);
@@ -1046,33 +1059,47 @@ gyro_status gyro_classifier_predict_batch(const gyro_classifier *m, gyro_classif
         }
         return GYRO_OK;
     }
-    /* transformer: encode every text, then one forward pass over the valid ones (B, Tmax) */
-    int B = 0, Tmax = 0;
+    /* transformer: encode every text, sort the valid ones by length, then one forward pass per
+     * group of similar lengths (B_g, T_g): a group grows while padding to its longest adds at
+     * most a quarter to the positions it holds (every position costs the same in the linear
+     * layers, so padding a 3-character utterance to 14 would cost more than the batch saves) */
+    int nv = 0;
     for (int i = 0; i < n; i++) {
-        b->row[i] = -1;
         if (status[i]) continue;
         int T;
         if (batch_item(b, i, tf_encode(m, b->item[i], texts[i], &T), status)) continue;
-        b->row[i] = B;
-        b->lengths[B++] = T;
-        if (T > Tmax) Tmax = T;
+        b->lengths[i] = T;
+        int j = nv++; /* insertion into b->row (here: the valid items by length) */
+        while (j > 0 && b->lengths[b->row[j - 1]] > T) {
+            b->row[j] = b->row[j - 1];
+            j--;
+        }
+        b->row[j] = i;
     }
-    if (B == 0) return GYRO_OK;
-    for (int i = 0; i < n; i++) {
-        int r = b->row[i];
-        if (r < 0) continue;
-        int32_t *dst = b->ids + (size_t)r * Tmax;
-        memcpy(dst, b->item[i]->ids, (size_t)b->lengths[r] * sizeof *dst);
-        for (int t = b->lengths[r]; t < Tmax; t++) dst[t] = 0; /* padding: masked, never read */
-    }
-    gyro_status st = gyro_tf_forward_packed(m->tf, m->pack, b->acts, b->ids, b->lengths, B, Tmax);
-    const float *logits = st ? NULL : gyro_tf_logits(b->acts);
     int K = gyro_label_set_count(m->labels);
-    for (int i = 0; i < n; i++) {
-        int r = b->row[i];
-        if (r < 0) continue;
-        if (st) batch_item(b, i, st, status);
-        else batch_item(b, i, top_k(m, b->item[i], logits + (size_t)r * K, k[i], out[i], &n_out[i]), status);
+    for (int g0 = 0, g1; g0 < nv; g0 = g1) {
+        long held = 0;
+        for (g1 = g0; g1 < nv; g1++) {
+            long Tg = b->lengths[b->row[g1]], with = held + Tg;
+            if (g1 > g0 && 4 * Tg * (g1 - g0 + 1) > 5 * with) break;
+            held = with;
+        }
+        const int Bg = g1 - g0, Tg = b->lengths[b->row[g1 - 1]];
+        int *glen = b->lengths + n; /* (Bg) after the per-item lengths */
+        for (int r = 0; r < Bg; r++) {
+            const int i = b->row[g0 + r], L = b->lengths[i];
+            int32_t *dst = b->ids + (size_t)r * Tg;
+            memcpy(dst, b->item[i]->ids, (size_t)L * sizeof *dst);
+            for (int t = L; t < Tg; t++) dst[t] = 0; /* padding: masked, never read */
+            glen[r] = L;
+        }
+        gyro_status st = gyro_tf_forward_packed(m->tf, m->pack, b->acts, b->ids, glen, Bg, Tg);
+        const float *logits = st ? NULL : gyro_tf_logits(b->acts);
+        for (int r = 0; r < Bg; r++) {
+            const int i = b->row[g0 + r];
+            if (st) batch_item(b, i, st, status);
+            else batch_item(b, i, top_k(m, b->item[i], logits + (size_t)r * K, k[i], out[i], &n_out[i]), status);
+        }
     }
     return GYRO_OK;
 }
