@@ -8,7 +8,7 @@
  * worker's queue as both the bound and the notification queue, so all completions of a call
  * land on one thread and a call context (call_ctx) is a lock-free state machine:
  *
- *   REQUESTED --new call--> [unpack] --> handler (here or on the pool) --> SENDING* --> FINAL
+ *   REQUESTED --new call--> [unpack] --> handler (or the worker's batch) --> SENDING* --> FINAL
  *   bidi:  REQUESTED --> BIDI_RECV <--> handler --> ... --> FINAL
  *
  * Exactly one batch per call is in flight at any time, and each call's first batch carries
@@ -30,14 +30,21 @@
  * of 1.51 has no public alarm to wake a queue from another thread). A context whose close
  * batch is outstanding is freed only when that batch completes (end_call).
  *
- * Dynamic batching (max_batch >= 2, a batch handler for the method): offloaded calls queue on
- * the pool in arrival order with their time of arrival. A pool thread that takes a call of a
- * batching method also takes the queued calls of that method, up to max_batch, and, with
- * batch_wait_us, sets `gathering` and waits on the pool's condition variable (CLOCK_MONOTONIC)
- * until the first call has waited batch_wait_us or the batch is full; meanwhile the other pool
- * threads leave the queue alone (they run the batches already taken), and pushes broadcast so
- * that the gatherer sees them. The batch handler then answers every call of the batch, and each
- * call's final batch of ops starts from the pool thread as for a single call.
+ * Inference workers (pool_threads > 0): the offloaded methods (model inference) are armed only
+ * on pool_threads workers of their own, the other methods only on the first `threads` workers,
+ * so a call runs its handler on the thread its events arrive on, and health and Stats never wait
+ * behind a model. There is no queue between threads: an offloaded call used to go from its
+ * worker to a pool thread (a mutex, a futex wake and a context switch) and its completions back
+ * to the worker (a core kick), two hand-offs per call on top of core's own; now it has none.
+ *
+ * Dynamic batching (max_batch >= 2, a batch handler for the method), per inference worker: a
+ * call of a batching method is unpacked and added to the worker's pending batch instead of
+ * running its handler; the batch runs when it has max_batch calls, or when the first has waited
+ * batch_wait_us (the worker's queue wait is shortened to that time), or, with batch_wait_us 0,
+ * as soon as the queue has nothing more ready (a zero-timeout poll). Completions and arrivals
+ * of other calls are handled while a batch gathers; a call of another method runs the pending
+ * batch first. The batch handler answers every call of the batch, and each call's final batch
+ * of ops starts as for a single call.
  *
  * Client: a pluck queue, one op type per batch, so that any method kind can be driven as a
  * stream: open, send*, close_send, recv*, finish.
@@ -200,9 +207,8 @@ typedef struct call_ctx {
     grpc_slice status_details;
     int has_status_details;
     int64_t t0;
-    int64_t t_queued;          /* when it joined the pool's queue (now_ns) */
+    int64_t t_queued;          /* when it joined its worker's pending batch (now_ns) */
     gyro_rpc_reply reply;
-    struct call_ctx *pool_next;
     /* parked calls (GYRO_RPC_WAIT) */
     int close_started;         /* the RECV_CLOSE_ON_SERVER batch (tag: address + 1) is out */
     int close_done;            /* ... and has completed: the call is over on the wire */
@@ -226,19 +232,11 @@ struct worker {
     call_ctx *parked;          /* calls waiting for gyro_rpc_server_notify (this worker only) */
     uint64_t scan_generation;  /* generation at the last scan of the parked list */
     int rescan;                /* a call parked with an older generation: scan again */
+    int inference;             /* an inference worker (offloaded methods only) */
+    struct batch_buf *b;       /* inference workers with max_batch >= 2: the batch being
+                                * gathered (b->calls[0..n_pending)) */
+    int n_pending;
 };
-
-typedef struct pool {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;         /* on CLOCK_MONOTONIC (a gathering thread waits until a time) */
-    call_ctx *head, *tail;
-    int stop;
-    int gathering;             /* a thread is waiting for more calls of its batch: the others
-                                * leave the queue to it */
-    int n;
-    pthread_t *threads;
-    int *indices;
-} pool;
 
 struct gyro_rpc_server {
     gyro_rpc_server_options opt;
@@ -247,9 +245,9 @@ struct gyro_rpc_server {
     void *ctx;
     grpc_server *server;
     void **handles;              /* (n_methods) registered method handles */
-    worker *workers;             /* (threads) */
+    worker *workers;             /* (n_workers): threads, then pool_threads inference workers */
+    int n_workers;
     grpc_completion_queue *shutdown_cq;
-    pool pool;
     int port;
     int64_t t_start;
     _Atomic int live;            /* call contexts alive (armed or active) */
@@ -601,7 +599,7 @@ static int checked_code(call_ctx *c, int code)
     const gyro_rpc_method *m = &srv->methods[c->method];
     if (code == GYRO_RPC_CONTINUE && (m->kind != GYRO_RPC_SERVER_STREAMING || c->reply.n == 0))
         code = gyro_rpc_reply_error(&c->reply, GYRO_RPC_INTERNAL, "handler of %s continued without responses", m->path);
-    else if (code == GYRO_RPC_WAIT && (m->kind != GYRO_RPC_SERVER_STREAMING || (m->offload && srv->pool.n > 0)))
+    else if (code == GYRO_RPC_WAIT && (m->kind != GYRO_RPC_SERVER_STREAMING || (m->offload && srv->opt.pool_threads > 0)))
         code = gyro_rpc_reply_error(&c->reply, GYRO_RPC_INTERNAL, "handler of %s cannot wait", m->path);
     else if (code != GYRO_RPC_CONTINUE && code != GYRO_RPC_WAIT && (code < 0 || code >= GYRO_RPC_CODE_COUNT))
         code = GYRO_RPC_UNKNOWN;
@@ -613,7 +611,7 @@ static int checked_code(call_ctx *c, int code)
 
 static void after_handler(call_ctx *c, int code);
 
-/* Run the handler for the unpacked request (on a worker or a pool thread) and start the next
+/* Run the handler for the unpacked request (on the call's worker) and start the next
  * batch. The completion always comes back on the call's own worker. */
 static void run_handler(call_ctx *c, int thread)
 {
@@ -650,44 +648,14 @@ static void after_handler(call_ctx *c, int code)
     }
 }
 
-static void pool_push(pool *p, call_ctx *c)
+/* Whether c's worker gathers calls of c's method into batches. */
+static int batchable(const call_ctx *c)
 {
-    c->pool_next = NULL;
-    c->t_queued = now_ns();
-    pthread_mutex_lock(&p->mu);
-    if (p->tail) p->tail->pool_next = c;
-    else p->head = c;
-    p->tail = c;
-    if (p->gathering) pthread_cond_broadcast(&p->cv); /* the gathering thread must see it */
-    else pthread_cond_signal(&p->cv);
-    pthread_mutex_unlock(&p->mu);
+    const gyro_rpc_server *srv = c->w->srv;
+    return c->w->b && srv->opt.batch[c->method] && srv->methods[c->method].kind == GYRO_RPC_UNARY;
 }
 
-/* Whether calls of c's method are run in batches. */
-static int batchable(const gyro_rpc_server *srv, const call_ctx *c)
-{
-    const gyro_rpc_method *m = &srv->methods[c->method];
-    return srv->opt.max_batch > 1 && srv->opt.batch && srv->opt.batch[c->method] && m->kind == GYRO_RPC_UNARY;
-}
-
-/* Move the queued calls of `method` (oldest first) into batch[*n..max) (p->mu held). */
-static void take_same(pool *p, int method, call_ctx **batch, int *n, int max)
-{
-    call_ctx **link = &p->head, *prev = NULL;
-    while (*link && *n < max) {
-        call_ctx *c = *link;
-        if (c->method == method) {
-            *link = c->pool_next;
-            if (p->tail == c) p->tail = prev;
-            batch[(*n)++] = c;
-        } else {
-            prev = c;
-            link = &c->pool_next;
-        }
-    }
-}
-
-/* Per pool thread: room for one batch. */
+/* Per inference worker: room for one batch. */
 typedef struct batch_buf {
     call_ctx **calls;                    /* (max_batch) gathered */
     call_ctx **live;                     /* (max_batch) those still within their deadline */
@@ -699,6 +667,10 @@ typedef struct batch_buf {
 /* Run n >= 2 gathered calls of one method through its batch handler, then send each reply. */
 static void run_batch(gyro_rpc_server *srv, batch_buf *b, int n, int thread)
 {
+    if (n == 1) {
+        run_handler(b->calls[0], thread);
+        return;
+    }
     const gyro_rpc_method *m = &srv->methods[b->calls[0]->method];
     int k = 0;
     for (int i = 0; i < n; i++) {
@@ -726,7 +698,7 @@ static void run_batch(gyro_rpc_server *srv, batch_buf *b, int n, int thread)
     }
 }
 
-/* Unpack and check the request in c->payload, then run its handler here or on the pool. */
+/* Unpack and check the request in c->payload, then run its handler (or batch it). */
 static void dispatch(call_ctx *c)
 {
     gyro_rpc_server *srv = c->w->srv;
@@ -755,12 +727,28 @@ static void dispatch(call_ctx *c)
     redispatch(c);
 }
 
-/* Run the handler of an unpacked request here or on the pool. */
+/* Run the batch gathered on worker w (if any). */
+static void flush_batch(worker *w)
+{
+    int n = w->n_pending;
+    if (!n) return;
+    w->n_pending = 0;
+    run_batch(w->srv, w->b, n, w->index);
+}
+
+/* Run the handler of an unpacked request, or add it to its worker's batch (run once full). */
 static void redispatch(call_ctx *c)
 {
-    gyro_rpc_server *srv = c->w->srv;
-    if (srv->methods[c->method].offload && srv->pool.n > 0) pool_push(&srv->pool, c);
-    else run_handler(c, c->w->index);
+    worker *w = c->w;
+    if (!batchable(c)) {
+        run_handler(c, w->index);
+        return;
+    }
+    /* a batch holds calls of one method: another method's call runs the batch first */
+    if (w->n_pending && w->b->calls[0]->method != c->method) flush_batch(w);
+    c->t_queued = now_ns();
+    w->b->calls[w->n_pending++] = c;
+    if (w->n_pending >= w->srv->opt.max_batch) flush_batch(w);
 }
 
 /* The code a client saw for a call that ended without our status. The client's deadline timer
@@ -839,76 +827,29 @@ static void on_event(call_ctx *c, int success)
 static void *worker_main(void *arg)
 {
     worker *w = arg;
+    const int64_t wait_ns = w->srv->opt.batch_wait_us * 1000;
     for (;;) {
         gpr_timespec until = w->parked ? gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
                                                       gpr_time_from_millis(GYRO_RPC_WAKE_MS, GPR_TIMESPAN))
                                        : gpr_inf_future(GPR_CLOCK_REALTIME);
+        if (w->n_pending) { /* a batch is being gathered: wait no longer than its time */
+            int64_t left = w->b->calls[0]->t_queued + wait_ns - now_ns();
+            if (left < 0) left = 0; /* batch_wait_us 0: take only what is already queued */
+            gpr_timespec t = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_nanos(left, GPR_TIMESPAN));
+            if (!w->parked || gpr_time_cmp(t, until) < 0) until = t;
+        }
         grpc_event ev = grpc_completion_queue_next(w->cq, until, NULL);
         if (ev.type == GRPC_QUEUE_SHUTDOWN) break;
         if (ev.type == GRPC_OP_COMPLETE) {
             if ((uintptr_t)ev.tag & 1) on_close((call_ctx *)((char *)ev.tag - 1));
             else on_event(ev.tag, ev.success);
         }
+        /* batch_wait_us 0: run the batch once the queue has nothing more ready (a poll timed
+         * out); else at its time (a full batch ran as soon as it was full) */
+        if (w->n_pending && (wait_ns == 0 ? ev.type == GRPC_QUEUE_TIMEOUT
+                                          : now_ns() >= w->b->calls[0]->t_queued + wait_ns))
+            flush_batch(w);
         if (w->parked) wake_parked(w);
-    }
-    return NULL;
-}
-
-typedef struct pool_arg {
-    gyro_rpc_server *srv;
-    int index;
-    batch_buf *b;      /* (owned by the thread) with max_batch >= 2, else NULL */
-} pool_arg;
-
-/* A pool thread: take the oldest queued call; for a batching method, also the other queued
- * calls of that method, up to max_batch, waiting until batch_wait_us after the first was queued
- * for more (only one thread gathers at a time; the others leave the queue to it meanwhile). */
-static void *pool_main(void *arg)
-{
-    gyro_rpc_server *srv = ((pool_arg *)arg)->srv;
-    int index = ((pool_arg *)arg)->index;
-    batch_buf *b = ((pool_arg *)arg)->b;
-    free(arg);
-    pool *p = &srv->pool;
-    const int max = srv->opt.max_batch;
-    const int64_t wait_ns = srv->opt.batch_wait_us * 1000;
-    for (;;) {
-        pthread_mutex_lock(&p->mu);
-        while ((!p->head || p->gathering) && !p->stop) pthread_cond_wait(&p->cv, &p->mu);
-        call_ctx *c = p->head;
-        int n = 0;
-        if (c) {
-            p->head = c->pool_next;
-            if (!p->head) p->tail = NULL;
-            if (b && batchable(srv, c)) {
-                b->calls[n++] = c;
-                take_same(p, c->method, b->calls, &n, max);
-                if (n < max && wait_ns > 0 && !p->stop) {
-                    const int64_t until = c->t_queued + wait_ns;
-                    const struct timespec ts = {(time_t)(until / 1000000000), (long)(until % 1000000000)};
-                    p->gathering = 1;
-                    while (n < max && !p->stop && now_ns() < until) {
-                        int r = pthread_cond_timedwait(&p->cv, &p->mu, &ts);
-                        take_same(p, c->method, b->calls, &n, max);
-                        if (r == ETIMEDOUT) break;
-                    }
-                    p->gathering = 0;
-                    if (p->head) pthread_cond_signal(&p->cv); /* what this batch left behind */
-                }
-            }
-        }
-        pthread_mutex_unlock(&p->mu);
-        if (!c) break; /* stop and empty */
-        if (n >= 2) run_batch(srv, b, n, index);
-        else run_handler(c, index);
-    }
-    if (b) {
-        free(b->calls);
-        free(b->live);
-        free(b->requests);
-        free(b->replies);
-        free(b->codes);
-        free(b);
     }
     return NULL;
 }
@@ -919,7 +860,16 @@ static void server_destroy_parts(gyro_rpc_server *s)
 {
     if (s->server) grpc_server_destroy(s->server);
     if (s->workers)
-        for (int i = 0; i < s->opt.threads; i++) {
+        for (int i = 0; i < s->n_workers; i++) {
+            batch_buf *b = s->workers[i].b;
+            if (b) {
+                free(b->calls);
+                free(b->live);
+                free(b->requests);
+                free(b->replies);
+                free(b->codes);
+                free(b);
+            }
             if (s->workers[i].cq) {
                 grpc_completion_queue_shutdown(s->workers[i].cq);
                 while (grpc_completion_queue_next(s->workers[i].cq, gpr_inf_future(GPR_CLOCK_REALTIME),
@@ -940,9 +890,6 @@ static void server_destroy_parts(gyro_rpc_server *s)
     }
     free(s->workers);
     free(s->handles);
-    free(s->pool.threads);
-    pthread_mutex_destroy(&s->pool.mu);
-    pthread_cond_destroy(&s->pool.cv);
     free(s);
     grpc_shutdown();
 }
@@ -1020,12 +967,6 @@ gyro_status gyro_rpc_server_start(const gyro_rpc_server_options *opt,
     s->methods = methods;
     s->n_methods = n_methods;
     s->ctx = ctx;
-    pthread_mutex_init(&s->pool.mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* now_ns's clock: batch_wait_us */
-    pthread_cond_init(&s->pool.cv, &ca);
-    pthread_condattr_destroy(&ca);
     fd_reserve_setup();
     grpc_init();
 
@@ -1064,9 +1005,9 @@ gyro_status gyro_rpc_server_start(const gyro_rpc_server_options *opt,
     s->server = grpc_server_create(&cargs, NULL);
     grpc_resource_quota_unref(rq); /* the server holds its own reference */
     s->handles = calloc((size_t)(n_methods ? n_methods : 1), sizeof *s->handles);
-    s->workers = calloc((size_t)opt->threads, sizeof *s->workers);
-    s->pool.threads = calloc((size_t)(opt->pool_threads ? opt->pool_threads : 1), sizeof(pthread_t));
-    if (!s->server || !s->handles || !s->workers || !s->pool.threads) {
+    s->n_workers = opt->threads + opt->pool_threads;
+    s->workers = calloc((size_t)s->n_workers, sizeof *s->workers);
+    if (!s->server || !s->handles || !s->workers) {
         server_destroy_parts(s);
         return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
     }
@@ -1082,15 +1023,24 @@ gyro_status gyro_rpc_server_start(const gyro_rpc_server_options *opt,
         }
     }
     size_t ncount = (size_t)(n_methods + 1) * GYRO_RPC_CODE_COUNT;
-    for (int i = 0; i < opt->threads; i++) {
+    for (int i = 0; i < s->n_workers; i++) {
         worker *w = &s->workers[i];
         w->srv = s;
         w->index = i;
+        w->inference = i >= opt->threads;
         w->stats.counts = calloc(ncount, sizeof(_Atomic uint64_t));
         w->stats.latency = calloc((size_t)(n_methods + 1) * GYRO_RPC_LATENCY_BUCKETS, sizeof(_Atomic uint64_t));
         w->stats.sum_ns = calloc((size_t)(n_methods + 1), sizeof(_Atomic uint64_t));
         w->cq = grpc_completion_queue_create_for_next(NULL);
-        if (!w->stats.counts || !w->stats.latency || !w->stats.sum_ns || !w->cq) {
+        int batch_ok = 1;
+        if (w->inference && opt->max_batch > 1 && opt->batch) {
+            size_t nb = (size_t)opt->max_batch;
+            batch_buf *b = w->b = calloc(1, sizeof *b);
+            batch_ok = b && (b->calls = malloc(nb * sizeof *b->calls)) && (b->live = malloc(nb * sizeof *b->live)) &&
+                       (b->requests = malloc(nb * sizeof *b->requests)) &&
+                       (b->replies = malloc(nb * sizeof *b->replies)) && (b->codes = malloc(nb * sizeof *b->codes));
+        }
+        if (!w->stats.counts || !w->stats.latency || !w->stats.sum_ns || !w->cq || !batch_ok) {
             server_destroy_parts(s);
             return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
         }
@@ -1125,51 +1075,20 @@ gyro_status gyro_rpc_server_start(const gyro_rpc_server_options *opt,
     }
     grpc_server_start(s->server);
     s->t_start = now_ns();
-    for (int i = 0; i < opt->threads; i++) {
+    /* With inference workers, offloaded methods are armed on them only and the others (and
+     * unknown methods) on the first `threads` workers only: a call runs where it arrived. */
+    for (int i = 0; i < s->n_workers; i++) {
         worker *w = &s->workers[i];
         for (int m = 0; m < n_methods; m++) {
+            if (opt->pool_threads > 0 && (methods[m].offload != 0) != w->inference) continue;
             int r = methods[m].kind == GYRO_RPC_UNARY ? s->opt.requests_per_method : 2;
             for (int k = 0; k < r; k++) arm(w, m);
         }
-        for (int k = 0; k < 2; k++) arm(w, -1);
+        if (!w->inference)
+            for (int k = 0; k < 2; k++) arm(w, -1);
     }
-    for (int i = 0; i < opt->threads; i++)
+    for (int i = 0; i < s->n_workers; i++)
         pthread_create(&s->workers[i].thread, NULL, worker_main, &s->workers[i]);
-    for (int i = 0; i < opt->pool_threads; i++) {
-        pool_arg *a = calloc(1, sizeof *a);
-        if (!a) break;
-        a->srv = s;
-        a->index = opt->threads + i;
-        if (opt->max_batch > 1) {
-            size_t nb = (size_t)opt->max_batch;
-            batch_buf *b = calloc(1, sizeof *b);
-            if (b) {
-                b->calls = malloc(nb * sizeof *b->calls);
-                b->live = malloc(nb * sizeof *b->live);
-                b->requests = malloc(nb * sizeof *b->requests);
-                b->replies = malloc(nb * sizeof *b->replies);
-                b->codes = malloc(nb * sizeof *b->codes);
-            }
-            if (!b || !b->calls || !b->live || !b->requests || !b->replies || !b->codes) {
-                if (b) {
-                    free(b->calls); free(b->live); free(b->requests); free(b->replies); free(b->codes);
-                }
-                free(b);
-                free(a);
-                break;
-            }
-            a->b = b;
-        }
-        if (pthread_create(&s->pool.threads[s->pool.n], NULL, pool_main, a) != 0) {
-            if (a->b) {
-                free(a->b->calls); free(a->b->live); free(a->b->requests); free(a->b->replies); free(a->b->codes);
-            }
-            free(a->b);
-            free(a);
-            break;
-        }
-        s->pool.n++;
-    }
     *out = s;
     return GYRO_OK;
 }
@@ -1209,13 +1128,8 @@ void gyro_rpc_server_shutdown(gyro_rpc_server *s, long grace_ms, int *cancelled)
             warned = 1;
         }
     }
-    pthread_mutex_lock(&s->pool.mu);
-    s->pool.stop = 1;
-    pthread_cond_broadcast(&s->pool.cv);
-    pthread_mutex_unlock(&s->pool.mu);
-    for (int i = 0; i < s->pool.n; i++) pthread_join(s->pool.threads[i], NULL);
-    for (int i = 0; i < s->opt.threads; i++) grpc_completion_queue_shutdown(s->workers[i].cq);
-    for (int i = 0; i < s->opt.threads; i++) pthread_join(s->workers[i].thread, NULL);
+    for (int i = 0; i < s->n_workers; i++) grpc_completion_queue_shutdown(s->workers[i].cq);
+    for (int i = 0; i < s->n_workers; i++) pthread_join(s->workers[i].thread, NULL);
 }
 
 void gyro_rpc_server_free(gyro_rpc_server *s)
@@ -1238,7 +1152,7 @@ gyro_status gyro_rpc_server_stats(const gyro_rpc_server *s, gyro_rpc_stats *out)
         return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
     }
     out->n_methods = s->n_methods;
-    for (int w = 0; w < s->opt.threads; w++) {
+    for (int w = 0; w < s->n_workers; w++) {
         const worker_stats *ws = &s->workers[w].stats;
         for (size_t i = 0; i < n; i++) out->counts[i] += atomic_load_explicit(&ws->counts[i], memory_order_relaxed);
         for (size_t i = 0; i < nl; i++) {

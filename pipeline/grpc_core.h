@@ -8,14 +8,17 @@
  *
  * Server threading: `threads` workers, each owning one completion queue; every call is pinned
  * to the queue it arrived on, so a call's state machine never needs a lock. Methods flagged
- * `offload` (model inference) run their handler on a small pool of `pool_threads` threads; the
- * pool starts the reply batch itself and the completion comes back on the call's own queue.
- * Handlers get a thread index (0..threads+pool_threads-1) that is stable per thread, for
- * per-thread scratch buffers. Dynamic batching (max_batch, batch_wait_us, as Triton's dynamic
- * batcher): one pool thread at a time gathers queued calls of a batching method, up to
- * max_batch or until batch_wait_us after the first was queued, while the other pool threads run
- * the batches already gathered. Per-thread counters (per method and status code) and a latency
- * histogram are written without locks and summed on request.
+ * `offload` (model inference) are served by `pool_threads` workers of their own (inference
+ * workers, with their own queues; 0: by the `threads` workers with the others), which run the
+ * handlers where the call's events arrive: no hand-off between threads, and health and Stats
+ * never wait behind a model. Handlers get a thread index (0..threads+pool_threads-1; inference
+ * workers from `threads` on) that is stable per thread, for per-thread scratch buffers. Dynamic
+ * batching (max_batch, batch_wait_us, as Triton's dynamic batcher): each inference worker
+ * gathers the calls of a batching method it receives, up to max_batch or until batch_wait_us
+ * after the first (0: those ready now), handling its other events meanwhile, and runs them as
+ * one batch. Calls are spread over the inference workers by core as they arrive (a slow call
+ * delays the calls already on its worker). Per-thread counters (per method and status code)
+ * and a latency histogram are written without locks and summed on request.
  *
  * Status codes: a request that does not parse as its protobuf type, or has a string field that
  * is not valid UTF-8, is INVALID_ARGUMENT before the handler runs; an unknown method is
@@ -134,7 +137,8 @@ typedef struct gyro_rpc_method {
 typedef struct gyro_rpc_server_options {
     const char *addr;              /* "127.0.0.1:50051"; port 0 picks a free port */
     int threads;                   /* completion-queue threads, >= 1 */
-    int pool_threads;              /* inference pool; 0 runs offload methods on the CQ thread */
+    int pool_threads;              /* inference workers (offload methods); 0: the `threads`
+                                    * workers run them too */
     int requests_per_method;       /* calls kept armed per unary method and queue (e.g. 32) */
     long max_request_bytes;        /* larger requests get RESOURCE_EXHAUSTED */
     const char *tls_cert_pem;      /* PEM contents; NULL for plaintext */
@@ -143,12 +147,12 @@ typedef struct gyro_rpc_server_options {
     long max_buffer_bytes;         /* memory the transport may hold for all calls at once (a
                                     * gRPC resource quota); 0: 16 × max_request_bytes, at least
                                     * 64 MiB. Past it, calls are refused RESOURCE_EXHAUSTED. */
-    int max_batch;                 /* dynamic batching: a pool thread takes up to max_batch
-                                    * queued calls of a method with a batch handler and runs them
-                                    * as one batch (0 or 1: one call at a time, as without) */
+    int max_batch;                 /* dynamic batching: an inference worker runs up to max_batch
+                                    * calls of a method with a batch handler as one batch (0 or
+                                    * 1: one call at a time, as without) */
     long batch_wait_us;            /* ... waiting at most this long after the first call of a
-                                    * batch was queued for more to arrive (0: only the calls
-                                    * already queued). Needs pool_threads >= 1. */
+                                    * batch arrived for more (0: only the calls already ready
+                                    * on its queue). Needs pool_threads >= 1. */
     const gyro_rpc_batch_handler *batch; /* (n_methods) the batch handler of each method (NULL
                                     * entries: none), used for offloaded unary methods with
                                     * max_batch >= 2; NULL: no batching */

@@ -186,7 +186,7 @@ static int calls[8];
 
 static gyro_rpc_server *start(gyro_rpc_client **cl)
 {
-    gyro_rpc_server_options o = {"127.0.0.1:0", 2, 1, 4, 1 << 16, NULL, NULL, NULL};
+    gyro_rpc_server_options o = {"127.0.0.1:0", 2, 1, 4, 1 << 16, NULL, NULL, NULL, 0, 0, 0, NULL};
     gyro_rpc_server *s;
     ck_assert_int_eq(gyro_rpc_server_start(&o, methods, N_METHODS, calls, &s), GYRO_OK);
     ck_assert_int_gt(gyro_rpc_server_port(s), 0);
@@ -305,7 +305,7 @@ END_TEST
 START_TEST(test_server_bad_options)
 {
     gyro_rpc_server *s = (gyro_rpc_server *)1;
-    gyro_rpc_server_options o = {"127.0.0.1:0", 0, 0, 4, 1 << 16, NULL, NULL, NULL};
+    gyro_rpc_server_options o = {"127.0.0.1:0", 0, 0, 4, 1 << 16, NULL, NULL, NULL, 0, 0, 0, NULL};
     ck_assert_int_eq(gyro_rpc_server_start(&o, methods, N_METHODS, calls, &s), GYRO_ERR_USAGE);
     ck_assert_ptr_null(s);
     o.threads = 1;

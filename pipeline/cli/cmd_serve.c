@@ -61,13 +61,16 @@ static const gyro_opt serve_opts[] = {
     GYRO_O_LONG("threads", 'j', serve_args, threads, "N", "2", 1, 64, "completion-queue threads"),
     GYRO_O_LONG("pool", 0, serve_args, pool, "N", "2", 0, 64,
                 "inference threads for Classify, Normalize, Neighbors and Reason, so health and Stats "
-                "never wait behind a model (0 = run them on the queue threads)"),
+                "never wait behind a model (0 = run them on the queue threads)",
+                .man = "Each inference thread has its own completion queue and runs the handlers of the calls "
+                       "that arrive on it, with no hand-off to another thread."),
     GYRO_O_LONG("max-batch", 0, serve_args, max_batch, "N", "1", 1, 1024,
-                "dynamic batching: an inference thread classifies up to N queued Classify calls in one "
+                "dynamic batching: an inference thread classifies up to N Classify calls in one "
                 "batch (1 = one call at a time)",
-                .man = "As Triton's dynamic batcher: one inference thread at a time gathers the queued "
-                       "Classify calls, up to N, waiting at most --batch-wait-us after the first arrived, "
-                       "and runs them as one batch (one forward pass of a transformer over the utterances "
+                .man = "As Triton's dynamic batcher: each inference thread gathers the Classify calls it "
+                       "receives, up to N, waiting at most --batch-wait-us after the first arrived (0: "
+                       "those already received), while it handles its other events, and runs them as one "
+                       "batch (one forward pass of a transformer over the utterances "
                        "padded to the longest; an n-gram model classifies them one after the other); each "
                        "call gets the answer a single call would. Needs --pool 1 or more."),
     GYRO_O_LONG("batch-wait-us", 0, serve_args, batch_wait_us, "US", "0", 0, 1000000,
