@@ -970,14 +970,22 @@ static gyro_status top_k(const gyro_classifier *m, gyro_classifier_scratch *s, c
 /* ---- batched prediction ------------------------------------------------------------------------ */
 
 #define BATCH_MSG 256
+/* Longest sequence a batch's forward pass holds: the activations of a transformer keep every
+ * layer's buffers, (B, T) rows each and (B, H, T, T) for attention, about 6 MB for one sequence
+ * of 64 positions of the seed-size model, so (16, 64) held 100 MB per thread. Utterances are
+ * short (NLPCC 2018: 8 characters on average); a longer one runs alone on activations for one
+ * sequence of max_len. */
+#define BATCH_MAX_T 16
 
 struct gyro_classifier_batch {
     int max_batch;
     gyro_tokenizer *tok;            /* shared by the items (they are tokenized in turn) */
     gyro_classifier_scratch **item; /* (max_batch) per utterance: ids, normalized text,
                                      * probabilities (no activations, tok borrowed) */
-    gyro_tf_acts *acts;             /* (max_batch, max_len) transformer activations, or NULL */
-    int32_t *ids;                   /* (max_batch, max_len) token ids of the batch, row-major */
+    gyro_tf_acts *acts;             /* (max_batch, Tb) transformer activations, or NULL */
+    gyro_tf_acts *acts_long;        /* (1, max_len) for utterances longer than Tb, or NULL */
+    int Tb;                         /* min(max_len, BATCH_MAX_T) */
+    int32_t *ids;                   /* (max_batch, Tb) or (max_len) token ids of a forward pass */
     int *lengths;                   /* (2 max_batch) the items' lengths, then a group's */
     int *row;                       /* (max_batch) the valid items, shortest first */
     char (*msg)[BATCH_MSG];         /* (max_batch) error message per item */
@@ -1000,8 +1008,11 @@ gyro_status gyro_classifier_batch_new(const gyro_classifier *m, int max_batch, g
     for (int i = 0; st == GYRO_OK && i < max_batch; i++) st = scratch_new(m, 0, b->tok, &b->item[i]);
     if (st == GYRO_OK && m->tf) {
         int T = m->tf->cfg.max_len;
-        st = gyro_tf_acts_new(m->tf, max_batch, T, 0, &b->acts);
-        if (st == GYRO_OK && !(b->ids = calloc(nb * (size_t)T, sizeof *b->ids)))
+        b->Tb = T < BATCH_MAX_T ? T : BATCH_MAX_T;
+        st = gyro_tf_acts_new(m->tf, max_batch, b->Tb, 0, &b->acts);
+        if (st == GYRO_OK && T > b->Tb) st = gyro_tf_acts_new(m->tf, 1, T, 0, &b->acts_long);
+        size_t cap = nb * (size_t)b->Tb > (size_t)T ? nb * (size_t)b->Tb : (size_t)T;
+        if (st == GYRO_OK && !(b->ids = calloc(cap, sizeof *b->ids)))
             st = gyro_error_set(GYRO_ERR_NOMEM, "classifier batch");
     }
     if (st) { gyro_classifier_batch_free(b); return st; }
@@ -1017,6 +1028,7 @@ void gyro_classifier_batch_free(gyro_classifier_batch *b)
     free(b->item);
     gyro_tokenizer_free(b->tok);
     gyro_tf_acts_free(b->acts);
+    gyro_tf_acts_free(b->acts_long);
     free(b->ids);
     free(b->lengths);
     free(b->row);
@@ -1081,9 +1093,9 @@ gyro_status gyro_classifier_predict_batch(const gyro_classifier *m, gyro_classif
         long held = 0;
         for (g1 = g0; g1 < nv; g1++) {
             long Tg = b->lengths[b->row[g1]], with = held + Tg;
-            if (g1 > g0 && 4 * Tg * (g1 - g0 + 1) > 5 * with) break;
+            if (g1 > g0 && (Tg > b->Tb || 4 * Tg * (g1 - g0 + 1) > 5 * with)) break;
             held = with;
-        }
+        } /* an utterance longer than Tb makes a group of its own */
         const int Bg = g1 - g0, Tg = b->lengths[b->row[g1 - 1]];
         int *glen = b->lengths + n; /* (Bg) after the per-item lengths */
         for (int r = 0; r < Bg; r++) {
@@ -1093,8 +1105,9 @@ gyro_status gyro_classifier_predict_batch(const gyro_classifier *m, gyro_classif
             for (int t = L; t < Tg; t++) dst[t] = 0; /* padding: masked, never read */
             glen[r] = L;
         }
-        gyro_status st = gyro_tf_forward_packed(m->tf, m->pack, b->acts, b->ids, glen, Bg, Tg);
-        const float *logits = st ? NULL : gyro_tf_logits(b->acts);
+        gyro_tf_acts *acts = Tg > b->Tb ? b->acts_long : b->acts;
+        gyro_status st = gyro_tf_forward_packed(m->tf, m->pack, acts, b->ids, glen, Bg, Tg);
+        const float *logits = st ? NULL : gyro_tf_logits(acts);
         for (int r = 0; r < Bg; r++) {
             const int i = b->row[g0 + r];
             if (st) batch_item(b, i, st, status);

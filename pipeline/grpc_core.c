@@ -834,8 +834,11 @@ static void *worker_main(void *arg)
                                        : gpr_inf_future(GPR_CLOCK_REALTIME);
         if (w->n_pending) { /* a batch is being gathered: wait no longer than its time */
             int64_t left = w->b->calls[0]->t_queued + wait_ns - now_ns();
-            if (left < 0) left = 0; /* batch_wait_us 0: take only what is already queued */
-            gpr_timespec t = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_nanos(left, GPR_TIMESPAN));
+            /* core 1.51 rounds a deadline up to the next millisecond: "now" would block up to
+             * 1 ms, so a batch that is due (or batch_wait_us 0: take only what is ready) polls
+             * with a deadline in the past, which returns at once */
+            gpr_timespec t = left <= 0 ? gpr_inf_past(GPR_CLOCK_MONOTONIC)
+                                       : gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_nanos(left, GPR_TIMESPAN));
             if (!w->parked || gpr_time_cmp(t, until) < 0) until = t;
         }
         grpc_event ev = grpc_completion_queue_next(w->cq, until, NULL);

@@ -28,7 +28,8 @@
 #                   so slow answers do not throttle the offered rate): p50/p99 at that load
 # Reported: achieved requests/s, p50, p99 and mean latency (h2load's per-request logs,
 # --log-file), the server's CPU time per call (user + system from /proc, far less sensitive to
-# other jobs than rates and latencies) and calls per server CPU-second; medians of RUNS; the
+# other jobs than rates and latencies), calls per server CPU-second and the server threads'
+# voluntary context switches per call (thread hand-offs); medians of RUNS; the
 # ratio Classify/Health; the server's RSS. h2load counts every HTTP 200 as a success even when
 # the gRPC status is an error, so the script checks the server's own counters: every call must
 # be OK. The load generator shares the machine's cores with the server: rates per CPU-second of
@@ -99,6 +100,9 @@ version=$("$GYRO" client --addr "127.0.0.1:${port[$first]}" stats | awk -F'\t' '
 
 # CPU time (user + system) of the server so far, in clock ticks
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# voluntary context switches of all the server's threads so far: a thread that sleeps until
+# another wakes it (a hand-off) counts one; far less sensitive to other jobs than CPU time
+switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ {s += $2} END {print s}'; }
 hz=$(getconf CLK_TCK)
 
 # h2 KIND I TAG ARGS... : one h2load process sending body I (health: the one body) to the server
@@ -121,6 +125,7 @@ run() {
   case $kind in health) pid=${spid[$first]} ;; *) pid=${spid[${kind#classify@}]} ;; esac
   rm -f "$work"/h2.*
   t0=$(cpu_ticks "$pid")
+  local s0; s0=$(switches "$pid")
   w0=$(date +%s.%N)
   case $mode in
     seq) # one request in flight, the utterances one after the other
@@ -145,13 +150,14 @@ run() {
   done
   n=$(cat "$work"/h2.*.log | wc -l)
   cpu=$(awk -v a="$t0" -v b="$(cpu_ticks "$pid")" -v hz="$hz" -v n="$n" 'BEGIN {printf "%.1f", (b - a) * 1e6 / hz / n}')
+  local sw; sw=$(awk -v a="$s0" -v b="$(switches "$pid")" -v n="$n" 'BEGIN {printf "%.2f", (b - a) / n}')
   # achieved rate: h2load's req/s of each process, summed (sequential runs: requests / wall time)
   rps=$(cat "$work"/h2.*.out | awk '/^finished in/ {for (i = 1; i <= NF; i++) if ($i ~ /req\/s/) {gsub(/,/, "", $(i-1)); s += $(i-1)}} END {print s}')
   [ "$mode" = seq ] && rps=$(awk -v n="$n" -v w="$wall" 'BEGIN {printf "%.0f", n / w}')
   cat "$work"/h2.*.log | awk -F'\t' '{print $3}' | sort -n |
-    awk -v r="$rps" -v c="$cpu" '{a[NR] = $1; s += $1} END {
+    awk -v r="$rps" -v c="$cpu" -v sw="$sw" '{a[NR] = $1; s += $1} END {
       i50 = int(NR * 0.50); i99 = int(NR * 0.99); if (i50 < 1) i50 = 1; if (i99 < 1) i99 = 1
-      printf "%s %d %d %.0f %s %.0f\n", r, a[i50], a[i99], s / NR, c, 1e6 / c}'
+      printf "%s %d %d %.0f %s %.0f %s\n", r, a[i50], a[i99], s / NR, c, 1e6 / c, sw}'
 }
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
@@ -168,14 +174,14 @@ for r in $(seq "$RUNS"); do
   done
 done
 declare -A sum
-printf '%-18s %-16s %10s %9s %9s %9s %12s %14s\n' method load req/s p50_us p99_us mean_us cpu_us/call calls/cpu_s
+printf '%-18s %-16s %10s %9s %9s %9s %12s %14s %12s\n' method load req/s p50_us p99_us mean_us cpu_us/call calls/cpu_s switches/call
 for mode in $modes; do
   case $mode in seq) label="in flight 1" ;; closed) label="in flight 128" ;; *) label="offered $mode/s" ;; esac
   for kind in $kinds; do
     rows=${res["$kind $mode"]}
     col() { awk -v k="$1" 'NF {print $k}' <<<"$rows" | median; }
-    printf '%-18s %-16s %10.0f %9.0f %9.0f %9.0f %12.1f %14.0f\n' "$kind" "$label" "$(col 1)" "$(col 2)" \
-      "$(col 3)" "$(col 4)" "$(col 5)" "$(col 6)"
+    printf '%-18s %-16s %10.0f %9.0f %9.0f %9.0f %12.1f %14.0f %12.2f\n' "$kind" "$label" "$(col 1)" "$(col 2)" \
+      "$(col 3)" "$(col 4)" "$(col 5)" "$(col 6)" "$(col 7)"
     sum["$kind $mode"]="$(col 1) $(col 2) $(col 3) $(col 5)"
   done
 done
