@@ -49,6 +49,7 @@
  * Client: a pluck queue, one op type per batch, so that any method kind can be driven as a
  * stream: open, send*, close_send, recv*, finish.
  */
+#include "models/core/arena.h"
 #include "models/text/utf8.h"
 #include "pipeline/grpc_core.h"
 
@@ -154,17 +155,56 @@ static grpc_byte_buffer *pack_message(const ProtobufCMessage *m)
     return bb;
 }
 
-/* Unpack a byte buffer as `type`; NULL when it does not parse (or cannot be decompressed). */
-static ProtobufCMessage *unpack_message(grpc_byte_buffer *bb, const ProtobufCMessageDescriptor *type)
+/* Unpack a byte buffer as `type` with allocator `al` (NULL: malloc); NULL when it does not
+ * parse (or cannot be decompressed). A message in one slice (the usual case for small requests)
+ * is parsed where it lies; a longer one is first joined into one slice. */
+static ProtobufCMessage *unpack_message(grpc_byte_buffer *bb, const ProtobufCMessageDescriptor *type,
+                                        ProtobufCAllocator *al)
 {
     grpc_byte_buffer_reader r;
     if (!grpc_byte_buffer_reader_init(&r, bb)) return NULL;
-    grpc_slice s = grpc_byte_buffer_reader_readall(&r);
-    ProtobufCMessage *m =
-        protobuf_c_message_unpack(type, NULL, GRPC_SLICE_LENGTH(s), GRPC_SLICE_START_PTR(s));
-    grpc_slice_unref(s);
+    ProtobufCMessage *m;
+    grpc_slice *first;
+    if (grpc_byte_buffer_length(bb) == 0) {
+        m = protobuf_c_message_unpack(type, al, 0, (const uint8_t *)"");
+    } else if (grpc_byte_buffer_reader_peek(&r, &first) &&
+               GRPC_SLICE_LENGTH(*first) == grpc_byte_buffer_length(bb)) {
+        m = protobuf_c_message_unpack(type, al, GRPC_SLICE_LENGTH(*first), GRPC_SLICE_START_PTR(*first));
+    } else {
+        grpc_byte_buffer_reader_destroy(&r);
+        if (!grpc_byte_buffer_reader_init(&r, bb)) return NULL;
+        grpc_slice s = grpc_byte_buffer_reader_readall(&r);
+        m = protobuf_c_message_unpack(type, al, GRPC_SLICE_LENGTH(s), GRPC_SLICE_START_PTR(s));
+        grpc_slice_unref(s);
+    }
     grpc_byte_buffer_reader_destroy(&r);
     return m;
+}
+
+/* A request's memory: a small fixed arena per call context, rewound for each request, with
+ * malloc for what does not fit (protobuf-c frees each piece through free_fn: a no-op for
+ * pieces in the arena). */
+#define REQUEST_ARENA_BYTES 2048
+
+typedef struct request_mem {
+    gyro_arena arena;        /* empty until the first request */
+    ProtobufCAllocator al;   /* allocator_data: this */
+} request_mem;
+
+static void *req_alloc(void *data, size_t n)
+{
+    request_mem *rm = data;
+    if (!rm->arena.base && gyro_arena_init(&rm->arena, REQUEST_ARENA_BYTES) != GYRO_OK) return malloc(n);
+    void *p = gyro_arena_alloc(&rm->arena, n);
+    return p ? p : malloc(n);
+}
+
+static void req_free(void *data, void *p)
+{
+    request_mem *rm = data;
+    unsigned char *b = rm->arena.base;
+    if (b && (unsigned char *)p >= b && (unsigned char *)p < b + rm->arena.cap) return;
+    free(p);
 }
 
 /* ---- server structures --------------------------------------------------------------------- */
@@ -203,7 +243,8 @@ typedef struct call_ctx {
     grpc_metadata_array md;
     grpc_call_details details; /* method == -1 only */
     grpc_byte_buffer *payload; /* the received request */
-    ProtobufCMessage *request; /* unpacked request */
+    ProtobufCMessage *request; /* unpacked request (in req) */
+    request_mem req;           /* its memory, kept when the context is recycled */
     grpc_slice status_details;
     int has_status_details;
     int64_t t0;
@@ -233,6 +274,8 @@ struct worker {
     uint64_t scan_generation;  /* generation at the last scan of the parked list */
     int rescan;                /* a call parked with an older generation: scan again */
     int inference;             /* an inference worker (offloaded methods only) */
+    struct call_ctx *spare;    /* contexts of finished calls, reused by arm (this worker only) */
+    int n_spare;
     struct batch_buf *b;       /* inference workers with max_batch >= 2: the batch being
                                 * gathered (b->calls[0..n_pending)) */
     int n_pending;
@@ -319,10 +362,32 @@ int gyro_rpc_reply_error(gyro_rpc_reply *r, int code, const char *fmt, ...)
 
 /* ---- call contexts ------------------------------------------------------------------------- */
 
+/* Contexts a worker keeps for reuse (a context with its request arena and reply array is about
+ * 3 KB): the calls in flight on one worker rarely exceed this. */
+#define SPARE_CONTEXTS 256
+
+/* A cleared context for `method`: a spare one of w (its request arena and reply array kept) or
+ * a new one. Runs on w's thread (or before the workers start). */
 static call_ctx *ctx_new(worker *w, int method)
 {
-    call_ctx *c = calloc(1, sizeof *c);
-    if (!c) return NULL;
+    call_ctx *c = w->spare;
+    if (c) {
+        w->spare = c->park_next;
+        w->n_spare--;
+        request_mem rm = c->req;
+        grpc_byte_buffer **msgs = c->reply.msgs;
+        int cap = c->reply.cap;
+        memset(c, 0, sizeof *c);
+        c->req = rm;
+        c->reply.msgs = msgs;
+        c->reply.cap = cap;
+    } else if (!(c = calloc(1, sizeof *c))) {
+        return NULL;
+    } else {
+        c->req.al.alloc = req_alloc;
+        c->req.al.free = req_free;
+    }
+    c->req.al.allocator_data = &c->req;
     c->w = w;
     c->method = method;
     c->state = ST_REQUESTED;
@@ -332,6 +397,16 @@ static call_ctx *ctx_new(worker *w, int method)
     return c;
 }
 
+/* Release a context's own memory (it holds no call any more). */
+static void ctx_destroy(call_ctx *c)
+{
+    gyro_arena_free(&c->req.arena);
+    free(c->reply.msgs);
+    free(c);
+}
+
+/* The call is over: release what it holds and keep the context as a spare of its worker (or
+ * destroy it). Runs on the call's worker thread. */
 static void ctx_free(call_ctx *c)
 {
     gyro_rpc_server *srv = c->w->srv;
@@ -339,13 +414,19 @@ static void ctx_free(call_ctx *c)
     grpc_metadata_array_destroy(&c->md);
     if (c->method < 0) grpc_call_details_destroy(&c->details);
     if (c->payload) grpc_byte_buffer_destroy(c->payload);
-    if (c->request) protobuf_c_message_free_unpacked(c->request, NULL);
+    if (c->request) protobuf_c_message_free_unpacked(c->request, &c->req.al);
     if (c->has_status_details) grpc_slice_unref(c->status_details);
     reply_clear(&c->reply);
-    free(c->reply.msgs);
     if (c->reply.state && c->reply.state_free) c->reply.state_free(c->reply.state);
     if (c->active) atomic_fetch_sub(&srv->active, 1);
-    free(c);
+    worker *w = c->w;
+    if (w->n_spare < SPARE_CONTEXTS && !atomic_load(&srv->stopping)) { /* kept for the next arm */
+        c->park_next = w->spare;
+        w->spare = c;
+        w->n_spare++;
+    } else {
+        ctx_destroy(c);
+    }
     atomic_fetch_sub(&srv->live, 1);
 }
 
@@ -704,14 +785,15 @@ static void dispatch(call_ctx *c)
     gyro_rpc_server *srv = c->w->srv;
     const gyro_rpc_method *m = &srv->methods[c->method];
     if (c->request) {
-        protobuf_c_message_free_unpacked(c->request, NULL);
+        protobuf_c_message_free_unpacked(c->request, &c->req.al);
         c->request = NULL;
     }
+    if (c->req.arena.base) gyro_arena_reset(&c->req.arena, 0); /* the previous request's memory */
     if (!c->payload) {
         finish(c, gyro_rpc_reply_error(&c->reply, GYRO_RPC_INVALID_ARGUMENT, "missing request message"));
         return;
     }
-    c->request = unpack_message(c->payload, m->request_type);
+    c->request = unpack_message(c->payload, m->request_type, &c->req.al);
     grpc_byte_buffer_destroy(c->payload);
     c->payload = NULL;
     if (!c->request) {
@@ -864,6 +946,10 @@ static void server_destroy_parts(gyro_rpc_server *s)
     if (s->server) grpc_server_destroy(s->server);
     if (s->workers)
         for (int i = 0; i < s->n_workers; i++) {
+            for (call_ctx *c = s->workers[i].spare, *next; c; c = next) {
+                next = c->park_next;
+                ctx_destroy(c);
+            }
             batch_buf *b = s->workers[i].b;
             if (b) {
                 free(b->calls);
@@ -1352,7 +1438,7 @@ gyro_status gyro_rpc_stream_recv(gyro_rpc_stream *st, const ProtobufCMessageDesc
         if (bb) grpc_byte_buffer_destroy(bb);
         return GYRO_OK; /* end of stream or call failed: finish tells which */
     }
-    *out = unpack_message(bb, type);
+    *out = unpack_message(bb, type, NULL);
     grpc_byte_buffer_destroy(bb);
     if (!*out) return gyro_error_set(GYRO_ERR_DATA, "the server sent a response that is not a valid %s", type->name);
     return GYRO_OK;
