@@ -130,7 +130,7 @@ typedef struct gyro_rpc_method {
     const char *path;                                /* "/gyro.v1.Gyro/Classify" */
     gyro_rpc_kind kind;
     const ProtobufCMessageDescriptor *request_type;
-    int offload;                                     /* run on the inference pool */
+    int offload;                                     /* run on the inference workers */
     gyro_rpc_handler handler;
 } gyro_rpc_method;
 

@@ -1,6 +1,6 @@
 /* service.c — gyro.v1.Gyro and grpc.health.v1.Health (Check, Watch) handlers (see service.h).
  *
- * Handlers run on the server's completion-queue threads or on its inference pool; each gets a
+ * Handlers run on the server's completion-queue threads or on its inference workers; each gets a
  * stable thread index and uses only its own thread_state and its own scratch of the pinned
  * model, so nothing on the request path takes a lock or allocates once the per-thread buffers
  * have grown to the largest top-k seen.
