@@ -82,6 +82,8 @@ PY
 for arch in tf ng; do
   start_server ref --model "$TMPDIR/$arch.model" --threads 1 --pool 1 --max-text-bytes 600
   ref_pid=$SPID ref_log=$SLOG ref_port=$PORT
+  # grpc_lib's trap stops the last server started: stop the reference server too on failure
+  trap '[ -n "$SPID" ] && kill -KILL "$SPID" 2>/dev/null; kill -KILL "$ref_pid" 2>/dev/null || true' EXIT
   start_server bat --model "$TMPDIR/$arch.model" --threads 2 --pool 2 --max-batch 8 --batch-wait-us 3000 \
     --max-text-bytes 600 --metrics-addr 127.0.0.1:0
   bat_port=$PORT
