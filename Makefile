@@ -12,6 +12,8 @@
 #                   the public headers (<gyro/gyro.h>), gyro.pc, man page, share/gyro/*.proto, and
 #                   the Python package (install-python; PYTHON= skips it)
 #   make clean
+#   MPI=0           build without MPI even when Open MPI is installed (default: use it when
+#                   `pkg-config ompi-c` finds it; switching needs `make clean`)
 #
 # Sources are picked up by wildcard: every .c under models/, embeddings/ and pipeline/ goes into
 # libgyro, except pipeline/cli/ which makes the gyro binary. Each tests/check_<module>.c is one
@@ -24,13 +26,18 @@ DESTDIR    ?=
 SHELL      := /bin/bash
 
 PKGS       := icu-uc icu-i18n libutf8proc openblas libprotobuf-c grpc zlib
+# Open MPI is optional: with it, `mpirun -np N gyro char2vec train|classify train ...` trains
+# over N processes (pipeline/mpi_comm.h); without it gyro is the same single-process program.
+MPI        ?= auto
+MPI_PKG    := $(if $(filter 0 no off,$(MPI)),,$(shell pkg-config --exists ompi-c 2>/dev/null && echo ompi-c))
+PKGS       += $(MPI_PKG)
 DEB_PKGS   := build-essential pkg-config libicu-dev libutf8proc-dev libopenblas-dev \
               protobuf-c-compiler libprotobuf-c-dev libgrpc-dev check fortunes-zh \
               python3-protobuf python3-grpcio python3-grpc-tools python3-pkg-resources \
               python3-pip python3-venv python3-setuptools python3-wheel nghttp2-client openssl \
               clang libclang-rt-14-dev \
               fonts-wqy-microhei librsvg2-bin iproute2 \
-              haproxy
+              haproxy openmpi-bin libopenmpi-dev
 
 CC         ?= cc
 # Portable by default: on x86-64 the x86-64-v3 level (AVX2 + FMA, every x86 CPU since 2013-15),
@@ -133,6 +140,10 @@ $(BUILD)/obj/%.o: %.c | $(GEN_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
+# Only the MPI transport sees <mpi.h> (pipeline/mpi_comm.h); everything else is the same with or
+# without MPI.
+$(BUILD)/obj/pipeline/mpi_comm.o: ALL_CFLAGS += $(if $(MPI_PKG),-DGYRO_HAVE_MPI)
+
 $(BUILD)/gen/proto/%.pb-c.o: $(BUILD)/gen/proto/%.pb-c.c
 	$(CC) $(ALL_CFLAGS) -w -c $< -o $@
 
@@ -162,7 +173,7 @@ $(BUILD)/gyro.pc: pipeline/gyro.pc.in FORCE
 	@mkdir -p $(BUILD)
 	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_rel,$(LIBDIR))|' \
 	  -e 's|@INCLUDEDIR@|$(call pc_rel,$(INCLUDEDIR))|' -e 's|@DATADIR@|$(call pc_rel,$(DATADIR))|' \
-	  -e 's|@VERSION@|$(VERSION)|' pipeline/gyro.pc.in > $@.tmp
+	  -e 's|@VERSION@|$(VERSION)|' -e 's|@MPI_PKG@|$(if $(MPI_PKG), $(MPI_PKG))|' pipeline/gyro.pc.in > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; echo "gyro.pc: prefix $(PREFIX), libdir $(LIBDIR)"; fi
 
 FORCE:

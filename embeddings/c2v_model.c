@@ -116,10 +116,25 @@ gyro_status gyro_c2v_model_alloc(gyro_c2v_model *m)
     m->row = (m->width + 15) / 16 * 16;
     m->in = gyro_c2v_rows_alloc(m->vocab.n, m->row);
     m->out = gyro_c2v_rows_alloc(m->vocab.n, m->row);
-    m->ts = calloc((size_t)m->opt.threads, sizeof *m->ts);
+    if (m->ranks < 1) m->ranks = 1;
+    m->ts = calloc((size_t)m->ranks * (size_t)m->opt.threads, sizeof *m->ts);
     if (!m->in || !m->out || !m->ts)
         return gyro_error_set(GYRO_ERR_NOMEM, "out of memory for %d x %d embeddings", m->vocab.n, m->width);
     return GYRO_OK;
+}
+
+/* Every thread state at the start of its shard, thread g = r·T + t seeded from opt.seed and g. */
+static void init_thread_states(gyro_c2v_model *m)
+{
+    const int T = m->opt.threads;
+    for (int r = 0; r < m->ranks; r++)
+        for (int t = 0; t < T; t++) {
+            gyro_c2v_thread_state *st = &m->ts[r * T + t];
+            uint64_t end;
+            st->epoch = 0;
+            gyro_c2v_shard(m, r, t, &st->pos, &end);
+            gyro_rng_seed(&st->rng, m->opt.seed * 0x9E3779B97F4A7C15ULL + (uint64_t)(r * T + t) + 1);
+        }
 }
 
 gyro_status gyro_c2v_model_init(gyro_c2v_model *m, const gyro_c2v_options *opt, gyro_vocab *vocab,
@@ -155,11 +170,28 @@ gyro_status gyro_c2v_model_init(gyro_c2v_model *m, const gyro_c2v_options *opt, 
             gyro_lorentz_reproject_f32(b, m->opt.dim);
         }
     }
-    for (int t = 0; t < m->opt.threads; t++) {
-        m->ts[t].epoch = 0;
-        m->ts[t].pos = n_ids * (uint64_t)t / (uint64_t)m->opt.threads;
-        gyro_rng_seed(&m->ts[t].rng, opt->seed * 0x9E3779B97F4A7C15ULL + (uint64_t)t + 1);
-    }
+    init_thread_states(m);
+    return GYRO_OK;
+}
+
+void gyro_c2v_shard(const gyro_c2v_model *m, int r, int t, uint64_t *begin, uint64_t *end)
+{
+    const uint64_t R = (uint64_t)(m->ranks < 1 ? 1 : m->ranks), T = (uint64_t)m->opt.threads;
+    uint64_t rb = m->n_ids * (uint64_t)r / R, re = m->n_ids * (uint64_t)(r + 1) / R;
+    *begin = rb + (re - rb) * (uint64_t)t / T;
+    *end = rb + (re - rb) * (uint64_t)(t + 1) / T;
+}
+
+gyro_status gyro_c2v_model_set_ranks(gyro_c2v_model *m, int ranks)
+{
+    if (ranks < 1) return gyro_error_set(GYRO_ERR_USAGE, "ranks must be >= 1");
+    if (m->words_done) return gyro_error_set(GYRO_ERR_USAGE, "a model in training cannot be split over other ranks");
+    gyro_c2v_thread_state *ts = calloc((size_t)ranks * (size_t)m->opt.threads, sizeof *ts);
+    if (!ts) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    free(m->ts);
+    m->ts = ts;
+    m->ranks = ranks;
+    init_thread_states(m);
     return GYRO_OK;
 }
 

@@ -84,6 +84,10 @@ typedef struct gyro_c2v_thread_state {
     gyro_rng rng;
 } gyro_c2v_thread_state;
 
+/* Shards: with R ranks (processes, char2vec.h "Several processes") of T threads each, rank r
+ * reads ids [n_ids·r/R, n_ids·(r+1)/R) of the encoded corpus and its thread t the t-th of T
+ * equal parts of that range; thread state ts[r·T + t]. One process is R = 1. */
+
 typedef struct gyro_c2v_model {
     gyro_c2v_options opt;
     gyro_vocab vocab;      /* owned */
@@ -95,7 +99,8 @@ typedef struct gyro_c2v_model {
     uint64_t n_ids;        /* ids in the encoded corpus (tokens + document ends) */
     uint64_t words_done;   /* tokens processed over all epochs and threads */
     double seconds;        /* training time so far (all runs) */
-    gyro_c2v_thread_state *ts;  /* (opt.threads) */
+    int ranks;             /* processes the run is split over (1: a single process) */
+    gyro_c2v_thread_state *ts;  /* (ranks * opt.threads), rank-major */
 } gyro_c2v_model;
 
 /* Create a model for `vocab` (moved in: *vocab is zeroed) and an encoded corpus of `n_ids` ids
@@ -105,9 +110,19 @@ typedef struct gyro_c2v_model {
 gyro_status gyro_c2v_model_init(gyro_c2v_model *m, const gyro_c2v_options *opt, gyro_vocab *vocab,
                                 uint64_t n_ids, uint64_t n_tokens);
 
-/* Allocate the zeroed tables and thread states for m->opt and m->vocab (sets row and width).
- * Used by gyro_c2v_model_init and the checkpoint loader. GYRO_ERR_NOMEM on failure. */
+/* Allocate the zeroed tables and m->ranks (at least 1) × opt.threads thread states for m->opt
+ * and m->vocab (sets row and width). Used by gyro_c2v_model_init and the checkpoint loader.
+ * GYRO_ERR_NOMEM on failure. */
 gyro_status gyro_c2v_model_alloc(gyro_c2v_model *m);
+
+/* Split a freshly initialised model (no training yet) over `ranks` processes: ranks × threads
+ * thread states, each at the start of its shard (see above) with its own random stream
+ * (those of the first `threads` are the single-process ones). Errors: GYRO_ERR_USAGE (ranks < 1
+ * or training already started), GYRO_ERR_NOMEM (the model is unchanged). */
+gyro_status gyro_c2v_model_set_ranks(gyro_c2v_model *m, int ranks);
+
+/* The shard [*begin, *end) of the encoded corpus read by thread `t` of rank `r` (see above). */
+void gyro_c2v_shard(const gyro_c2v_model *m, int r, int t, uint64_t *begin, uint64_t *end);
 
 /* A zeroed block of n rows of `row` floats, 64-byte aligned (free with free()); NULL when out of
  * memory. */

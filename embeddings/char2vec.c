@@ -29,8 +29,10 @@ typedef struct shared {
     uint64_t *keep;               /* (V) subsampling thresholds */
     uint32_t *neg;                /* negative table */
     uint32_t neg_mask;
-    double total_words;           /* epochs * n_tokens */
-    _Atomic uint64_t words;       /* tokens processed, all epochs, all threads */
+    double total_words;           /* epochs * n_tokens (per rank: divided by the ranks) */
+    _Atomic uint64_t words;       /* tokens processed, all epochs, all threads (of this rank) */
+    uint64_t words_start;         /* `words` at the start of this run */
+    int rank, nranks;             /* this process among the ranks (0 and 1 alone) */
     _Atomic int stop;             /* 1: stop request; 2: error */
     _Atomic int pause;
     pthread_mutex_t mu;
@@ -42,7 +44,8 @@ typedef struct shared {
 
 typedef struct worker {
     shared *sh;
-    int id;
+    int id;                       /* thread of this rank */
+    int gid;                      /* its state in m->ts: rank * threads + id */
     pthread_t th;
     float *h;                     /* (row) gradient of the centre */
     uint32_t *buf;                /* (READ_BUF) ids */
@@ -262,14 +265,13 @@ static void wrun_init(wrun *r, worker *w)
 {
     shared *sh = w->sh;
     gyro_c2v_model *m = sh->m;
-    const uint64_t T = (uint64_t)m->opt.threads;
-    *r = (wrun){.w = w, .sh = sh, .m = m, .st = m->ts[w->id],
-                .begin = m->n_ids * (uint64_t)w->id / T, .end = m->n_ids * (uint64_t)(w->id + 1) / T,
+    *r = (wrun){.w = w, .sh = sh, .m = m, .st = m->ts[w->gid],
                 .k = {.tab = &sh->tab, .in = m->in, .out = m->out, .h = w->h, .neg = sh->neg,
                       .neg_mask = sh->neg_mask, .row = m->row, .window = m->opt.window,
                       .nneg = m->opt.negatives, .hyp = m->opt.geometry == GYRO_C2V_HYPERBOLIC,
                       .max_step = m->opt.max_step}};
     r->k.theta = r->k.hyp ? m->opt.theta : 0.0;
+    gyro_c2v_shard(m, sh->rank, w->id, &r->begin, &r->end);
     if (r->st.pos < r->begin || r->st.pos >= r->end) r->st.pos = r->begin;
     r->buf_start = r->st.pos;
 }
@@ -285,7 +287,7 @@ static void *worker_main(void *arg)
         if (atomic_load_explicit(&sh->pause, memory_order_relaxed)) { /* a checkpoint */
             publish(&r, memory_order_seq_cst);
             r.st.pos = r.buf_start + r.cur;
-            r.m->ts[r.w->id] = r.st;
+            r.m->ts[r.w->gid] = r.st;
             worker_park(sh);
             continue;
         }
@@ -307,7 +309,7 @@ static void *worker_main(void *arg)
     }
     publish(&r, memory_order_seq_cst);
     r.st.pos = r.buf_start + r.cur;
-    if (atomic_load(&sh->stop) != 2) r.m->ts[r.w->id] = r.st;
+    if (atomic_load(&sh->stop) != 2) r.m->ts[r.w->gid] = r.st;
     pthread_mutex_lock(&sh->mu);
     sh->n_done++;
     pthread_cond_broadcast(&sh->cv_main);
@@ -315,22 +317,34 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* Pause all workers at sentence boundaries (returns with sh->mu held); resume_workers lets
+ * them go on. */
+static void pause_workers(shared *sh)
+{
+    atomic_store(&sh->pause, 1);
+    pthread_mutex_lock(&sh->mu);
+    while (sh->n_paused + sh->n_done < sh->m->opt.threads && !atomic_load(&sh->stop))
+        pthread_cond_wait(&sh->cv_main, &sh->mu);
+}
+
+static void resume_workers(shared *sh)
+{
+    atomic_store(&sh->pause, 0);
+    pthread_cond_broadcast(&sh->cv_work);
+    pthread_mutex_unlock(&sh->mu);
+}
+
 /* Pause all workers at sentence boundaries, write the checkpoint, resume them. */
 static gyro_status checkpoint_now(shared *sh, const char *path)
 {
     gyro_c2v_model *m = sh->m;
-    atomic_store(&sh->pause, 1);
-    pthread_mutex_lock(&sh->mu);
-    while (sh->n_paused + sh->n_done < m->opt.threads && !atomic_load(&sh->stop))
-        pthread_cond_wait(&sh->cv_main, &sh->mu);
+    pause_workers(sh);
     gyro_status s = GYRO_OK;
     if (!atomic_load(&sh->stop) || atomic_load(&sh->stop) == 1) {
         m->words_done = atomic_load(&sh->words);
         s = gyro_c2v_checkpoint_save(m, path);
     }
-    atomic_store(&sh->pause, 0);
-    pthread_cond_broadcast(&sh->cv_work);
-    pthread_mutex_unlock(&sh->mu);
+    resume_workers(sh);
     return s;
 }
 
@@ -361,7 +375,8 @@ static void loss_window_update(loss_window *lw, worker *ws, int T, uint64_t min_
 /* Allocate the shared state (subsampling thresholds, negative table, locks) and T workers with
  * their buffers into *out_sh and *out_ws. On NOMEM before the locks exist both are NULL; after
  * that, an error leaves them for train_free. */
-static gyro_status train_setup(gyro_c2v_model *m, const gyro_corpus *c, shared **out_sh, worker **out_ws)
+static gyro_status train_setup(gyro_c2v_model *m, const gyro_corpus *c, const gyro_sync *sync,
+                               shared **out_sh, worker **out_ws)
 {
     const int T = m->opt.threads;
     shared *sh = calloc(1, sizeof *sh);
@@ -378,8 +393,12 @@ static gyro_status train_setup(gyro_c2v_model *m, const gyro_corpus *c, shared *
     sh->m = m;
     sh->c = c;
     gyro_sgns_tables_init(&sh->tab);
-    sh->total_words = (double)m->opt.epochs * (double)m->n_tokens;
-    atomic_store(&sh->words, m->words_done);
+    sh->rank = gyro_sync_active(sync) ? sync->rank : 0;
+    sh->nranks = gyro_sync_active(sync) ? sync->size : 1;
+    /* each rank schedules its learning rate over its share of the tokens (the ranges are equal) */
+    sh->total_words = (double)m->opt.epochs * (double)m->n_tokens / sh->nranks;
+    sh->words_start = m->words_done / (uint64_t)sh->nranks;
+    atomic_store(&sh->words, sh->words_start);
     pthread_mutex_init(&sh->mu, NULL);
     pthread_cond_init(&sh->cv_main, NULL);
     pthread_cond_init(&sh->cv_work, NULL);
@@ -395,6 +414,7 @@ static gyro_status train_setup(gyro_c2v_model *m, const gyro_corpus *c, shared *
     for (int t = 0; t < T && !s; t++) {
         ws[t].sh = sh;
         ws[t].id = t;
+        ws[t].gid = sh->rank * T + t;
         ws[t].h = gyro_c2v_rows_alloc(1, m->row);
         ws[t].buf = malloc(READ_BUF * sizeof *ws[t].buf);
         ws[t].sent = malloc(GYRO_C2V_MAX_SENTENCE * sizeof *ws[t].sent);
@@ -487,6 +507,115 @@ static gyro_status monitor_workers(shared *sh, worker *ws, monitor *mo, gyro_c2v
     }
 }
 
+/* ---- several ranks: the main thread's loop with combinations ------------------------------ */
+
+/* The status words of a combination round (all-reduced with MAX on every rank). */
+enum { ROUND_ERR, ROUND_STOP, ROUND_RUNNING, ROUND_CKPT, ROUND_FAILED_RANK, ROUND_N };
+
+/* Until every rank is done: the progress line, and every run->sync_every seconds (at once when
+ * this rank is done, failed or asked to stop) a round: pause the workers; all-reduce the status
+ * words and the token count; then, as every rank sees the same words, the same decision on
+ * every rank: a failure (every rank stops with the failing rank's status), a stop request
+ * (*interrupted), the end (every rank done), or a combination of the tables followed by a
+ * checkpoint when rank 0's clock says one is due. The end and a stop leave the last
+ * combination to gyro_c2v_train after the workers have joined. *global_words receives the
+ * tokens of all ranks over all runs at the last round. */
+static gyro_status monitor_ranks(shared *sh, worker *ws, monitor *mo, gyro_c2v_sync *cs,
+                                 gyro_c2v_report *report, int *interrupted, uint64_t *global_words)
+{
+    const gyro_c2v_run *run = mo->run;
+    const gyro_sync *sy = run->sync;
+    gyro_c2v_model *m = sh->m;
+    const int T = m->opt.threads;
+    const double every = run->sync_every > 0 ? run->sync_every : 1.0;
+    const uint64_t words_before = m->words_done;   /* all ranks, before this run */
+    double last_sync = mo->t0, last_ckpt = mo->t0;
+    for (;;) {
+        pthread_mutex_lock(&sh->mu);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100000000L;
+        if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+        /* the workers of a rank that is done are gone: it waits on its own for the next round */
+        if (sh->n_done < mo->started || atomic_load(&sh->stop)) pthread_cond_timedwait(&sh->cv_main, &sh->mu, &ts);
+        else while (pthread_cond_timedwait(&sh->cv_main, &sh->mu, &ts) == 0) {}
+        int all_done = sh->n_done == mo->started;
+        pthread_mutex_unlock(&sh->mu);
+        double now = gyro_now();
+        uint64_t words = atomic_load(&sh->words);
+        double frac = (double)words / sh->total_words;
+        double rate = (double)(words - mo->words0) / ((now - mo->t0) * T + 1e-9);
+        loss_window_update(&mo->lw, ws, T, 1000);
+        double lr = m->opt.lr * (1.0 - frac);
+        if (lr < m->opt.lr * 1e-4) lr = m->opt.lr * 1e-4;
+        int failed = atomic_load(&sh->stop) == 2, stop_req = run->stop && *run->stop;
+        if (!all_done && !failed) gyro_progress_update(&mo->prog, frac > 1 ? 1 : frac, rate, lr, mo->lw.shown, 0);
+        if (!failed && !stop_req && now - last_sync < every) continue;
+
+        pause_workers(sh);
+        failed = atomic_load(&sh->stop) == 2;
+        uint64_t st[ROUND_N] = {0};
+        st[ROUND_ERR] = failed ? (uint64_t)(sh->err ? sh->err : GYRO_ERR_INTERNAL) : 0;
+        st[ROUND_FAILED_RANK] = failed ? (uint64_t)sh->rank + 1 : 0;
+        st[ROUND_STOP] = (uint64_t)stop_req;
+        st[ROUND_RUNNING] = (uint64_t)(!all_done && !failed);
+        st[ROUND_CKPT] = sh->rank == 0 && run->checkpoint_path && run->checkpoint_every > 0 &&
+                         now - last_ckpt >= run->checkpoint_every;
+        uint64_t done = atomic_load(&sh->words) - sh->words_start;
+        gyro_status s = gyro_sync_allreduce(sy, st, ROUND_N, GYRO_SYNC_U64, GYRO_SYNC_MAX);
+        if (!s) s = gyro_sync_allreduce(sy, &done, 1, GYRO_SYNC_U64, GYRO_SYNC_SUM);
+        if (s) {                             /* the transport failed: a rank is gone */
+            atomic_store(&sh->stop, 2);
+            report->alone = 1;
+            resume_workers(sh);
+            return s;
+        }
+        *global_words = words_before + done;
+        if (st[ROUND_ERR]) {                 /* every rank stops with the failing rank's status */
+            atomic_store(&sh->stop, 2);
+            resume_workers(sh);
+            if (failed) return GYRO_OK;      /* ours: train_finish returns it with its message */
+            return gyro_error_set((gyro_status)st[ROUND_ERR], "stopped: rank %d of %d failed (%s; its message "
+                                  "says why)", (int)st[ROUND_FAILED_RANK] - 1, sh->nranks,
+                                  gyro_status_name((gyro_status)st[ROUND_ERR]));
+        }
+        if (st[ROUND_STOP]) {
+            *interrupted = 1;
+            atomic_store(&sh->stop, 1);
+            resume_workers(sh);
+            return GYRO_OK;
+        }
+        if (!st[ROUND_RUNNING]) {            /* every rank has finished its epochs */
+            resume_workers(sh);
+            return GYRO_OK;
+        }
+        s = gyro_c2v_sync_tables(cs, m);
+        if (!s && st[ROUND_CKPT]) s = gyro_c2v_sync_states(sy, m);
+        if (s) {
+            atomic_store(&sh->stop, 2);
+            report->alone = 1;
+            resume_workers(sh);
+            return s;
+        }
+        if (st[ROUND_CKPT] && sh->rank == 0) {
+            m->words_done = *global_words;
+            s = gyro_c2v_checkpoint_save(m, run->checkpoint_path);
+            if (s) {                         /* the other ranks learn it at the next round */
+                char msg[1024];
+                snprintf(msg, sizeof msg, "%s", gyro_error_message());
+                pthread_mutex_unlock(&sh->mu);
+                worker_fail(sh, s, msg);
+                pthread_mutex_lock(&sh->mu);
+            } else {
+                report->checkpoints++;
+            }
+        }
+        resume_workers(sh);
+        last_sync = gyro_now();
+        if (st[ROUND_CKPT]) last_ckpt = last_sync;
+    }
+}
+
 /* After the Hogwild phase: put every row of both tables back on the hyperboloid; returns the
  * largest |<x,x>_L + 1| left. */
 static double reproject_tables(gyro_c2v_model *m)
@@ -539,7 +668,8 @@ static gyro_status train_interrupted(shared *sh, const gyro_c2v_run *run, gyro_c
     if (s) return s;
     report->checkpoints++;
     return gyro_error_set(GYRO_ERR_INTERRUPTED, "interrupted at %.1f%%: checkpoint written to %s (continue "
-                          "with --resume)", 100.0 * (double)sh->m->words_done / sh->total_words,
+                          "with --resume)", 100.0 * (double)sh->m->words_done /
+                          ((double)sh->m->opt.epochs * (double)sh->m->n_tokens),
                           run->checkpoint_path);
 }
 
@@ -556,22 +686,55 @@ gyro_status gyro_c2v_train(gyro_c2v_model *m, const gyro_corpus *c, const gyro_c
         return gyro_error_set(GYRO_ERR_FORMAT, "the encoded corpus does not belong to this model "
                               "(vocabulary or size differ)");
     const int T = m->opt.threads;
+    const gyro_sync *sy = gyro_sync_active(run->sync) ? run->sync : NULL;
+    if (sy) {
+        if (m->ranks != sy->size)
+            return gyro_error_set(GYRO_ERR_USAGE, "the model is split over %d rank%s but %d are running%s",
+                                  m->ranks, m->ranks == 1 ? "" : "s", sy->size,
+                                  m->words_done ? ": resume with as many ranks as the run started with "
+                                                  "(mpirun -np N)" : "");
+        gyro_status s = gyro_sync_check_same(sy, gyro_c2v_model_hash(m), "the model to train (options, "
+                                             "vocabulary, tables or progress)");
+        if (s) return s;
+    } else if (m->ranks != 1) {
+        return gyro_error_set(GYRO_ERR_USAGE, "the model is split over %d ranks: resume it with mpirun -np %d",
+                              m->ranks, m->ranks);
+    }
     shared *sh;
     worker *ws;
-    gyro_status s = train_setup(m, c, &sh, &ws);
+    gyro_status s = train_setup(m, c, sy, &sh, &ws);
     if (!sh) return s;
+    gyro_c2v_sync cs = {0};
+    if (!s && sy) s = gyro_c2v_sync_init(&cs, sy, run->combine, m);
     monitor mo = {.run = run, .lw = {.shown = NAN}};
     gyro_progress_init(&mo.prog, "chars/sec/thread", run->quiet);
     mo.t0 = gyro_now();
-    mo.words0 = m->words_done;
+    mo.words0 = sh->words_start;
     int interrupted = 0;
+    uint64_t global_words = m->words_done;
     if (!s) s = start_workers(sh, ws, T, &mo);
-    if (!s) s = monitor_workers(sh, ws, &mo, report, &interrupted);
+    if (!s && sy) s = monitor_ranks(sh, ws, &mo, &cs, report, &interrupted, &global_words);
+    else if (!s) s = monitor_workers(sh, ws, &mo, report, &interrupted);
     for (int t = 0; t < mo.started; t++) pthread_join(ws[t].th, NULL);
+    if (sy && !s && !report->alone && !sh->err) {
+        /* the end or a stop, agreed by every rank: the last combination and the thread states */
+        s = gyro_c2v_sync_tables(&cs, m);
+        if (!s) s = gyro_c2v_sync_states(sy, m);
+        if (s) report->alone = 1;
+    }
     s = train_finish(sh, ws, &mo, report, s);
+    if (sy) {
+        m->words_done = global_words;
+        report->sync_rounds = cs.rounds;
+        report->sync_seconds = cs.seconds;
+    }
     if (!s && m->opt.geometry == GYRO_C2V_HYPERBOLIC) report->manifold_error = reproject_tables(m);
-    if (!s && interrupted) s = train_interrupted(sh, run, report);
+    if (!s && interrupted) {
+        if (sh->rank == 0) s = train_interrupted(sh, run, report);
+        else s = gyro_error_set(GYRO_ERR_INTERRUPTED, "interrupted (rank 0 writes the checkpoint)");
+    }
     if (!mo.prog.quiet && mo.prog.is_tty && s) fputc('\n', stderr);
+    gyro_c2v_sync_free(&cs);
     train_free(sh, ws, T);
     return s;
 }

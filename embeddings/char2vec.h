@@ -27,8 +27,23 @@
  * request (Ctrl-C) it writes a checkpoint and returns GYRO_ERR_INTERRUPTED; on a NaN it stops
  * with GYRO_ERR_NAN and keeps the last good checkpoint.
  *
+ * Several processes (e.g. `mpirun -np N gyro char2vec train`): given a collective hook
+ * (run->sync, models/core/sync.h) of N ranks, rank r trains the r-th of N equal ranges of the
+ * encoded corpus (read in place with pread: no rank copies the corpus) with its own threads and
+ * its own copy of the tables, and every run->sync_every seconds the ranks pause their threads
+ * and combine the tables (c2v_sync.h: the Lorentz centroid of the ranks' rows, or the mean
+ * displacement of the ranks that moved a row). Each combination first all-reduces a few status words, so every rank
+ * takes the same decision at the same point: a rank whose thread failed (NaN, a corrupt or
+ * unreadable shard) stops every rank with its status; a stop request on any rank stops all of
+ * them with a checkpoint; the run ends when every rank has finished its epochs; checkpoints
+ * are decided by rank 0's clock, written by rank 0 after a combination, with every rank's
+ * thread states (a --resume needs the same N). The ranks must start from the same model: a
+ * hash of options, vocabulary and tables is compared first (a mismatch is GYRO_ERR_USAGE on
+ * every rank).
+ *
  * Files: the model, its options and set-up are c2v_model.h, the checkpoint file checkpoint.h,
- * the trainer here (c2v_model <- checkpoint <- char2vec: each reaches only down).
+ * the combination of several ranks' tables c2v_sync.h, the trainer here (c2v_model <-
+ * checkpoint, c2v_sync <- char2vec: each reaches only down).
  */
 #ifndef GYRO_EMBEDDINGS_CHAR2VEC_H
 #define GYRO_EMBEDDINGS_CHAR2VEC_H
@@ -37,9 +52,11 @@
 #include <stdint.h>
 
 #include "embeddings/c2v_model.h"
+#include "embeddings/c2v_sync.h"
 #include "embeddings/checkpoint.h"
 #include "embeddings/corpus.h"
 #include "models/core/status.h"
+#include "models/core/sync.h"
 
 /* Progress of a run, filled by gyro_c2v_train. */
 typedef struct gyro_c2v_report {
@@ -49,6 +66,10 @@ typedef struct gyro_c2v_report {
     uint64_t words;            /* tokens processed in this run */
     double manifold_error;     /* max |<x,x>_L + 1| over both tables after the final re-projection */
     int checkpoints;           /* checkpoints written in this run */
+    uint64_t sync_rounds;      /* combinations of the ranks' tables (several processes) */
+    double sync_seconds;       /* wall time spent in them, all-reduce included */
+    int alone;                 /* on error: 1 when the other ranks may not know about it (a
+                                * transport failure), so the caller must abort the whole job */
 } gyro_c2v_report;
 
 typedef struct gyro_c2v_run {
@@ -56,14 +77,22 @@ typedef struct gyro_c2v_run {
     double checkpoint_every;        /* seconds between checkpoints (<= 0: only on stop) */
     volatile sig_atomic_t *stop;    /* set (e.g. by SIGINT) to checkpoint and stop; may be NULL */
     int quiet;                      /* no progress line */
+    const gyro_sync *sync;          /* several processes (NULL or size 1: this one alone) */
+    double sync_every;              /* seconds between combinations of the ranks' tables (<= 0: 1) */
+    int combine;                    /* gyro_c2v_combine (default: the Lorentz centroid) */
 } gyro_c2v_run;
 
 /* Train from the model's current state to the end of the last epoch, over the open encoded
- * corpus `c` (which must match the vocabulary: fingerprint and size are checked).
+ * corpus `c` (which must match the vocabulary: fingerprint and size are checked). With several
+ * ranks (run->sync), every rank calls this with the same model (m->ranks must equal the number
+ * of ranks: gyro_c2v_model_set_ranks) and the same run options; only rank 0 writes
+ * checkpoints, every rank ends with the same tables.
  * Returns GYRO_OK when done (rows re-projected, report filled), GYRO_ERR_INTERRUPTED after a
  * stop request (checkpoint written if a path was given), GYRO_ERR_NAN if the loss or a row
  * became non-finite (message says where; the last checkpoint is kept), GYRO_ERR_DATA for a
- * corrupt corpus id, GYRO_ERR_IO / NOMEM. `report` may be NULL. */
+ * corrupt corpus id, GYRO_ERR_IO / NOMEM; with several ranks, GYRO_ERR_USAGE when the ranks'
+ * models differ, the failing rank's status on every rank (with a message saying which rank),
+ * GYRO_ERR_UNAVAILABLE when the transport fails (report->alone set). `report` may be NULL. */
 gyro_status gyro_c2v_train(gyro_c2v_model *m, const gyro_corpus *c, const gyro_c2v_run *run,
                            gyro_c2v_report *report);
 

@@ -4,12 +4,14 @@
  *     "GYROC2VK"  u32 version  u32 byte-order mark 0x01020304
  *     options: i32 geometry dim window negatives epochs threads;
  *              f64 sample lr theta max_step init_scale neg_power; u64 seed
+ *     u32 ranks (version 3)
  *     u64 n_tokens n_ids words_done; f64 seconds; u32 vocab size; u64 vocab fingerprint
- *     per thread: u32 epoch; u64 pos; u64 rng[4]
+ *     per thread of each rank (ranks × threads, rank-major): u32 epoch; u64 pos; u64 rng[4]
  *     per token: u16 length; bytes; u64 count
  *     centre table then context table: vocab × width f32 (rows unpadded)
  *     u32 CRC-32 (zlib's, models/core/crc32.h) of every byte before it
- * Version 1 ended with a u64 FNV-1a of every byte before it instead; it is still read.
+ * Version 1 ended with a u64 FNV-1a of every byte before it instead; it is still read, as is
+ * version 2 (no ranks field: one process).
  * The loader reads the file into memory, checks the checksum before anything else (so a
  * truncated or altered file is refused), then parses with bounds checks.
  */
@@ -24,7 +26,7 @@
 #include "models/core/crc32.h"
 
 #define CKPT_MAGIC "GYROC2VK"
-#define CKPT_VERSION 2u
+#define CKPT_VERSION 3u
 #define CKPT_BOM 0x01020304u
 
 typedef struct wctx {
@@ -76,13 +78,15 @@ gyro_status gyro_c2v_checkpoint_save(const gyro_c2v_model *m, const char *path)
     double dbl[6] = {o->sample, o->lr, o->theta, o->max_step, o->init_scale, o->neg_power};
     put(&w, dbl, sizeof dbl);
     PUT(&w, (uint64_t)o->seed);
+    const int ranks = m->ranks < 1 ? 1 : m->ranks;
+    PUT(&w, (uint32_t)ranks);
     PUT(&w, (uint64_t)m->n_tokens);
     PUT(&w, (uint64_t)m->n_ids);
     PUT(&w, (uint64_t)m->words_done);
     PUT(&w, (double)m->seconds);
     PUT(&w, (uint32_t)m->vocab.n);
     PUT(&w, (uint64_t)gyro_vocab_fingerprint(&m->vocab));
-    for (int t = 0; t < o->threads; t++) {
+    for (int t = 0; t < ranks * o->threads; t++) {
         PUT(&w, (uint32_t)m->ts[t].epoch);
         PUT(&w, (uint64_t)m->ts[t].pos);
         put(&w, m->ts[t].rng.s, sizeof m->ts[t].rng.s);
@@ -157,7 +161,8 @@ static gyro_status read_file(const char *path, unsigned char **data, size_t *len
 /* The envelope of a checkpoint of len bytes: magic, byte order, version (1: a u64 FNV-1a
  * trailer; 2: a u32 CRC-32) and the checksum over everything before the trailer, whose size
  * goes to *sum_bytes. GYRO_ERR_FORMAT, GYRO_ERR_VERSION (newer). */
-static gyro_status check_envelope(const char *path, const unsigned char *data, size_t len, size_t *sum_bytes)
+static gyro_status check_envelope(const char *path, const unsigned char *data, size_t len, size_t *sum_bytes,
+                                  uint32_t *version_out)
 {
     if (len < 16 || memcmp(data, CKPT_MAGIC, 8) != 0)
         return gyro_error_set(GYRO_ERR_FORMAT, "%s: not a gyro char2vec checkpoint (bad magic)", path);
@@ -170,7 +175,8 @@ static gyro_status check_envelope(const char *path, const unsigned char *data, s
         return gyro_error_set(GYRO_ERR_VERSION, "%s: checkpoint version %u is newer than this gyro's (%u); "
                               "resume with the gyro that wrote it", path, version, CKPT_VERSION);
     if (version == 0) return gyro_error_set(GYRO_ERR_FORMAT, "%s: corrupt checkpoint (version 0)", path);
-    *sum_bytes = version == 1 ? 8 : 4;   /* version 1: u64 FNV-1a; 2: u32 CRC-32 */
+    *version_out = version;
+    *sum_bytes = version == 1 ? 8 : 4;   /* version 1: u64 FNV-1a; 2 and 3: u32 CRC-32 */
     if (len < 16 + *sum_bytes) return gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated checkpoint", path);
     int sum_ok;
     if (version == 1) {
@@ -193,8 +199,9 @@ gyro_status gyro_c2v_checkpoint_load(const char *path, gyro_c2v_model *m)
     memset(m, 0, sizeof *m);
     unsigned char *data;
     size_t len, sum_bytes = 0;
+    uint32_t version = 0, ranks = 1;
     gyro_status s = read_file(path, &data, &len);
-    if (!s) s = check_envelope(path, data, len, &sum_bytes);
+    if (!s) s = check_envelope(path, data, len, &sum_bytes, &version);
     if (s) goto done;
     rctx r = {data + 16, data + len - sum_bytes, 0};
     gyro_c2v_options o;
@@ -207,6 +214,7 @@ gyro_status gyro_c2v_checkpoint_load(const char *path, gyro_c2v_model *m)
     GET(&r, ints);
     GET(&r, dbl);
     GET(&r, seed);
+    if (version >= 3) GET(&r, ranks);
     GET(&r, n_tokens);
     GET(&r, n_ids);
     GET(&r, words_done);
@@ -218,7 +226,7 @@ gyro_status gyro_c2v_checkpoint_load(const char *path, gyro_c2v_model *m)
     o.sample = dbl[0]; o.lr = dbl[1]; o.theta = dbl[2]; o.max_step = dbl[3];
     o.init_scale = dbl[4]; o.neg_power = dbl[5]; o.seed = seed;
     if (r.short_read || gyro_c2v_options_check(&o) || vn < 1 || vn > GYRO_VOCAB_MAX_SIZE ||
-        n_tokens < 2 || n_tokens > n_ids) {
+        n_tokens < 2 || n_tokens > n_ids || ranks < 1 || ranks > 1u << 20) {
         s = gyro_error_set(GYRO_ERR_FORMAT, "%s: corrupt checkpoint (impossible options or sizes)", path);
         goto done;
     }
@@ -227,10 +235,12 @@ gyro_status gyro_c2v_checkpoint_load(const char *path, gyro_c2v_model *m)
     m->n_ids = n_ids;
     m->words_done = words_done;
     m->seconds = seconds;
+    m->ranks = (int)ranks;
     if ((s = gyro_vocab_init(&m->vocab))) goto done;
-    gyro_c2v_thread_state *ts = calloc((size_t)o.threads, sizeof *ts);
+    const int n_states = (int)ranks * o.threads;
+    gyro_c2v_thread_state *ts = calloc((size_t)n_states, sizeof *ts);
     if (!ts) { s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory"); goto done; }
-    for (int t = 0; t < o.threads; t++) {
+    for (int t = 0; t < n_states && !r.short_read; t++) {
         GET(&r, ts[t].epoch);
         GET(&r, ts[t].pos);
         GET(&r, ts[t].rng.s);

@@ -1,9 +1,12 @@
 /* check_char2vec.c — Check suite for the char2vec trainer (its hyperbolic update is a math-core
  * op, tested in check_hyp_props and check_hyp_grad): the sigmoid tables, training on a synthetic
- * two-topic corpus (loss falls, topics separate, rows stay on the hyperboloid, runs are reproducible), and
- * checkpoints (round trip, truncation, corruption, foreign files). */
+ * two-topic corpus (loss falls, topics separate, rows stay on the hyperboloid, runs are reproducible),
+ * checkpoints (round trip, truncation, corruption, foreign files), and training split over two
+ * ranks through the collective hook (models/core/sync.h) implemented here by two threads of one
+ * process, so that the protocol is tested without MPI. */
 #include <check.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,7 @@
 #include "embeddings/neighbors.h"
 #include "embeddings/sgns.h"
 #include "models/core/rng.h"
+#include "models/hyp/lorentz.h"
 #include "pipeline/corpus_input.h"
 
 static double sigm(double x) { return 1.0 / (1.0 + exp(-x)); }
@@ -96,7 +100,7 @@ static gyro_status train_model(gyro_c2v_model *m, gyro_corpus *c, int threads, i
     o.geometry = geometry;
     ck_assert_int_eq(gyro_c2v_model_init(m, &o, &v, c->n_ids, c->n_tokens), GYRO_OK);
     gyro_vocab_free(&v);
-    gyro_c2v_run run = {NULL, 0, NULL, 1};
+    gyro_c2v_run run = {.quiet = 1};
     return gyro_c2v_train(m, c, &run, rep);
 }
 
@@ -179,14 +183,14 @@ START_TEST(test_stop_flag_interrupts)
     ck_assert_int_eq(gyro_c2v_model_init(&m, &o, &v, c.n_ids, c.n_tokens), GYRO_OK);
     gyro_vocab_free(&v);
     volatile sig_atomic_t stop = 1; /* already requested: the run stops at once, saving state */
-    gyro_c2v_run run = {ck, 0, &stop, 1};
+    gyro_c2v_run run = {.checkpoint_path = ck, .stop = &stop, .quiet = 1};
     ck_assert_int_eq(gyro_c2v_train(&m, &c, &run, NULL), GYRO_ERR_INTERRUPTED);
     gyro_c2v_model r;
     ck_assert_int_eq(gyro_c2v_checkpoint_load(ck, &r), GYRO_OK);
     ck_assert_uint_eq(r.words_done, m.words_done);
     ck_assert_uint_lt(r.words_done, (uint64_t)o.epochs * m.n_tokens);
     /* resume to the end from the checkpoint */
-    gyro_c2v_run run2 = {ck, 0, NULL, 1};
+    gyro_c2v_run run2 = {.checkpoint_path = ck, .quiet = 1};
     ck_assert_int_eq(gyro_c2v_train(&r, &c, &run2, NULL), GYRO_OK);
     ck_assert_uint_eq(r.words_done, (uint64_t)o.epochs * r.n_tokens);
     gyro_c2v_model_free(&r);
@@ -214,6 +218,7 @@ START_TEST(test_checkpoint_round_trip_and_damage)
         ck_assert_int_eq(memcmp(r.out + (size_t)i * r.row, m.out + (size_t)i * m.row, m.width * sizeof(float)), 0);
     }
     ck_assert_int_eq(memcmp(r.ts, m.ts, 2 * sizeof *m.ts), 0);
+    ck_assert_int_eq(r.ranks, 1);
     gyro_c2v_model_free(&r);
 
     /* truncated at several lengths, one flipped byte, a foreign file: all refused */
@@ -243,20 +248,26 @@ START_TEST(test_checkpoint_round_trip_and_damage)
     gyro_c2v_model_free(&r);
     ck_assert_int_eq(gyro_c2v_checkpoint_load("/nonexistent/ckpt", &r), GYRO_ERR_IO);
     gyro_c2v_model_free(&r);
-    /* a version-1 checkpoint (u64 FNV-1a instead of the CRC-32) still loads */
+    /* a version-1 checkpoint (u64 FNV-1a instead of the CRC-32, no ranks field) still loads */
     {
         ck_assert_int_eq(gyro_c2v_checkpoint_save(&m, ck), GYRO_OK);
         f = fopen(ck, "rb");
         unsigned char *v1 = malloc((size_t)len + 8);
         ck_assert_uint_eq(fread(v1, 1, (size_t)len, f), (size_t)len);
         fclose(f);
-        uint32_t one = 1;
+        uint32_t one = 1, ranks;
         memcpy(v1 + 8, &one, 4);
+        /* the u32 ranks of version 3 follows magic, version, mark, 6 i32, 6 f64 and the seed */
+        const long at = 16 + 6 * 4 + 6 * 8 + 8;
+        memcpy(&ranks, v1 + at, 4);
+        ck_assert_uint_eq(ranks, 1);
+        memmove(v1 + at, v1 + at + 4, (size_t)(len - at - 4));
+        long len1 = len - 4;
         uint64_t h = 1469598103934665603ULL;
-        for (long i = 0; i < len - 4; i++) { h ^= v1[i]; h *= 1099511628211ULL; }
-        memcpy(v1 + len - 4, &h, 8);
+        for (long i = 0; i < len1 - 4; i++) { h ^= v1[i]; h *= 1099511628211ULL; }
+        memcpy(v1 + len1 - 4, &h, 8);
         f = fopen(ck, "wb");
-        fwrite(v1, 1, (size_t)len + 4, f);
+        fwrite(v1, 1, (size_t)len1 + 4, f);
         fclose(f);
         free(v1);
         ck_assert_int_eq(gyro_c2v_checkpoint_load(ck, &r), GYRO_OK);
@@ -372,6 +383,227 @@ START_TEST(test_bad_inputs)
 }
 END_TEST
 
+/* ---- several ranks, through an in-process transport --------------------------------------- */
+
+/* Two "ranks" as two threads: each all-reduce puts both buffers side by side, waits for the
+ * other, and reduces them in rank order (so both get bit-identical results, as MPI gives). */
+typedef struct fake_comm {
+    pthread_barrier_t b;
+    void *slot[2];
+} fake_comm;
+
+typedef struct fake_rank {
+    fake_comm *c;
+    gyro_sync sync;
+    gyro_c2v_model m;
+    gyro_corpus corpus;
+    gyro_c2v_run run;
+    gyro_c2v_report rep;
+    gyro_status st;
+} fake_rank;
+
+static gyro_status fake_allreduce(void *ctx, void *buf, size_t count, gyro_sync_type type, gyro_sync_op op)
+{
+    fake_rank *r = ctx;
+    fake_comm *c = r->c;
+    size_t es = type == GYRO_SYNC_F32 ? 4 : 8;
+    void *mine = malloc(count * es);
+    memcpy(mine, buf, count * es);
+    c->slot[r->sync.rank] = mine;
+    pthread_barrier_wait(&c->b);
+    for (size_t i = 0; i < count; i++) {
+        if (type == GYRO_SYNC_F32) {
+            float a = ((float *)c->slot[0])[i], b = ((float *)c->slot[1])[i];
+            ((float *)buf)[i] = op == GYRO_SYNC_SUM ? a + b : op == GYRO_SYNC_MIN ? fminf(a, b) : fmaxf(a, b);
+        } else if (type == GYRO_SYNC_F64) {
+            double a = ((double *)c->slot[0])[i], b = ((double *)c->slot[1])[i];
+            ((double *)buf)[i] = op == GYRO_SYNC_SUM ? a + b : op == GYRO_SYNC_MIN ? fmin(a, b) : fmax(a, b);
+        } else {
+            uint64_t a = ((uint64_t *)c->slot[0])[i], b = ((uint64_t *)c->slot[1])[i];
+            ((uint64_t *)buf)[i] = op == GYRO_SYNC_SUM ? a + b : op == GYRO_SYNC_MIN ? (a < b ? a : b) : (a > b ? a : b);
+        }
+    }
+    pthread_barrier_wait(&c->b);
+    free(mine);
+    return GYRO_OK;
+}
+
+static gyro_status fake_barrier(void *ctx)
+{
+    fake_rank *r = ctx;
+    pthread_barrier_wait(&r->c->b);
+    return GYRO_OK;
+}
+
+static void *fake_rank_main(void *arg)
+{
+    fake_rank *r = arg;
+    r->st = gyro_c2v_train(&r->m, &r->corpus, &r->run, &r->rep);
+    return NULL;
+}
+
+/* A fresh model (not trained) on the synthetic corpus, like train_model's. */
+static void new_model(gyro_c2v_model *m, gyro_corpus *c, int geometry, uint64_t seed)
+{
+    char in[128], ids[128];
+    snprintf(in, sizeof in, "%s/corpus.txt", dir);
+    snprintf(ids, sizeof ids, "%s/corpus.ids", dir);
+    if (access(in, F_OK) != 0) write_corpus(in, 1500);
+    gyro_corpus_input_options co;
+    gyro_corpus_input_options_init(&co);
+    gyro_vocab v;
+    const char *inputs[] = {in};
+    ck_assert_int_eq(gyro_corpus_input_encode(inputs, 1, &co, ids, &v, NULL), GYRO_OK);
+    ck_assert_int_eq(gyro_corpus_open(ids, c), GYRO_OK);
+    gyro_c2v_options o;
+    gyro_c2v_options_init(&o);
+    o.dim = 10;
+    o.epochs = 5;
+    o.sample = 0;
+    o.geometry = geometry;
+    o.seed = seed;
+    ck_assert_int_eq(gyro_c2v_model_init(m, &o, &v, c->n_ids, c->n_tokens), GYRO_OK);
+    gyro_vocab_free(&v);
+}
+
+/* Train on two ranks of one thread each (rank 1 from a model of seed1); returns both statuses
+ * in st[2] and leaves the models in r[2] (the caller frees them). */
+static void train_two_ranks(fake_rank r[2], int geometry, int combine, uint64_t seed1, gyro_status st[2])
+{
+    fake_comm c;
+    pthread_barrier_init(&c.b, NULL, 2);
+    pthread_t th[2];
+    for (int k = 0; k < 2; k++) {
+        memset(&r[k], 0, sizeof r[k]);
+        r[k].c = &c;
+        r[k].sync = (gyro_sync){.rank = k, .size = 2, .ctx = &r[k], .allreduce = fake_allreduce,
+                                .barrier = fake_barrier};
+        new_model(&r[k].m, &r[k].corpus, geometry, k ? seed1 : 1);
+        ck_assert_int_eq(gyro_c2v_model_set_ranks(&r[k].m, 2), GYRO_OK);
+        r[k].run = (gyro_c2v_run){.quiet = 1, .sync = &r[k].sync, .sync_every = 0.01, .combine = combine};
+    }
+    for (int k = 0; k < 2; k++) pthread_create(&th[k], NULL, fake_rank_main, &r[k]);
+    for (int k = 0; k < 2; k++) pthread_join(th[k], NULL);
+    for (int k = 0; k < 2; k++) {
+        st[k] = r[k].st;
+        gyro_corpus_close(&r[k].corpus);
+    }
+    pthread_barrier_destroy(&c.b);
+}
+
+static void check_two_ranks(int geometry, int combine)
+{
+    fake_rank r[2];
+    gyro_status st[2];
+    train_two_ranks(r, geometry, combine, 1, st);
+    ck_assert_int_eq(st[0], GYRO_OK);
+    ck_assert_int_eq(st[1], GYRO_OK);
+    /* the same tables on both ranks, every token of both shards counted, states shared */
+    ck_assert_int_eq(memcmp(r[0].m.in, r[1].m.in, (size_t)r[0].m.vocab.n * r[0].m.row * sizeof(float)), 0);
+    ck_assert_int_eq(memcmp(r[0].m.out, r[1].m.out, (size_t)r[0].m.vocab.n * r[0].m.row * sizeof(float)), 0);
+    ck_assert_uint_eq(r[0].m.words_done, 5 * r[0].m.n_tokens);
+    ck_assert_uint_eq(r[1].m.words_done, 5 * r[0].m.n_tokens);
+    ck_assert_int_eq(memcmp(r[0].m.ts, r[1].m.ts, 2 * sizeof *r[0].m.ts), 0);
+    ck_assert_uint_ge(r[0].rep.sync_rounds, 1);
+    /* each rank read only its half: the shards meet in the middle */
+    uint64_t b0, e0, b1, e1;
+    gyro_c2v_shard(&r[0].m, 0, 0, &b0, &e0);
+    gyro_c2v_shard(&r[0].m, 1, 0, &b1, &e1);
+    ck_assert_uint_eq(b0, 0);
+    ck_assert_uint_eq(e0, b1);
+    ck_assert_uint_eq(e1, r[0].m.n_ids);
+    ck_assert_uint_lt(r[0].rep.words, r[0].m.n_tokens * 5 * 6 / 10);
+    gyro_embedding_table *t;
+    ck_assert_int_eq(gyro_c2v_model_table(&r[0].m, "test", &t), GYRO_OK);
+    double within = mean_distance(t, 1), across = mean_distance(t, 0);
+    ck_assert_msg(within < 0.8 * across, "within-topic %.3f vs across %.3f", within, across);
+    if (geometry == GYRO_C2V_HYPERBOLIC) ck_assert_double_lt(gyro_embedding_table_manifold_error(t, NULL), 1e-5);
+    gyro_embedding_table_free(t);
+    /* the checkpoint keeps both ranks' thread states */
+    char ck[128];
+    snprintf(ck, sizeof ck, "%s/ranks.ckpt", dir);
+    ck_assert_int_eq(gyro_c2v_checkpoint_save(&r[0].m, ck), GYRO_OK);
+    gyro_c2v_model l;
+    ck_assert_int_eq(gyro_c2v_checkpoint_load(ck, &l), GYRO_OK);
+    ck_assert_int_eq(l.ranks, 2);
+    ck_assert_int_eq(memcmp(l.ts, r[0].m.ts, 2 * sizeof *l.ts), 0);
+    gyro_c2v_model_free(&l);
+    for (int k = 0; k < 2; k++) gyro_c2v_model_free(&r[k].m);
+}
+
+START_TEST(test_two_ranks_moved) { check_two_ranks(GYRO_C2V_HYPERBOLIC, GYRO_C2V_COMBINE_MOVED); }
+END_TEST
+START_TEST(test_two_ranks_mean) { check_two_ranks(GYRO_C2V_HYPERBOLIC, GYRO_C2V_COMBINE_MEAN); }
+END_TEST
+START_TEST(test_two_ranks_euclidean) { check_two_ranks(GYRO_C2V_EUCLIDEAN, GYRO_C2V_COMBINE_MOVED); }
+END_TEST
+
+/* Ranks that start from different models (another seed) both refuse, with the same status. */
+START_TEST(test_two_ranks_mismatch)
+{
+    fake_rank r[2];
+    gyro_status st[2];
+    train_two_ranks(r, GYRO_C2V_HYPERBOLIC, GYRO_C2V_COMBINE_MEAN, 2, st);
+    ck_assert_int_eq(st[0], GYRO_ERR_USAGE);
+    ck_assert_int_eq(st[1], GYRO_ERR_USAGE);
+    ck_assert_uint_eq(r[0].m.words_done, 0);
+    for (int k = 0; k < 2; k++) gyro_c2v_model_free(&r[k].m);
+}
+END_TEST
+
+/* The combination rules on one row, with a transport that plays a second rank identical to the
+ * first (its all-reduce doubles): both rules give that same point back (the centroid of two
+ * equal points; the mean displacement of two equal moves), and a row no rank moved stays. */
+static gyro_status doubling_allreduce(void *ctx, void *buf, size_t count, gyro_sync_type type, gyro_sync_op op)
+{
+    (void)ctx;
+    ck_assert_int_eq(type, GYRO_SYNC_F32);
+    ck_assert_int_eq(op, GYRO_SYNC_SUM);
+    for (size_t i = 0; i < count; i++) ((float *)buf)[i] *= 2;
+    return GYRO_OK;
+}
+
+START_TEST(test_combine_rules)
+{
+    gyro_sync sy = {.rank = 0, .size = 2, .allreduce = doubling_allreduce};
+    for (int combine = 0; combine < 2; combine++) {
+        gyro_c2v_model m;
+        gyro_corpus c;
+        new_model(&m, &c, GYRO_C2V_HYPERBOLIC, 1);
+        gyro_corpus_close(&c);
+        gyro_c2v_sync cs;
+        ck_assert_int_eq(gyro_c2v_sync_init(&cs, &sy, combine, &m), GYRO_OK);
+        float *p = cs.prev_in, *x = m.in, moved[16];
+        x[1] += 0.01f;   /* row 0 moves; row 1 stays */
+        x[2] -= 0.02f;
+        gyro_lorentz_reproject_f32(x, m.opt.dim);
+        memcpy(moved, x, sizeof moved);
+        float p1[16];
+        memcpy(p1, m.in + m.row, sizeof p1);
+        double d = gyro_lorentz_dist_f32(p, x, m.opt.dim);
+        float p0[16];
+        memcpy(p0, p, sizeof p0);
+        ck_assert_int_eq(gyro_c2v_sync_tables(&cs, &m), GYRO_OK);
+        double err = fabs(gyro_lorentz_inner_f32(x, x, m.opt.dim) + 1.0);
+        ck_assert_double_lt(err, 1e-5);
+        /* (coordinates, not distances: arcosh of float points this close is rounding) */
+        double off = 0, from_p0 = 0;
+        for (int j = 0; j < m.width; j++) {
+            off = fmax(off, fabs((double)x[j] - moved[j]));
+            from_p0 = fmax(from_p0, fabs((double)x[j] - p0[j]));
+        }
+        ck_assert_double_lt(off, 1e-6);
+        ck_assert_double_gt(from_p0, 0.019);
+        ck_assert_double_gt(d, 0.02);
+        ck_assert_int_eq(memcmp(cs.prev_in, x, (size_t)m.width * sizeof(float)), 0);  /* the new common point */
+        for (int j = 0; j < m.width; j++)   /* a row no rank moved stays */
+            ck_assert_double_lt(fabs((double)p1[j] - m.in[m.row + j]), 1e-6);
+        gyro_c2v_sync_free(&cs);
+        gyro_c2v_model_free(&m);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("char2vec");
@@ -389,6 +621,11 @@ static Suite *suite(void)
     tcase_add_test(t, test_reproducible_single_thread);
     tcase_add_test(t, test_stop_flag_interrupts);
     tcase_add_test(t, test_checkpoint_round_trip_and_damage);
+    tcase_add_test(t, test_two_ranks_moved);
+    tcase_add_test(t, test_two_ranks_mean);
+    tcase_add_test(t, test_two_ranks_euclidean);
+    tcase_add_test(t, test_two_ranks_mismatch);
+    tcase_add_test(t, test_combine_rules);
     suite_add_tcase(s, t);
     return s;
 }

@@ -5,6 +5,15 @@
  * (embeddings/table.h). The checkpoint is <output>.ckpt unless --checkpoint says otherwise; the
  * encoded corpus lives beside it as <checkpoint>.ids so --resume works even when the text came
  * from a pipe. Both are removed after a successful run unless --keep-checkpoint.
+ *
+ * Under mpirun (pipeline/mpi_comm.h) the run is split over the ranks (embeddings/char2vec.h
+ * "Several processes"): rank 0 reads the inputs, encodes the corpus and writes the first
+ * checkpoint; every other rank loads that checkpoint and opens the encoded corpus, so the
+ * checkpoint's directory must be one all ranks see (one machine, or a shared file system), and
+ * each rank reads only its range of the encoded corpus. Only rank 0 prints progress, writes
+ * checkpoints and the output. Every rank must be given the same command line (checked: a hash
+ * of the arguments is compared first). A failure on one rank is told to all (the same exit
+ * status everywhere); a failure of the transport (a rank died) aborts the job.
  */
 #include <stddef.h>
 #include <math.h>
@@ -20,8 +29,9 @@
 #include "models/core/atomic_file.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/opts.h"
-#include "pipeline/progress_stream.h"
 #include "pipeline/corpus_input.h"
+#include "pipeline/mpi_comm.h"
+#include "pipeline/progress_stream.h"
 #include "pipeline/table_file.h"
 
 static volatile sig_atomic_t c2v_stop;
@@ -49,8 +59,8 @@ typedef struct train_args {
     gyro_c2v_options opt;              /* the library's defaults (gyro_c2v_options_init) */
     gyro_corpus_input_options copt;    /* (gyro_corpus_input_options_init) */
     const char *output, *ckpt, *progress;
-    double ckpt_every;
-    int resume, keep_ckpt, quiet, keep_trad, geometry, format;
+    double ckpt_every, sync_every;
+    int resume, keep_ckpt, quiet, keep_trad, geometry, format, combine;
     long min_count;
 } train_args;
 
@@ -93,6 +103,12 @@ static const gyro_opt train_opts[] = {
     GYRO_O_INT("threads", 'j', TA, opt.threads, "N", NULL, 1, GYRO_C2V_MAX_THREADS, "worker threads (default 1)",
                .mark = GYRO_C2V_SET_THREADS),
     GYRO_O_FLAG("quiet", 'q', TA, quiet, "no progress line"),
+    GYRO_O_SECTION("Several processes (mpirun -np N gyro char2vec train ...):"),
+    GYRO_O_DOUBLE("sync-every", 0, TA, sync_every, "S", "1", 0.001, 1e6,
+                  "seconds between combinations of the ranks' tables"),
+    GYRO_O_CHOICE("combine", 0, TA, combine, "C", "mean|moved", "mean",
+                  "mean: the Lorentz centroid of the ranks' rows (model averaging); moved: the mean "
+                  "displacement of the ranks that moved a row (a row one rank trained keeps its whole update)"),
     GYRO_O_STR("progress-stream", 0, TA, progress, "FILE", NULL,
                "also write the progress as a gyro stream of TrainingProgress records (stage "
                "\"char2vec\"; one a second and a last one at the end, each flushed: FILE may be a FIFO; "
@@ -189,9 +205,10 @@ static int resume_model(const char *cmd, const train_args *a, unsigned given, co
     return 0;
 }
 
-/* A fresh run: encode the inputs into `ids`, a new model, its first checkpoint. */
+/* A fresh run: encode the inputs into `ids`, a new model (split over `ranks` processes), its
+ * first checkpoint. */
 static gyro_status new_model(const train_args *a, int n_inputs, const char *const *inputs, const char *ckpt,
-                             const char *ids, gyro_c2v_model *m, gyro_corpus *corpus)
+                             const char *ids, int ranks, gyro_c2v_model *m, gyro_corpus *corpus)
 {
     gyro_vocab vocab;
     gyro_corpus_stats st;
@@ -204,6 +221,7 @@ static gyro_status new_model(const train_args *a, int n_inputs, const char *cons
                 (unsigned long long)st.distinct, (unsigned long long)st.kept);
     if (!s) s = gyro_corpus_open(ids, corpus);
     if (!s) s = gyro_c2v_model_init(m, &a->opt, &vocab, corpus->n_ids, corpus->n_tokens);
+    if (!s && ranks > 1) s = gyro_c2v_model_set_ranks(m, ranks);
     gyro_vocab_free(&vocab);
     if (!s) s = gyro_c2v_checkpoint_save(m, ckpt);
     if (s && encoded) unlink(ids); /* this run's encoded corpus is of no further use */
@@ -234,6 +252,33 @@ static gyro_status save_table(const gyro_c2v_model *m, const gyro_c2v_report *re
     return s;
 }
 
+/* The hash of the command line that the ranks compare (each must be given the same). */
+static uint64_t args_hash(int argc, char **argv)
+{
+    uint64_t h = GYRO_SYNC_HASH_INIT;
+    for (int i = 0; i < argc; i++) h = gyro_sync_hash(h, argv[i], strlen(argv[i]) + 1);
+    return h;
+}
+
+/* Several ranks: tell every rank how the set-up of each went (this rank's usage exit status rc
+ * or status *s). Afterwards either every rank has rc == 0 and *s == GYRO_OK, or every rank
+ * fails: a failing rank keeps its own error, the others get the first failing rank's status
+ * with a message naming it. A transport failure sets *alone. */
+static void agree_setup(const gyro_sync *sy, int *rc, gyro_status *s, int *alone)
+{
+    if (!gyro_sync_active(sy)) return;
+    uint64_t w[2] = {*rc ? GYRO_ERR_USAGE : (uint64_t)*s, *rc || *s ? (uint64_t)(sy->size - sy->rank) : 0};
+    gyro_status t = gyro_sync_allreduce(sy, w, 2, GYRO_SYNC_U64, GYRO_SYNC_MAX);
+    if (t) {
+        *s = t;
+        *alone = 1;
+        return;
+    }
+    if (w[0] && !*rc && !*s)
+        *s = gyro_error_set((gyro_status)w[0], "stopped: rank %d could not start (%s; its message says why)",
+                            sy->size - (int)w[1], gyro_status_name((gyro_status)w[0]));
+}
+
 static int train(int argc, char **argv)
 {
     const char *cmd = "char2vec train";
@@ -241,12 +286,24 @@ static int train(int argc, char **argv)
     unsigned given = 0;
     int first, rc = train_parse(cmd, argc, argv, &a, &first, &given);
     if (rc != GYRO_OPTS_CONTINUE) return rc;
+    gyro_mpi_comm *comm = NULL;
+    gyro_status s = gyro_mpi_open(&comm);
+    if (s) return gyro_cli_fail(cmd, s);
+    const gyro_sync *sy = gyro_mpi_sync(comm);
+    const int rank = sy->rank, ranks = sy->size;
+    int alone = 0;
+    if (rank != 0) a.quiet = 1;
+    if (ranks > 1 && !a.quiet)
+        fprintf(stderr, "Training over %d ranks (%d thread%s each), combining every %g s (%s)\n", ranks,
+                a.opt.threads, a.opt.threads > 1 ? "s" : "", a.sync_every, a.combine ? "moved" : "mean");
+    s = gyro_sync_check_same(sy, args_hash(argc, argv), "the command line");
+    if (s) {
+        rc = gyro_cli_fail(cmd, s);
+        gyro_mpi_close(comm, rc, s != GYRO_ERR_USAGE);
+        return rc;
+    }
     char *ckpt = a.ckpt ? strdup(a.ckpt) : cat2(a.output, ".ckpt");
     char *ids = ckpt ? cat2(ckpt, ".ids") : NULL;
-    if (!ckpt || !ids) {
-        free(ckpt); free(ids);
-        return gyro_cli_fail(cmd, gyro_error_set(GYRO_ERR_NOMEM, "out of memory"));
-    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -257,37 +314,64 @@ static int train(int argc, char **argv)
     gyro_c2v_model m;
     memset(&m, 0, sizeof m);
     gyro_corpus corpus = {.fd = -1};
-    gyro_status s = GYRO_OK;
     rc = 0;
-    if (a.resume) {
+    if (!ckpt || !ids) {
+        s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    } else if (a.resume) {
         if (first < argc && !a.quiet)
             fprintf(stderr, "gyro %s: --resume: the inputs are not read again (the encoded corpus %s is used)\n", cmd, ids);
         rc = resume_model(cmd, &a, given, ckpt, ids, &m, &corpus, &s);
-    } else {
+    } else if (rank == 0) {
         const char *stdin_only[] = {"-"};
         const char *const *inputs = first < argc ? (const char *const *)argv + first : stdin_only;
-        s = new_model(&a, first < argc ? argc - first : 1, inputs, ckpt, ids, &m, &corpus);
+        s = new_model(&a, first < argc ? argc - first : 1, inputs, ckpt, ids, ranks, &m, &corpus);
+    }
+    agree_setup(sy, &rc, &s, &alone);
+    if (!a.resume && ranks > 1 && !rc && !s && !alone) {
+        /* the other ranks start from the model rank 0 has just written */
+        if (rank != 0) {
+            s = gyro_c2v_checkpoint_load(ckpt, &m);
+            if (s == GYRO_ERR_IO)
+                s = gyro_error_set(s, "%s (rank 0 wrote it: the checkpoint's directory must be one every rank "
+                                   "sees)", gyro_error_message());
+            if (!s) s = gyro_corpus_open(ids, &corpus);
+        }
+        agree_setup(sy, &rc, &s, &alone);
     }
     gyro_c2v_report rep;
-    if (!rc && !s) {
-        gyro_c2v_run run = {ckpt, a.ckpt_every, &c2v_stop, a.quiet};
+    memset(&rep, 0, sizeof rep);
+    if (!rc && !s && !alone) {
+        gyro_c2v_run run = {ckpt, a.ckpt_every, &c2v_stop, a.quiet, sy, a.sync_every,
+                            a.combine ? GYRO_C2V_COMBINE_MOVED : GYRO_C2V_COMBINE_MEAN};
         gyro_progress_stream *ps = NULL;
-        if (a.progress) s = gyro_progress_stream_open(a.progress, "char2vec", m.opt.epochs, 1.0, &ps);
-        if (!s) s = gyro_c2v_train(&m, &corpus, &run, &rep);
+        if (a.progress && rank == 0) s = gyro_progress_stream_open(a.progress, "char2vec", m.opt.epochs, 1.0, &ps);
+        if (ranks > 1) agree_setup(sy, &rc, &s, &alone);
+        if (!s && !alone) {
+            s = gyro_c2v_train(&m, &corpus, &run, &rep);
+            alone = rep.alone;
+        }
         gyro_status ps_st = gyro_progress_stream_close(ps);
         if (!s) s = ps_st;
+        if (!s && ranks > 1 && !a.quiet)
+            fprintf(stderr, "Combined the %d ranks' tables %llu times (%.2f s in all, %.1f ms each)\n", ranks,
+                    (unsigned long long)rep.sync_rounds, rep.sync_seconds,
+                    rep.sync_rounds ? 1e3 * rep.sync_seconds / (double)rep.sync_rounds : 0.0);
     }
     gyro_corpus_close(&corpus);
-    if (!rc && !s) s = save_table(&m, &rep, a.output, a.quiet);
-    if (!rc && !s && !a.keep_ckpt) {
+    if (!rc && !s && rank == 0) s = save_table(&m, &rep, a.output, a.quiet);
+    if (!rc && !s && rank == 0 && !a.keep_ckpt) {
         gyro_atomic_remove_file(ckpt);   /* never a device or FIFO given as --checkpoint */
         gyro_atomic_remove_file(ids);
     }
     gyro_c2v_model_free(&m);
     free(ckpt);
     free(ids);
-    if (rc) return rc;
-    return s ? gyro_cli_fail(cmd, s) : 0;
+    if (!rc && s) {
+        if (ranks > 1) s = gyro_error_prefix(s, "rank %d", rank);
+        rc = gyro_cli_fail(cmd, s);
+    }
+    gyro_mpi_close(comm, rc, alone);
+    return rc;
 }
 
 /* `gyro char2vec tokens`: the token stream as text, for other tools in comparisons. */

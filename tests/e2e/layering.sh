@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # layering.sh — every #include reaches down, never up (README "Layout"):
-#   models/, embeddings/  never include pipeline/ or a generated protobuf header (*.pb-c.h);
+#   models/, embeddings/  never include pipeline/, a generated protobuf header (*.pb-c.h) or
+#                         <mpi.h> (the collectives reach them through models/core/sync.h);
 #   models/core/          includes nothing of ours outside models/core/;
 #   models/text/          includes nothing of ours but models/core/ and models/text/.
 # Each arrow that reaches up is printed as "file:line: ..." and fails the test. Then no two
@@ -24,6 +25,7 @@ check_tree() {
       ours = quoted || inc ~ /^(models|embeddings|pipeline|proto|corpora|tests)\//
       f = FILENAME; why = ""
       if (inc ~ /\.pb-c\.h$/) why = "a generated protobuf header"
+      else if (inc ~ /^mpi\.h$/) why = "MPI is the transport of pipeline/ (models/core/sync.h is the interface)"
       else if (inc ~ /^pipeline\//) why = "pipeline/ is above models/ and embeddings/"
       else if (f ~ /^models\/core\// && ours && inc !~ /^models\/core\//)
         why = "models/core/ includes only models/core/"
@@ -39,12 +41,13 @@ mkdir -p "$t/models/core" "$t/models/text" "$t/models/rl" "$t/embeddings"
 printf '#include <stdio.h>\n#include "models/core/status.h"\n#include "models/text/utf8.h"\n' > "$t/models/core/a.c"
 printf '#include "models/core/status.h"\n#include "models/text/utf8.h"\n  #  include "embeddings/vocab.h"\n' > "$t/models/text/b.h"
 printf '#include "models/text/labels.h"\n#include "pipeline/stream.h"\n' > "$t/models/rl/c.h"
-printf '#include "embeddings/vocab.h"\n#include <proto/gyro.pb-c.h>\n/* #include "pipeline/x.h" in a comment */\n' > "$t/embeddings/d.c"
+printf '#include "embeddings/vocab.h"\n#include <proto/gyro.pb-c.h>\n/* #include "pipeline/x.h" in a comment */\n#include <mpi.h>\n' > "$t/embeddings/d.c"
 out=$(check_tree "$t")
 want='models/core/a.c:3: #include "models/text/utf8.h" reaches up: models/core/ includes only models/core/
 models/rl/c.h:2: #include "pipeline/stream.h" reaches up: pipeline/ is above models/ and embeddings/
 models/text/b.h:3: #include "embeddings/vocab.h" reaches up: models/text/ includes only models/core/ and models/text/
-embeddings/d.c:2: #include "proto/gyro.pb-c.h" reaches up: a generated protobuf header'
+embeddings/d.c:2: #include "proto/gyro.pb-c.h" reaches up: a generated protobuf header
+embeddings/d.c:4: #include "mpi.h" reaches up: MPI is the transport of pipeline/ (models/core/sync.h is the interface)'
 if [ "$(sort <<< "$out")" != "$(sort <<< "$want")" ]; then
   echo "FAIL: the checker does not report exactly the planted upward includes:"
   echo "$out"
