@@ -499,6 +499,7 @@ typedef struct train_pool {
     double lr_factor;       /* the schedule's factor of the current step (update job) */
     pthread_t *th;          /* (n - 1) workers */
     int sync;               /* mu and the condition variables are initialised */
+    int reduced;            /* the update job finds the gradient summed already (several ranks) */
     struct train_worker *wk; /* (n - 1) their arguments */
     int started;            /* workers running */
     pthread_mutex_t mu;
@@ -629,7 +630,7 @@ static void shard_update(train_pool *p, int t)
     train_shard *s = &p->sh[t];
     s->st = GYRO_OK;
     s->nonfinite = 0;
-    reduce_range(p, s->lo, s->hi);
+    if (!p->reduced) reduce_range(p, s->lo, s->hi);
     if (s->optim.n_tensors == 0) return;
     s->st = gyro_optim_step(&s->optim, p->lr_factor);
     if (s->st) {
@@ -928,6 +929,7 @@ static int optim_tensors(gyro_tf_model *tf, int frozen_rows, gyro_optim_tensor *
 
 typedef struct tf_run {
     const gyro_train_options *opt;
+    const gyro_sync *sync;      /* several ranks (NULL: this process alone) */
     gyro_classifier *m;
     gyro_tf_model *tf;
     gyro_train_result *R;
@@ -991,7 +993,10 @@ static gyro_status run_setup(tf_run *r, gyro_tokenizer *nz, const gyro_example_s
     r->order = malloc((size_t)r->tr.n * sizeof *r->order);
     if (!r->order) return gyro_error_set(GYRO_ERR_NOMEM, "train buffers");
     const int n_threads = opt->threads > 1 ? opt->threads : 1;
-    if ((st = pool_init(&r->pool, n_threads, tf, &r->tr, r->order, &r->dv, r->B, tf->cfg.max_len, opt->seed)))
+    /* rank 0's first dropout stream is the single process's; other ranks draw their own */
+    const uint64_t drop_seed = r->sync && r->sync->rank ? opt->seed ^ (0xa24baed4963ee407ULL * (uint64_t)r->sync->rank)
+                                                        : opt->seed;
+    if ((st = pool_init(&r->pool, n_threads, tf, &r->tr, r->order, &r->dv, r->B, tf->cfg.max_len, drop_seed)))
         return st;
     /* one optimizer on this thread, or one per thread over pieces of the table (see above) */
     r->split_optim = n_threads > 1 && !(opt->optim.clip_norm > 0);
@@ -1052,24 +1057,83 @@ static gyro_status nonfinite_error(const gyro_tf_model *tf, const gyro_tf_tensor
                           "epoch %d step %d%s; lower the learning rate", bad->name, at, epoch + 1, s + 1, gw);
 }
 
+/* Several ranks, after forward and backward on this rank's part of the batch (bp of b
+ * examples; its gradient in the shards, loss l): agree on the step (this rank's status st or a
+ * non-finite loss, a stop request), then the batch gradient Σ_r (b_r / b) g_r and loss into the
+ * model's gradient block and *l on every rank. *stop_all = 1 when a rank was asked to stop. */
+static gyro_status sync_step(tf_run *r, gyro_status st, int bp, int b, double *l, int epoch, int s, int *stop_all)
+{
+    train_pool *pool = &r->pool;
+    const gyro_sync *sy = r->sync;
+    const gyro_train_options *opt = r->opt;
+    if (!st && !isfinite(*l))
+        st = gyro_error_set(GYRO_ERR_NAN, "train: the loss became %g at epoch %d step %d on rank %d (every "
+                            "parameter finite: an activation overflowed); lower the learning rate", *l,
+                            epoch + 1, s + 1, sy->rank);
+    uint64_t w[3] = {(uint64_t)st, st ? (uint64_t)(sy->size - sy->rank) : 0, opt->stop && *opt->stop};
+    gyro_status t = gyro_sync_allreduce(sy, w, 3, GYRO_SYNC_U64, GYRO_SYNC_MAX);
+    if (t) return t;
+    if (st) return st;
+    if (w[0])
+        return gyro_error_set((gyro_status)w[0], "train: stopped at epoch %d step %d: rank %d of %d failed (%s; "
+                              "its message says why)", epoch + 1, s + 1, sy->size - (int)w[1], sy->size,
+                              gyro_status_name((gyro_status)w[0]));
+    if (w[2]) {
+        *stop_all = 1;
+        return GYRO_OK;
+    }
+    float *g = r->tf->grads_memory;
+    const size_t np = r->tf->n_params;
+    if (bp == 0) memset(g, 0, np * sizeof *g);
+    else if (pool->n > 1) r->slowest += pool_run(pool, JOB_REDUCE), r->own += pool->sh[0].cpu;
+    const float share = (float)((double)bp / b);
+    if (share != 1.0f)
+        for (size_t i = 0; i < np; i++) g[i] *= share;
+    double ls = bp ? *l * bp / b : 0;
+    if ((t = gyro_sync_allreduce(sy, g, np, GYRO_SYNC_F32, GYRO_SYNC_SUM))) return t;
+    if ((t = gyro_sync_allreduce(sy, &ls, 1, GYRO_SYNC_F64, GYRO_SYNC_SUM))) return t;
+    *l = ls;
+    return GYRO_OK;
+}
+
 /* Step s of the epoch on the batch order[from .. from + b): shards of the batch (one shard: the
- * whole batch), forward and backward on every thread, the shard losses and gradients weighted
- * by their share of the batch, then the update. *loss: the batch loss. */
-static gyro_status run_step(tf_run *r, int epoch, int s, int from, int b, double *loss)
+ * whole batch; several ranks: this rank's part of it, sync_step), forward and backward on every
+ * thread, the shard losses and gradients weighted by their share of the batch, then the update.
+ * *loss: the batch loss; *stop_all: several ranks agreed to stop (nothing updated). */
+static gyro_status run_step(tf_run *r, int epoch, int s, int from, int b, double *loss, int *stop_all)
 {
     train_pool *pool = &r->pool;
     const int n = pool->n;
-    split_batch(pool, from, b);
-    if (n == 1) gyro_optim_zero_grad(&r->optim); /* else the shard sum overwrites */
-    r->slowest += pool_run(pool, JOB_STEP);
-    r->own += pool->sh[0].cpu;
-    gyro_status st = pool_status(pool);
-    if (st) return st;
-    double l = pool->sh[0].loss;
-    if (n > 1) {
-        l = 0;
-        for (int t = 0; t < n; t++) l += pool->sh[t].w * pool->sh[t].loss;
+    const gyro_sync *sy = r->sync;
+    int pf = from, bp = b;   /* this rank's part of the batch */
+    if (sy) {
+        pf = from + (int)((long)b * sy->rank / sy->size);
+        bp = from + (int)((long)b * (sy->rank + 1) / sy->size) - pf;
     }
+    if (n == 1 && !r->split_optim) gyro_optim_zero_grad(&r->optim); /* else the shard sum overwrites */
+    gyro_status st = GYRO_OK;
+    double l = 0;
+    if (bp > 0) {
+        split_batch(pool, pf, bp);
+        r->slowest += pool_run(pool, JOB_STEP);
+        r->own += pool->sh[0].cpu;
+        st = pool_status(pool);
+        if (!st) {
+            l = pool->sh[0].loss;
+            if (n > 1) {
+                l = 0;
+                for (int t = 0; t < n; t++) l += pool->sh[t].w * pool->sh[t].loss;
+            }
+        }
+    } else {
+        for (int t = 0; t < n; t++) pool->sh[t].b = 0, pool->sh[t].w = 0;
+    }
+    if (sy) {
+        pool->reduced = 1;
+        st = sync_step(r, st, bp, b, &l, epoch, s, stop_all);
+        if (st || *stop_all) return st;
+    }
+    if (st) return st;
     for (int t = 0; r->moe && t < n; t++) {
         const long *c = pool->sh[t].b ? gyro_tf_expert_load(pool->sh[t].acts) : NULL;
         for (size_t i = 0; c && i < r->n_load; i++) r->load[i] += c[i];
@@ -1088,7 +1152,7 @@ static gyro_status run_step(tf_run *r, int epoch, int s, int from, int b, double
         if ((st = pool_status(pool))) return st;
         for (int t = 0; t < n; t++) nonfinite |= pool->sh[t].nonfinite;
     } else {
-        if (n > 1) r->slowest += pool_run(pool, JOB_REDUCE), r->own += pool->sh[0].cpu;
+        if (n > 1 && !sy) r->slowest += pool_run(pool, JOB_REDUCE), r->own += pool->sh[0].cpu;
         if ((st = gyro_optim_step(&r->optim, f))) return st;
         nonfinite = 1; /* not checked yet */
     }
@@ -1112,10 +1176,12 @@ static gyro_status run_epoch(tf_run *r, int epoch)
     if (r->moe) memset(r->load, 0, r->n_load * sizeof *r->load);
     for (int s = 0; s < r->steps_per_epoch; s++) {
         int from = r->batch_order[s] * r->B, b = r->tr.n - from < r->B ? r->tr.n - from : r->B;
-        if (opt->stop && *opt->stop) return interrupted(r, epoch, s);
+        if (!r->sync && opt->stop && *opt->stop) return interrupted(r, epoch, s);
         double l = 0;
-        gyro_status st = run_step(r, epoch, s, from, b, &l);
+        int stop_all = 0;
+        gyro_status st = run_step(r, epoch, s, from, b, &l, &stop_all);
         if (st) return st;
+        if (stop_all) return interrupted(r, epoch, s);
         R->steps++;
         loss_sum += l * b;
         seen += b;
@@ -1166,6 +1232,9 @@ static gyro_status check_train_args(const gyro_train_options *opt, const gyro_ex
     if (opt->threads < 0 || opt->threads > GYRO_TRAIN_MAX_THREADS)
         return gyro_error_set(GYRO_ERR_USAGE, "train: threads %d outside [1, %d]", opt->threads, GYRO_TRAIN_MAX_THREADS);
     if (train->n == 0) return gyro_error_set(GYRO_ERR_DATA, "train: no training example");
+    if (gyro_sync_active(opt->sync) && opt->arch == GYRO_ARCH_NGRAMS)
+        return gyro_error_set(GYRO_ERR_USAGE, "train: the n-gram model trains on one process (Hogwild SGD); "
+                              "over several ranks train the transformer (--arch transformer)");
     const gyro_embedding_table *tab = opt->table;
     if (tab && tab->dim != opt->model.dim)
         return gyro_error_set(GYRO_ERR_USAGE, "train: the embedding table has %d dimensions, the model %d "
@@ -1182,6 +1251,15 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
     R.best_dev_accuracy = NAN;
     gyro_status st = check_train_args(opt, train, out);
     if (st) return st;
+    gyro_train_options rank_opt;
+    if (gyro_sync_active(opt->sync) && opt->sync->rank != 0) {
+        /* only rank 0 writes the checkpoint, the log and the progress line */
+        rank_opt = *opt;
+        rank_opt.checkpoint = NULL;
+        rank_opt.log = NULL;
+        rank_opt.quiet = 1;
+        opt = &rank_opt;
+    }
     /* The products of a training step are small (B·T rows by at most 4·C) and half of a step
      * is serial hyperbolic maps between them: OpenBLAS's worker threads would spin on
      * sched_yield through those gaps, costing more system and user time than they save. The
@@ -1192,7 +1270,8 @@ gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_exam
     gyro_tokenizer *nz = NULL;
     gyro_classifier *m = NULL;
     int *idx = NULL, n_dev_split = 0;
-    tf_run r = {.opt = opt, .R = &R, .lr = opt->optim.lr, .loss = NAN};
+    tf_run r = {.opt = opt, .sync = gyro_sync_active(opt->sync) ? opt->sync : NULL, .R = &R, .lr = opt->optim.lr,
+                .loss = NAN};
     gyro_rng_seed(&r.rng, opt->seed ^ 0x5eedda7aULL);
     st = gyro_tokenizer_new(&opt->norm, opt->token_unit, &nz);
     if (!st) st = build_model(opt, train, nz, &m, &R.table_rows);

@@ -22,6 +22,7 @@
 #include "models/ngrams.h"
 #include "models/metrics.h"
 #include "models/optim.h"
+#include "models/core/sync.h"
 
 /* ---- labelled texts ------------------------------------------------------------------------ */
 
@@ -97,6 +98,8 @@ typedef struct gyro_train_options {
                                       after the current step with GYRO_ERR_INTERRUPTED; the
                                       checkpoint, when given, then holds the best model so far */
     FILE *log;                     /* per-epoch summary lines (NULL = none) */
+    const gyro_sync *sync;         /* several processes, synchronous data parallelism (arch
+                                      transformer): see gyro_train_classifier; NULL: one */
 } gyro_train_options;
 
 /* Defaults for a geometry: the bag-of-n-grams model with context features and parent classes
@@ -182,7 +185,20 @@ typedef struct gyro_train_result {
  * clip). The dev evaluation is split over the threads too. The model depends on the seed, the
  * data and n, not on scheduling; n = 1 is the single-threaded loop. With MoE blocks each shard
  * has its own balance loss (of its own routing), so n threads train the shard-weighted mean of
- * those instead of the batch's. */
+ * those instead of the batch's.
+ *
+ * With opt->sync of R > 1 ranks (e.g. `mpirun -np R gyro classify train`), every rank calls
+ * this with the same options and data: they build the same model and draw the same shuffles,
+ * and rank r takes the r-th of R consecutive parts of every batch (cut further over its own
+ * threads as above). After forward and backward the ranks agree on the step (a failure or a stop
+ * request on any rank stops all of them with the same status), then all-reduce the gradient
+ * weighted by each part's share of the batch (and the loss), so every rank makes the same
+ * optimizer step on the gradient of the whole batch: the model of one process up to float
+ * summation order (exactly that of one process with R threads when dropout is off; each
+ * rank's dropout streams are its own). Every rank scores the whole dev set (the same numbers,
+ * the same early stopping); only rank 0 writes the checkpoint, the log and the progress line.
+ * The n-gram model trains by Hogwild SGD, not in synchronous steps: with R > 1 it is refused
+ * (GYRO_ERR_USAGE). A failed all-reduce returns GYRO_ERR_UNAVAILABLE. */
 gyro_status gyro_train_classifier(const gyro_train_options *opt, const gyro_example_set *train,
                                   const gyro_example_set *dev, gyro_classifier **out,
                                   gyro_train_result *res);

@@ -2,6 +2,7 @@
 #include "pipeline/mpi_comm.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -32,6 +32,20 @@ gyro_status gyro_sync_check_same(const gyro_sync *s, uint64_t value, const char 
     return GYRO_OK;
 }
 
+gyro_status gyro_sync_agree(const gyro_sync *s, gyro_status local, int *transport_failed)
+{
+    if (!gyro_sync_active(s)) return local;
+    uint64_t w[2] = {(uint64_t)local, local ? (uint64_t)(s->size - s->rank) : 0};
+    gyro_status st = s->allreduce(s->ctx, w, 2, GYRO_SYNC_U64, GYRO_SYNC_MAX);
+    if (st) {
+        if (transport_failed) *transport_failed = 1;
+        return st;
+    }
+    if (local || !w[0]) return local;
+    return gyro_error_set((gyro_status)w[0], "stopped: rank %d of %d failed (%s; its message says why)",
+                          s->size - (int)w[1], s->size, gyro_status_name((gyro_status)w[0]));
+}
+
 uint64_t gyro_sync_hash(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *b = p;

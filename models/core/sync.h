@@ -65,6 +65,14 @@ gyro_status gyro_sync_barrier(const gyro_sync *s);
  * rank gets the same answer. */
 gyro_status gyro_sync_check_same(const gyro_sync *s, uint64_t value, const char *what);
 
+/* Tell every rank whether every rank succeeded at a step it did on its own (reading a file,
+ * loading a model): one max all-reduce of (status, rank). Returns GYRO_OK when all did; else
+ * every rank fails: a failed rank gets its own `local` status back (its message kept), the
+ * others the first failed rank's status with the message "stopped: rank K failed (STATUS; its
+ * message says why)". A transport failure is returned as such with *transport_failed set (may
+ * be NULL). A single process gets `local` back. */
+gyro_status gyro_sync_agree(const gyro_sync *s, gyro_status local, int *transport_failed);
+
 /* FNV-1a 64 of n bytes, continuing from h (start with GYRO_SYNC_HASH_INIT), for the values
  * gyro_sync_check_same compares. */
 #define GYRO_SYNC_HASH_INIT 1469598103934665603ULL

@@ -261,22 +261,13 @@ static uint64_t args_hash(int argc, char **argv)
 }
 
 /* Several ranks: tell every rank how the set-up of each went (this rank's usage exit status rc
- * or status *s). Afterwards either every rank has rc == 0 and *s == GYRO_OK, or every rank
- * fails: a failing rank keeps its own error, the others get the first failing rank's status
- * with a message naming it. A transport failure sets *alone. */
+ * or status *s; gyro_sync_agree). Afterwards either every rank has rc == 0 and *s == GYRO_OK,
+ * or every rank fails. A transport failure sets *alone. */
 static void agree_setup(const gyro_sync *sy, int *rc, gyro_status *s, int *alone)
 {
     if (!gyro_sync_active(sy)) return;
-    uint64_t w[2] = {*rc ? GYRO_ERR_USAGE : (uint64_t)*s, *rc || *s ? (uint64_t)(sy->size - sy->rank) : 0};
-    gyro_status t = gyro_sync_allreduce(sy, w, 2, GYRO_SYNC_U64, GYRO_SYNC_MAX);
-    if (t) {
-        *s = t;
-        *alone = 1;
-        return;
-    }
-    if (w[0] && !*rc && !*s)
-        *s = gyro_error_set((gyro_status)w[0], "stopped: rank %d could not start (%s; its message says why)",
-                            sy->size - (int)w[1], gyro_status_name((gyro_status)w[0]));
+    if (*rc) gyro_sync_agree(sy, GYRO_ERR_USAGE, alone);   /* its message is printed already */
+    else *s = gyro_sync_agree(sy, *s, alone);
 }
 
 static int train(int argc, char **argv)

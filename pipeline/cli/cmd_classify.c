@@ -30,6 +30,7 @@
 #include "pipeline/cli/cmd_classify_eval.h"
 #include "pipeline/cli/opts.h"
 #include "pipeline/json_out.h"
+#include "pipeline/mpi_comm.h"
 #include "pipeline/example_file.h"
 #include "pipeline/stream.h"
 #include "pipeline/progress_stream.h"
@@ -309,6 +310,16 @@ static gyro_status data_summary(const char *path, const gyro_example_set *train,
     return st;
 }
 
+/* The hash of the command line that the ranks compare (each must be given the same). */
+static uint64_t args_hash(int argc, char **argv)
+{
+    uint64_t h = GYRO_SYNC_HASH_INIT;
+    for (int i = 0; i < argc; i++) h = gyro_sync_hash(h, argv[i], strlen(argv[i]) + 1);
+    return h;
+}
+
+/* Under mpirun (pipeline/mpi_comm.h) every rank reads the same files and trains its part of every
+ * batch (gyro_train_classifier, several ranks); rank 0 alone prints, checkpoints and writes -o. */
 static int train_main(int argc, char **argv)
 {
     train_args a;
@@ -318,14 +329,33 @@ static int train_main(int argc, char **argv)
         gyro_embedding_table_free(table);
         return rc;
     }
+    gyro_mpi_comm *comm = NULL;
+    gyro_status st = gyro_mpi_open(&comm);
+    if (st) {
+        gyro_embedding_table_free(table);
+        return fail(st);
+    }
+    const gyro_sync *sy = gyro_mpi_sync(comm);
+    int alone = 0;
+    if (sy->rank != 0) {
+        a.o.quiet = 1;
+        a.o.log = NULL;
+        a.progress = NULL;
+    }
+    a.o.sync = sy;
+    if (sy->size > 1 && !a.o.quiet)
+        fprintf(stderr, "gyro classify: training over %d ranks (%d thread%s each), gradients all-reduced every step\n",
+                sy->size, a.o.threads > 1 ? a.o.threads : 1, a.o.threads > 1 ? "s" : "");
+    st = gyro_sync_check_same(sy, args_hash(argc, argv), "the command line");
     gyro_example_set train = {0}, dev = {0};
     gyro_example_read_stats rs = {0}, ds = {0};
-    gyro_status st = gyro_example_file_read_format(&train, argv[first], (gyro_example_format)a.format, &rs);
+    if (!st) st = gyro_example_file_read_format(&train, argv[first], (gyro_example_format)a.format, &rs);
     if (!st && a.dev) st = gyro_example_file_read_format(&dev, a.dev, (gyro_example_format)a.format, &ds);
     if (!st && rs.skipped + ds.skipped && !a.o.quiet)
         fprintf(stderr, "gyro classify: skipped %llu examples with an empty text or label\n",
                 (unsigned long long)(rs.skipped + ds.skipped));
     if (!st && !a.o.quiet) st = data_summary(argv[first], &train, &rs, a.dev, &dev, &ds);
+    if (sy->size > 1) st = gyro_sync_agree(sy, st, &alone);
     gyro_classifier *m = NULL;
     gyro_train_result r;
     struct sigaction sa = {0}, old_int, old_term;
@@ -336,13 +366,22 @@ static int train_main(int argc, char **argv)
     a.o.stop = &train_stop;
     gyro_progress_stream *ps = NULL;
     if (!st && a.progress) st = gyro_progress_stream_open(a.progress, "classify", a.o.epochs, 1.0, &ps);
-    if (!st) st = gyro_train_classifier(&a.o, &train, a.dev ? &dev : NULL, &m, &r);
+    if (sy->size > 1 && !alone) st = gyro_sync_agree(sy, st, &alone);
+    if (!st) {
+        st = gyro_train_classifier(&a.o, &train, a.dev ? &dev : NULL, &m, &r);
+        alone = st == GYRO_ERR_UNAVAILABLE && sy->size > 1;   /* the all-reduce failed: a rank died */
+    }
     if (ps) {
         gyro_status ps_st = gyro_progress_stream_close(ps);
         if (!st) st = ps_st;
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    if (sy->rank != 0) {   /* rank 0 writes the model */
+        gyro_classifier_free(m);
+        m = NULL;
+        if (!st) st = GYRO_OK;
+    }
     if (st == GYRO_ERR_INTERRUPTED && m && !a.o.checkpoint) {
         /* no checkpoint holds the best model so far: it goes to -o */
         char why[1024];
@@ -350,13 +389,16 @@ static int train_main(int argc, char **argv)
         gyro_status ss = gyro_classifier_save(m, a.out);
         st = ss ? ss : gyro_error_set(st, "%s; the best model so far is in %s", why, a.out);
     }
-    if (!st) st = gyro_classifier_save(m, a.out);
-    if (!st && !a.o.quiet) train_report(m, &r, a.out);
+    if (!st && m) st = gyro_classifier_save(m, a.out);
+    if (!st && m && !a.o.quiet) train_report(m, &r, a.out);
     gyro_classifier_free(m);
     gyro_example_set_free(&train);
     gyro_example_set_free(&dev);
     gyro_embedding_table_free(table);
-    return st ? fail(st) : 0;
+    if (st && sy->size > 1) st = gyro_error_prefix(st, "rank %d", sy->rank);
+    rc = st ? fail(st) : 0;
+    gyro_mpi_close(comm, rc, alone);
+    return rc;
 }
 
 /* ---- predict ------------------------------------------------------------------------------- */

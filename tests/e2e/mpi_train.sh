@@ -84,4 +84,51 @@ grep -q "^Resuming kill.hyp.ckpt" logr2 || { cat logr2; fail "no resume line"; }
 [ -s kill.hyp ] || fail "no output after resume"
 err=$(sed -n 's/.*max |<x,x>_L + 1| = \([0-9.e+-]*\).*/\1/p' logr2)
 awk -v e="$err" 'BEGIN{exit !(e < 1e-5)}' || fail "resumed rows off the manifold: $err"
+
+# ---- classify: 2 ranks against 1 process ---------------------------------------------------------
+gen() { # three intents told apart by their words (as classify_threads.sh); $1 picks the fillers
+  local pre post
+  if [ "$1" = train ]; then pre=("" "请" "帮我" "麻烦"); post=("" "吧" "一下"); else pre=("能不能" "你" ""); post=("好吗" "呀"); fi
+  for a in 播放 来一首 我想听; do for b in 稻香 晴天 七里香 夜曲; do for p in "${pre[@]}"; do
+    echo -e "${p}${a}${b}\tmusic.play"; done; done; done
+  for a in 暂停 停止播放 别放了; do for p in "${pre[@]}"; do for q in "${post[@]}"; do
+    echo -e "${p}${a}${q}\tmusic.pause"; done; done; done
+  for a in 导航到 带我去 去; do for b in 北京西站 机场 公司 学校; do for p in "${pre[@]}"; do
+    echo -e "${p}${a}${b}\tnavigation.navigation"; done; done; done
+}
+gen train > train.tsv
+gen dev > dev.tsv
+"$GYRO" import -f tsv -q -o train.pb train.tsv
+"$GYRO" import -f tsv -q -o dev.pb dev.tsv
+# dropout off: the ranks' dropout streams are their own, the rest is the same arithmetic
+opts=(--arch transformer --dim 16 --layers 2 --heads 2 --epochs 8 --batch 16 --optimizer adam --lr 0.01
+      --dev dev.pb --seed 5 --dropout 0 --patience 0)
+"$GYRO" classify train "${opts[@]}" --quiet -o c1.clf train.pb
+"$GYRO" classify train "${opts[@]}" --quiet -j 2 -o cj2.clf train.pb
+"${MPI[@]}" "$GYRO" classify train "${opts[@]}" -o c2.clf train.pb 2> logc || { cat logc; fail "classify over 2 ranks"; }
+grep -q "training over 2 ranks" logc || { cat logc; fail "no ranks line"; }
+[ "$(grep -c 'gyro classify: wrote' logc)" = 1 ] || fail "not exactly one rank wrote the model"
+# two ranks of one thread do the arithmetic of one process of two threads, bit for bit
+cmp c2.clf cj2.clf || fail "2 ranks differ from 2 threads"
+# and the model of one thread up to float summation order: the same predictions, probabilities
+# within 1e-4
+cut -f1 dev.tsv | "$GYRO" classify predict -m c1.clf -k 3 - > p1
+cut -f1 dev.tsv | "$GYRO" classify predict -m c2.clf -k 3 - > p2
+python3 - p1 p2 <<'PY' || fail "2 ranks predict differently from 1 process"
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1])]
+b = [json.loads(l) for l in open(sys.argv[2])]
+assert len(a) == len(b) == 90, (len(a), len(b))
+worst = 0
+for x, y in zip(a, b):
+    assert x["intents"][0]["label"] == y["intents"][0]["label"], (x, y)
+    px = {i["label"]: i["probability"] for i in x["intents"]}
+    py = {i["label"]: i["probability"] for i in y["intents"]}
+    worst = max(worst, max(abs(px[k] - py[k]) for k in px))
+print("classify: 90 dev predictions equal, probabilities within %.2g of one process" % worst)
+assert worst < 1e-4, worst
+PY
+# the n-gram model (Hogwild SGD) is refused over several ranks, on every rank
+if "${MPI[@]}" "$GYRO" classify train --arch ngrams -q -o ng.clf train.pb 2> logn; then fail "ngrams over 2 ranks accepted"; fi
+[ "$(grep -c 'trains on one process' logn)" = 2 ] || { cat logn; fail "ngrams message"; }
 echo "ok"
