@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "embeddings/sgns.h"
@@ -513,9 +514,10 @@ static gyro_status monitor_workers(shared *sh, worker *ws, monitor *mo, gyro_c2v
 enum { ROUND_ERR, ROUND_STOP, ROUND_RUNNING, ROUND_CKPT, ROUND_FAILED_RANK, ROUND_N };
 
 /* Until every rank is done: the progress line, and every run->sync_every seconds (at once when
- * this rank is done, failed or asked to stop) a round: pause the workers; all-reduce the status
- * words and the token count; then, as every rank sees the same words, the same decision on
- * every rank: a failure (every rank stops with the failing rank's status), a stop request
+ * this rank is done, failed or asked to stop) a round: all-reduce the status words (the workers
+ * still training), then pause the workers and all-reduce the token count; as every rank sees
+ * the same words, the same decision on every rank: a failure (every rank stops with the
+ * failing rank's status, before pausing), a stop request
  * (*interrupted), the end (every rank done), or a combination of the tables followed by a
  * checkpoint when rank 0's clock says one is due. The end and a stop leave the last
  * combination to gyro_c2v_train after the workers have joined. *global_words receives the
@@ -536,9 +538,7 @@ static gyro_status monitor_ranks(shared *sh, worker *ws, monitor *mo, gyro_c2v_s
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 100000000L;
         if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
-        /* the workers of a rank that is done are gone: it waits on its own for the next round */
-        if (sh->n_done < mo->started || atomic_load(&sh->stop)) pthread_cond_timedwait(&sh->cv_main, &sh->mu, &ts);
-        else while (pthread_cond_timedwait(&sh->cv_main, &sh->mu, &ts) == 0) {}
+        if (sh->n_done < mo->started) pthread_cond_timedwait(&sh->cv_main, &sh->mu, &ts);
         int all_done = sh->n_done == mo->started;
         pthread_mutex_unlock(&sh->mu);
         double now = gyro_now();
@@ -550,10 +550,11 @@ static gyro_status monitor_ranks(shared *sh, worker *ws, monitor *mo, gyro_c2v_s
         if (lr < m->opt.lr * 1e-4) lr = m->opt.lr * 1e-4;
         int failed = atomic_load(&sh->stop) == 2, stop_req = run->stop && *run->stop;
         if (!all_done && !failed) gyro_progress_update(&mo->prog, frac > 1 ? 1 : frac, rate, lr, mo->lw.shown, 0);
-        if (!failed && !stop_req && now - last_sync < every) continue;
+        /* a rank that is done, failed or asked to stop waits in the round for the others */
+        if (!all_done && !failed && !stop_req && now - last_sync < every) continue;
 
-        pause_workers(sh);
-        failed = atomic_load(&sh->stop) == 2;
+        /* the status first, while this rank's threads go on training: a rank that arrives early
+         * waits here without holding its own threads back */
         uint64_t st[ROUND_N] = {0};
         st[ROUND_ERR] = failed ? (uint64_t)(sh->err ? sh->err : GYRO_ERR_INTERNAL) : 0;
         st[ROUND_FAILED_RANK] = failed ? (uint64_t)sh->rank + 1 : 0;
@@ -561,24 +562,30 @@ static gyro_status monitor_ranks(shared *sh, worker *ws, monitor *mo, gyro_c2v_s
         st[ROUND_RUNNING] = (uint64_t)(!all_done && !failed);
         st[ROUND_CKPT] = sh->rank == 0 && run->checkpoint_path && run->checkpoint_every > 0 &&
                          now - last_ckpt >= run->checkpoint_every;
-        uint64_t done = atomic_load(&sh->words) - sh->words_start;
         gyro_status s = gyro_sync_allreduce(sy, st, ROUND_N, GYRO_SYNC_U64, GYRO_SYNC_MAX);
-        if (!s) s = gyro_sync_allreduce(sy, &done, 1, GYRO_SYNC_U64, GYRO_SYNC_SUM);
         if (s) {                             /* the transport failed: a rank is gone */
+            atomic_store(&sh->stop, 2);
+            report->alone = 1;
+            return s;
+        }
+        if (st[ROUND_ERR]) {                 /* every rank stops with the failing rank's status */
+            atomic_store(&sh->stop, 2);
+            if (failed) return GYRO_OK;      /* ours: train_finish returns it with its message */
+            return gyro_error_set((gyro_status)st[ROUND_ERR], "stopped: rank %d of %d failed (%s; its message "
+                                  "says why)", (int)st[ROUND_FAILED_RANK] - 1, sh->nranks,
+                                  gyro_status_name((gyro_status)st[ROUND_ERR]));
+        }
+        /* then every rank pauses its threads and counts the tokens they trained */
+        pause_workers(sh);
+        uint64_t done = atomic_load(&sh->words) - sh->words_start;
+        s = gyro_sync_allreduce(sy, &done, 1, GYRO_SYNC_U64, GYRO_SYNC_SUM);
+        if (s) {
             atomic_store(&sh->stop, 2);
             report->alone = 1;
             resume_workers(sh);
             return s;
         }
         *global_words = words_before + done;
-        if (st[ROUND_ERR]) {                 /* every rank stops with the failing rank's status */
-            atomic_store(&sh->stop, 2);
-            resume_workers(sh);
-            if (failed) return GYRO_OK;      /* ours: train_finish returns it with its message */
-            return gyro_error_set((gyro_status)st[ROUND_ERR], "stopped: rank %d of %d failed (%s; its message "
-                                  "says why)", (int)st[ROUND_FAILED_RANK] - 1, sh->nranks,
-                                  gyro_status_name((gyro_status)st[ROUND_ERR]));
-        }
         if (st[ROUND_STOP]) {
             *interrupted = 1;
             atomic_store(&sh->stop, 1);
@@ -673,6 +680,15 @@ static gyro_status train_interrupted(shared *sh, const gyro_c2v_run *run, gyro_c
                           run->checkpoint_path);
 }
 
+/* CPU seconds of this process so far (user + system, all threads); 0 without the clock. */
+static double process_cpu(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+           1e-6 * (double)ru.ru_stime.tv_usec;
+}
+
 gyro_status gyro_c2v_train(gyro_c2v_model *m, const gyro_corpus *c, const gyro_c2v_run *run,
                            gyro_c2v_report *report)
 {
@@ -708,6 +724,7 @@ gyro_status gyro_c2v_train(gyro_c2v_model *m, const gyro_corpus *c, const gyro_c
     if (!s && sy) s = gyro_c2v_sync_init(&cs, sy, run->combine, m);
     monitor mo = {.run = run, .lw = {.shown = NAN}};
     gyro_progress_init(&mo.prog, "chars/sec/thread", run->quiet);
+    const double cpu0 = process_cpu();
     mo.t0 = gyro_now();
     mo.words0 = sh->words_start;
     int interrupted = 0;
@@ -727,8 +744,10 @@ gyro_status gyro_c2v_train(gyro_c2v_model *m, const gyro_corpus *c, const gyro_c
         m->words_done = global_words;
         report->sync_rounds = cs.rounds;
         report->sync_seconds = cs.seconds;
+        report->sync_bytes = 2 * (uint64_t)m->vocab.n * (uint64_t)(m->width + 1) * sizeof(float);
     }
     if (!s && m->opt.geometry == GYRO_C2V_HYPERBOLIC) report->manifold_error = reproject_tables(m);
+    report->cpu_seconds = process_cpu() - cpu0;
     if (!s && interrupted) {
         if (sh->rank == 0) s = train_interrupted(sh, run, report);
         else s = gyro_error_set(GYRO_ERR_INTERRUPTED, "interrupted (rank 0 writes the checkpoint)");

@@ -68,6 +68,8 @@ typedef struct gyro_c2v_report {
     int checkpoints;           /* checkpoints written in this run */
     uint64_t sync_rounds;      /* combinations of the ranks' tables (several processes) */
     double sync_seconds;       /* wall time spent in them, all-reduce included */
+    uint64_t sync_bytes;       /* bytes this rank contributed to each combination's all-reduce */
+    double cpu_seconds;        /* CPU time of this process over the run (all threads; getrusage) */
     int alone;                 /* on error: 1 when the other ranks may not know about it (a
                                 * transport failure), so the caller must abort the whole job */
 } gyro_c2v_report;

@@ -344,9 +344,13 @@ static int train(int argc, char **argv)
         gyro_status ps_st = gyro_progress_stream_close(ps);
         if (!s) s = ps_st;
         if (!s && ranks > 1 && !a.quiet)
-            fprintf(stderr, "Combined the %d ranks' tables %llu times (%.2f s in all, %.1f ms each)\n", ranks,
-                    (unsigned long long)rep.sync_rounds, rep.sync_seconds,
-                    rep.sync_rounds ? 1e3 * rep.sync_seconds / (double)rep.sync_rounds : 0.0);
+            fprintf(stderr, "Combined the %d ranks' tables %llu times (%.2f s in all, %.1f ms each, %.2f MB "
+                    "all-reduced per rank each time)\n", ranks, (unsigned long long)rep.sync_rounds, rep.sync_seconds,
+                    rep.sync_rounds ? 1e3 * rep.sync_seconds / (double)rep.sync_rounds : 0.0,
+                    (double)rep.sync_bytes / 1e6);
+        if (!s && !a.quiet)
+            fprintf(stderr, "Training used %.2f s of CPU%s: %.0f tokens per CPU-second\n", rep.cpu_seconds,
+                    ranks > 1 ? " on rank 0" : "", rep.cpu_seconds > 0 ? (double)rep.words / rep.cpu_seconds : 0.0);
     }
     gyro_corpus_close(&corpus);
     if (!rc && !s && rank == 0) s = save_table(&m, &rep, a.output, a.quiet);
