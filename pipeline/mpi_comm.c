@@ -59,21 +59,28 @@ static gyro_status mpi_fail(int rc, const char *what)
     return gyro_error_set(GYRO_ERR_UNAVAILABLE, "%s failed: %s (another rank may have died)", what, msg);
 }
 
-/* Complete a request, sleeping 50 µs between tests. A blocking collective would spin on the CPU
- * while the rank waits for the others (Open MPI polls), and a rank that reaches a combination
- * first may wait for a slower one for a large part of a second: CPU the trainers' threads, or
- * the other tenants of a shared node, need. The sleep adds at most ~50 µs per step of the
- * collective's schedule. */
+/* Complete a request, sleeping between tests (20 µs, doubling up to 1 ms). A blocking
+ * collective would spin on the CPU while the rank waits for the others (Open MPI polls), and a
+ * rank that reaches a round first may wait for a slower one for a large part of a second: CPU
+ * the trainers' threads, or the other tenants of a shared node, need. */
 static int wait_sleeping(MPI_Request *req)
 {
-    const struct timespec nap = {0, 50000};
+    long nap_ns = 20000;
     for (;;) {
         int done = 0;
         int rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS || done) return rc;
+        const struct timespec nap = {0, nap_ns};
         nanosleep(&nap, NULL);
+        if (nap_ns < 1000000) nap_ns *= 2;
     }
 }
+
+/* Above this many bytes an all-reduce is a blocking MPI_Allreduce: the trainers call the large
+ * ones (tables, gradients) right after a small one that has brought the ranks together, so
+ * there is little to wait for, and a non-blocking schedule of many segments would progress only
+ * at each test (Open MPI's libnbc has no progress thread). */
+#define BLOCKING_BYTES 65536
 
 static gyro_status mpi_allreduce(void *ctx, void *buf, size_t count, gyro_sync_type type, gyro_sync_op op)
 {
@@ -84,10 +91,15 @@ static gyro_status mpi_allreduce(void *ctx, void *buf, size_t count, gyro_sync_t
     char *p = buf;
     while (count > 0) {   /* MPI counts are ints: chunks of at most 2^30 elements */
         int n = count > (1u << 30) ? 1 << 30 : (int)count;
-        MPI_Request req;
-        int rc = MPI_Iallreduce(MPI_IN_PLACE, p, n, dt, mop, c->comm, &req);
-        if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Iallreduce");
-        if ((rc = wait_sleeping(&req)) != MPI_SUCCESS) return mpi_fail(rc, "MPI_Iallreduce");
+        if ((size_t)n * esize > BLOCKING_BYTES) {
+            int rc = MPI_Allreduce(MPI_IN_PLACE, p, n, dt, mop, c->comm);
+            if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Allreduce");
+        } else {
+            MPI_Request req;
+            int rc = MPI_Iallreduce(MPI_IN_PLACE, p, n, dt, mop, c->comm, &req);
+            if (rc != MPI_SUCCESS) return mpi_fail(rc, "MPI_Iallreduce");
+            if ((rc = wait_sleeping(&req)) != MPI_SUCCESS) return mpi_fail(rc, "MPI_Iallreduce");
+        }
         p += (size_t)n * esize;
         count -= (size_t)n;
     }

@@ -221,6 +221,21 @@ gyro_status gyro_rl_train(gyro_rl_policy *p, const gyro_rl_train_config *cfg,
         return gyro_error_set(GYRO_ERR_USAGE,
                               "rl: bad training settings (iterations >= 0, states >= 1, group >= 2, "
                               "epochs >= 1, lr > 0, 0 < clip < 1, beta >= 0)");
+    const gyro_sync *sy = gyro_sync_active(cfg->sync) ? cfg->sync : NULL;
+    if (sy && cfg->n_states < sy->size)
+        return gyro_error_set(GYRO_ERR_USAGE, "rl: %d start states per batch cannot be split over %d ranks "
+                              "(give at least one per rank)", cfg->n_states, sy->size);
+    /* lc: this rank's part of every batch (all of it for one process); rank 0 alone writes */
+    gyro_rl_train_config lc = *cfg;
+    if (sy) {
+        lc.n_states = (int)((long)cfg->n_states * (sy->rank + 1) / sy->size - (long)cfg->n_states * sy->rank / sy->size);
+        if (sy->rank != 0) {
+            lc.checkpoint = NULL;
+            lc.report = NULL;
+            lc.quiet = 1;
+        }
+    }
+    const double M_all = (double)cfg->n_states * cfg->group;   /* episodes of the whole batch */
     res->n_experts = p->cfg.moe.n_routed < GYRO_RL_MAX_EXPERTS ? p->cfg.moe.n_routed : GYRO_RL_MAX_EXPERTS;
     const size_t n_params = p->lay.n_params;
     float *ref = malloc(sizeof(float) * n_params);
@@ -237,7 +252,7 @@ gyro_status gyro_rl_train(gyro_rl_policy *p, const gyro_rl_train_config *cfg,
         return gyro_error_set(GYRO_ERR_NOMEM, "rl: out of memory");
     }
     memcpy(ref, cfg->ref_params ? cfg->ref_params : p->params, sizeof(float) * n_params);
-    s = batch_alloc(&b, cfg, p->max_batch);
+    s = batch_alloc(&b, &lc, p->max_batch);
     if (s != GYRO_OK) {
         free(ref);
         free(load);
@@ -263,32 +278,38 @@ gyro_status gyro_rl_train(gyro_rl_policy *p, const gyro_rl_train_config *cfg,
         return s;
     }
     gyro_rng rng;
-    gyro_rng_seed(&rng, cfg->seed);
+    gyro_rng_seed(&rng, sy && sy->rank ? cfg->seed ^ (0xa24baed4963ee407ULL * (uint64_t)sy->rank) : cfg->seed);
     gyro_progress prog;
-    gyro_progress_init(&prog, "episodes/sec", cfg->quiet);
+    gyro_progress_init(&prog, "episodes/sec", lc.quiet);
     const double t0 = gyro_now();
     const clock_t c0 = clock();
     long episodes = 0;
     const gyro_rl_env *env = cfg->env;
 
     for (int it = 0; it < cfg->iterations && s == GYRO_OK; it++) {
-        if (cfg->stop && *cfg->stop) {
+        uint64_t stop = cfg->stop && *cfg->stop;
+        if (sy && (s = gyro_sync_allreduce(sy, &stop, 1, GYRO_SYNC_U64, GYRO_SYNC_MAX)) != GYRO_OK) break;
+        if (stop) {
             s = gyro_error_set(GYRO_ERR_INTERRUPTED, "rl: interrupted after %d of %d iterations%s%s",
-                               it, cfg->iterations, cfg->checkpoint ? "; policy saved to " : "",
-                               cfg->checkpoint ? cfg->checkpoint : "");
+                               it, cfg->iterations, lc.checkpoint ? "; policy saved to " : "",
+                               lc.checkpoint ? lc.checkpoint : "");
             break;
         }
-        int rows = rollout(&b, p, cfg, &rng, load);
+        int rows = rollout(&b, p, &lc, &rng, load);
         episodes += b.M;
-        double rmean = 0.0;
-        for (int m = 0; m < b.M; m++) rmean += b.reward[m];
-        res->batch_reward = rmean / b.M;
-        s = gyro_grpo_advantages(b.reward, b.reward, cfg->n_states, cfg->group, cfg->grpo.adv_eps);
+        double rsum = 0.0;
+        for (int m = 0; m < b.M; m++) rsum += b.reward[m];
+        s = gyro_grpo_advantages(b.reward, b.reward, lc.n_states, cfg->group, cfg->grpo.adv_eps);
+        if (sy) {
+            s = gyro_sync_agree(sy, s, NULL);
+            if (s == GYRO_OK) s = gyro_sync_allreduce(sy, &rsum, 1, GYRO_SYNC_F64, GYRO_SYNC_SUM);
+        }
         if (s != GYRO_OK) break;
+        res->batch_reward = rsum / M_all;
         for (int r = 0; r < rows; r++) {
             int m = b.episode[r];
             b.adv[r] = b.reward[m];
-            b.w[r] = 1.0 / ((double)b.M * b.len[m]);
+            b.w[r] = 1.0 / (M_all * b.len[m]);
         }
         if (cfg->grpo.kl_beta != 0.0) logprobs(b.lp_ref, &b, p, ref, rows);
         for (int e = 0; e < cfg->epochs && s == GYRO_OK; e++) {
@@ -317,6 +338,14 @@ gyro_status gyro_rl_train(gyro_rl_policy *p, const gyro_rl_train_config *cfg,
                 gyro_rl_policy_backward(p, b.dlogits, b.obs + (size_t)base * b.T, B,
                                         cfg->balance_alpha * B / rows);
             }
+            double all_rows = rows;
+            if (sy) {   /* the gradient and figures of the whole batch on every rank */
+                double fig[4] = {loss, kl, clipf, all_rows};
+                s = gyro_sync_allreduce(sy, p->grads, n_params, GYRO_SYNC_F32, GYRO_SYNC_SUM);
+                if (s == GYRO_OK) s = gyro_sync_allreduce(sy, fig, 4, GYRO_SYNC_F64, GYRO_SYNC_SUM);
+                if (s != GYRO_OK) break;
+                loss = fig[0], kl = fig[1], clipf = fig[2], all_rows = fig[3];
+            }
             if (!isfinite(loss)) {
                 s = gyro_error_set(GYRO_ERR_NAN, "rl: the GRPO loss is not finite at iteration %d", it + 1);
                 break;
@@ -329,7 +358,7 @@ gyro_status gyro_rl_train(gyro_rl_policy *p, const gyro_rl_train_config *cfg,
             res->steps++;
             res->loss = loss;
             res->kl = kl;
-            res->clip_fraction = rows ? clipf / rows : 0.0;
+            res->clip_fraction = all_rows > 0 ? clipf / all_rows : 0.0;
         }
         if (s != GYRO_OK) break;
         if ((it + 1) % cfg->eval_every == 0 || it + 1 == cfg->iterations) {
@@ -343,7 +372,7 @@ gyro_status gyro_rl_train(gyro_rl_policy *p, const gyro_rl_train_config *cfg,
             res->final_reward = reward;
             if (metric < res->best_metric) res->best_metric = metric;
             if (res->steps_to_target < 0 && metric < cfg->target) res->steps_to_target = res->steps;
-            if (cfg->report) {
+            if (lc.report) {
                 long tot = 0;
                 for (int i = 0; i < p->cfg.moe.n_routed; i++) tot += load[i] - load_prev[i];
                 for (int i = 0; i < p->cfg.moe.n_routed; i++) {
@@ -351,12 +380,13 @@ gyro_status gyro_rl_train(gyro_rl_policy *p, const gyro_rl_train_config *cfg,
                     load_prev[i] = load[i];
                 }
                 res->seconds = gyro_now() - t0;
-                cfg->report(cfg->report_ctx, it + 1, res, share, res->n_experts);
+                lc.report(cfg->report_ctx, it + 1, res, share, res->n_experts);
             }
         }
         if (cfg->checkpoint && cfg->checkpoint_every > 0 && (it + 1) % cfg->checkpoint_every == 0 &&
             it + 1 < cfg->iterations) {
-            s = gyro_rl_policy_save(p, cfg->checkpoint);
+            if (lc.checkpoint) s = gyro_rl_policy_save(p, lc.checkpoint);
+            if (sy) s = gyro_sync_agree(sy, s, NULL);   /* rank 0's save, told to every rank */
             if (s != GYRO_OK) break;
         }
         double el = gyro_now() - t0;
@@ -374,8 +404,8 @@ gyro_status gyro_rl_train(gyro_rl_policy *p, const gyro_rl_train_config *cfg,
                              &res->final_metric, &res->final_reward);
         res->best_metric = res->final_metric;
     }
-    if ((s == GYRO_OK || s == GYRO_ERR_INTERRUPTED) && cfg->checkpoint) {
-        gyro_status w = gyro_rl_policy_save(p, cfg->checkpoint);
+    if ((s == GYRO_OK || s == GYRO_ERR_INTERRUPTED) && lc.checkpoint) {
+        gyro_status w = gyro_rl_policy_save(p, lc.checkpoint);
         if (w != GYRO_OK) s = w;
     }
     for (int i = 0; i < res->n_experts; i++) res->expert_load[i] = load[i];

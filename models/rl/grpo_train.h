@@ -14,6 +14,16 @@
  * starts (actions sampled with a fixed seed, or greedy); the first gradient-step count at which the mean metric falls below
  * `target` is recorded (the seed's "updates to MAE < 1e-6").
  * Reproducible: every random draw comes from one gyro_rng seeded with `seed`.
+ *
+ * Several processes (`sync` of R > 1 ranks, e.g. `mpirun -np R gyro rl finetune`): synchronous
+ * data parallelism. Every rank starts from the same policy and calls this with the same
+ * configuration; rank r samples the r-th of R parts of the N start states (its own random
+ * stream; rank 0's is the single process's), with their G episodes each, so the groups of the
+ * advantages stay whole on one rank. The loss keeps the weights 1/(N·G·len) of the whole batch,
+ * so the sum over ranks of their gradients, all-reduced before every Adam step, is the
+ * gradient of the whole batch: every rank makes the same step. The ranks agree on a stop
+ * request and on a failure; every rank evaluates (the same policy, the same fixed evaluation
+ * starts: the same figures); only rank 0 writes checkpoints, reports and the progress line.
  */
 #ifndef GYRO_RL_GRPO_TRAIN_H
 #define GYRO_RL_GRPO_TRAIN_H
@@ -23,6 +33,7 @@
 
 #include "models/core/rng.h"
 #include "models/core/status.h"
+#include "models/core/sync.h"
 #include "models/rl/env.h"
 #include "models/rl/grpo.h"
 #include "models/rl/policy.h"
@@ -67,6 +78,7 @@ typedef struct gyro_rl_train_config {
     volatile sig_atomic_t *stop; /* when set to non-zero (e.g. by a SIGINT handler), training
                                stops after the current iteration, writes the checkpoint and
                                returns GYRO_ERR_INTERRUPTED; NULL: never */
+    const gyro_sync *sync;  /* several processes (see above); NULL: this one alone */
 } gyro_rl_train_config;
 
 typedef struct gyro_rl_train_result {

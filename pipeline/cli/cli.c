@@ -7,9 +7,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "embeddings/table.h"
+#include "models/core/sync.h"
 #include "pipeline/cli/opts.h"
 #include "pipeline/table_file.h"
+
+uint64_t gyro_cli_args_hash(int argc, char **argv)
+{
+    uint64_t h = GYRO_SYNC_HASH_INIT;
+    for (int i = 0; i < argc; i++) h = gyro_sync_hash(h, argv[i], strlen(argv[i]) + 1);
+    return h;
+}
 
 int gyro_cli_fail(const char *cmd, gyro_status s)
 {

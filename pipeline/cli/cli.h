@@ -45,6 +45,10 @@ int gyro_cli_parse_seed(const char *cmd, const char *opt, const char *text, uint
 int gyro_cli_open_table(const char *cmd, const char *path, int first, int argc, const char *operand,
                         struct gyro_embedding_table **t);
 
+/* A hash of the arguments argv[0..argc), which the ranks of a training started by mpirun compare
+ * (gyro_sync_check_same: each rank must be given the same command line). */
+uint64_t gyro_cli_args_hash(int argc, char **argv);
+
 /* Flush stdout at the end of a command: 0, or the exit status of a write error (reported). */
 int gyro_cli_flush_stdout(const char *cmd);
 

@@ -252,14 +252,6 @@ static gyro_status save_table(const gyro_c2v_model *m, const gyro_c2v_report *re
     return s;
 }
 
-/* The hash of the command line that the ranks compare (each must be given the same). */
-static uint64_t args_hash(int argc, char **argv)
-{
-    uint64_t h = GYRO_SYNC_HASH_INIT;
-    for (int i = 0; i < argc; i++) h = gyro_sync_hash(h, argv[i], strlen(argv[i]) + 1);
-    return h;
-}
-
 /* Several ranks: tell every rank how the set-up of each went (this rank's usage exit status rc
  * or status *s; gyro_sync_agree). Afterwards either every rank has rc == 0 and *s == GYRO_OK,
  * or every rank fails. A transport failure sets *alone. */
@@ -287,7 +279,7 @@ static int train(int argc, char **argv)
     if (ranks > 1 && !a.quiet)
         fprintf(stderr, "Training over %d ranks (%d thread%s each), combining every %g s (%s)\n", ranks,
                 a.opt.threads, a.opt.threads > 1 ? "s" : "", a.sync_every, a.combine ? "moved" : "mean");
-    s = gyro_sync_check_same(sy, args_hash(argc, argv), "the command line");
+    s = gyro_sync_check_same(sy, gyro_cli_args_hash(argc, argv), "the command line");
     if (s) {
         rc = gyro_cli_fail(cmd, s);
         gyro_mpi_close(comm, rc, s != GYRO_ERR_USAGE);

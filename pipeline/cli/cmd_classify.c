@@ -310,14 +310,6 @@ static gyro_status data_summary(const char *path, const gyro_example_set *train,
     return st;
 }
 
-/* The hash of the command line that the ranks compare (each must be given the same). */
-static uint64_t args_hash(int argc, char **argv)
-{
-    uint64_t h = GYRO_SYNC_HASH_INIT;
-    for (int i = 0; i < argc; i++) h = gyro_sync_hash(h, argv[i], strlen(argv[i]) + 1);
-    return h;
-}
-
 /* Under mpirun (pipeline/mpi_comm.h) every rank reads the same files and trains its part of every
  * batch (gyro_train_classifier, several ranks); rank 0 alone prints, checkpoints and writes -o. */
 static int train_main(int argc, char **argv)
@@ -346,7 +338,7 @@ static int train_main(int argc, char **argv)
     if (sy->size > 1 && !a.o.quiet)
         fprintf(stderr, "gyro classify: training over %d ranks (%d thread%s each), gradients all-reduced every step\n",
                 sy->size, a.o.threads > 1 ? a.o.threads : 1, a.o.threads > 1 ? "s" : "");
-    st = gyro_sync_check_same(sy, args_hash(argc, argv), "the command line");
+    st = gyro_sync_check_same(sy, gyro_cli_args_hash(argc, argv), "the command line");
     gyro_example_set train = {0}, dev = {0};
     gyro_example_read_stats rs = {0}, ds = {0};
     if (!st) st = gyro_example_file_read_format(&train, argv[first], (gyro_example_format)a.format, &rs);

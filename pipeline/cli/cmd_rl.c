@@ -23,6 +23,7 @@
 #include "models/rl/transition.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/opts.h"
+#include "pipeline/mpi_comm.h"
 #include "pipeline/progress_stream.h"
 #include "pipeline/cli/cmd_rl_composite.h"
 
@@ -276,14 +277,40 @@ static int finetune(int argc, char **argv)
     if ((marks & MARK_MLA_MOE) && finetune_geometry(o.geometry) == GYRO_RL_GEOMETRY_LORENTZ)
         return gyro_cli_usage_error(cmd, "--latent, --experts and --moe-top-k shape the MLA + MoE "
                                     "block; the Lorentz policy has none (its block: --width)");
+    /* under mpirun: synchronous data parallelism over the ranks (grpo_train.h); rank 0 prints,
+     * checkpoints and writes --out */
+    gyro_mpi_comm *comm = NULL;
+    gyro_status s = gyro_mpi_open(&comm);
+    if (s != GYRO_OK) return gyro_cli_fail(cmd, s);
+    const gyro_sync *sy = gyro_mpi_sync(comm);
+    int alone = 0;
+    if (sy->rank != 0) {
+        o.log = 0;
+        o.tc.quiet = 1;
+        o.progress = NULL;
+    }
+    o.tc.sync = sy;
     if (o.log) o.tc.report = log_report;
+    s = gyro_sync_check_same(sy, gyro_cli_args_hash(argc, argv), "the command line");
+    if (s != GYRO_OK) {
+        rc = gyro_cli_fail(cmd, s);
+        gyro_mpi_close(comm, rc, s != GYRO_ERR_USAGE);
+        return rc;
+    }
+    if (sy->size > 1 && !o.tc.quiet)
+        fprintf(stderr, "gyro rl finetune: training over %d ranks, gradients all-reduced every step\n", sy->size);
 
     gyro_rl_policy *p = NULL, *ref = NULL;
     gyro_blas_set_threads(1); /* the products are small: threads cost more than they save */
-    if ((rc = finetune_policy(cmd, &o, &p))) return rc;
+    if ((rc = finetune_policy(cmd, &o, &p))) {
+        gyro_sync_agree(sy, GYRO_ERR_USAGE, &alone);   /* its message is printed already */
+        gyro_mpi_close(comm, rc, alone);
+        return rc;
+    }
     o.tc.checkpoint = o.out;
     o.tc.report_ctx = (void *)o.tc.env;
-    gyro_status s = finetune_ref(&o, p, &ref);
+    s = finetune_ref(&o, p, &ref);
+    s = gyro_sync_agree(sy, s, &alone);
     gyro_rl_train_result r;
     if (s == GYRO_OK) {
         o.tc.stop = &stop_requested;
@@ -295,17 +322,23 @@ static int finetune(int argc, char **argv)
         sigaction(SIGTERM, &sa, &old_term);
         gyro_progress_stream *ps = NULL;
         if (o.progress) s = gyro_progress_stream_open(o.progress, "rl", 0, 1.0, &ps);
-        if (s == GYRO_OK) s = gyro_rl_train(p, &o.tc, &r);
+        if (s == GYRO_OK) {
+            s = gyro_rl_train(p, &o.tc, &r);
+            alone = s == GYRO_ERR_UNAVAILABLE && sy->size > 1;   /* the all-reduce failed: a rank died */
+        }
         gyro_status ps_st = gyro_progress_stream_close(ps);
         if (s == GYRO_OK) s = ps_st;
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
     }
-    if (s == GYRO_OK) finetune_summary(&o.tc, p, &r);
+    if (s == GYRO_OK && sy->rank == 0) finetune_summary(&o.tc, p, &r);
     gyro_rl_policy_free(p);
     gyro_rl_policy_free(ref);
     gyro_rl_env_model_close();
-    return s == GYRO_OK ? 0 : gyro_cli_fail(cmd, s);
+    if (s != GYRO_OK && sy->size > 1) s = gyro_error_prefix(s, "rank %d", sy->rank);
+    rc = s == GYRO_OK ? 0 : gyro_cli_fail(cmd, s);
+    gyro_mpi_close(comm, rc, alone);
+    return rc;
 }
 
 typedef struct eval_args {

@@ -4,8 +4,9 @@
 #     single process's at the same epochs; one rank killed with SIGKILL mid-run fails the job in
 #     seconds (no hang) with the last checkpoint intact, which --resume with the same N finishes
 #     and with another N refuses; ranks given different options refuse together.
-#   classify: two ranks train the same model as one process (the same predictions, the
-#     probabilities equal up to float summation order).
+#   classify: two ranks train the same model as one process (bit for bit the model of two
+#     threads; the predictions of one thread, probabilities equal up to float summation order).
+#   rl finetune: two ranks train and write one loadable policy; too few start states refused.
 # Skipped when mpirun is missing or gyro was built without MPI. The embedding quality against a
 # single process (Spearman rho on wordsim-297) is measured on a larger corpus by
 # tests/bench/mpi_scaling.sh.
@@ -131,4 +132,16 @@ PY
 # the n-gram model (Hogwild SGD) is refused over several ranks, on every rank
 if "${MPI[@]}" "$GYRO" classify train --arch ngrams -q -o ng.clf train.pb 2> logn; then fail "ngrams over 2 ranks accepted"; fi
 [ "$(grep -c 'trains on one process' logn)" = 2 ] || { cat logn; fail "ngrams message"; }
+
+# ---- rl finetune: 2 ranks sample their halves of the start states, one all-reduced step -----------
+small=(--env root --iterations 6 --states 4 --group 4 --epochs 2 --eval 8 --eval-every 3 --seed 3)
+"${MPI[@]}" "$GYRO" rl finetune "${small[@]}" --out rl2.bin > rl2.out 2> logrl || { cat logrl; fail "rl over 2 ranks"; }
+grep -q "training over 2 ranks" logrl || { cat logrl; fail "no rl ranks line"; }
+[ "$(grep -c '^env=root' rl2.out)" = 1 ] || { cat rl2.out; fail "not exactly one rl summary"; }
+grep -q ' steps=12 ' rl2.out || { cat rl2.out; fail "rl steps"; }
+"$GYRO" rl finetune --init rl2.bin --iterations 0 --eval 8 -q > rl2.eval || fail "the rl policy of 2 ranks does not load"
+# fewer start states than ranks: refused on both ranks
+if "${MPI[@]}" "$GYRO" rl finetune --env root --iterations 2 --states 1 --group 4 -q --out rl1.bin 2> logs1; then
+  fail "1 start state over 2 ranks accepted"; fi
+[ "$(grep -c 'cannot be split over 2 ranks' logs1)" = 2 ] || { cat logs1; fail "states message"; }
 echo "ok"
