@@ -13,10 +13,9 @@
  * MPI errors are returned, not fatal (MPI_ERRORS_RETURN on a private duplicate of
  * MPI_COMM_WORLD): a failed collective comes back as GYRO_ERR_UNAVAILABLE with MPI's message.
  * Only the main thread calls MPI (MPI_THREAD_FUNNELED); the trainers' worker threads never do.
- * The small collectives (where a rank waits for the others) are the non-blocking ones of MPI 3
- * (MPI_Iallreduce, MPI_Ibarrier) completed by a loop that tests and sleeps, so a waiting rank
- * costs next to no CPU; the large ones (tables, gradients) are blocking (mpi_comm.c). Written
- * against Open MPI 4.1 (MPI 3.1).
+ * The collectives are the non-blocking ones of MPI 3 (MPI_Iallreduce, MPI_Ibarrier) completed
+ * by a loop that tests and sleeps, so a waiting rank costs next to no CPU (mpi_comm.c,
+ * wait_sleeping, with the measurement). Written against Open MPI 4.1 (MPI 3.1).
  */
 #ifndef GYRO_PIPELINE_MPI_COMM_H
 #define GYRO_PIPELINE_MPI_COMM_H

@@ -19,8 +19,6 @@ cd "$TMPDIR"
 fail() { echo "FAIL: $*"; exit 1; }
 # Open MPI refuses to run as root unless told (a container's usual user)
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-# quiet Open MPI's start-up on a machine without a high-speed network
-export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 MPI=(mpirun --oversubscribe -np 2)
 
 # pid_of_rank R TAG: the pid of rank R of the gyro whose command line holds TAG
