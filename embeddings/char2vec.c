@@ -513,7 +513,8 @@ static gyro_status monitor_workers(shared *sh, worker *ws, monitor *mo, gyro_c2v
 /* The status words of a combination round (all-reduced with MAX on every rank). */
 enum { ROUND_ERR, ROUND_STOP, ROUND_RUNNING, ROUND_CKPT, ROUND_FAILED_RANK, ROUND_N };
 
-/* Until every rank is done: the progress line, and every run->sync_every seconds (at once when
+/* Until every rank is done: the progress line, and every run->sync_every seconds or
+ * run->sync_tokens tokens of this rank (at once when
  * this rank is done, failed or asked to stop) a round: all-reduce the status words (the workers
  * still training), then pause the workers and all-reduce the token count; as every rank sees
  * the same words, the same decision on every rank: a failure (every rank stops with the
@@ -532,6 +533,7 @@ static gyro_status monitor_ranks(shared *sh, worker *ws, monitor *mo, gyro_c2v_s
     const double every = run->sync_every > 0 ? run->sync_every : 1.0;
     const uint64_t words_before = m->words_done;   /* all ranks, before this run */
     double last_sync = mo->t0, last_ckpt = mo->t0;
+    uint64_t words_at_sync = atomic_load(&sh->words);
     for (;;) {
         pthread_mutex_lock(&sh->mu);
         struct timespec ts;
@@ -551,7 +553,8 @@ static gyro_status monitor_ranks(shared *sh, worker *ws, monitor *mo, gyro_c2v_s
         int failed = atomic_load(&sh->stop) == 2, stop_req = run->stop && *run->stop;
         if (!all_done && !failed) gyro_progress_update(&mo->prog, frac > 1 ? 1 : frac, rate, lr, mo->lw.shown, 0);
         /* a rank that is done, failed or asked to stop waits in the round for the others */
-        if (!all_done && !failed && !stop_req && now - last_sync < every) continue;
+        int due = run->sync_tokens ? words - words_at_sync >= run->sync_tokens : now - last_sync >= every;
+        if (!all_done && !failed && !stop_req && !due) continue;
 
         /* the status first, while this rank's threads go on training: a rank that arrives early
          * waits here without holding its own threads back */
@@ -617,6 +620,7 @@ static gyro_status monitor_ranks(shared *sh, worker *ws, monitor *mo, gyro_c2v_s
                 report->checkpoints++;
             }
         }
+        words_at_sync = atomic_load(&sh->words);
         resume_workers(sh);
         last_sync = gyro_now();
         if (st[ROUND_CKPT]) last_ckpt = last_sync;

@@ -81,6 +81,9 @@ typedef struct gyro_c2v_run {
     int quiet;                      /* no progress line */
     const gyro_sync *sync;          /* several processes (NULL or size 1: this one alone) */
     double sync_every;              /* seconds between combinations of the ranks' tables (<= 0: 1) */
+    uint64_t sync_tokens;           /* > 0: combine whenever a rank has trained this many tokens
+                                     * since the last combination, instead of by time (the same
+                                     * staleness whatever the machine's speed or load) */
     int combine;                    /* gyro_c2v_combine (default: the Lorentz centroid) */
 } gyro_c2v_run;
 

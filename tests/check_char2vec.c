@@ -480,7 +480,8 @@ static void train_two_ranks(fake_rank r[2], int geometry, int combine, uint64_t 
                                 .barrier = fake_barrier};
         new_model(&r[k].m, &r[k].corpus, geometry, k ? seed1 : 1);
         ck_assert_int_eq(gyro_c2v_model_set_ranks(&r[k].m, 2), GYRO_OK);
-        r[k].run = (gyro_c2v_run){.quiet = 1, .sync = &r[k].sync, .sync_every = 0.01, .combine = combine};
+        r[k].run = (gyro_c2v_run){.quiet = 1, .sync = &r[k].sync, .sync_every = 0.01, .combine = combine,
+                                  .sync_tokens = geometry == GYRO_C2V_EUCLIDEAN ? 2000 : 0}; /* both triggers */
     }
     for (int k = 0; k < 2; k++) pthread_create(&th[k], NULL, fake_rank_main, &r[k]);
     for (int k = 0; k < 2; k++) pthread_join(th[k], NULL);

@@ -60,6 +60,7 @@ typedef struct train_args {
     gyro_corpus_input_options copt;    /* (gyro_corpus_input_options_init) */
     const char *output, *ckpt, *progress;
     double ckpt_every, sync_every;
+    long sync_tokens;
     int resume, keep_ckpt, quiet, keep_trad, geometry, format, combine;
     long min_count;
 } train_args;
@@ -106,6 +107,9 @@ static const gyro_opt train_opts[] = {
     GYRO_O_SECTION("Several processes (mpirun -np N gyro char2vec train ...):"),
     GYRO_O_DOUBLE("sync-every", 0, TA, sync_every, "S", "1", 0.001, 1e6,
                   "seconds between combinations of the ranks' tables"),
+    GYRO_O_LONG("sync-tokens", 0, TA, sync_tokens, "N", "0", 0, 9.2e18,
+                "combine whenever a rank has trained N tokens since the last combination, instead of "
+                "by time (0: by time)"),
     GYRO_O_CHOICE("combine", 0, TA, combine, "C", "mean|moved", "mean",
                   "mean: the Lorentz centroid of the ranks' rows (model averaging); moved: the mean "
                   "displacement of the ranks that moved a row (a row one rank trained keeps its whole update)"),
@@ -276,9 +280,13 @@ static int train(int argc, char **argv)
     const int rank = sy->rank, ranks = sy->size;
     int alone = 0;
     if (rank != 0) a.quiet = 1;
-    if (ranks > 1 && !a.quiet)
-        fprintf(stderr, "Training over %d ranks (%d thread%s each), combining every %g s (%s)\n", ranks,
-                a.opt.threads, a.opt.threads > 1 ? "s" : "", a.sync_every, a.combine ? "moved" : "mean");
+    if (ranks > 1 && !a.quiet) {
+        char every[64];
+        if (a.sync_tokens > 0) snprintf(every, sizeof every, "%ld tokens of a rank", a.sync_tokens);
+        else snprintf(every, sizeof every, "%g s", a.sync_every);
+        fprintf(stderr, "Training over %d ranks (%d thread%s each), combining every %s (%s)\n", ranks,
+                a.opt.threads, a.opt.threads > 1 ? "s" : "", every, a.combine ? "moved" : "mean");
+    }
     s = gyro_sync_check_same(sy, gyro_cli_args_hash(argc, argv), "the command line");
     if (s) {
         rc = gyro_cli_fail(cmd, s);
@@ -324,7 +332,7 @@ static int train(int argc, char **argv)
     gyro_c2v_report rep;
     memset(&rep, 0, sizeof rep);
     if (!rc && !s && !alone) {
-        gyro_c2v_run run = {ckpt, a.ckpt_every, &c2v_stop, a.quiet, sy, a.sync_every,
+        gyro_c2v_run run = {ckpt, a.ckpt_every, &c2v_stop, a.quiet, sy, a.sync_every, (uint64_t)a.sync_tokens,
                             a.combine ? GYRO_C2V_COMBINE_MOVED : GYRO_C2V_COMBINE_MEAN};
         gyro_progress_stream *ps = NULL;
         if (a.progress && rank == 0) s = gyro_progress_stream_open(a.progress, "char2vec", m.opt.epochs, 1.0, &ps);

@@ -7,7 +7,9 @@
 #        LINES (documents per rank in the weak-scaling runs, 40000 ≈ 1M characters),
 #        WEAK_EPOCHS (3), EPOCHS (5, quality), WEAK (1: the weak-scaling runs), QUALITY (1: the
 #        quality runs, on all of ../shared/corpora/text as tests/bench/char2vec_quality.sh),
-#        SYNC (sync-every, 1 s)
+#        SYNC_TOKENS (--sync-tokens: combine every 300000 tokens of a rank, about a second of one
+#        thread on an idle machine; by tokens so that the number of combinations per epoch, and
+#        with it the cost and the staleness, does not depend on the machine's load)
 #
 # Weak scaling: one process on LINES documents against `mpirun -np 2` on those documents twice
 # (the same work per rank; two copies rather than 2·LINES documents so that the vocabulary, and
@@ -34,7 +36,7 @@ WEAK_EPOCHS=${WEAK_EPOCHS:-3}
 EPOCHS=${EPOCHS:-5}
 QUALITY=${QUALITY:-1}
 WEAK=${WEAK:-1}
-SYNC=${SYNC:-1}
+SYNC_TOKENS=${SYNC_TOKENS:-300000}
 [ -x "$GYRO" ] || { echo "build gyro first ($GYRO)"; exit 1; }
 command -v mpirun > /dev/null || { echo "no mpirun (make deps installs openmpi-bin)"; exit 1; }
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
@@ -43,12 +45,12 @@ cd "$WORK"
 [ -s corpus.txt ] || /usr/bin/python3 "$here/tests/bench/char2vec_corpus.py" "$SHARED/corpora/text" > corpus.txt
 head -n "$LINES" corpus.txt > weak1.txt
 cat weak1.txt weak1.txt > weak2.txt
-ARGS=(--dim 100 --window 5 --negatives 5 --sample 1e-4 --min-count 5 --checkpoint-every 0 --sync-every "$SYNC")
+ARGS=(--dim 100 --window 5 --negatives 5 --sample 1e-4 --min-count 5 --checkpoint-every 0 --sync-tokens "$SYNC_TOKENS")
 rate() { sed -n 's/^Training used .*: \([0-9]*\) tokens per CPU-second/\1/p' "$1"; }
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 if [ "$WEAK" = 1 ]; then
-echo "weak scaling: $LINES documents per rank ($(wc -c < weak1.txt) bytes), $WEAK_EPOCHS epochs, dim 100, 1 thread per rank, --sync-every $SYNC"
+echo "weak scaling: $LINES documents per rank ($(wc -c < weak1.txt) bytes), $WEAK_EPOCHS epochs, dim 100, 1 thread per rank, --sync-tokens $SYNC_TOKENS"
 : > r1 ; : > r2
 for i in $(seq 1 "$REPS"); do
   "$GYRO" char2vec train "${ARGS[@]}" --epochs "$WEAK_EPOCHS" -o w1.hyp weak1.txt 2> w1.log
