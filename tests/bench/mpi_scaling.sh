@@ -61,7 +61,7 @@ for i in $(seq 1 "$REPS"); do
 done
 m1=$(median < r1) m2=$(median < r2)
 awk -v a="$m1" -v b="$m2" 'BEGIN { printf "median tokens per CPU-second per rank: 1 process %.0f, 2 ranks %.0f (%.1f%%; bar: within 15%%)\n", a, b, 100 * (b - a) / a
-  printf "TABLE | char2vec weak scaling, tokens/CPU-s per rank (2 ranks vs 1 process) | %.0f | %.0f | %.2f | >= 0.85 | %s |\n", b, a, b / a, b / a >= 0.85 ? "yes" : "no" }'
+  printf "TABLE | char2vec weak scaling, tokens/CPU-s per rank (2 ranks vs 1 process) | %.0f | %.0f | %.2f | >= 0.85 | %s |\n", b, a, b / a, (b / a >= 0.85) ? "yes" : "no" }'
 fi
 
 [ "$QUALITY" = 1 ] || exit 0
