@@ -3,7 +3,8 @@
 #   char2vec: two ranks end with a table on the hyperboloid whose fit (the final loss) matches a
 #     single process's at the same epochs; one rank killed with SIGKILL mid-run fails the job in
 #     seconds (no hang) with the last checkpoint intact, which --resume with the same N finishes
-#     and with another N refuses; ranks given different options refuse together.
+#     and with another N refuses; Ctrl-C on one rank stops all with a checkpoint (exit 130); ranks
+#     given different options refuse together.
 #   classify: two ranks train the same model as one process (bit for bit the model of two
 #     threads; the predictions of one thread, probabilities equal up to float summation order).
 #   rl finetune: two ranks train and write one loadable policy; too few start states refused.
@@ -86,6 +87,21 @@ grep -q "^Resuming kill.hyp.ckpt" logr2 || { cat logr2; fail "no resume line"; }
 [ -s kill.hyp ] || fail "no output after resume"
 err=$(sed -n 's/.*max |<x,x>_L + 1| = \([0-9.e+-]*\).*/\1/p' logr2)
 awk -v e="$err" 'BEGIN{exit !(e < 1e-5)}' || fail "resumed rows off the manifold: $err"
+
+# ---- Ctrl-C on one rank stops every rank with a checkpoint ---------------------------------------
+"${MPI[@]}" "$GYRO" char2vec train -q "${KARGS[@]}" -o int.hyp "$T" 2> logi &
+mp=$!
+for _ in $(seq 1 600); do [ -e int.hyp.ckpt ] && break; sleep 0.05; done
+touch marker2
+for _ in $(seq 1 600); do [ int.hyp.ckpt -nt marker2 ] && break; sleep 0.05; done
+victim=$(pid_of_rank 1 "int.hyp")
+[ -n "$victim" ] || fail "rank 1 not found for SIGINT"
+kill -INT "$victim"
+if wait $mp; then rc=0; else rc=$?; fi
+[ "$rc" = 130 ] || { cat logi; fail "SIGINT on rank 1: exit $rc, not 130"; }
+grep -q "rank 0: interrupted at .*checkpoint written to int.hyp.ckpt" logi || { cat logi; fail "no checkpoint by rank 0"; }
+if "$GYRO" char2vec train --resume -q -o int.hyp 2> logi1; then fail "resume of a 2-rank checkpoint by 1 process"; fi
+grep -q "split over 2 ranks" logi1 || { cat logi1; fail "the interrupted checkpoint does not load"; }
 
 # ---- classify: 2 ranks against 1 process ---------------------------------------------------------
 gen() { # three intents told apart by their words (as classify_threads.sh); $1 picks the fillers
