@@ -16,13 +16,14 @@ set -euo pipefail
 T=$SHARED/corpora/text/fortunes-zh/tang300
 [ -r "$T" ] || { echo "no $T"; exit 77; }
 command -v mpirun > /dev/null || { echo "SKIP: no mpirun (make deps installs openmpi-bin)"; exit 77; }
-root=$(pwd)
 cd "$TMPDIR"
 fail() { echo "FAIL: $*"; exit 1; }
 # Open MPI refuses to run as root unless told (a container's usual user)
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-# a sanitizer build (make sanitize): Open MPI's own allocations outlive MPI_Finalize
-export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$root/tests/e2e/lib/lsan-mpi.supp"
+# a sanitizer build (make sanitize): Open MPI keeps allocations past MPI_Finalize, from the
+# plugins it has unloaded by then, so no suppression can name them; leaks are not checked here
+# (gyro's own code paths run leak-checked in check_char2vec, whose two ranks are threads)
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 MPI=(mpirun --oversubscribe -np 2)
 
 # pid_of_rank R TAG: the pid of rank R of the gyro whose command line holds TAG
