@@ -365,7 +365,7 @@ static gyro_status train_embeddings(train_job *j, const char *work)
     if (have_vocab) gyro_vocab_free(&vocab);
     gyro_c2v_report rep;
     if (!st) {
-        gyro_c2v_run run = {NULL, 0, &j->c2v_stop, 1};
+        gyro_c2v_run run = {.stop = &j->c2v_stop, .quiet = 1};
         gyro_progress_set_observer(on_progress, j, PROGRESS_INTERVAL);
         st = gyro_c2v_train(&m, &corpus, &run, &rep);
         gyro_progress_set_observer(NULL, NULL, 0);
