@@ -92,7 +92,7 @@ cp "$TMPDIR/corpus.txt" "$D/sub/corpus.txt"
 echo "ok   train embeddings (sent documents: $rows rows; a corpus under the directory), a classifier started from the table"
 
 # ---- one at a time, Classify meanwhile, cancellation ---------------------------------------------
-for _ in $(seq 1 125); do cat "$TMPDIR/corpus.txt"; done | paste -d' ' - - - - - - - - > "$D/big.txt"
+for _ in $(seq 1 1250); do cat "$TMPDIR/corpus.txt"; done | paste -d' ' - - - - - - - - > "$D/big.txt"
 v2=$(version)
 "$GYRO" client --addr "$ADDR" train embeddings --server-path big.txt --epochs 50 -o cancelled.pb > "$TMPDIR/long.out" 2>&1 &
 C=$!

@@ -18,7 +18,7 @@ D="$TMPDIR/train"
 mkdir -p "$D"
 gen_intents > "$TMPDIR/data.tsv"
 "$GYRO" classify train -q --dim 16 --epochs 2 -o "$TMPDIR/old.model" "$TMPDIR/data.tsv"
-for _ in $(seq 1 125); do cut -f1 "$TMPDIR/data.tsv"; done | paste -d' ' - - - - - - - - > "$D/big.txt"
+for _ in $(seq 1 1250); do cut -f1 "$TMPDIR/data.tsv"; done | paste -d' ' - - - - - - - - > "$D/big.txt"
 
 start_server py --model "$TMPDIR/old.model" --train-dir "$D" --train-max-epochs 100 --train-max-dim 64
 "$PYV" tests/py/train_suite.py "$ADDR" "$D" "$TMPDIR/data.tsv" big.txt \
