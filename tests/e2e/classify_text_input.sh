@@ -96,6 +96,7 @@ expect_65 "a stream given as tsv" "d.pb: a gyro stream, not tsv lines" "$GYRO" c
 # predict waited for 16 bytes and answered at the end of the input, so this hung.
 converse() { # the lines to send
   coproc P { "$GYRO" classify predict -m pb.clf; }
+  local ppid=$P_PID # bash unsets P_PID once the coprocess has ended; its status stays with wait
   local n=0 t
   for t in "$@"; do
     n=$((n + 1))
@@ -104,7 +105,7 @@ converse() { # the lines to send
     case "$ans" in "{\"id\":\"$n\",\"text\":\"$t\",\"intents\":[{\"label\":"*) ;; *) fail "answer to '$t': $ans";; esac
   done
   exec {P[1]}>&-
-  wait "$P_PID"
+  wait "$ppid" || fail "predict on a pipe exited with $?"
 }
 converse 播放周杰伦的稻香 导航到北京西站 下一首
 ok "predict on a pipe: each of 3 lines answered before the next was written"

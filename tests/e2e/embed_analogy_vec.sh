@@ -107,12 +107,13 @@ printf '播放音乐\n' | "$GYRO" embed -m hyp.clf --sentence | awk '{ s = 0; fo
 ok "embed -m --sentence: a hyperbolic model's pooled point lies in the ball"
 # one line at a time on a pipe
 coproc E { "$GYRO" embed -t p.tbl --sentence; }
+epid=$E_PID # bash unsets E_PID once the coprocess has ended; its status stays with wait
 for s in 床前明月光 疑是地上霜; do
   echo "$s" >&"${E[1]}"
   IFS= read -r -t 10 v <&"${E[0]}" || fail "embed answered no line for $s within 10 s"
 done
 exec {E[1]}>&-
-wait "$E_PID"
+wait "$epid" || fail "embed on a pipe exited with $?"
 ok "embed on a pipe answers each line before the next"
 
 # ---- analogy ---------------------------------------------------------------------------------------
