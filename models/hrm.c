@@ -187,6 +187,7 @@ gyro_hrm_train_config gyro_hrm_train_config_default(void)
     t.max_batch = 32;
     t.act = 1;
     t.bptt = 0;
+    t.q_weight = 0.5;
     return t;
 }
 
@@ -204,6 +205,12 @@ struct gyro_hrm_trainer {
     int *lab;              /* (nmax) */
     int *mmin, *keep;      /* (max_batch) */
     int *correct;          /* (max_batch) */
+    /* the persistent batch of gyro_hrm_train_step: one slot per example */
+    int *segc;             /* (max_batch) segments the slot's example ran */
+    int *vac;              /* (max_batch) 1: vacant (takes a fresh example at the next step) */
+    int *pend;             /* (max_batch) 1: the previous segment awaits its continue target */
+    float *ppool;          /* (max_batch, C) Q-head features of the previous segment */
+    float *pq;             /* (max_batch) Q_continue logit of the previous segment */
 };
 
 void gyro_hrm_trainer_free(gyro_hrm_trainer *t)
@@ -224,6 +231,11 @@ void gyro_hrm_trainer_free(gyro_hrm_trainer *t)
     free(t->mmin);
     free(t->keep);
     free(t->correct);
+    free(t->segc);
+    free(t->vac);
+    free(t->pend);
+    free(t->ppool);
+    free(t->pq);
     free(t);
 }
 
@@ -231,7 +243,8 @@ gyro_status gyro_hrm_trainer_new(gyro_hrm_model *m, const gyro_hrm_train_config 
                                  gyro_hrm_trainer **out)
 {
     *out = NULL;
-    if (tc->max_batch < 1 || !(tc->lr > 0) || !(tc->ball_lr >= 0) || tc->clip_norm < 0)
+    if (tc->max_batch < 1 || !(tc->lr > 0) || !(tc->ball_lr >= 0) || tc->clip_norm < 0 ||
+        !(tc->q_weight >= 0))
         return gyro_error_set(GYRO_ERR_USAGE, "hrm: bad training configuration (batch %d, lr %g)",
                               tc->max_batch, tc->lr);
     gyro_hrm_trainer *t = calloc(1, sizeof *t);
@@ -241,9 +254,8 @@ gyro_status gyro_hrm_trainer_new(gyro_hrm_model *m, const gyro_hrm_train_config 
     t->tc = *tc;
     const gyro_hrm_config *cfg = &m->cfg;
     const size_t nmax = (size_t)tc->max_batch * cfg->n_cells;
+    /* the look-ahead acts of gyro_hrm_train_batch are made at its first use */
     gyro_status st = gyro_hrm_acts_new(m, tc->max_batch, 1, tc->bptt, &t->acts);
-    if (st == GYRO_OK)
-        st = gyro_hrm_acts_new(m, tc->max_batch, 0, 0, &t->look);
     if (st != GYRO_OK) {
         gyro_hrm_trainer_free(t);
         return st;
@@ -259,7 +271,15 @@ gyro_status gyro_hrm_trainer_new(gyro_hrm_model *m, const gyro_hrm_train_config 
     t->mmin = malloc((size_t)tc->max_batch * sizeof(int));
     t->keep = malloc((size_t)tc->max_batch * sizeof(int));
     t->correct = malloc((size_t)tc->max_batch * sizeof(int));
-    if (!t->correct || !t->grads || !t->dlogits || !t->dq || !t->qt || !t->zl || !t->zh || !t->tok || !t->lab ||
+    t->segc = calloc((size_t)tc->max_batch, sizeof(int));
+    t->vac = malloc((size_t)tc->max_batch * sizeof(int));
+    t->pend = calloc((size_t)tc->max_batch, sizeof(int));
+    t->ppool = malloc((size_t)tc->max_batch * cfg->dim * sizeof(float));
+    t->pq = malloc((size_t)tc->max_batch * sizeof(float));
+    if (t->vac)
+        for (int b = 0; b < tc->max_batch; b++)
+            t->vac[b] = 1;
+    if (!t->segc || !t->vac || !t->pend || !t->ppool || !t->pq || !t->correct || !t->grads || !t->dlogits || !t->dq || !t->qt || !t->zl || !t->zh || !t->tok || !t->lab ||
         !t->mmin || !t->keep) {
         gyro_hrm_trainer_free(t);
         return gyro_error_set(GYRO_ERR_NOMEM, "hrm: out of memory for the trainer");
@@ -354,6 +374,11 @@ gyro_status gyro_hrm_train_batch(gyro_hrm_trainer *t, const int32_t *tokens, con
             return st;
         hrm_predict(NULL, correct, gyro_hrm_logits(t->acts), t->lab, Ba, n, K);
         const float *q = gyro_hrm_qlogits(t->acts);
+        if (use_q && !t->look) {
+            st = gyro_hrm_acts_new(m, t->tc.max_batch, 0, 0, &t->look);
+            if (st != GYRO_OK)
+                return st;
+        }
         if (use_q) {
             /* G_halt = 1{ŷ^m = y}; G_continue from the next segment's Q̂ (no gradient) */
             gyro_hrm_carry_get(t->acts, t->zl, t->zh, Ba);
@@ -417,6 +442,134 @@ gyro_status gyro_hrm_train_batch(gyro_hrm_trainer *t, const int32_t *tokens, con
     stats->loss = stats->steps ? loss_sum / stats->steps : 0.0;
     stats->ce = stats->steps ? ce_sum / stats->steps : 0.0;
     stats->seg_acc = blank ? (double)right / blank : 1.0;
+    return GYRO_OK;
+}
+
+int gyro_hrm_trainer_vacant(const gyro_hrm_trainer *t)
+{
+    int v = 0;
+    for (int b = 0; b < t->tc.max_batch; b++)
+        v += t->vac[b];
+    return v;
+}
+
+/* BCE(σ(x), y) = max(x, 0) − x y + log(1 + e^{−|x|}) */
+static double bce_logit(double x, double y)
+{
+    return (x > 0 ? x : 0.0) - x * y + log1p(exp(-fabs(x)));
+}
+
+gyro_status gyro_hrm_train_step(gyro_hrm_trainer *t, const int32_t *tokens, const int *labels,
+                                int n_fresh, int *used, gyro_rng *rng, gyro_hrm_step_stats *stats)
+{
+    gyro_hrm_model *m = t->m;
+    const gyro_hrm_config *cfg = &m->cfg;
+    const int n = cfg->n_cells, K = cfg->n_classes, C = cfg->dim, Mmax = cfg->m_max;
+    const int B = t->tc.max_batch;
+    memset(stats, 0, sizeof *stats);
+    *used = 0;
+    const int need = gyro_hrm_trainer_vacant(t);
+    if (n_fresh < need)
+        return gyro_error_set(GYRO_ERR_USAGE, "hrm: %d vacant slots, %d fresh examples", need,
+                              n_fresh);
+    for (long r = 0; r < (long)need * n; r++) {
+        if (labels[r] < -1 || labels[r] >= K)
+            return gyro_error_set(GYRO_ERR_DATA, "hrm: example %ld cell %ld: label %d outside "
+                                  "[-1, %d)", r / n, r % n, labels[r], K);
+        if (tokens[r] < 0 || tokens[r] >= cfg->vocab)
+            return gyro_error_set(GYRO_ERR_DATA, "hrm: example %ld cell %ld: token %d outside "
+                                  "[0, %d)", r / n, r % n, (int)tokens[r], cfg->vocab);
+    }
+    const int use_q = t->tc.act && Mmax > 1;
+    /* 1. fresh examples into the vacant slots */
+    int f = 0;
+    for (int b = 0; b < B; b++) {
+        if (!t->vac[b])
+            continue;
+        memcpy(t->tok + (size_t)b * n, tokens + (size_t)f * n, (size_t)n * sizeof(int32_t));
+        memcpy(t->lab + (size_t)b * n, labels + (size_t)f * n, (size_t)n * sizeof(int));
+        gyro_hrm_carry_reset_row(m, t->acts, b);
+        t->segc[b] = 0;
+        t->pend[b] = 0;
+        t->mmin[b] = Mmax > 1 && gyro_rng_uniform(rng) < cfg->act_eps
+                         ? 2 + (int)gyro_rng_below(rng, (uint32_t)(Mmax - 1))
+                         : 1;
+        t->vac[b] = 0;
+        f++;
+    }
+    *used = f;
+    /* 2. one segment on every slot */
+    const gyro_hrm_mode mode = t->tc.bptt ? GYRO_HRM_BPTT : GYRO_HRM_ONESTEP;
+    gyro_status st = gyro_hrm_forward(m, t->acts, t->tok, B, mode);
+    if (st != GYRO_OK)
+        return st;
+    int *correct = t->correct;
+    hrm_predict(NULL, correct, gyro_hrm_logits(t->acts), t->lab, B, n, K);
+    const float *q = gyro_hrm_qlogits(t->acts);
+    /* 3. the loss: CE of the segment, BCE of Q_halt, BCE of the previous segment's Q_continue */
+    const double wq = t->tc.q_weight;
+    const double ce = gyro_hrm_loss(t->dlogits, t->dq, t->acts, t->lab, NULL, B);
+    double qloss = 0.0;
+    memset(t->grads, 0, m->lay.n_params * sizeof(float));
+    const gyro_hrm_layout *L = &m->lay;
+    for (int b = 0; b < B; b++) {
+        t->segc[b]++;
+        if (!use_q)
+            continue;
+        const double xh = q[2 * b];
+        qloss += bce_logit(xh, correct[b]) / B;
+        t->dq[2 * b] = (float)(wq * (sigmoid(xh) - correct[b]) / B);
+        t->dq[2 * b + 1] = 0.0f;
+        if (t->pend[b]) {
+            const double qh = sigmoid(q[2 * b]), qc = sigmoid(q[2 * b + 1]);
+            const double y = t->segc[b] >= Mmax ? qh : (qh > qc ? qh : qc);
+            const double x = t->pq[b];
+            qloss += bce_logit(x, y) / B;
+            const double g = wq * (sigmoid(x) - y) / B;
+            float *gw = t->grads + L->q_w + (size_t)C;
+            const float *pf = t->ppool + (size_t)b * C;
+            for (int k = 0; k < C; k++)
+                gw[k] += (float)(g * pf[k]);
+            t->grads[L->q_b + 1] += (float)g;
+        }
+    }
+    gyro_hrm_backward(m, t->acts, t->grads, t->dlogits, use_q ? t->dq : NULL);
+    st = gyro_optim_step(&t->opt, 1.0);
+    if (st != GYRO_OK)
+        return st;
+    stats->loss = ce + wq * qloss;
+    stats->ce = ce;
+    stats->running = B;
+    /* 4. halting; the continuing slots keep the Q-head features for their continue target */
+    const float *pool = t->acts->pool;
+    for (int b = 0; b < B; b++) {
+        const int halt = t->segc[b] >= Mmax ||
+                         (use_q && t->segc[b] >= t->mmin[b] && q[2 * b] > q[2 * b + 1]);
+        if (!halt) {
+            t->pend[b] = use_q;
+            memcpy(t->ppool + (size_t)b * C, pool + (size_t)b * C, (size_t)C * sizeof(float));
+            t->pq[b] = q[2 * b + 1];
+            continue;
+        }
+        t->vac[b] = 1;
+        t->pend[b] = 0;
+        stats->halted++;
+        stats->halted_segments += t->segc[b];
+        stats->solved += correct[b];
+        const float *lg = gyro_hrm_logits(t->acts);
+        for (int tt = 0; tt < n; tt++) {
+            const long r = (long)b * n + tt;
+            if (t->lab[r] < 0)
+                continue;
+            const float *z = lg + r * K;
+            int best = 0;
+            for (int k = 1; k < K; k++)
+                if (z[k] > z[best])
+                    best = k;
+            stats->cells++;
+            stats->right += best == t->lab[r];
+        }
+    }
     return GYRO_OK;
 }
 

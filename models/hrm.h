@@ -177,6 +177,10 @@ size_t gyro_hrm_acts_bytes(const gyro_hrm_acts *a);
 void gyro_hrm_carry_reset(const gyro_hrm_model *m, gyro_hrm_acts *a, int B);
 void gyro_hrm_carry_reset_f64(const gyro_hrm_model_f64 *m, gyro_hrm_acts_f64 *a, int B);
 
+/* Set the carry of row b (one example: n cells) to the initial state; rows are example slots. */
+void gyro_hrm_carry_reset_row(const gyro_hrm_model *m, gyro_hrm_acts *a, int b);
+void gyro_hrm_carry_reset_row_f64(const gyro_hrm_model_f64 *m, gyro_hrm_acts_f64 *a, int b);
+
 /* Copy the carry of rows 0..B−1 out (get) or in (set): zl, zh (B, n, C). */
 void gyro_hrm_carry_get_f64(const gyro_hrm_acts_f64 *a, double *zl, double *zh, int B);
 void gyro_hrm_carry_set_f64(gyro_hrm_acts_f64 *a, const double *zl, const double *zh, int B);
@@ -237,9 +241,11 @@ typedef struct gyro_hrm_train_config {
     int max_batch;
     int act;             /* 1: ACT halting in training; 0: every example runs M_max segments */
     int bptt;            /* 1: full BPTT through each segment instead of the one-step gradient */
+    double q_weight;     /* weight of the Q head's BCE in gyro_hrm_train_step (the paper: 0.5) */
 } gyro_hrm_train_config;
 
-/* lr 1e-3, ball_lr 0.01, weight decay 0, clip 1, batch 32, ACT on, one-step gradient. */
+/* lr 1e-3, ball_lr 0.01, weight decay 0, clip 1, batch 32, ACT on, one-step gradient, Q weight
+ * 0.5. */
 gyro_hrm_train_config gyro_hrm_train_config_default(void);
 
 /* A trainer over a model (borrowed; must outlive it): Adam (models/optim.h; Riemannian SGD for
@@ -269,6 +275,42 @@ typedef struct gyro_hrm_batch_stats {
  * unchanged by the failing step); DATA on a bad token or label. */
 gyro_status gyro_hrm_train_batch(gyro_hrm_trainer *t, const int32_t *tokens, const int *labels,
                                  int B, gyro_rng *rng, gyro_hrm_batch_stats *stats);
+
+/* Deep supervision over a persistent batch (the "carry" of the HRM paper's code): the trainer
+ * holds max_batch example slots, each with its carry (z_L, z_H), its segment count m and its
+ * M_min. One call is ONE segment and ONE optimizer step:
+ *   1. the vacant slots (all of them at the first call, afterwards those whose example halted in
+ *      the previous call) take the next fresh examples, in order, from tokens/labels (rows
+ *      0..n_fresh−1, as gyro_hrm_train_batch; *used gets how many were taken): carry z^0, m = 0,
+ *      M_min drawn as in gyro_hrm_train_batch;
+ *   2. a one-step-gradient segment on every slot (m += 1);
+ *   3. loss = CE + w_Q · [BCE(σ(q_halt), G_halt) + BCE(σ(q_cont^{prev}), G_cont^{prev})] with
+ *      G_halt = 1{ŷ^m = y}; the continue target of the slot's PREVIOUS segment is read from this
+ *      segment's Q̂ (the segment the look-ahead of gyro_hrm_train_batch would have run):
+ *      G_cont^{m−1} = Q̂_halt^m if m = M_max (only halting is left), else max(Q̂_halt^m,
+ *      Q̂_cont^m); its gradient reaches the Q head's continue row from the features and logit kept
+ *      from the previous segment (the trunk gets the CE and halt gradients of every segment); a
+ *      slot that halts gets no continue target (its example leaves);
+ *   4. one Adam step; the slot halts when m = M_max or (m >= M_min and Q̂_halt > Q̂_continue) and
+ *      is vacant for the next call; the others carry their detached state on.
+ * So every segment run is a training segment (no look-ahead forward) and fresh examples enter as
+ * soon as others halt. USAGE (n_fresh < vacant slots), DATA (bad token or label: the step is not
+ * taken), GYRO_ERR_NAN. */
+typedef struct gyro_hrm_step_stats {
+    double loss;         /* of this segment (CE + weighted Q BCE) */
+    double ce;           /* its cross-entropy part */
+    int running;         /* examples in the segment */
+    int halted;          /* of them, examples that halted after it */
+    long halted_segments; /* segments the halted examples ran, summed */
+    long solved;         /* halted examples exactly right */
+    long cells, right;   /* labelled cells of the halted examples, and right ones */
+} gyro_hrm_step_stats;
+
+gyro_status gyro_hrm_train_step(gyro_hrm_trainer *t, const int32_t *tokens, const int *labels,
+                                int n_fresh, int *used, gyro_rng *rng, gyro_hrm_step_stats *stats);
+
+/* Vacant slots: how many fresh examples the next gyro_hrm_train_step takes. */
+int gyro_hrm_trainer_vacant(const gyro_hrm_trainer *t);
 
 /* Inference on B <= max_batch examples with acts made by gyro_hrm_acts_new (any training
  * flag): segments from z^0 until Q̂_halt > Q̂_continue (act != 0) or M_max. pred (B, n) gets

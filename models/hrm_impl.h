@@ -292,6 +292,15 @@ void P(gyro_hrm_carry_reset)(const MODEL *m, ACTS *a, int B)
     }
 }
 
+void P(gyro_hrm_carry_reset_row)(const MODEL *m, ACTS *a, int b)
+{
+    const int C = m->cfg.dim, n = m->cfg.n_cells;
+    for (long r = (long)b * n; r < (long)(b + 1) * n; r++) {
+        memcpy(a->zl + r * C, m->z0, (size_t)C * sizeof(T));
+        memcpy(a->zh + r * C, m->z0 + C, (size_t)C * sizeof(T));
+    }
+}
+
 void P(gyro_hrm_carry_get)(const ACTS *a, T *zl, T *zh, int B)
 {
     const size_t n = (size_t)B * a->cfg.n_cells * a->cfg.dim;

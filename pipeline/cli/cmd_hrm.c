@@ -168,7 +168,7 @@ typedef struct train_args {
     long epochs;
     double cpu_limit;         /* CPU seconds, 0: no limit */
     uint64_t seed;
-    int geometry, no_act, plain, quiet, augment;
+    int geometry, no_act, plain, quiet, augment, whole_batch;
 } train_args;
 
 #define GIVEN_CPU_LIMIT 1u /* the mark of --cpu-seconds */
@@ -198,6 +198,11 @@ static const gyro_opt train_opts[] = {
     GYRO_O_FLAG("augment", 0, TA, augment, "show every puzzle of a batch under a random symmetry of Sudoku "
                 "(digits relabelled, bands, stacks, rows and columns inside them permuted, transposed; "
                 "the HRM paper's augmentation)"),
+    GYRO_O_FLAG("whole-batch", 0, TA, whole_batch, "deep supervision batch by batch: a batch runs until all "
+                "its puzzles halt, and the Q target comes from an extra look-ahead segment (default: a "
+                "persistent batch, one segment and one step per call, halted puzzles replaced by fresh ones)"),
+    GYRO_O_DOUBLE("q-weight", 0, TA, tc.q_weight, "W", NULL, 0, 0,
+                  "weight of the Q head's loss in the persistent batch (default 0.5)"),
     GYRO_O_LONG("epochs", 'E', TA, epochs, "E", "10", 1, 1000000, "passes over FILE"),
     GYRO_O_LONG(NULL, 'e', TA, epochs, "E", NULL, 1, 1000000, NULL), /* old letter; -e is --env elsewhere */
     GYRO_O_DOUBLE("cpu-seconds", 0, TA, cpu_limit, "S", NULL, 0, 0,
@@ -238,6 +243,7 @@ static int train_parse(int argc, char **argv, train_args *o, const char **file)
         return gyro_cli_usage_error(cmd, "--cpu-seconds must be > 0");
     if (!(o->tc.lr > 0)) return gyro_cli_usage_error(cmd, "--lr must be > 0");
     if (!(o->tc.ball_lr >= 0)) return gyro_cli_usage_error(cmd, "--ball-lr must be >= 0");
+    if (!(o->tc.q_weight >= 0)) return gyro_cli_usage_error(cmd, "--q-weight must be >= 0");
     if (o->geometry) o->cfg.geometry = GYRO_GEO_HYPERBOLIC;
     if (o->no_act) o->tc.act = 0;
     if (o->plain) {
@@ -255,6 +261,7 @@ typedef struct train_run {
     gyro_hrm_trainer *t;
     const puzzles *data;
     long *order;              /* (n) puzzle indices, reshuffled every epoch */
+    long *idx;                /* (max_batch) the fresh puzzles of a persistent-batch step */
     int32_t *btok;            /* (max_batch, 81) tokens of a batch */
     int *blab;                /* (max_batch, 81) labels, -1 at the clues */
     int max_batch;
@@ -348,6 +355,63 @@ static gyro_status train_epoch(train_run *r, long ep, int quiet)
     return GYRO_OK;
 }
 
+/* The persistent batch (gyro_hrm_train_step): one segment and one optimizer step per call, halted
+ * puzzles replaced by the next ones of the shuffled order; an epoch ends when n fresh puzzles
+ * have entered. Runs `epochs` epochs or until the CPU budget is spent; prints a progress line per
+ * epoch unless quiet. */
+static gyro_status train_carry(train_run *r, long epochs, int quiet)
+{
+    const long n = r->data->n;
+    long pos = n, entered = 0, ep = 0;
+    double eloss = 0, ece = 0;
+    long esteps = 0, ecells = 0, eright = 0, esegs = 0, ehalted = 0, esolved = 0;
+    while (ep < epochs) {
+        const int need = gyro_hrm_trainer_vacant(r->t);
+        for (int i = 0; i < need; i++) {
+            if (pos == n) {
+                shuffle(r->order, n, &r->rng);
+                pos = 0;
+            }
+            r->idx[i] = r->order[pos++];
+        }
+        fill_batch(r, r->idx, need);
+        gyro_hrm_step_stats ss;
+        int used;
+        gyro_status st = gyro_hrm_train_step(r->t, r->btok, r->blab, need, &used, &r->rng, &ss);
+        if (st != GYRO_OK) return st;
+        entered += used;
+        r->steps++;
+        esteps++;
+        eloss += ss.loss;
+        ece += ss.ce;
+        ecells += ss.cells;
+        eright += ss.right;
+        esegs += ss.halted_segments;
+        ehalted += ss.halted;
+        esolved += ss.solved;
+        if (r->cpu_limit > 0 && cpu_seconds() - r->cpu0 >= r->cpu_limit) r->out_of_time = 1;
+        if (entered >= (ep + 1) * n || r->out_of_time) {
+            r->loss = eloss / esteps;
+            r->ce = ece / esteps;
+            r->acc = ecells ? (double)eright / ecells : 0.0;
+            r->segs += esegs;
+            r->seen += ehalted;
+            r->solved = esolved;
+            r->epochs_done = ep + 1;
+            if (!quiet)
+                fprintf(stderr, "gyro hrm train: epoch %ld%s: loss %.4f (ce %.4f), train cell accuracy %.4f, "
+                        "solved %ld/%ld, %.2f segments/puzzle, cpu %.1f s\n", ep + 1,
+                        r->out_of_time ? " (cpu limit)" : "", r->loss, r->ce, r->acc, esolved, ehalted,
+                        ehalted ? (double)esegs / ehalted : 0.0, cpu_seconds() - r->cpu0);
+            eloss = ece = 0;
+            esteps = ecells = eright = esegs = ehalted = esolved = 0;
+            ep++;
+            if (r->out_of_time) break;
+        }
+    }
+    return GYRO_OK;
+}
+
 /* Train a new model on `data` for the epochs of `o`, save it to o->output and print the
  * summary. Returns the exit status. */
 static int train_model(const char *cmd, const train_args *o, const puzzles *data)
@@ -358,15 +422,18 @@ static int train_model(const char *cmd, const train_args *o, const puzzles *data
     gyro_status st = gyro_hrm_new(&o->cfg, o->seed, &m);
     if (st == GYRO_OK) st = gyro_hrm_trainer_new(m, &o->tc, &r.t);
     r.order = malloc((size_t)data->n * sizeof(long));
+    r.idx = malloc((size_t)r.max_batch * sizeof(long));
     r.btok = malloc((size_t)r.max_batch * 81 * sizeof(int32_t));
     r.blab = malloc((size_t)r.max_batch * 81 * sizeof(int));
-    if (st == GYRO_OK && (!r.order || !r.btok || !r.blab)) st = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    if (st == GYRO_OK && (!r.order || !r.idx || !r.btok || !r.blab)) st = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
     if (st == GYRO_OK) {
         for (long i = 0; i < data->n; i++) r.order[i] = i;
         gyro_rng_seed(&r.rng, o->seed ^ 0x68726dULL);
         r.cpu0 = cpu_seconds();
     }
-    for (long ep = 0; st == GYRO_OK && ep < o->epochs && !r.out_of_time; ep++) st = train_epoch(&r, ep, o->quiet);
+    if (st == GYRO_OK && !o->whole_batch) st = train_carry(&r, o->epochs, o->quiet);
+    for (long ep = 0; st == GYRO_OK && o->whole_batch && ep < o->epochs && !r.out_of_time; ep++)
+        st = train_epoch(&r, ep, o->quiet);
     if (st == GYRO_OK) st = gyro_hrm_save(m, o->output);
     if (st == GYRO_OK)
         printf("epochs=%ld puzzles=%ld params=%zu steps=%ld loss=%.6f ce=%.6f train_cell_accuracy=%.4f "
@@ -376,6 +443,7 @@ static int train_model(const char *cmd, const train_args *o, const puzzles *data
     gyro_hrm_trainer_free(r.t);
     gyro_hrm_free(m);
     free(r.order);
+    free(r.idx);
     free(r.btok);
     free(r.blab);
     return st == GYRO_OK ? 0 : gyro_cli_fail(cmd, st);
