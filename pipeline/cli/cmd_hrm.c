@@ -167,6 +167,7 @@ typedef struct train_args {
     const char *output;
     long epochs;
     double cpu_limit;         /* CPU seconds, 0: no limit */
+    double ds_start;          /* share of the training run with one segment per puzzle */
     uint64_t seed;
     int geometry, no_act, plain, quiet, augment, whole_batch;
 } train_args;
@@ -201,6 +202,9 @@ static const gyro_opt train_opts[] = {
     GYRO_O_FLAG("whole-batch", 0, TA, whole_batch, "deep supervision batch by batch: a batch runs until all "
                 "its puzzles halt, and the Q target comes from an extra look-ahead segment (default: a "
                 "persistent batch, one segment and one step per call, halted puzzles replaced by fresh ones)"),
+    GYRO_O_DOUBLE("ds-start", 0, TA, ds_start, "F", NULL, 0, 1,
+                  "deep supervision starts after the share F of the training (of --cpu-seconds, else of the "
+                  "epochs); before it every puzzle runs one segment, a plain pass of the recurrence (default 0)"),
     GYRO_O_DOUBLE("q-weight", 0, TA, tc.q_weight, "W", NULL, 0, 0,
                   "weight of the Q head's loss in the persistent batch (default 0.5)"),
     GYRO_O_LONG("epochs", 'E', TA, epochs, "E", "10", 1, 1000000, "passes over FILE"),
@@ -259,6 +263,7 @@ static int train_parse(int argc, char **argv, train_args *o, const char **file)
 /* A training run: the trainer, the data in a shuffled order, the batch buffers and the totals. */
 typedef struct train_run {
     gyro_hrm_trainer *t;
+    gyro_hrm_model *m;        /* the trained model (its m_max is 1 before deep supervision starts) */
     const puzzles *data;
     long *order;              /* (n) puzzle indices, reshuffled every epoch */
     long *idx;                /* (max_batch) the fresh puzzles of a persistent-batch step */
@@ -359,9 +364,14 @@ static gyro_status train_epoch(train_run *r, long ep, int quiet)
  * puzzles replaced by the next ones of the shuffled order; an epoch ends when n fresh puzzles
  * have entered. Runs `epochs` epochs or until the CPU budget is spent; prints a progress line per
  * epoch unless quiet. */
-static gyro_status train_carry(train_run *r, long epochs, int quiet)
+static gyro_status train_carry(train_run *r, long epochs, double ds_start, int quiet)
 {
     const long n = r->data->n;
+    const int m_max = r->m->cfg.m_max;
+    /* before deep supervision starts every puzzle halts after one segment (no Q decision); the
+     * switch comes when all slots are vacant */
+    int one = ds_start > 0;
+    if (one) r->m->cfg.m_max = 1;
     long pos = n, entered = 0, ep = 0;
     double eloss = 0, ece = 0;
     long esteps = 0, ecells = 0, eright = 0, esegs = 0, ehalted = 0, esolved = 0;
@@ -381,6 +391,11 @@ static gyro_status train_carry(train_run *r, long epochs, int quiet)
         if (st != GYRO_OK) return st;
         entered += used;
         r->steps++;
+        if (one && (r->cpu_limit > 0 ? cpu_seconds() - r->cpu0 >= ds_start * r->cpu_limit
+                                     : entered >= (long)(ds_start * (double)epochs * (double)n))) {
+            one = 0;
+            r->m->cfg.m_max = m_max;
+        }
         esteps++;
         eloss += ss.loss;
         ece += ss.ce;
@@ -409,6 +424,7 @@ static gyro_status train_carry(train_run *r, long epochs, int quiet)
             if (r->out_of_time) break;
         }
     }
+    r->m->cfg.m_max = m_max;
     return GYRO_OK;
 }
 
@@ -417,10 +433,11 @@ static gyro_status train_carry(train_run *r, long epochs, int quiet)
 static int train_model(const char *cmd, const train_args *o, const puzzles *data)
 {
     gyro_hrm_model *m = NULL;
-    train_run r = {.data = data, .max_batch = o->tc.max_batch, .cpu_limit = o->cpu_limit,
+    train_run r = {.data = data, .m = NULL, .max_batch = o->tc.max_batch, .cpu_limit = o->cpu_limit,
                    .augment = o->augment};
     gyro_status st = gyro_hrm_new(&o->cfg, o->seed, &m);
     if (st == GYRO_OK) st = gyro_hrm_trainer_new(m, &o->tc, &r.t);
+    r.m = m;
     r.order = malloc((size_t)data->n * sizeof(long));
     r.idx = malloc((size_t)r.max_batch * sizeof(long));
     r.btok = malloc((size_t)r.max_batch * 81 * sizeof(int32_t));
@@ -431,7 +448,7 @@ static int train_model(const char *cmd, const train_args *o, const puzzles *data
         gyro_rng_seed(&r.rng, o->seed ^ 0x68726dULL);
         r.cpu0 = cpu_seconds();
     }
-    if (st == GYRO_OK && !o->whole_batch) st = train_carry(&r, o->epochs, o->quiet);
+    if (st == GYRO_OK && !o->whole_batch) st = train_carry(&r, o->epochs, o->ds_start, o->quiet);
     for (long ep = 0; st == GYRO_OK && o->whole_batch && ep < o->epochs && !r.out_of_time; ep++)
         st = train_epoch(&r, ep, o->quiet);
     if (st == GYRO_OK) st = gyro_hrm_save(m, o->output);

@@ -17,6 +17,8 @@
 # Knobs [defaults]: SEEDS ["1 2 3"], TRAIN_N [1000] and TEST_N [200] puzzles, CLUES [60] and
 # MAX_NODES [21] (the band: puzzles of CLUES clues whose reference search needs at most MAX_NODES
 # nodes), CPU [300] CPU seconds of training per run, DIM [64], N [2], T [2], M [4], LR [1e-3],
+# DS_START [0: hrm train --ds-start, the share of the budget trained with one segment per puzzle
+# before deep supervision starts], Q_WEIGHT [0.5: the Q head's loss weight],
 # BATCH [32], MEM_N [64], NT_LIST ["1x1 2x2 4x4"], AUGMENT [1: hrm train --augment, a random
 # symmetry of each puzzle per batch, for every model], KINDS ["hrm plain"; also "flat": the HRM
 # recurrence with one segment, no deep supervision nor ACT], OUT [a temporary directory: raw lines].
@@ -33,6 +35,8 @@ N=${N:-2}
 T=${T:-2}
 M=${M:-4}
 LR=${LR:-1e-3}
+DS_START=${DS_START:-0}
+Q_WEIGHT=${Q_WEIGHT:-0.5}
 BATCH=${BATCH:-32}
 MEM_N=${MEM_N:-64}
 NT_LIST=${NT_LIST:-"1x1 2x2 4x4"}
@@ -49,14 +53,15 @@ col() { grep "^$1 " "$runs" | tr ' ' '\n' | sed -n "s/^$2=//p" | median; }
 
 echo "# hrm_sudoku: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# band: $CLUES clues, <= $MAX_NODES search nodes; $TRAIN_N training / $TEST_N test puzzles per seed;"
-echo "# $CPU CPU s of training per run; C=$DIM, N=$N, T=$T, M_max=$M, lr $LR, batch $BATCH, augment $AUGMENT; seeds: $SEEDS"
+echo "# $CPU CPU s of training per run; C=$DIM, N=$N, T=$T, M_max=$M, lr $LR, batch $BATCH, augment $AUGMENT;"
+echo "# HRM: deep supervision from $DS_START of the budget on, Q weight $Q_WEIGHT; seeds: $SEEDS"
 band=(--clues "$CLUES" --max-nodes "$MAX_NODES" --attempts 100000)
 arch=(--dim "$DIM" --heads 4 --head-dim $((DIM / 4)) --ffn $((2 * DIM)) -b "$BATCH" -l "$LR")
 # one training run and its evaluations: run KIND SEED
 run() {
   local kind=$1 seed=$2 extra
   case $kind in
-    hrm) extra=(-N "$N" -T "$T" -M "$M") ;;
+    hrm) extra=(-N "$N" -T "$T" -M "$M" --ds-start "$DS_START" --q-weight "$Q_WEIGHT") ;;
     flat) extra=(-N "$N" -T "$T" -M 1) ;;
     plain) extra=(--plain) ;;
   esac

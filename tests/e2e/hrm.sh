@@ -32,6 +32,14 @@ expect_rc 0 "$GYRO" hrm train "${small[@]}" -e 1 -q -g hyperbolic -o "$T/h.bin" 
 expect_rc 0 "$GYRO" hrm train "${small[@]}" -e 1 -q --plain -o "$T/p.bin" "$T/train.txt"
 grep -q 'mean_segments=1.0000' "$T/out" || fail "plain runs one segment: $(cat "$T/out")"
 expect_rc 0 "$GYRO" hrm train "${small[@]}" -e 1 -q --bptt -o "$T/b.bin" "$T/train.txt"
+# the batch-by-batch loop (--whole-batch) and deep supervision after a one-segment start
+# (--ds-start) train; --ds-start 1 never starts deep supervision: one segment per puzzle
+expect_rc 0 "$GYRO" hrm train "${small[@]}" -e 1 -q --whole-batch -o "$T/w.bin" "$T/train.txt"
+expect_rc 0 "$GYRO" hrm train "${small[@]}" -e 4 -q --ds-start 0.5 --q-weight 1 -o "$T/d.bin" "$T/train.txt"
+expect_rc 0 "$GYRO" hrm train "${small[@]}" -e 2 -q --ds-start 1 -o "$T/d1.bin" "$T/train.txt"
+grep -q 'mean_segments=1.0000' "$T/out" || fail "--ds-start 1 runs one segment: $(cat "$T/out")"
+expect_rc 2 "$GYRO" hrm train "${small[@]}" -e 1 -q --ds-start 1.5 -o "$T/d2.bin" "$T/train.txt"
+expect_rc 2 "$GYRO" hrm train "${small[@]}" -e 1 -q --q-weight -1 -o "$T/d2.bin" "$T/train.txt"
 
 # eval: ACT halts at M at most; --no-act runs exactly M segments
 expect_rc 0 "$GYRO" hrm eval -m "$T/m.bin" "$T/test.txt"
