@@ -32,7 +32,11 @@
  * Deep supervision: a training example runs up to M segments; the state (z_L, z_H) carries from
  * one segment to the next but is detached (no gradient crosses a segment), and every segment
  * has its own loss and optimizer step. ACT: the Q head decides after each segment whether to
- * halt; see gyro_hrm_train_batch for the targets and the exploration.
+ * halt; see gyro_hrm_train_batch for the targets and the exploration. Two training loops:
+ * gyro_hrm_train_batch runs a batch until all its examples halted (the Q target from an extra
+ * look-ahead segment); gyro_hrm_train_step keeps a persistent batch (the HRM paper's code): one
+ * segment and one step per call, halted examples replaced by fresh ones, the Q target from the
+ * slot's next training segment.
  *
  * A float32 model trains and serves; a float64 twin (the same code, _f64) exists for the
  * finite-difference checks. Forward and backward never allocate.

@@ -248,6 +248,8 @@ static int train_parse(int argc, char **argv, train_args *o, const char **file)
     if (!(o->tc.lr > 0)) return gyro_cli_usage_error(cmd, "--lr must be > 0");
     if (!(o->tc.ball_lr >= 0)) return gyro_cli_usage_error(cmd, "--ball-lr must be >= 0");
     if (!(o->tc.q_weight >= 0)) return gyro_cli_usage_error(cmd, "--q-weight must be >= 0");
+    if (o->whole_batch && o->ds_start > 0)
+        return gyro_cli_usage_error(cmd, "--ds-start needs the persistent batch (not --whole-batch)");
     if (o->geometry) o->cfg.geometry = GYRO_GEO_HYPERBOLIC;
     if (o->no_act) o->tc.act = 0;
     if (o->plain) {

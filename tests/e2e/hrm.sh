@@ -40,6 +40,7 @@ expect_rc 0 "$GYRO" hrm train "${small[@]}" -e 2 -q --ds-start 1 -o "$T/d1.bin" 
 grep -q 'mean_segments=1.0000' "$T/out" || fail "--ds-start 1 runs one segment: $(cat "$T/out")"
 expect_rc 2 "$GYRO" hrm train "${small[@]}" -e 1 -q --ds-start 1.5 -o "$T/d2.bin" "$T/train.txt"
 expect_rc 2 "$GYRO" hrm train "${small[@]}" -e 1 -q --q-weight -1 -o "$T/d2.bin" "$T/train.txt"
+expect_rc 2 "$GYRO" hrm train "${small[@]}" -e 1 -q --whole-batch --ds-start 0.5 -o "$T/d2.bin" "$T/train.txt"
 
 # eval: ACT halts at M at most; --no-act runs exactly M segments
 expect_rc 0 "$GYRO" hrm eval -m "$T/m.bin" "$T/test.txt"
