@@ -279,8 +279,9 @@ gyro_status gyro_hrm_trainer_new(gyro_hrm_model *m, const gyro_hrm_train_config 
     if (t->vac)
         for (int b = 0; b < tc->max_batch; b++)
             t->vac[b] = 1;
-    if (!t->segc || !t->vac || !t->pend || !t->ppool || !t->pq || !t->correct || !t->grads || !t->dlogits || !t->dq || !t->qt || !t->zl || !t->zh || !t->tok || !t->lab ||
-        !t->mmin || !t->keep) {
+    if (!t->segc || !t->vac || !t->pend || !t->ppool || !t->pq || !t->correct || !t->grads ||
+        !t->dlogits || !t->dq || !t->qt || !t->zl || !t->zh || !t->tok || !t->lab || !t->mmin ||
+        !t->keep) {
         gyro_hrm_trainer_free(t);
         return gyro_error_set(GYRO_ERR_NOMEM, "hrm: out of memory for the trainer");
     }

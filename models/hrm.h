@@ -253,7 +253,9 @@ typedef struct gyro_hrm_train_config {
 gyro_hrm_train_config gyro_hrm_train_config_default(void);
 
 /* A trainer over a model (borrowed; must outlive it): Adam (models/optim.h; Riemannian SGD for
- * ball rows), training acts and the look-ahead acts of the Q targets. USAGE, NOMEM. */
+ * ball rows), training acts, the slots of gyro_hrm_train_step (all vacant), and at the first
+ * gyro_hrm_train_batch with ACT the look-ahead acts of its Q targets. USAGE (bad batch, lr,
+ * ball_lr, clip or q_weight), NOMEM. */
 gyro_status gyro_hrm_trainer_new(gyro_hrm_model *m, const gyro_hrm_train_config *tc,
                                  gyro_hrm_trainer **out);
 void gyro_hrm_trainer_free(gyro_hrm_trainer *t); /* NULL is a no-op */
@@ -276,7 +278,8 @@ typedef struct gyro_hrm_batch_stats {
  * (seed, "Adaptive Computational Time"); loss = CE + BCE (gyro_hrm_loss); one Adam step; the
  * carry is detached (it is a constant of the next segment). An example halts when m = M_max or
  * (m >= M_min and Q̂_halt > Q̂_continue) and leaves the batch. GYRO_ERR_NAN stops (parameters
- * unchanged by the failing step); DATA on a bad token or label. */
+ * unchanged by the failing step); DATA on a bad token or label; NOMEM when the look-ahead acts
+ * cannot be made. */
 gyro_status gyro_hrm_train_batch(gyro_hrm_trainer *t, const int32_t *tokens, const int *labels,
                                  int B, gyro_rng *rng, gyro_hrm_batch_stats *stats);
 
