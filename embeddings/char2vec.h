@@ -51,11 +51,21 @@ typedef struct gyro_c2v_report {
     int checkpoints;           /* checkpoints written in this run */
 } gyro_c2v_report;
 
+/* How the pairs of a window are updated (a choice of each run, not saved in checkpoints). */
+typedef enum gyro_c2v_update {
+    GYRO_C2V_UPDATE_BATCH = 0,      /* default: negatives shared across the window, the window's
+                                     * scores and gradients as small matrix products, one step per
+                                     * row (embeddings/sgns_batch.h; pWord2Vec's HogBatch) */
+    GYRO_C2V_UPDATE_PAIR = 1        /* each (centre, context) pair with its own negatives, targets
+                                     * stepped one after the other (word2vec's and fastText's loop) */
+} gyro_c2v_update;
+
 typedef struct gyro_c2v_run {
     const char *checkpoint_path;    /* NULL: no checkpoints */
     double checkpoint_every;        /* seconds between checkpoints (<= 0: only on stop) */
     volatile sig_atomic_t *stop;    /* set (e.g. by SIGINT) to checkpoint and stop; may be NULL */
     int quiet;                      /* no progress line */
+    int update;                     /* gyro_c2v_update: how a window's pairs are updated */
 } gyro_c2v_run;
 
 /* Train from the model's current state to the end of the last epoch, over the open encoded
