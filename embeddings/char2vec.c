@@ -38,6 +38,7 @@ typedef struct shared {
     pthread_cond_t cv_main, cv_work;
     int n_paused, n_done;
     int update;                   /* gyro_c2v_update of the run */
+    int share;                    /* its share (gyro_c2v_run) */
     gyro_status err;
     char errmsg[1024];
 } shared;
@@ -93,6 +94,7 @@ typedef struct sgns_step {
     const uint32_t *neg;          /* negative table, neg_mask + 1 entries */
     uint32_t neg_mask;
     int row, window, nneg, hyp;
+    int share;                    /* contexts sharing one draw of negatives (batch update, >= 1) */
     double theta, max_step;       /* shift of the score (0 in Euclidean space); clip of a step */
 } sgns_step;
 
@@ -259,12 +261,13 @@ static int train_sentence(wrun *r, const uint32_t *sent, int len, double lr)
     return bad;
 }
 
-/* The same pairs, window by window with shared negatives (sgns_batch.h): for centre i, the
- * contexts' rows of the centre table against the rows of i and of nneg negatives drawn once
- * from the table (a draw equal to i skipped) in the context table — word2vec's and pWord2Vec's
- * orientation, which visits the same (centre-table, context-table) pairs in distribution as the
- * per-pair loop. The random draws: one window per centre, then its negatives. Returns 0, or 1 on
- * a non-finite value. */
+/* The same pairs, window by window with shared negatives (sgns_batch.h): for centre i, its
+ * contexts' rows of the centre table against the rows of i and of nneg negatives in the context
+ * table — word2vec's and pWord2Vec's orientation, which visits the same (centre-table,
+ * context-table) pairs in distribution as the per-pair loop. The contexts go in groups of
+ * `share` consecutive ones (gyro_c2v_run.share resolved: 2 × window is all of it), each group with its own draw of
+ * negatives (a draw equal to i skipped) and one window update. The random draws: one window per
+ * centre, then each group's negatives. Returns 0, or 1 on a non-finite value. */
 static int train_sentence_batch(wrun *r, const uint32_t *sent, int len, double lr)
 {
     const sgns_step k = r->k;
@@ -272,21 +275,29 @@ static int train_sentence_batch(wrun *r, const uint32_t *sent, int len, double l
     gyro_rng rng = r->st.rng;
     double loss = r->loss;
     uint64_t pairs = r->pairs;
+    const int share = k.share;
     int bad = 0;
     for (int i = 0; i < len && !bad; i++) {
         int wdw = 1 + (int)gyro_rng_below(&rng, (uint32_t)k.window);
         int j0 = i - wdw < 0 ? 0 : i - wdw, j1 = i + wdw >= len ? len - 1 : i + wdw;
-        if (j1 == j0) continue; /* a sentence of one token */
-        gyro_sgns_batch_clear(b);
-        for (int j = j0; j <= j1; j++)
-            if (j != i) gyro_sgns_batch_add_u(b, k.in + (size_t)sent[j] * k.row);
-        gyro_sgns_batch_add_v(b, k.out + (size_t)sent[i] * k.row);
-        for (int d = 0; d < k.nneg; d++) {
-            uint32_t t = k.neg[(uint32_t)(gyro_rng_next(&rng) >> 32) & k.neg_mask];
-            gyro_sgns_batch_add_v(b, k.out + (size_t)t * k.row);
+        int j = j0;
+        while (j <= j1 && !bad) {
+            gyro_sgns_batch_clear(b);
+            int n = 0;
+            for (; j <= j1 && n < share; j++)
+                if (j != i) {
+                    gyro_sgns_batch_add_u(b, k.in + (size_t)sent[j] * k.row);
+                    n++;
+                }
+            if (n == 0) break; /* only i was left */
+            gyro_sgns_batch_add_v(b, k.out + (size_t)sent[i] * k.row);
+            for (int d = 0; d < k.nneg; d++) {
+                uint32_t t = k.neg[(uint32_t)(gyro_rng_next(&rng) >> 32) & k.neg_mask];
+                gyro_sgns_batch_add_v(b, k.out + (size_t)t * k.row);
+            }
+            bad = gyro_sgns_batch_step(b, lr, &loss);
+            if (!bad) pairs += (uint64_t)n;
         }
-        bad = gyro_sgns_batch_step(b, lr, &loss);
-        if (!bad) pairs += (uint64_t)(j1 - j0);
     }
     r->st.rng = rng;
     r->loss = loss;
@@ -308,6 +319,7 @@ static void wrun_init(wrun *r, worker *w)
                       .nneg = m->opt.negatives, .hyp = m->opt.geometry == GYRO_C2V_HYPERBOLIC,
                       .max_step = m->opt.max_step}};
     r->k.theta = r->k.hyp ? m->opt.theta : 0.0;
+    r->k.share = sh->share;
     if (r->st.pos < r->begin || r->st.pos >= r->end) r->st.pos = r->begin;
     r->buf_start = r->st.pos;
 }
@@ -329,8 +341,8 @@ static void *worker_main(void *arg)
         }
         int len = read_sentence(&r);
         if (len < 0) break;
-        if ((sh->update == GYRO_C2V_UPDATE_PAIR ? train_sentence : train_sentence_batch)(&r, r.w->sent, len,
-                                                                                    sentence_lr(&r))) {
+        if ((sh->update == GYRO_C2V_UPDATE_BATCH ? train_sentence_batch : train_sentence)(&r, r.w->sent, len,
+                                                                                      sentence_lr(&r))) {
             char msg[512];
             snprintf(msg, sizeof msg, "the loss became NaN or a vector overflowed (thread %d, epoch %u, "
                      "learning rate %.6g): try a lower --lr or --max-step", r.w->id, r.st.epoch + 1, r.m->opt.lr);
@@ -603,6 +615,7 @@ gyro_status gyro_c2v_train(gyro_c2v_model *m, const gyro_corpus *c, const gyro_c
     gyro_status s = train_setup(m, c, &sh, &ws);
     if (!sh) return s;
     sh->update = run->update;
+    sh->share = run->share <= 0 || run->share > 2 * m->opt.window ? 2 * m->opt.window : run->share;
     monitor mo = {.run = run, .lw = {.shown = NAN}};
     gyro_progress_init(&mo.prog, "chars/sec/thread", run->quiet);
     mo.t0 = gyro_now();

@@ -211,6 +211,60 @@ START_TEST(test_batch_matches_pair_reference)
 }
 END_TEST
 
+/* Every window shape of the register blocks (2 × 4 and its edges): nu distinct contexts, nv
+ * distinct targets, against the same double reference. */
+START_TEST(test_batch_shapes)
+{
+    gyro_sgns_tables tab;
+    gyro_sgns_tables_init(&tab);
+    gyro_rng r;
+    gyro_rng_seed(&r, 21);
+    for (int hyp = 1; hyp >= 0; hyp--)
+        for (int nu = 1; nu <= 5; nu++)
+            for (int nv = 1; nv <= 7; nv++) {
+                float *u = random_points(&r, nu, 0.5), *v = random_points(&r, nv, 0.5);
+                float *u_ref = gyro_c2v_rows_alloc(nu, BROW), *v_ref = gyro_c2v_rows_alloc(nv, BROW);
+                float *h = gyro_c2v_rows_alloc(nu + nv, BROW);
+                memcpy(u_ref, u, (size_t)nu * BROW * sizeof *u);
+                memcpy(v_ref, v, (size_t)nv * BROW * sizeof *v);
+                const double lr = 0.2, theta = hyp ? 3.0 : 0.0, max_step = 0.5;
+                double loss_ref = 0;
+                double hd[12][BROW];
+                memset(hd, 0, sizeof hd);
+                for (int c = 0; c < nu; c++)
+                    for (int t = 0; t < nv; t++) {
+                        const float *uc = u + (size_t)c * BROW, *vt = v + (size_t)t * BROW;
+                        double s = ref_inner(uc, vt, hyp), l;
+                        double g = (t == 0) - gyro_sgns_sigmoid(&tab, s + theta, t == 0, &l);
+                        loss_ref += l;
+                        for (int i = 0; i < BROW; i++) {
+                            hd[c][i] += g * vt[i];
+                            hd[nu + t][i] += g * uc[i];
+                        }
+                    }
+                for (int k = 0; k < nu + nv; k++) {
+                    float *x = k < nu ? u_ref + (size_t)k * BROW : v_ref + (size_t)(k - nu) * BROW;
+                    for (int i = 0; i < BROW; i++) h[i] = (float)hd[k][i];
+                    if (hyp) gyro_lorentz_skipgram_step_centre_f32(x, h, lr, max_step, BROW);
+                    else gyro_sgns_euc_centre(x, h, lr, BROW);
+                }
+                gyro_sgns_batch b;
+                ck_assert_int_eq(gyro_sgns_batch_init(&b, &tab, nu, nv, BROW, hyp, theta, max_step), GYRO_OK);
+                gyro_sgns_batch_clear(&b);
+                for (int c = 0; c < nu; c++) gyro_sgns_batch_add_u(&b, u + (size_t)c * BROW);
+                for (int t = 0; t < nv; t++) gyro_sgns_batch_add_v(&b, v + (size_t)t * BROW);
+                double loss = 0;
+                ck_assert_int_eq(gyro_sgns_batch_step(&b, lr, &loss), 0);
+                ck_assert_double_eq_tol(loss, loss_ref, 1e-5 * (1 + loss_ref));
+                double du = max_abs_diff(u, u_ref, nu * BROW), dv = max_abs_diff(v, v_ref, nv * BROW);
+                ck_assert_msg(du < 5e-6 && dv < 5e-6, "hyp %d nu %d nv %d: contexts differ by %g, targets by %g",
+                              hyp, nu, nv, du, dv);
+                gyro_sgns_batch_free(&b);
+                free(u); free(v); free(u_ref); free(v_ref); free(h);
+            }
+}
+END_TEST
+
 /* The window's loss L(U, V) = Σ m n ℓ(S_ct + θ) with the exact log-sigmoid, in double. */
 static double window_loss(const gyro_sgns_batch *b, double theta, int hyp)
 {
@@ -323,7 +377,8 @@ static void write_corpus(const char *path, int docs)
     fclose(f);
 }
 
-static int train_update = GYRO_C2V_UPDATE_BATCH; /* the --update of train_model */
+static int train_update = GYRO_C2V_UPDATE_PAIR; /* the --update and --share of train_model */
+static int train_share = 0;
 
 static gyro_status train_model(gyro_c2v_model *m, gyro_corpus *c, int threads, int geometry,
                                gyro_c2v_report *rep)
@@ -347,7 +402,7 @@ static gyro_status train_model(gyro_c2v_model *m, gyro_corpus *c, int threads, i
     o.geometry = geometry;
     ck_assert_int_eq(gyro_c2v_model_init(m, &o, &v, c->n_ids, c->n_tokens), GYRO_OK);
     gyro_vocab_free(&v);
-    gyro_c2v_run run = {.quiet = 1, .update = train_update};
+    gyro_c2v_run run = {.quiet = 1, .update = train_update, .share = train_share};
     return gyro_c2v_train(m, c, &run, rep);
 }
 
@@ -388,15 +443,25 @@ static void check_topics(int threads, int geometry, int update)
     gyro_c2v_model_free(&m);
 }
 
-START_TEST(test_topics_hyperbolic_1_thread) { check_topics(1, GYRO_C2V_HYPERBOLIC, GYRO_C2V_UPDATE_BATCH); }
+START_TEST(test_topics_hyperbolic_1_thread) { check_topics(1, GYRO_C2V_HYPERBOLIC, GYRO_C2V_UPDATE_PAIR); }
 END_TEST
-START_TEST(test_topics_hyperbolic_2_threads) { check_topics(2, GYRO_C2V_HYPERBOLIC, GYRO_C2V_UPDATE_BATCH); }
+START_TEST(test_topics_hyperbolic_2_threads) { check_topics(2, GYRO_C2V_HYPERBOLIC, GYRO_C2V_UPDATE_PAIR); }
 END_TEST
-START_TEST(test_topics_euclidean) { check_topics(1, GYRO_C2V_EUCLIDEAN, GYRO_C2V_UPDATE_BATCH); }
+START_TEST(test_topics_euclidean) { check_topics(1, GYRO_C2V_EUCLIDEAN, GYRO_C2V_UPDATE_PAIR); }
 END_TEST
-START_TEST(test_topics_hyperbolic_pair) { check_topics(1, GYRO_C2V_HYPERBOLIC, GYRO_C2V_UPDATE_PAIR); }
+/* --update batch, negatives shared by the whole window (share 0) or by 3 contexts */
+START_TEST(test_topics_hyperbolic_batch_1_thread) { check_topics(1, GYRO_C2V_HYPERBOLIC, GYRO_C2V_UPDATE_BATCH); }
 END_TEST
-START_TEST(test_topics_euclidean_pair) { check_topics(2, GYRO_C2V_EUCLIDEAN, GYRO_C2V_UPDATE_PAIR); }
+START_TEST(test_topics_hyperbolic_batch_2_threads) { check_topics(2, GYRO_C2V_HYPERBOLIC, GYRO_C2V_UPDATE_BATCH); }
+END_TEST
+START_TEST(test_topics_euclidean_batch) { check_topics(2, GYRO_C2V_EUCLIDEAN, GYRO_C2V_UPDATE_BATCH); }
+END_TEST
+START_TEST(test_topics_hyperbolic_batch_share_3)
+{
+    train_share = 3;
+    check_topics(1, GYRO_C2V_HYPERBOLIC, GYRO_C2V_UPDATE_BATCH);
+    train_share = 0;
+}
 END_TEST
 
 START_TEST(test_reproducible_single_thread)
@@ -635,6 +700,7 @@ static Suite *suite(void)
     tcase_add_test(k, test_sigmoid_table);
     tcase_add_test(k, test_batch_one_context_equals_pair);
     tcase_add_test(k, test_batch_matches_pair_reference);
+    tcase_add_test(k, test_batch_shapes);
     tcase_add_test(k, test_batch_gradient_finite_differences);
     tcase_add_test(k, test_bad_inputs);
     tcase_add_test(k, test_resume_options);
@@ -645,8 +711,10 @@ static Suite *suite(void)
     tcase_add_test(t, test_topics_hyperbolic_1_thread);
     tcase_add_test(t, test_topics_hyperbolic_2_threads);
     tcase_add_test(t, test_topics_euclidean);
-    tcase_add_test(t, test_topics_hyperbolic_pair);
-    tcase_add_test(t, test_topics_euclidean_pair);
+    tcase_add_test(t, test_topics_hyperbolic_batch_1_thread);
+    tcase_add_test(t, test_topics_hyperbolic_batch_2_threads);
+    tcase_add_test(t, test_topics_euclidean_batch);
+    tcase_add_test(t, test_topics_hyperbolic_batch_share_3);
     tcase_add_test(t, test_reproducible_single_thread);
     tcase_add_test(t, test_stop_flag_interrupts);
     tcase_add_test(t, test_checkpoint_round_trip_and_damage);

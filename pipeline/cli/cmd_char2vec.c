@@ -50,7 +50,7 @@ typedef struct train_args {
     gyro_corpus_input_options copt;    /* (gyro_corpus_input_options_init) */
     const char *output, *ckpt, *progress;
     double ckpt_every;
-    int resume, keep_ckpt, quiet, keep_trad, geometry, format, update;
+    int resume, keep_ckpt, quiet, keep_trad, geometry, format, update, share;
     long min_count;
 } train_args;
 
@@ -80,10 +80,14 @@ static const gyro_opt train_opts[] = {
     GYRO_O_DOUBLE("max-step", 0, TA, opt.max_step, "X", NULL, 0, 0, "clip of the Riemannian step norm (default 1; 0 = none)",
                   .mark = GYRO_C2V_SET_MAX_STEP),
     GYRO_O_SEED("seed", 's', TA, opt.seed, NULL, "random seed (default 1)", .mark = GYRO_C2V_SET_SEED),
-    GYRO_O_CHOICE("update", 0, TA, update, "U", "batch|pair", "batch",
+    GYRO_O_CHOICE("update", 0, TA, update, "U", "pair|batch", "pair",
+                  "pair: each (centre, context) pair with its own negatives, stepped in turn (word2vec's loop); "
                   "batch: negatives shared across a window, the window's pairs as small matrix products and one "
-                  "step per row (pWord2Vec's HogBatch); pair: each pair with its own negatives, stepped in turn "
-                  "(word2vec's loop). May change on --resume"),
+                  "step per row (pWord2Vec's HogBatch; faster, slightly lower similarity scores at equal epochs). "
+                  "May change on --resume"),
+    GYRO_O_INT("share", 0, TA, share, "N", "0", 0, 200,
+               "with --update batch: consecutive contexts of a window that share one draw of negatives "
+               "(0 = the whole window, as pWord2Vec). May change on --resume"),
     GYRO_O_SECTION("Vocabulary:"),
     GYRO_O_LONG("min-count", 0, TA, min_count, "N", "5", 1, 9.2e18, "drop characters seen fewer times"),
     GYRO_O_INT("max-vocab", 0, TA, copt.max_vocab, "N", NULL, 1, GYRO_VOCAB_MAX_SIZE,
@@ -275,7 +279,8 @@ static int train(int argc, char **argv)
     gyro_c2v_report rep;
     if (!rc && !s) {
         gyro_c2v_run run = {.checkpoint_path = ckpt, .checkpoint_every = a.ckpt_every, .stop = &c2v_stop,
-                            .quiet = a.quiet, .update = a.update == 1 ? GYRO_C2V_UPDATE_PAIR : GYRO_C2V_UPDATE_BATCH};
+                            .quiet = a.quiet, .update = a.update == 1 ? GYRO_C2V_UPDATE_BATCH : GYRO_C2V_UPDATE_PAIR,
+                            .share = a.share};
         gyro_progress_stream *ps = NULL;
         if (a.progress) s = gyro_progress_stream_open(a.progress, "char2vec", m.opt.epochs, 1.0, &ps);
         if (!s) s = gyro_c2v_train(&m, &corpus, &run, &rep);

@@ -4,7 +4,8 @@
 #   tests/bench/char2vec_quality.sh
 #   env: GYRO (binary), WORK (scratch dir), EPOCHS (default 5), DIM (default 100), THREADS (2),
 #        LINES (use only the first LINES documents; default all), UPDATES (the --update modes to
-#        train with, default "batch"; "batch pair" compares the window update with the per-pair one),
+#        train with, default "pair"; "pair batch" compares the per-pair update with the window
+#        update), SHARE (--share of --update batch, default 0: the whole window),
 #        GEOMETRIES (default "hyperbolic euclidean")
 #
 # Trains on all of ../shared/corpora/text (char2vec_corpus.py extracts the running text; gyro
@@ -22,7 +23,8 @@ EPOCHS=${EPOCHS:-5}
 DIM=${DIM:-100}
 THREADS=${THREADS:-2}
 LINES=${LINES:-0}
-UPDATES=${UPDATES:-batch}
+UPDATES=${UPDATES:-pair}
+SHARE=${SHARE:-0}
 GEOMETRIES=${GEOMETRIES:-hyperbolic euclidean}
 mkdir -p "$WORK"
 [ -x "$GYRO" ] || { echo "build gyro first ($GYRO)"; exit 1; }
@@ -38,7 +40,7 @@ echo "corpus: $(wc -l < "$input") documents; dim $DIM, $EPOCHS epochs, $THREADS 
 printf '\n| geometry | update | file | rho | covered / pairs |\n|---|---|---|---|---|\n'
 for u in $UPDATES; do
   for g in $GEOMETRIES; do
-    nice "$GYRO" char2vec train --geometry "$g" --update "$u" --dim "$DIM" --window 5 --negatives 5 --sample 1e-4 \
+    nice "$GYRO" char2vec train --geometry "$g" --update "$u" --share "$SHARE" --dim "$DIM" --window 5 --negatives 5 --sample 1e-4 \
       --min-count 5 --epochs "$EPOCHS" --threads "$THREADS" --checkpoint-every 0 \
       -o "$WORK/quality.$g.$u" "$input" 2> "$WORK/quality.$g.$u.log"
     grep "^Wrote" "$WORK/quality.$g.$u.log" | sed "s/^/[$g, $u] /" >&2

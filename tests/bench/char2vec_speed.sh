@@ -3,8 +3,10 @@
 #
 #   tests/bench/char2vec_speed.sh [RUNS]        (default 3 runs; EPOCHS=1 by default)
 #   env: GYRO (binary), W2V (word2vec binary), WORK (scratch dir), EPOCHS, LINES (use only the
-#        first LINES documents), TOOLS (default "gyro gyro-pair gyro-euclidean word2vec"; gyro is
-#        the default window update with shared negatives, gyro-pair the per-pair one, --update pair),
+#        first LINES documents), TOOLS (default "gyro gyro-batch gyro-euclidean word2vec"; gyro is
+#        the default per-pair update (--update pair), gyro-batch the window update with one draw
+#        of negatives for the whole window (--update batch --share 0, pWord2Vec's HogBatch),
+#        gyro-share2 the window update with negatives shared by 2 contexts (--share 2)),
 #        THREADS (default "1 2")
 #
 # The corpus is all of ../shared/corpora/text turned into plain lines (char2vec_corpus.py), then
@@ -30,7 +32,7 @@ WORK=${WORK:-/tmp/gyro-bench-char2vec}
 RUNS=${1:-3}
 EPOCHS=${EPOCHS:-1}
 LINES=${LINES:-0}
-TOOLS=${TOOLS:-gyro gyro-pair gyro-euclidean word2vec}
+TOOLS=${TOOLS:-gyro gyro-batch gyro-euclidean word2vec}
 THREADS=${THREADS:-1 2}
 PY=/usr/bin/python3
 mkdir -p "$WORK"
@@ -64,8 +66,8 @@ echo "corpus: $tokens characters in $lines documents of shared/corpora/text (LIN
 
 median() { sort -g | awk '{a[NR]=$1} END{ if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }
 
-run_gyro() { # threads geometry update
-  /usr/bin/time -f "%e %M %U %S" -o "$WORK/time" nice "$GYRO" char2vec train --geometry "$2" --update "$3" --dim 100 \
+run_gyro() { # threads geometry update share
+  /usr/bin/time -f "%e %M %U %S" -o "$WORK/time" nice "$GYRO" char2vec train --geometry "$2" --update "$3" --share "$4" --dim 100 \
     --window 5 --negatives 5 --sample 1e-4 --min-count 5 --epochs "$EPOCHS" --threads "$1" \
     --checkpoint-every 0 -o "$WORK/gyro.tab" "$WORK/tokens.txt" 2> "$WORK/log" > /dev/null
   read -r wall rss usr sys < "$WORK/time"
@@ -90,9 +92,10 @@ for r in $(seq 1 "$RUNS"); do
   for t in $THREADS; do
     for tool in $TOOLS; do
       case $tool in
-        gyro) set -- $(run_gyro "$t" hyperbolic batch) ;;
-        gyro-pair) set -- $(run_gyro "$t" hyperbolic pair) ;;
-        gyro-euclidean) set -- $(run_gyro "$t" euclidean batch) ;;
+        gyro) set -- $(run_gyro "$t" hyperbolic pair 0) ;;
+        gyro-batch) set -- $(run_gyro "$t" hyperbolic batch 0) ;;
+        gyro-share2) set -- $(run_gyro "$t" hyperbolic batch 2) ;;
+        gyro-euclidean) set -- $(run_gyro "$t" euclidean pair 0) ;;
         word2vec) set -- $(run_w2v "$t") ;;
       esac
       WALL[$tool,$t]+="$1 "; RSS[$tool,$t]+="$2 "; OWN[$tool,$t]+="$3 "; CPU[$tool,$t]+="$5 "
@@ -116,9 +119,9 @@ for tool in $TOOLS; do
 done
 echo
 for t in $THREADS; do
-  eval "g=\${E_gyro_$t:-0} w=\${E_word2vec_$t:-0} gc=\${C_gyro_$t:-0} wc=\${C_word2vec_$t:-0} pc=\${C_gyro_pair_$t:-0}"
+  eval "g=\${E_gyro_$t:-0} w=\${E_word2vec_$t:-0} gc=\${C_gyro_$t:-0} wc=\${C_word2vec_$t:-0} bc=\${C_gyro_batch_$t:-0}"
   awk -v g="$g" -v w="$w" -v gc="$gc" -v wc="$wc" -v t="$t" 'BEGIN{ if (w > 0 && wc > 0) printf "threads %d: gyro/word2vec tokens/s/thread %.2f (wall), %.2f (CPU)\n", t, g/w, gc/wc}'
-  awk -v pc="$pc" -v gc="$gc" -v wc="$wc" -v t="$t" 'BEGIN{ if (pc > 0 && wc > 0) printf "threads %d: gyro --update pair/word2vec %.2f (CPU); window update/pair update %.2f (CPU)\n", t, pc/wc, gc/pc}'
+  awk -v bc="$bc" -v gc="$gc" -v wc="$wc" -v t="$t" 'BEGIN{ if (bc > 0 && wc > 0) printf "threads %d: gyro --update batch/word2vec %.2f (CPU)\n", t, bc/wc; if (bc > 0 && gc > 0) printf "threads %d: --update batch/--update pair %.2f (CPU)\n", t, bc/gc}'
 done
 eval "g1=\${E_gyro_1:-0} g2=\${E_gyro_2:-0}"
-awk -v a="$g1" -v b="$g2" 'BEGIN{ if (a > 0) printf "gyro scaling 1 -> 2 threads: %.2fx total throughput (wall)\n", 2*b/a}'
+awk -v a="$g1" -v b="$g2" 'BEGIN{ if (a > 0 && b > 0) printf "gyro scaling 1 -> 2 threads: %.2fx total throughput (wall)\n", 2*b/a}'
