@@ -58,8 +58,9 @@ typedef enum gyro_c2v_update {
                                      * fastText's loop) */
     GYRO_C2V_UPDATE_BATCH = 1       /* negatives shared across the window, the window's scores and
                                      * gradients as small matrix products, one step per row
-                                     * (embeddings/sgns_batch.h; pWord2Vec's HogBatch): 2.4× faster
-                                     * per CPU-second, ρ 0.02-0.035 lower at equal epochs (README) */
+                                     * (embeddings/sgns_batch.h; pWord2Vec's HogBatch): 3.8× the
+                                     * tokens per CPU-second, ρ 0.02-0.035 lower at equal epochs
+                                     * for the whole window (README) */
 } gyro_c2v_update;
 
 typedef struct gyro_c2v_run {
