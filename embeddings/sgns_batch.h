@@ -23,7 +23,7 @@
  * (Nickel & Kiela 2018, §3 and eq. 9): project onto its tangent space, clip to max_step, exp
  * map, re-project x₀ = √(1 + |x_s|²) — gyro_lorentz_skipgram_step_centre_f32 with h = its row of
  * H_U or H_V (the centre step of the per-pair update, whose h is Σ_t g_t v_t over one pair's
- * targets). Euclidean: x += lr·h. Rows are distinct within U and within V, and U and V lie in
+ * targets; AVX2 builds run the same formula in sgns_batch.c with 8-float loads and FMA). Euclidean: x += lr·h. Rows are distinct within U and within V, and U and V lie in
  * different tables, so every row is read before it is written and written once: the update is
  * the simultaneous (Jacobi) step of the window's loss, which the per-pair update approximates by
  * a Gauss–Seidel sweep.
