@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "embeddings/sgns.h"
+#include "embeddings/sgns_batch.h"
 #include "models/core/progress.h"
 #include "models/hyp/lorentz.h"
 #include "models/hyp/lorentz_skipgram.h"
@@ -39,6 +40,8 @@ typedef struct shared {
     pthread_mutex_t mu;
     pthread_cond_t cv_main, cv_work;
     int n_paused, n_done;
+    int update;                   /* gyro_c2v_update of the run */
+    int share;                    /* its share (gyro_c2v_run) */
     gyro_status err;
     char errmsg[1024];
 } shared;
@@ -51,6 +54,7 @@ typedef struct worker {
     float *h;                     /* (row) gradient of the centre */
     uint32_t *buf;                /* (READ_BUF) ids */
     uint32_t *sent;               /* (GYRO_C2V_MAX_SENTENCE) kept ids of a sentence */
+    gyro_sgns_batch batch;        /* scratch of the window update (GYRO_C2V_UPDATE_BATCH) */
     _Atomic double loss;          /* published loss sum and pair count (owner writes) */
     _Atomic uint64_t pairs;
     char pad[64];
@@ -94,6 +98,7 @@ typedef struct sgns_step {
     const uint32_t *neg;          /* negative table, neg_mask + 1 entries */
     uint32_t neg_mask;
     int row, window, nneg, hyp;
+    int share;                    /* contexts sharing one draw of negatives (batch update, >= 1) */
     double theta, max_step;       /* shift of the score (0 in Euclidean space); clip of a step */
 } sgns_step;
 
@@ -260,6 +265,50 @@ static int train_sentence(wrun *r, const uint32_t *sent, int len, double lr)
     return bad;
 }
 
+/* The same pairs, window by window with shared negatives (sgns_batch.h): for centre i, its
+ * contexts' rows of the centre table against the rows of i and of nneg negatives in the context
+ * table — word2vec's and pWord2Vec's orientation, which visits the same (centre-table,
+ * context-table) pairs in distribution as the per-pair loop. The contexts go in groups of
+ * `share` consecutive ones (gyro_c2v_run.share resolved: 2 × window is all of it), each group with its own draw of
+ * negatives (a draw equal to i skipped) and one window update. The random draws: one window per
+ * centre, then each group's negatives. Returns 0, or 1 on a non-finite value. */
+static int train_sentence_batch(wrun *r, const uint32_t *sent, int len, double lr)
+{
+    const sgns_step k = r->k;
+    gyro_sgns_batch *b = &r->w->batch;
+    gyro_rng rng = r->st.rng;
+    double loss = r->loss;
+    uint64_t pairs = r->pairs;
+    const int share = k.share;
+    int bad = 0;
+    for (int i = 0; i < len && !bad; i++) {
+        int wdw = 1 + (int)gyro_rng_below(&rng, (uint32_t)k.window);
+        int j0 = i - wdw < 0 ? 0 : i - wdw, j1 = i + wdw >= len ? len - 1 : i + wdw;
+        int j = j0;
+        while (j <= j1 && !bad) {
+            gyro_sgns_batch_clear(b);
+            int n = 0;
+            for (; j <= j1 && n < share; j++)
+                if (j != i) {
+                    gyro_sgns_batch_add_u(b, k.in + (size_t)sent[j] * k.row);
+                    n++;
+                }
+            if (n == 0) break; /* only i was left */
+            gyro_sgns_batch_add_v(b, k.out + (size_t)sent[i] * k.row);
+            for (int d = 0; d < k.nneg; d++) {
+                uint32_t t = k.neg[(uint32_t)(gyro_rng_next(&rng) >> 32) & k.neg_mask];
+                gyro_sgns_batch_add_v(b, k.out + (size_t)t * k.row);
+            }
+            bad = gyro_sgns_batch_step(b, lr, &loss);
+            if (!bad) pairs += (uint64_t)n;
+        }
+    }
+    r->st.rng = rng;
+    r->loss = loss;
+    r->pairs = pairs;
+    return bad;
+}
+
 /* Set up a worker's run from the model: its shard and the state saved for it (a position
  * outside the shard starts at its beginning). */
 static void wrun_init(wrun *r, worker *w)
@@ -273,6 +322,7 @@ static void wrun_init(wrun *r, worker *w)
                       .max_step = m->opt.max_step}};
     r->k.theta = r->k.hyp ? m->opt.theta : 0.0;
     gyro_c2v_shard(m, sh->rank, w->id, &r->begin, &r->end);
+    r->k.share = sh->share;
     if (r->st.pos < r->begin || r->st.pos >= r->end) r->st.pos = r->begin;
     r->buf_start = r->st.pos;
 }
@@ -294,7 +344,8 @@ static void *worker_main(void *arg)
         }
         int len = read_sentence(&r);
         if (len < 0) break;
-        if (train_sentence(&r, r.w->sent, len, sentence_lr(&r))) {
+        if ((sh->update == GYRO_C2V_UPDATE_BATCH ? train_sentence_batch : train_sentence)(&r, r.w->sent, len,
+                                                                                      sentence_lr(&r))) {
             char msg[512];
             snprintf(msg, sizeof msg, "the loss became NaN or a vector overflowed (thread %d, epoch %u, "
                      "learning rate %.6g): try a lower --lr or --max-step", r.w->id, r.st.epoch + 1, r.m->opt.lr);
@@ -420,6 +471,8 @@ static gyro_status train_setup(gyro_c2v_model *m, const gyro_corpus *c, const gy
         ws[t].buf = malloc(READ_BUF * sizeof *ws[t].buf);
         ws[t].sent = malloc(GYRO_C2V_MAX_SENTENCE * sizeof *ws[t].sent);
         if (!ws[t].h || !ws[t].buf || !ws[t].sent) s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+        if (!s) s = gyro_sgns_batch_init(&ws[t].batch, &sh->tab, 2 * m->opt.window, 1 + m->opt.negatives, m->row,
+                                         m->opt.geometry == GYRO_C2V_HYPERBOLIC, m->opt.theta, m->opt.max_step);
     }
     return s;
 }
@@ -430,6 +483,7 @@ static void train_free(shared *sh, worker *ws, int T)
         free(ws[t].h);
         free(ws[t].buf);
         free(ws[t].sent);
+        gyro_sgns_batch_free(&ws[t].batch);
     }
     free(ws);
     free(sh->keep);
@@ -726,6 +780,8 @@ gyro_status gyro_c2v_train(gyro_c2v_model *m, const gyro_corpus *c, const gyro_c
     if (!sh) return s;
     gyro_c2v_sync cs = {0};
     if (!s && sy) s = gyro_c2v_sync_init(&cs, sy, run->combine, m);
+    sh->update = run->update;
+    sh->share = run->share <= 0 || run->share > 2 * m->opt.window ? 2 * m->opt.window : run->share;
     monitor mo = {.run = run, .lw = {.shown = NAN}};
     gyro_progress_init(&mo.prog, "chars/sec/thread", run->quiet);
     const double cpu0 = process_cpu();

@@ -1,9 +1,11 @@
 /* check_char2vec.c — Check suite for the char2vec trainer (its hyperbolic update is a math-core
- * op, tested in check_hyp_props and check_hyp_grad): the sigmoid tables, training on a synthetic
- * two-topic corpus (loss falls, topics separate, rows stay on the hyperboloid, runs are reproducible),
- * checkpoints (round trip, truncation, corruption, foreign files), and training split over two
- * ranks through the collective hook (models/core/sync.h) implemented here by two threads of one
- * process, so that the protocol is tested without MPI. */
+ * op, tested in check_hyp_props and check_hyp_grad): the sigmoid tables, the window update with
+ * shared negatives (sgns_batch.h) against the per-pair kernels and a double-precision reference,
+ * its gradient by finite differences, training on a synthetic two-topic corpus (loss falls, topics
+ * separate, rows stay on the hyperboloid, runs are reproducible), checkpoints (round trip,
+ * truncation, corruption, foreign files), and training split over two ranks through the
+ * collective hook (models/core/sync.h) implemented here by two threads of one process, so that
+ * the protocol is tested without MPI. */
 #include <check.h>
 #include <math.h>
 #include <pthread.h>
@@ -16,6 +18,7 @@
 #include "embeddings/corpus.h"
 #include "embeddings/neighbors.h"
 #include "embeddings/sgns.h"
+#include "embeddings/sgns_batch.h"
 #include "models/core/rng.h"
 #include "models/hyp/lorentz.h"
 #include "pipeline/corpus_input.h"
@@ -38,6 +41,306 @@ START_TEST(test_sigmoid_table)
     }
     ck_assert_double_lt(worst, 2e-3);
     ck_assert_double_lt(worst_loss, 1e-2);
+}
+END_TEST
+
+/* ---- the window update with shared negatives (sgns_batch.h) ---------------------------------- */
+
+enum { BROW = 16, BDIM = 9 }; /* padded row of a point of H^9: 10 used coordinates */
+
+/* n random points of H^BDIM in padded rows (spatial coordinates uniform in ±scale). */
+static float *random_points(gyro_rng *r, int n, double scale)
+{
+    float *x = gyro_c2v_rows_alloc(n, BROW);
+    ck_assert_ptr_nonnull(x);
+    for (int k = 0; k < n; k++) {
+        float *p = x + (size_t)k * BROW;
+        double ss = 0;
+        for (int i = 1; i <= BDIM; i++) {
+            p[i] = (float)(scale * (2.0 * gyro_rng_uniform(r) - 1.0));
+            ss += (double)p[i] * p[i];
+        }
+        p[0] = (float)sqrt(1.0 + ss);
+    }
+    return x;
+}
+
+/* ⟨x,y⟩_L in double over the used coordinates (hyp) or the dot product. */
+static double ref_inner(const float *x, const float *y, int hyp)
+{
+    double s = hyp ? -(double)x[0] * y[0] : (double)x[0] * y[0];
+    for (int i = 1; i <= BDIM; i++) s += (double)x[i] * y[i];
+    return s;
+}
+
+/* max |⟨x,x⟩_L + 1| over n rows, and whether their padding is still zero. */
+static double manifold_error(const float *x, int n, int *pad_ok)
+{
+    double worst = 0;
+    for (int k = 0; k < n; k++) {
+        const float *p = x + (size_t)k * BROW;
+        double e = fabs(ref_inner(p, p, 1) + 1.0);
+        if (e > worst) worst = e;
+        for (int i = BDIM + 1; i < BROW; i++)
+            if (p[i] != 0.0f) *pad_ok = 0;
+    }
+    return worst;
+}
+
+static double max_abs_diff(const float *a, const float *b, int n)
+{
+    double w = 0;
+    for (int i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]);
+        if (d > w) w = d;
+    }
+    return w;
+}
+
+/* One context and distinct targets: the window update is the per-pair update of train_pair
+ * (step_target for each target with the centre's old row, then step_centre along Σ g v_old):
+ * the same steps, so the rows agree to float rounding. */
+START_TEST(test_batch_one_context_equals_pair)
+{
+    gyro_sgns_tables tab;
+    gyro_sgns_tables_init(&tab);
+    gyro_rng r;
+    gyro_rng_seed(&r, 5);
+    for (int hyp = 1; hyp >= 0; hyp--) {
+        const int nt = 6;
+        float *u = random_points(&r, 1, 0.6), *v = random_points(&r, nt, 0.6);
+        float *u2 = gyro_c2v_rows_alloc(1, BROW), *v2 = gyro_c2v_rows_alloc(nt, BROW), *h = gyro_c2v_rows_alloc(1, BROW);
+        memcpy(u2, u, BROW * sizeof *u);
+        memcpy(v2, v, (size_t)nt * BROW * sizeof *v);
+        const double lr = 0.3, theta = hyp ? 3.0 : 0.0, max_step = 1.0;
+        /* the per-pair update, as train_pair runs it */
+        double loss_pair = 0;
+        for (int t = 0; t < nt; t++) {
+            float *vt = v2 + (size_t)t * BROW;
+            double s = hyp ? gyro_lorentz_padded_inner_f32(u2, vt, BROW) : gyro_sgns_dot(u2, vt, BROW), l;
+            double g = (t == 0) - gyro_sgns_sigmoid(&tab, s + theta, t == 0, &l);
+            loss_pair += l;
+            if (hyp) gyro_lorentz_skipgram_step_target_f32(h, vt, u2, s, g, lr, max_step, BROW);
+            else gyro_sgns_euc_target(h, vt, u2, g, lr, BROW);
+        }
+        if (hyp) gyro_lorentz_skipgram_step_centre_f32(u2, h, lr, max_step, BROW);
+        else gyro_sgns_euc_centre(u2, h, lr, BROW);
+        /* the window update */
+        gyro_sgns_batch b;
+        ck_assert_int_eq(gyro_sgns_batch_init(&b, &tab, 4, 8, BROW, hyp, theta, max_step), GYRO_OK);
+        gyro_sgns_batch_clear(&b);
+        gyro_sgns_batch_add_u(&b, u);
+        for (int t = 0; t < nt; t++) ck_assert_int_eq(gyro_sgns_batch_add_v(&b, v + (size_t)t * BROW), 1);
+        double loss = 0;
+        ck_assert_int_eq(gyro_sgns_batch_step(&b, lr, &loss), 0);
+        ck_assert_double_eq_tol(loss, loss_pair, 1e-5 * (1 + loss_pair));
+        double du = max_abs_diff(u, u2, BROW), dv = max_abs_diff(v, v2, nt * BROW);
+        ck_assert_msg(du < 2e-6 && dv < 2e-6, "hyp %d: centre differs by %g, targets by %g", hyp, du, dv);
+        if (hyp) {
+            int pad = 1;
+            ck_assert_double_lt(manifold_error(u, 1, &pad), 1e-5);
+            ck_assert_double_lt(manifold_error(v, nt, &pad), 1e-5);
+            ck_assert(pad);
+        }
+        gyro_sgns_batch_free(&b);
+        free(u); free(v); free(u2); free(v2); free(h);
+    }
+}
+END_TEST
+
+/* A window of several contexts (one character twice) against the formulas in double, pair by
+ * pair: S_ct = ⟨u_c,v_t⟩_L, W_ct = y_t − σ(S_ct + θ) for each (context occurrence, target
+ * occurrence), h_c = Σ W v_t, h_t = Σ W u_c from the rows before the window, then one
+ * step_centre per distinct row. Negatives: a repeated draw counts twice, a draw equal to the
+ * positive is skipped. */
+START_TEST(test_batch_matches_pair_reference)
+{
+    gyro_sgns_tables tab;
+    gyro_sgns_tables_init(&tab);
+    gyro_rng r;
+    gyro_rng_seed(&r, 9);
+    for (int hyp = 1; hyp >= 0; hyp--) {
+        enum { NU = 4, NV = 4 };
+        float *u = random_points(&r, NU, 0.5), *v = random_points(&r, NV, 0.5);
+        /* contexts as drawn: rows 0 1 2 1 3; targets: positive 0, negatives 1 2 1 0(skipped) 3 */
+        const int ctx[] = {0, 1, 2, 1, 3}, tgt[] = {0, 1, 2, 1, 0, 3};
+        const int nctx = 5, ntgt = 6;
+        const double lr = 0.2, theta = hyp ? 3.0 : 0.0, max_step = 0.5;
+        double hu[NU][BROW] = {{0}}, hv[NV][BROW] = {{0}}, loss_ref = 0;
+        for (int a = 0; a < nctx; a++)
+            for (int k = 0; k < ntgt; k++) {
+                if (k > 0 && tgt[k] == tgt[0]) continue;
+                const float *uc = u + (size_t)ctx[a] * BROW, *vt = v + (size_t)tgt[k] * BROW;
+                double s = ref_inner(uc, vt, hyp), l;
+                double g = (k == 0) - gyro_sgns_sigmoid(&tab, s + theta, k == 0, &l);
+                loss_ref += l;
+                for (int i = 0; i < BROW; i++) {
+                    hu[ctx[a]][i] += g * vt[i];
+                    hv[tgt[k]][i] += g * uc[i];
+                }
+            }
+        float *u_ref = gyro_c2v_rows_alloc(NU, BROW), *v_ref = gyro_c2v_rows_alloc(NV, BROW), *h = gyro_c2v_rows_alloc(1, BROW);
+        memcpy(u_ref, u, (size_t)NU * BROW * sizeof *u);
+        memcpy(v_ref, v, (size_t)NV * BROW * sizeof *v);
+        for (int k = 0; k < NU + NV; k++) {
+            float *x = k < NU ? u_ref + (size_t)k * BROW : v_ref + (size_t)(k - NU) * BROW;
+            const double *hd = k < NU ? hu[k] : hv[k - NU];
+            for (int i = 0; i < BROW; i++) h[i] = (float)hd[i];
+            if (hyp) gyro_lorentz_skipgram_step_centre_f32(x, h, lr, max_step, BROW);
+            else gyro_sgns_euc_centre(x, h, lr, BROW);
+        }
+        gyro_sgns_batch b;
+        ck_assert_int_eq(gyro_sgns_batch_init(&b, &tab, nctx, ntgt, BROW, hyp, theta, max_step), GYRO_OK);
+        gyro_sgns_batch_clear(&b);
+        for (int a = 0; a < nctx; a++) gyro_sgns_batch_add_u(&b, u + (size_t)ctx[a] * BROW);
+        int counted = 0;
+        for (int k = 0; k < ntgt; k++) counted += gyro_sgns_batch_add_v(&b, v + (size_t)tgt[k] * BROW);
+        ck_assert_int_eq(counted, 5);
+        ck_assert_int_eq(b.nu, NU);
+        ck_assert_int_eq(b.nv, NV);
+        double loss = 0;
+        ck_assert_int_eq(gyro_sgns_batch_step(&b, lr, &loss), 0);
+        ck_assert_double_eq_tol(loss, loss_ref, 1e-5 * (1 + loss_ref));
+        double du = max_abs_diff(u, u_ref, NU * BROW), dv = max_abs_diff(v, v_ref, NV * BROW);
+        ck_assert_msg(du < 5e-6 && dv < 5e-6, "hyp %d: contexts differ by %g, targets by %g", hyp, du, dv);
+        if (hyp) {
+            int pad = 1;
+            ck_assert_double_lt(manifold_error(u, NU, &pad), 1e-5);
+            ck_assert_double_lt(manifold_error(v, NV, &pad), 1e-5);
+            ck_assert(pad);
+        }
+        gyro_sgns_batch_free(&b);
+        free(u); free(v); free(u_ref); free(v_ref); free(h);
+    }
+}
+END_TEST
+
+/* Every window shape of the register blocks (2 × 4 and its edges): nu distinct contexts, nv
+ * distinct targets, against the same double reference. */
+START_TEST(test_batch_shapes)
+{
+    gyro_sgns_tables tab;
+    gyro_sgns_tables_init(&tab);
+    gyro_rng r;
+    gyro_rng_seed(&r, 21);
+    for (int hyp = 1; hyp >= 0; hyp--)
+        for (int nu = 1; nu <= 5; nu++)
+            for (int nv = 1; nv <= 7; nv++) {
+                float *u = random_points(&r, nu, 0.5), *v = random_points(&r, nv, 0.5);
+                float *u_ref = gyro_c2v_rows_alloc(nu, BROW), *v_ref = gyro_c2v_rows_alloc(nv, BROW);
+                float *h = gyro_c2v_rows_alloc(nu + nv, BROW);
+                memcpy(u_ref, u, (size_t)nu * BROW * sizeof *u);
+                memcpy(v_ref, v, (size_t)nv * BROW * sizeof *v);
+                const double lr = 0.2, theta = hyp ? 3.0 : 0.0, max_step = 0.5;
+                double loss_ref = 0;
+                double hd[12][BROW];
+                memset(hd, 0, sizeof hd);
+                for (int c = 0; c < nu; c++)
+                    for (int t = 0; t < nv; t++) {
+                        const float *uc = u + (size_t)c * BROW, *vt = v + (size_t)t * BROW;
+                        double s = ref_inner(uc, vt, hyp), l;
+                        double g = (t == 0) - gyro_sgns_sigmoid(&tab, s + theta, t == 0, &l);
+                        loss_ref += l;
+                        for (int i = 0; i < BROW; i++) {
+                            hd[c][i] += g * vt[i];
+                            hd[nu + t][i] += g * uc[i];
+                        }
+                    }
+                for (int k = 0; k < nu + nv; k++) {
+                    float *x = k < nu ? u_ref + (size_t)k * BROW : v_ref + (size_t)(k - nu) * BROW;
+                    for (int i = 0; i < BROW; i++) h[i] = (float)hd[k][i];
+                    if (hyp) gyro_lorentz_skipgram_step_centre_f32(x, h, lr, max_step, BROW);
+                    else gyro_sgns_euc_centre(x, h, lr, BROW);
+                }
+                gyro_sgns_batch b;
+                ck_assert_int_eq(gyro_sgns_batch_init(&b, &tab, nu, nv, BROW, hyp, theta, max_step), GYRO_OK);
+                gyro_sgns_batch_clear(&b);
+                for (int c = 0; c < nu; c++) gyro_sgns_batch_add_u(&b, u + (size_t)c * BROW);
+                for (int t = 0; t < nv; t++) gyro_sgns_batch_add_v(&b, v + (size_t)t * BROW);
+                double loss = 0;
+                ck_assert_int_eq(gyro_sgns_batch_step(&b, lr, &loss), 0);
+                ck_assert_double_eq_tol(loss, loss_ref, 1e-5 * (1 + loss_ref));
+                double du = max_abs_diff(u, u_ref, nu * BROW), dv = max_abs_diff(v, v_ref, nv * BROW);
+                ck_assert_msg(du < 5e-6 && dv < 5e-6, "hyp %d nu %d nv %d: contexts differ by %g, targets by %g",
+                              hyp, nu, nv, du, dv);
+                gyro_sgns_batch_free(&b);
+                free(u); free(v); free(u_ref); free(v_ref); free(h);
+            }
+}
+END_TEST
+
+/* The window's loss L(U, V) = Σ m n ℓ(S_ct + θ) with the exact log-sigmoid, in double. */
+static double window_loss(const gyro_sgns_batch *b, double theta, int hyp)
+{
+    double L = 0;
+    for (int c = 0; c < b->nu; c++)
+        for (int t = 0; t < b->nv; t++) {
+            double x = ref_inner(b->u[c], b->v[t], hyp) + theta, xs = t == 0 ? x : -x;
+            L += b->mu[c] * b->nvc[t] * (xs > 0 ? log1p(exp(-xs)) : -xs + log1p(exp(xs)));
+        }
+    return L;
+}
+
+/* The products of the window update are the gradient of its loss: with lr → 0 the rows do not
+ * move (a zero step, max_step 0 off), and H_U, H_V left in the scratch equal −J ∂L/∂u_c and
+ * −J ∂L/∂v_t by central differences (J = diag(−1, 1, …) on the hyperboloid, I in Euclidean
+ * space), up to the sigmoid table's error (< 2e-3 per score, test_sigmoid_table), weighted by
+ * the row entries it multiplies. */
+START_TEST(test_batch_gradient_finite_differences)
+{
+    gyro_sgns_tables tab;
+    gyro_sgns_tables_init(&tab);
+    gyro_rng r;
+    gyro_rng_seed(&r, 13);
+    for (int hyp = 1; hyp >= 0; hyp--) {
+        enum { NU = 3, NV = 4 };
+        float *u = random_points(&r, NU, 0.7), *v = random_points(&r, NV, 0.7);
+        const double theta = hyp ? 3.0 : 0.0;
+        gyro_sgns_batch b;
+        ck_assert_int_eq(gyro_sgns_batch_init(&b, &tab, NU + 1, NV + 1, BROW, hyp, theta, 0.0), GYRO_OK);
+        gyro_sgns_batch_clear(&b);
+        for (int c = 0; c < NU; c++) gyro_sgns_batch_add_u(&b, u + (size_t)c * BROW);
+        gyro_sgns_batch_add_u(&b, u + BROW); /* context 1 twice */
+        for (int t = 0; t < NV; t++) gyro_sgns_batch_add_v(&b, v + (size_t)t * BROW);
+        gyro_sgns_batch_add_v(&b, v + 2 * BROW); /* negative 2 twice */
+        double loss = 0;
+        ck_assert_int_eq(gyro_sgns_batch_step(&b, 0.0, &loss), 0);
+        /* the table's −log σ is off by at most 0.004 per score (index rounding 1/256, slope ≤ 1) */
+        double scores = 0;
+        for (int c = 0; c < b.nu; c++)
+            for (int t = 0; t < b.nv; t++) scores += b.mu[c] * b.nvc[t];
+        ck_assert_double_eq_tol(loss, window_loss(&b, theta, hyp), 0.004 * scores);
+        const double eps = 1e-3;
+        for (int side = 0; side < 2; side++) {
+            const int n = side ? b.nv : b.nu;
+            for (int k = 0; k < n; k++) {
+                float *x = side ? b.v[k] : b.u[k];
+                const float *hrow = (side ? b.hv : b.hu) + (size_t)k * BROW;
+                /* tolerance: table error 2e-3 times Σ over the partners of m·n·|partner_i| */
+                for (int i = 0; i <= BDIM; i++) {
+                    double tol = 1e-4;
+                    for (int o = 0; o < (side ? b.nu : b.nv); o++) {
+                        const float *y = side ? b.u[o] : b.v[o];
+                        tol += 2e-3 * b.mu[side ? o : k] * b.nvc[side ? k : o] * fabs((double)y[i]);
+                    }
+                    /* central differences on a double copy of the coordinate (float rows) */
+                    float keep = x[i];
+                    x[i] = (float)(keep + eps);
+                    double lp = window_loss(&b, theta, hyp), xp = x[i];
+                    x[i] = (float)(keep - eps);
+                    double lm = window_loss(&b, theta, hyp), xm = x[i];
+                    x[i] = keep;
+                    double dL = (lp - lm) / (xp - xm);
+                    double want = -(hyp && i == 0 ? -1.0 : 1.0) * dL; /* −J ∂L/∂x */
+                    double e = fabs(hrow[i] - want);
+                    ck_assert_msg(e < tol, "hyp %d side %d row %d coord %d: H %g, -J dL/dx %g", hyp, side, k,
+                                  i, hrow[i], want);
+                }
+            }
+        }
+        gyro_sgns_batch_free(&b);
+        free(u); free(v);
+    }
 }
 END_TEST
 
@@ -78,6 +381,9 @@ static void write_corpus(const char *path, int docs)
     fclose(f);
 }
 
+static int train_update = GYRO_C2V_UPDATE_PAIR; /* the --update and --share of train_model */
+static int train_share = 0;
+
 static gyro_status train_model(gyro_c2v_model *m, gyro_corpus *c, int threads, int geometry,
                                gyro_c2v_report *rep)
 {
@@ -100,7 +406,7 @@ static gyro_status train_model(gyro_c2v_model *m, gyro_corpus *c, int threads, i
     o.geometry = geometry;
     ck_assert_int_eq(gyro_c2v_model_init(m, &o, &v, c->n_ids, c->n_tokens), GYRO_OK);
     gyro_vocab_free(&v);
-    gyro_c2v_run run = {.quiet = 1};
+    gyro_c2v_run run = {.quiet = 1, .update = train_update, .share = train_share};
     return gyro_c2v_train(m, c, &run, rep);
 }
 
@@ -119,8 +425,9 @@ static double mean_distance(const gyro_embedding_table *t, int same)
     return sum / n;
 }
 
-static void check_topics(int threads, int geometry)
+static void check_topics(int threads, int geometry, int update)
 {
+    train_update = update;
     gyro_c2v_model m;
     gyro_corpus c;
     gyro_c2v_report rep;
@@ -140,11 +447,25 @@ static void check_topics(int threads, int geometry)
     gyro_c2v_model_free(&m);
 }
 
-START_TEST(test_topics_hyperbolic_1_thread) { check_topics(1, GYRO_C2V_HYPERBOLIC); }
+START_TEST(test_topics_hyperbolic_1_thread) { check_topics(1, GYRO_C2V_HYPERBOLIC, GYRO_C2V_UPDATE_PAIR); }
 END_TEST
-START_TEST(test_topics_hyperbolic_2_threads) { check_topics(2, GYRO_C2V_HYPERBOLIC); }
+START_TEST(test_topics_hyperbolic_2_threads) { check_topics(2, GYRO_C2V_HYPERBOLIC, GYRO_C2V_UPDATE_PAIR); }
 END_TEST
-START_TEST(test_topics_euclidean) { check_topics(1, GYRO_C2V_EUCLIDEAN); }
+START_TEST(test_topics_euclidean) { check_topics(1, GYRO_C2V_EUCLIDEAN, GYRO_C2V_UPDATE_PAIR); }
+END_TEST
+/* --update batch, negatives shared by the whole window (share 0) or by 3 contexts */
+START_TEST(test_topics_hyperbolic_batch_1_thread) { check_topics(1, GYRO_C2V_HYPERBOLIC, GYRO_C2V_UPDATE_BATCH); }
+END_TEST
+START_TEST(test_topics_hyperbolic_batch_2_threads) { check_topics(2, GYRO_C2V_HYPERBOLIC, GYRO_C2V_UPDATE_BATCH); }
+END_TEST
+START_TEST(test_topics_euclidean_batch) { check_topics(2, GYRO_C2V_EUCLIDEAN, GYRO_C2V_UPDATE_BATCH); }
+END_TEST
+START_TEST(test_topics_hyperbolic_batch_share_3)
+{
+    train_share = 3;
+    check_topics(1, GYRO_C2V_HYPERBOLIC, GYRO_C2V_UPDATE_BATCH);
+    train_share = 0;
+}
 END_TEST
 
 START_TEST(test_reproducible_single_thread)
@@ -610,6 +931,10 @@ static Suite *suite(void)
     Suite *s = suite_create("char2vec");
     TCase *k = tcase_create("kernels");
     tcase_add_test(k, test_sigmoid_table);
+    tcase_add_test(k, test_batch_one_context_equals_pair);
+    tcase_add_test(k, test_batch_matches_pair_reference);
+    tcase_add_test(k, test_batch_shapes);
+    tcase_add_test(k, test_batch_gradient_finite_differences);
     tcase_add_test(k, test_bad_inputs);
     tcase_add_test(k, test_resume_options);
     suite_add_tcase(s, k);
@@ -619,6 +944,10 @@ static Suite *suite(void)
     tcase_add_test(t, test_topics_hyperbolic_1_thread);
     tcase_add_test(t, test_topics_hyperbolic_2_threads);
     tcase_add_test(t, test_topics_euclidean);
+    tcase_add_test(t, test_topics_hyperbolic_batch_1_thread);
+    tcase_add_test(t, test_topics_hyperbolic_batch_2_threads);
+    tcase_add_test(t, test_topics_euclidean_batch);
+    tcase_add_test(t, test_topics_hyperbolic_batch_share_3);
     tcase_add_test(t, test_reproducible_single_thread);
     tcase_add_test(t, test_stop_flag_interrupts);
     tcase_add_test(t, test_checkpoint_round_trip_and_damage);

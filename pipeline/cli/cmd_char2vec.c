@@ -61,7 +61,7 @@ typedef struct train_args {
     const char *output, *ckpt, *progress;
     double ckpt_every, sync_every;
     long sync_tokens;
-    int resume, keep_ckpt, quiet, keep_trad, geometry, format, combine;
+    int resume, keep_ckpt, quiet, keep_trad, geometry, format, combine, update, share;
     long min_count;
 } train_args;
 
@@ -91,6 +91,14 @@ static const gyro_opt train_opts[] = {
     GYRO_O_DOUBLE("max-step", 0, TA, opt.max_step, "X", NULL, 0, 0, "clip of the Riemannian step norm (default 1; 0 = none)",
                   .mark = GYRO_C2V_SET_MAX_STEP),
     GYRO_O_SEED("seed", 's', TA, opt.seed, NULL, "random seed (default 1)", .mark = GYRO_C2V_SET_SEED),
+    GYRO_O_CHOICE("update", 0, TA, update, "U", "pair|batch", "pair",
+                  "pair: each (centre, context) pair with its own negatives, stepped in turn (word2vec's loop); "
+                  "batch: negatives shared across a window, the window's pairs as small matrix products and one "
+                  "step per row (pWord2Vec's HogBatch; faster, slightly lower similarity scores at equal epochs). "
+                  "May change on --resume"),
+    GYRO_O_INT("share", 0, TA, share, "N", "0", 0, 200,
+               "with --update batch: consecutive contexts of a window that share one draw of negatives "
+               "(0 = the whole window, as pWord2Vec). May change on --resume"),
     GYRO_O_SECTION("Vocabulary:"),
     GYRO_O_LONG("min-count", 0, TA, min_count, "N", "5", 1, 9.2e18, "drop characters seen fewer times"),
     GYRO_O_INT("max-vocab", 0, TA, copt.max_vocab, "N", NULL, 1, GYRO_VOCAB_MAX_SIZE,
@@ -332,8 +340,12 @@ static int train(int argc, char **argv)
     gyro_c2v_report rep;
     memset(&rep, 0, sizeof rep);
     if (!rc && !s && !alone) {
-        gyro_c2v_run run = {ckpt, a.ckpt_every, &c2v_stop, a.quiet, sy, a.sync_every, (uint64_t)a.sync_tokens,
-                            a.combine ? GYRO_C2V_COMBINE_MOVED : GYRO_C2V_COMBINE_MEAN};
+        gyro_c2v_run run = {.checkpoint_path = ckpt, .checkpoint_every = a.ckpt_every, .stop = &c2v_stop,
+                            .quiet = a.quiet, .sync = sy, .sync_every = a.sync_every,
+                            .sync_tokens = (uint64_t)a.sync_tokens,
+                            .combine = a.combine ? GYRO_C2V_COMBINE_MOVED : GYRO_C2V_COMBINE_MEAN,
+                            .update = a.update == 1 ? GYRO_C2V_UPDATE_BATCH : GYRO_C2V_UPDATE_PAIR,
+                            .share = a.share};
         gyro_progress_stream *ps = NULL;
         if (a.progress && rank == 0) s = gyro_progress_stream_open(a.progress, "char2vec", m.opt.epochs, 1.0, &ps);
         if (ranks > 1) agree_setup(sy, &rc, &s, &alone);

@@ -3,7 +3,11 @@
 #
 #   tests/bench/char2vec_speed.sh [RUNS]        (default 3 runs; EPOCHS=1 by default)
 #   env: GYRO (binary), W2V (word2vec binary), WORK (scratch dir), EPOCHS, LINES (use only the
-#        first LINES documents), TOOLS (default "gyro gyro-euclidean word2vec")
+#        first LINES documents), TOOLS (default "gyro gyro-batch gyro-euclidean word2vec"; gyro is
+#        the default per-pair update (--update pair), gyro-batch the window update with one draw
+#        of negatives for the whole window (--update batch --share 0, pWord2Vec's HogBatch),
+#        gyro-share2 the window update with negatives shared by 2 contexts (--share 2)),
+#        THREADS (default "1 2")
 #
 # The corpus is all of ../shared/corpora/text turned into plain lines (char2vec_corpus.py), then
 # `gyro char2vec tokens` writes the characters gyro trains on, space-separated, so both tools
@@ -28,7 +32,8 @@ WORK=${WORK:-/tmp/gyro-bench-char2vec}
 RUNS=${1:-3}
 EPOCHS=${EPOCHS:-1}
 LINES=${LINES:-0}
-TOOLS=${TOOLS:-gyro gyro-euclidean word2vec}
+TOOLS=${TOOLS:-gyro gyro-batch gyro-euclidean word2vec}
+THREADS=${THREADS:-1 2}
 PY=/usr/bin/python3
 mkdir -p "$WORK"
 [ -x "$GYRO" ] || { echo "build gyro first ($GYRO)"; exit 1; }
@@ -61,8 +66,8 @@ echo "corpus: $tokens characters in $lines documents of shared/corpora/text (LIN
 
 median() { sort -g | awk '{a[NR]=$1} END{ if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }
 
-run_gyro() { # threads geometry
-  /usr/bin/time -f "%e %M %U %S" -o "$WORK/time" nice "$GYRO" char2vec train --geometry "$2" --dim 100 \
+run_gyro() { # threads geometry update share
+  /usr/bin/time -f "%e %M %U %S" -o "$WORK/time" nice "$GYRO" char2vec train --geometry "$2" --update "$3" --share "$4" --dim 100 \
     --window 5 --negatives 5 --sample 1e-4 --min-count 5 --epochs "$EPOCHS" --threads "$1" \
     --checkpoint-every 0 -o "$WORK/gyro.tab" "$WORK/tokens.txt" 2> "$WORK/log" > /dev/null
   read -r wall rss usr sys < "$WORK/time"
@@ -84,11 +89,13 @@ run_w2v() { # threads
 
 declare -A WALL RSS OWN CPU
 for r in $(seq 1 "$RUNS"); do
-  for t in 1 2; do
+  for t in $THREADS; do
     for tool in $TOOLS; do
       case $tool in
-        gyro) set -- $(run_gyro "$t" hyperbolic) ;;
-        gyro-euclidean) set -- $(run_gyro "$t" euclidean) ;;
+        gyro) set -- $(run_gyro "$t" hyperbolic pair 0) ;;
+        gyro-batch) set -- $(run_gyro "$t" hyperbolic batch 0) ;;
+        gyro-share2) set -- $(run_gyro "$t" hyperbolic batch 2) ;;
+        gyro-euclidean) set -- $(run_gyro "$t" euclidean pair 0) ;;
         word2vec) set -- $(run_w2v "$t") ;;
       esac
       WALL[$tool,$t]+="$1 "; RSS[$tool,$t]+="$2 "; OWN[$tool,$t]+="$3 "; CPU[$tool,$t]+="$5 "
@@ -99,7 +106,7 @@ done
 
 printf '\n| tool | threads | wall s | tokens/s/thread (wall, end to end) | tokens per CPU-second | own training rate | peak RSS MB |\n|---|---|---|---|---|---|---|\n'
 for tool in $TOOLS; do
-  for t in 1 2; do
+  for t in $THREADS; do
     w=$(echo ${WALL[$tool,$t]} | tr ' ' '\n' | median)
     o=$(echo ${OWN[$tool,$t]} | tr ' ' '\n' | median)
     m=$(echo ${RSS[$tool,$t]} | tr ' ' '\n' | median)
@@ -111,9 +118,10 @@ for tool in $TOOLS; do
   done
 done
 echo
-for t in 1 2; do
-  eval "g=\${E_gyro_$t:-0} w=\${E_word2vec_$t:-0} gc=\${C_gyro_$t:-0} wc=\${C_word2vec_$t:-0}"
+for t in $THREADS; do
+  eval "g=\${E_gyro_$t:-0} w=\${E_word2vec_$t:-0} gc=\${C_gyro_$t:-0} wc=\${C_word2vec_$t:-0} bc=\${C_gyro_batch_$t:-0}"
   awk -v g="$g" -v w="$w" -v gc="$gc" -v wc="$wc" -v t="$t" 'BEGIN{ if (w > 0 && wc > 0) printf "threads %d: gyro/word2vec tokens/s/thread %.2f (wall), %.2f (CPU)\n", t, g/w, gc/wc}'
+  awk -v bc="$bc" -v gc="$gc" -v wc="$wc" -v t="$t" 'BEGIN{ if (bc > 0 && wc > 0) printf "threads %d: gyro --update batch/word2vec %.2f (CPU)\n", t, bc/wc; if (bc > 0 && gc > 0) printf "threads %d: --update batch/--update pair %.2f (CPU)\n", t, bc/gc}'
 done
 eval "g1=\${E_gyro_1:-0} g2=\${E_gyro_2:-0}"
-awk -v a="$g1" -v b="$g2" 'BEGIN{ if (a > 0) printf "gyro scaling 1 -> 2 threads: %.2fx total throughput (wall)\n", 2*b/a}'
+awk -v a="$g1" -v b="$g2" 'BEGIN{ if (a > 0 && b > 0) printf "gyro scaling 1 -> 2 threads: %.2fx total throughput (wall)\n", 2*b/a}'

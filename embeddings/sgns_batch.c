@@ -1,0 +1,275 @@
+/* sgns_batch.c — the window update with shared negatives (see sgns_batch.h for the formulas and
+ * the paper). The three small products are register-blocked loops over 8-float lanes (GCC/Clang
+ * vector extensions: AVX on x86-64-v3 builds, two SSE halves otherwise), the steps the math-core
+ * op gyro_lorentz_skipgram_step_centre_f32. */
+#include "embeddings/sgns_batch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "embeddings/c2v_model.h"
+
+typedef float v8f __attribute__((vector_size(32)));
+
+#define V8(p) (*(v8f *)(p))
+#define V8C(p) (*(const v8f *)(p))
+
+gyro_status gyro_sgns_batch_init(gyro_sgns_batch *b, const gyro_sgns_tables *tab, int max_u, int max_v,
+                                 int row, int hyp, double theta, double max_step)
+{
+    memset(b, 0, sizeof *b);
+    if (max_u < 1 || max_v < 1 || row < 16 || row % 16)
+        return gyro_error_set(GYRO_ERR_USAGE, "window update: bad sizes (contexts %d, targets %d, row %d)",
+                              max_u, max_v, row);
+    *b = (gyro_sgns_batch){.tab = tab, .row = row, .hyp = hyp, .theta = hyp ? theta : 0.0,
+                           .max_step = max_step, .max_u = max_u, .max_v = max_v};
+    b->u = malloc((size_t)max_u * sizeof *b->u);
+    b->v = malloc((size_t)max_v * sizeof *b->v);
+    b->mu = malloc((size_t)max_u * sizeof *b->mu);
+    b->nvc = malloc((size_t)max_v * sizeof *b->nvc);
+    b->w = malloc((size_t)max_u * (size_t)max_v * sizeof *b->w);
+    b->hu = gyro_c2v_rows_alloc(max_u, row);
+    b->hv = gyro_c2v_rows_alloc(max_v, row);
+    if (!b->u || !b->v || !b->mu || !b->nvc || !b->w || !b->hu || !b->hv)
+        return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    return GYRO_OK;
+}
+
+void gyro_sgns_batch_free(gyro_sgns_batch *b)
+{
+    free(b->u);
+    free(b->v);
+    free(b->mu);
+    free(b->nvc);
+    free(b->w);
+    free(b->hu);
+    free(b->hv);
+    memset(b, 0, sizeof *b);
+}
+
+/* The loss and weight of one score s = ⟨u_c, v_t⟩_L (or u·v): W_ct = m_c n_t (y_t − σ(s + θ)).
+ * Returns 0, or 1 when s is not finite. */
+static inline int weigh(gyro_sgns_batch *b, int c, int t, double s, double *loss)
+{
+    if (!(fabs(s) < 1e30)) return 1;
+    const int label = t == 0;
+    double l;
+    double g = label - gyro_sgns_sigmoid(b->tab, s + b->theta, label, &l);
+    double m = (double)b->mu[c] * (double)b->nvc[t];
+    *loss += m * l;
+    b->w[(size_t)c * b->max_v + t] = (float)(m * g);
+    return 0;
+}
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+
+/* Σ of each of a0..a3 (8 lanes each) as 4 floats: the horizontal-add tree. */
+static inline __m128 hsum4(__m256 a0, __m256 a1, __m256 a2, __m256 a3)
+{
+    __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+/* The scores of a block of 2 context rows × 4 target rows: 8 accumulators in registers, each
+ * loaded row used 4 or 2 times. u1 may repeat u0 and v1..v3 may repeat v0 at the edges of the
+ * window (their scores are computed and dropped). out[a][k] = Σ_i u_a,i v_k,i over the padded
+ * row, in float lanes. */
+static inline void dot_2x4(const float *u0, const float *u1, const float *const v[4], int row, float out[2][4])
+{
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c03 = c00;
+    __m256 c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+    for (int i = 0; i < row; i += 8) {
+        __m256 a0 = _mm256_load_ps(u0 + i), a1 = _mm256_load_ps(u1 + i);
+        __m256 b0 = _mm256_load_ps(v[0] + i), b1 = _mm256_load_ps(v[1] + i);
+        c00 = _mm256_fmadd_ps(a0, b0, c00);
+        c10 = _mm256_fmadd_ps(a1, b0, c10);
+        c01 = _mm256_fmadd_ps(a0, b1, c01);
+        c11 = _mm256_fmadd_ps(a1, b1, c11);
+        __m256 b2 = _mm256_load_ps(v[2] + i), b3 = _mm256_load_ps(v[3] + i);
+        c02 = _mm256_fmadd_ps(a0, b2, c02);
+        c12 = _mm256_fmadd_ps(a1, b2, c12);
+        c03 = _mm256_fmadd_ps(a0, b3, c03);
+        c13 = _mm256_fmadd_ps(a1, b3, c13);
+    }
+    _mm_storeu_ps(out[0], hsum4(c00, c01, c02, c03));
+    _mm_storeu_ps(out[1], hsum4(c10, c11, c12, c13));
+}
+
+/* r0 = Σ_k coef0[k·ks] x_k and r1 = Σ_k coef1[k·ks] x_k over whole rows (r1 may alias a
+ * scratch row when there is no second output). */
+static inline void combine2(float *r0, float *r1, const float *coef0, const float *coef1, int ks,
+                            float *const *x, int n, int row)
+{
+    for (int i = 0; i < row; i += 16) {
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, b0 = a0, b1 = a0;
+        for (int k = 0; k < n; k++) {
+            __m256 w0 = _mm256_broadcast_ss(coef0 + (size_t)k * ks), w1 = _mm256_broadcast_ss(coef1 + (size_t)k * ks);
+            __m256 x0 = _mm256_load_ps(x[k] + i), x1 = _mm256_load_ps(x[k] + i + 8);
+            a0 = _mm256_fmadd_ps(w0, x0, a0);
+            a1 = _mm256_fmadd_ps(w0, x1, a1);
+            b0 = _mm256_fmadd_ps(w1, x0, b0);
+            b1 = _mm256_fmadd_ps(w1, x1, b1);
+        }
+        _mm256_store_ps(r0 + i, a0);
+        _mm256_store_ps(r0 + i + 8, a1);
+        _mm256_store_ps(r1 + i, b0);
+        _mm256_store_ps(r1 + i + 8, b1);
+    }
+}
+
+/* Σ of the 4 double lanes of a. */
+static inline double hsum_pd(__m256d a)
+{
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+
+/* a += (8 floats f as double)² or f·g, in two 4-lane halves. */
+#define ACC_PD(lo, hi, f, g)                                                                        \
+    do {                                                                                            \
+        lo = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(f)),                            \
+                             _mm256_cvtps_pd(_mm256_castps256_ps128(g)), lo);                       \
+        hi = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)),                          \
+                             _mm256_cvtps_pd(_mm256_extractf128_ps(g, 1)), hi);                     \
+    } while (0)
+
+/* x ← exp_x(clip(lr·proj_x h)) re-projected: gyro_lorentz_skipgram_step_centre_f32 (the formula
+ * is in lorentz_skipgram.h) with 8-float loads, FMA and four independent double accumulators per
+ * sum, so neither pass waits on one add chain. Returns the new x₀. */
+static inline float step_row(float *restrict x, const float *restrict h, double lr, double max_step, int row)
+{
+    __m256d q0 = _mm256_setzero_pd(), q1 = q0, q2 = q0, q3 = q0, e0 = q0, e1 = q0, e2 = q0, e3 = q0;
+    for (int i = 0; i < row; i += 16) {
+        __m256 xa = _mm256_load_ps(x + i), ha = _mm256_load_ps(h + i);
+        __m256 xb = _mm256_load_ps(x + i + 8), hb = _mm256_load_ps(h + i + 8);
+        ACC_PD(q0, q1, xa, ha);
+        ACC_PD(e0, e1, ha, ha);
+        ACC_PD(q2, q3, xb, hb);
+        ACC_PD(e2, e3, hb, hb);
+    }
+    double q = hsum_pd(_mm256_add_pd(_mm256_add_pd(q0, q1), _mm256_add_pd(q2, q3))) - 2.0 * (double)x[0] * (double)h[0];
+    double hh = hsum_pd(_mm256_add_pd(_mm256_add_pd(e0, e1), _mm256_add_pd(e2, e3))) - 2.0 * (double)h[0] * (double)h[0];
+    double t2 = hh + q * q; /* ⟨p,p⟩_L / lr², p = lr(h + q x) */
+    double e = lr, n = lr * sqrt(t2 > 0 ? t2 : 0);
+    if (max_step > 0 && n > max_step) {
+        e *= max_step / n;
+        n = max_step;
+    }
+    double ch, shc;
+    gyro_hyp_cosh_sinhc(n, GYRO_HYP_COSH_MAX_F32, &ch, &shc);
+    const __m256 al = _mm256_set1_ps((float)(ch + shc * e * q)), be = _mm256_set1_ps((float)(shc * e));
+    __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+    for (int i = 0; i < row; i += 16) {
+        __m256 xa = _mm256_fmadd_ps(al, _mm256_load_ps(x + i), _mm256_mul_ps(be, _mm256_load_ps(h + i)));
+        __m256 xb = _mm256_fmadd_ps(al, _mm256_load_ps(x + i + 8), _mm256_mul_ps(be, _mm256_load_ps(h + i + 8)));
+        _mm256_store_ps(x + i, xa);
+        _mm256_store_ps(x + i + 8, xb);
+        ACC_PD(s0, s1, xa, xa);
+        ACC_PD(s2, s3, xb, xb);
+    }
+    double sp = hsum_pd(_mm256_add_pd(_mm256_add_pd(s0, s1), _mm256_add_pd(s2, s3))) - (double)x[0] * (double)x[0];
+    float x0 = (float)sqrt(1.0 + (sp > 0 ? sp : 0));
+    x[0] = x0;
+    return x0;
+}
+
+#else /* the same loops with the compiler's vector extensions (two SSE halves, or scalar) */
+
+/* The math-core op itself. */
+static inline float step_row(float *restrict x, const float *restrict h, double lr, double max_step, int row)
+{
+    return gyro_lorentz_skipgram_step_centre_f32(x, h, lr, max_step, row);
+}
+
+static inline void dot_2x4(const float *u0, const float *u1, const float *const v[4], int row, float out[2][4])
+{
+    v8f c0[4] = {{0}}, c1[4] = {{0}};
+    for (int i = 0; i < row; i += 8) {
+        v8f a0 = V8C(u0 + i), a1 = V8C(u1 + i);
+        for (int k = 0; k < 4; k++) {
+            v8f bk = V8C(v[k] + i);
+            c0[k] += a0 * bk;
+            c1[k] += a1 * bk;
+        }
+    }
+    for (int k = 0; k < 4; k++) {
+        float s0 = 0, s1 = 0;
+        for (int l = 0; l < 8; l++) { s0 += c0[k][l]; s1 += c1[k][l]; }
+        out[0][k] = s0;
+        out[1][k] = s1;
+    }
+}
+
+static inline void combine2(float *r0, float *r1, const float *coef0, const float *coef1, int ks,
+                            float *const *x, int n, int row)
+{
+    for (int i = 0; i < row; i += 8) {
+        v8f a0 = {0}, a1 = {0};
+        for (int k = 0; k < n; k++) {
+            v8f xk = V8C(x[k] + i);
+            a0 += coef0[(size_t)k * ks] * xk;
+            a1 += coef1[(size_t)k * ks] * xk;
+        }
+        V8(r0 + i) = a0;
+        V8(r1 + i) = a1;
+    }
+}
+#endif
+
+/* W = m·n·(y − σ(S + θ)) for the window, S = U·J·Vᵀ by blocks of 2 × 4 (s = the float sum over
+ * the padded row − 2u₀v₀ in double). Returns 0, or 1 on a non-finite score. */
+static int scores(gyro_sgns_batch *b, double *loss)
+{
+    const int nu = b->nu, nv = b->nv;
+    int bad = 0;
+    for (int c = 0; c < nu; c += 2) {
+        const float *u0 = b->u[c], *u1 = b->u[c + 1 < nu ? c + 1 : c];
+        const int mu = c + 1 < nu ? 2 : 1;
+        for (int t = 0; t < nv; t += 4) {
+            const float *v[4];
+            const int mv = nv - t < 4 ? nv - t : 4;
+            for (int k = 0; k < 4; k++) v[k] = b->v[t + (k < mv ? k : 0)];
+            float out[2][4];
+            dot_2x4(u0, u1, v, b->row, out);
+            for (int a = 0; a < mu; a++) {
+                const float *ua = a ? u1 : u0;
+                for (int k = 0; k < mv; k++) {
+                    double s = out[a][k];
+                    if (b->hyp) s -= 2.0 * (double)ua[0] * (double)v[k][0];
+                    bad |= weigh(b, c + a, t + k, s, loss);
+                }
+            }
+        }
+    }
+    return bad;
+}
+
+int gyro_sgns_batch_step(gyro_sgns_batch *b, double lr, double *loss)
+{
+    const int nu = b->nu, nv = b->nv, row = b->row, ld = b->max_v;
+    if (scores(b, loss)) return 1;
+    /* H_U = W·V and H_V = Wᵀ·U, both from the rows before the window, two output rows at a
+     * time (an odd last row is computed twice into the same place) */
+    for (int c = 0; c < nu; c += 2) {
+        int c1 = c + 1 < nu ? c + 1 : c;
+        combine2(b->hu + (size_t)c * row, b->hu + (size_t)c1 * row, b->w + (size_t)c * ld,
+                 b->w + (size_t)c1 * ld, 1, b->v, nv, row);
+    }
+    for (int t = 0; t < nv; t += 2) {
+        int t1 = t + 1 < nv ? t + 1 : t;
+        combine2(b->hv + (size_t)t * row, b->hv + (size_t)t1 * row, b->w + t, b->w + t1, ld, b->u, nu, row);
+    }
+    /* one step per row */
+    if (!b->hyp) {
+        for (int c = 0; c < nu; c++) gyro_sgns_euc_centre(b->u[c], b->hu + (size_t)c * row, lr, row);
+        for (int t = 0; t < nv; t++) gyro_sgns_euc_centre(b->v[t], b->hv + (size_t)t * row, lr, row);
+        return 0;
+    }
+    int bad = 0;
+    for (int c = 0; c < nu; c++)
+        bad |= !(step_row(b->u[c], b->hu + (size_t)c * row, lr, b->max_step, row) < 1e30f);
+    for (int t = 0; t < nv; t++)
+        bad |= !(step_row(b->v[t], b->hv + (size_t)t * row, lr, b->max_step, row) < 1e30f);
+    return bad;
+}

@@ -1,0 +1,106 @@
+/* sgns_batch.h — the window update of char2vec with negatives shared across the window
+ * ("HogBatch": Ji, Shah, Satish, Dubey et al. 2016, "Parallelizing Word2Vec in Shared and
+ * Distributed Memory", §3; Intel's pWord2Vec), on the hyperboloid and in Euclidean space.
+ *
+ * One window is a centre position i with its contexts j (|j − i| ≤ the window drawn for i). As
+ * in word2vec's skip-gram loop, the context characters are the rows of the centre table A
+ * ("inputs") and the centre character plus K negatives drawn ONCE for the whole window are the
+ * rows of the context table B ("outputs"): stack
+ *     U = [A_c]   (nu × (d+1)), the distinct context rows, row c counted m_c times;
+ *     V = [B_t]   (nv × (d+1)), t = 0 the positive (the centre), t ≥ 1 the distinct negatives
+ *                 (a draw equal to the positive is skipped, as in the per-pair update), row t
+ *                 counted n_t times.
+ * Every score of the window is one small product (J = diag(−1, 1, …, 1), Lorentz model,
+ * curvature −1, time first; Euclidean: J = I, θ = 0):
+ *     S = U·J·Vᵀ   (nu × nv),   S_ct = ⟨u_c, v_t⟩_L,
+ * the loss  L = Σ_ct m_c n_t ℓ(S_ct),  ℓ = −log σ(±(S_ct + θ))  (+ for t = 0, − for negatives;
+ * Leimeister & Wilson 2018 — the same loss as the per-pair update), and with
+ *     W_ct = m_c n_t (y_t − σ(S_ct + θ))          (y_0 = 1, y_t = 0 otherwise)
+ * the ascent directions (−J times the Euclidean gradient, as h in lorentz_skipgram.h) are again
+ * two small products, taken at the rows as they were before the window:
+ *     H_U = W·V   (nu × (d+1)),    H_V = Wᵀ·U   (nv × (d+1)),
+ * since ∂S_ct/∂u_c = J v_t and ∂S_ct/∂v_t = J u_c. Each row then takes one Riemannian step
+ * (Nickel & Kiela 2018, §3 and eq. 9): project onto its tangent space, clip to max_step, exp
+ * map, re-project x₀ = √(1 + |x_s|²) — gyro_lorentz_skipgram_step_centre_f32 with h = its row of
+ * H_U or H_V (the centre step of the per-pair update, whose h is Σ_t g_t v_t over one pair's
+ * targets; AVX2 builds run the same formula in sgns_batch.c with 8-float loads and FMA). Euclidean: x += lr·h. Rows are distinct within U and within V, and U and V lie in
+ * different tables, so every row is read before it is written and written once: the update is
+ * the simultaneous (Jacobi) step of the window's loss, which the per-pair update approximates by
+ * a Gauss–Seidel sweep.
+ *
+ * Cost per window of nu contexts: K + 1 target rows instead of nu·(K + 1), nu + K + 1 exp maps
+ * instead of nu·(K + 2), and three products whose loaded rows are reused across a register
+ * block. S is summed in float lanes over the whole padded row, minus 2u₀v₀ in double: its
+ * rounding, a few ulp of |u||v| (~1e-5 for x₀ ≈ 10), is far below the 1/128 step of the
+ * sigmoid table it indexes. H_U and H_V are summed in float, as h is in the per-pair update; the
+ * step's sums (⟨u,h⟩_L, ⟨h,h⟩_L, re-projection) stay in double lanes.
+ *
+ * Rows: `row` floats (a multiple of 16), 64-byte aligned, zero past the used width (kept zero).
+ */
+#ifndef GYRO_EMBEDDINGS_SGNS_BATCH_H
+#define GYRO_EMBEDDINGS_SGNS_BATCH_H
+
+#include "embeddings/sgns.h"
+#include "models/core/status.h"
+
+/* A worker's scratch for the window update: the window's rows and the products' buffers. */
+typedef struct gyro_sgns_batch {
+    const gyro_sgns_tables *tab;
+    int row;              /* floats per padded row (multiple of 16) */
+    int hyp;              /* 1: hyperboloid (⟨·,·⟩_L, θ, Riemannian steps); 0: Euclidean SGD */
+    double theta;         /* shift of the score (hyperboloid only) */
+    double max_step;      /* clip of a Riemannian step (<= 0: none) */
+    int max_u, max_v;     /* capacity: contexts, targets (1 + negatives) */
+    int nu, nv;           /* rows gathered for the current window */
+    float **u, **v;       /* (max_u), (max_v) the window's distinct rows, in their tables */
+    int *mu, *nvc;        /* (max_u), (max_v) how many times each row was added */
+    float *w;             /* (max_u, max_v) scores S, then weights W */
+    float *hu;            /* (max_u, row) H_U, 64-byte aligned */
+    float *hv;            /* (max_v, row) H_V, 64-byte aligned */
+} gyro_sgns_batch;
+
+/* Allocate the scratch of a window of at most max_u contexts and max_v targets. tab is kept
+ * (not copied); theta is ignored when hyp is 0. Errors: GYRO_ERR_USAGE (a size < 1 or a row
+ * not a positive multiple of 16), GYRO_ERR_NOMEM; *b can be freed after either. */
+gyro_status gyro_sgns_batch_init(gyro_sgns_batch *b, const gyro_sgns_tables *tab, int max_u, int max_v,
+                                 int row, int hyp, double theta, double max_step);
+
+/* Free the buffers of b (a zeroed b is fine). */
+void gyro_sgns_batch_free(gyro_sgns_batch *b);
+
+/* Start a window: no rows. */
+static inline void gyro_sgns_batch_clear(gyro_sgns_batch *b)
+{
+    b->nu = b->nv = 0;
+}
+
+/* Add the context row x (a row of the centre table): counted once more if already in the
+ * window. At most max_u distinct rows (the caller adds at most max_u). */
+static inline void gyro_sgns_batch_add_u(gyro_sgns_batch *b, float *x)
+{
+    for (int c = 0; c < b->nu; c++)
+        if (b->u[c] == x) { b->mu[c]++; return; }
+    b->u[b->nu] = x;
+    b->mu[b->nu++] = 1;
+}
+
+/* Add a target row x (a row of the context table): the first one added is the positive; later
+ * ones are negatives — one equal to the positive is skipped (returns 0), one already present is
+ * counted once more. Returns 1 when x counts. At most max_v adds per window. */
+static inline int gyro_sgns_batch_add_v(gyro_sgns_batch *b, float *x)
+{
+    if (b->nv > 0 && b->v[0] == x) return 0;
+    for (int t = 1; t < b->nv; t++)
+        if (b->v[t] == x) { b->nvc[t]++; return 1; }
+    b->v[b->nv] = x;
+    b->nvc[b->nv++] = 1;
+    return 1;
+}
+
+/* The window's update (see above) with learning rate lr: S, W, H_U, H_V, then one step of every
+ * row of U and V in place. Adds the window's loss Σ m_c n_t ℓ(S_ct) to *loss. Needs nu ≥ 1 and
+ * nv ≥ 1 (v[0] the positive). Returns 0, or 1 when a score or a row became non-finite or
+ * overflowed (rows may then be partly updated: the caller stops training). */
+int gyro_sgns_batch_step(gyro_sgns_batch *b, double lr, double *loss);
+
+#endif
