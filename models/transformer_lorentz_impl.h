@@ -324,8 +324,26 @@ static void S(tf_lz_backward)(const MODEL *m, ACTS *a, const PARAMS *g, const T 
     S(tf_lz) *dz = &a->dlz;
     T *work = a->lz_work;
 
-    /* every gradient accumulates: clear the block's live rows */
-    memset(a->lz_dmemory, 0, a->lz_values * sizeof(T));
+    /* the gradients the kernels accumulate into: clear the live rows (the first B·Tlen of each
+     * layer's slice) of exactly the fields backward reads or writes — the whole block
+     * (attention weights and kernel caches for the maximum batch and length included) is
+     * ~25·10⁶ values at C = 100, 3 layers, batch 32, length 64, and clearing it cost ~7% of a
+     * step; the fields not listed here are never touched in the gradient block */
+    {
+        const long Nm = a->nmax;
+        memset(dz->e, 0, (size_t)Nr * d * sizeof(T));
+        memset(dz->x0, 0, (size_t)Nr * d * sizeof(T));
+        memset(dz->mu, 0, (size_t)B * d * sizeof(T));
+        for (int l = 0; l < cfg->n_layers; l++) {
+            for (int k = 0; k < 3; k++)
+                memset(dz->qkv + (long)l * Nm * 3 * HD1 + (long)k * Nm * HD1, 0,
+                       (size_t)Nr * HD1 * sizeof(T));
+            memset(dz->O + (long)l * Nm * HD1, 0, (size_t)Nr * HD1 * sizeof(T));
+            memset(dz->x1 + (long)l * Nm * d, 0, (size_t)Nr * d * sizeof(T));
+            memset(dz->hf + (long)l * Nm * (F + 1), 0, (size_t)Nr * (F + 1) * sizeof(T));
+            memset(dz->xout + (long)l * Nm * d, 0, (size_t)Nr * d * sizeof(T));
+        }
+    }
 
     T *xl = S(tf_lz_top)(a, z, cfg), *dxl = S(tf_lz_top)(a, dz, cfg);
     S(gyro_lorentz_head_backward)(dz->mu, g->lzcls, g->lzbeta, dlogits, z->mu, w->lzcls, Kc, B, K,
