@@ -37,18 +37,6 @@ static inline double S(lz_inner)(const T *a, const T *b, int n)
     return -(double)a[0] * (double)b[0] + S(hyp_dot)(a + 1, b + 1, n);
 }
 
-/* h_j = mask_j · act(x_j) and its derivative dh_j/dx_j. */
-static inline double S(lz_h)(const T *x, const T *mask, int act, int j, double *dh)
-{
-    double xj = (double)x[j], mj = mask ? (double)mask[j] : 1.0;
-    if (act == GYRO_LORENTZ_ACT_RELU && !(xj > 0.0)) {
-        if (dh) *dh = 0.0;
-        return 0.0;
-    }
-    if (dh) *dh = mj;
-    return mj * xj;
-}
-
 /* ============================================================================================ */
 /* Lorentz linear layer (HyboNet §3.1, eq. (3) with φ of appendix C eq. (9)):
  *   u = W (mask ⊙ act(x)) + b + p_s,  y₀ = λσ(v·x + b_t) + ε,  y_s = √(y₀² − k) u/|u|,  k = −1/K. */
@@ -59,13 +47,13 @@ typedef struct S(lz_time) {
     double z, sg, lam, a, y0, r;
 } S(lz_time);
 
-static inline S(lz_time) S(lz_time_of)(const T *xr, const T *v, const T *b_t,
-                                       const T *log_lambda, double eps, double sk, int d)
+static inline S(lz_time) S(lz_time_of)(const T *xr, const T *v, const T *b_t, double lam,
+                                       double eps, double sk, int d)
 {
     S(lz_time) t;
     t.z = S(hyp_dot)(v, xr, d) + (double)b_t[0];
     t.sg = S(lz_sigmoid)(t.z);
-    t.lam = exp((double)log_lambda[0]);
+    t.lam = lam; /* exp(log λ), once per call of the layer */
     t.a = t.lam * t.sg + (eps - sk);
     t.y0 = t.a + sk;
     t.r = sqrt(t.a * (t.a + 2.0 * sk));
@@ -81,14 +69,20 @@ void P(hlinear_forward)(T *y, T *U, T *Hc, const T *x, const T *mask, const T *P
     assert(eps > sk);
     int d = n + 1;
     if (rows == 0) return;
-    /* H = mask ⊙ act(x) (rows, n+1): x itself when there is neither */
+    const double lam = exp((double)log_lambda[0]);
+    /* H = mask ⊙ act(x) (rows, n+1): x itself when there is neither. In T (the product of two T
+     * values is exact in double, so rounding it from double would give the same T) */
     const T *Hm = x;
     if (mask || act != GYRO_LORENTZ_ACT_NONE) {
         assert(Hc != NULL);
-        for (int r = 0; r < rows; r++)
-            for (int j = 0; j < d; j++)
-                Hc[(size_t)r * d + j] =
-                    (T)S(lz_h)(x + (size_t)r * d, mask ? mask + (size_t)r * d : NULL, act, j, NULL);
+        const size_t nv = (size_t)rows * d;
+        const int relu = act == GYRO_LORENTZ_ACT_RELU;
+        if (mask && relu)
+            for (size_t i = 0; i < nv; i++) Hc[i] = x[i] > 0 ? mask[i] * x[i] : (T)0;
+        else if (mask)
+            for (size_t i = 0; i < nv; i++) Hc[i] = mask[i] * x[i];
+        else
+            for (size_t i = 0; i < nv; i++) Hc[i] = x[i] > 0 ? x[i] : (T)0;
         Hm = Hc;
     }
     /* U = H Wᵀ (rows, m) through BLAS, then + b + p_s */
@@ -107,7 +101,7 @@ void P(hlinear_forward)(T *y, T *U, T *Hc, const T *x, const T *mask, const T *P
             }
             q += (double)Ur[i] * (double)Ur[i]; /* the stored u: y and the backward agree */
         }
-        S(lz_time) t = S(lz_time_of)(xr, v, b_t, log_lambda, eps, sk, d);
+        S(lz_time) t = S(lz_time_of)(xr, v, b_t, lam, eps, sk, d);
         /* |y_s| from the STORED y₀: in float32 the rounding of y₀ (relative 2⁻²⁴) would otherwise
          * leave ⟨y,y⟩_L − 1/K ≈ 2y₀²·2⁻²⁴ (1.5e-5 at y₀ = 11); only the rounding of the y_s
          * coordinates remains, with random signs. In float64 y₀ is stored exactly. */
@@ -133,6 +127,7 @@ void P(hlinear_backward)(T *dx, T *dP, T *dW, T *db, T *dv, T *db_t, T *dlog_lam
     assert(plain || Hc != NULL);
     assert(work != NULL || (!dx && !dW));
     T *dU = work; /* (rows, m): du, then dH (rows, n+1) after it */
+    const double lam = exp((double)log_lambda[0]);
     double gbt = 0.0, glam = 0.0;
     for (int r = 0; r < rows; r++) {
         const T *xr = x + (size_t)r * d;
@@ -144,7 +139,7 @@ void P(hlinear_backward)(T *dx, T *dP, T *dW, T *db, T *dv, T *db_t, T *dlog_lam
         }
         int floored = !(q > GYRO_HYP_LORENTZ_LINEAR_MIN_USQ);
         double nu = sqrt(floored ? GYRO_HYP_LORENTZ_LINEAR_MIN_USQ : q);
-        S(lz_time) t = S(lz_time_of)(xr, v, b_t, log_lambda, eps, sk, d);
+        S(lz_time) t = S(lz_time_of)(xr, v, b_t, lam, eps, sk, d);
         /* ġ₀ = dy₀ + (dy_s·u/|u|)·dr/dy₀,  dr/dy₀ = y₀/r */
         double g0 = (double)gr[0] + gu / nu * (t.y0 / t.r);
         /* du_i = (r/|u|)(dy_i − (dy_s·u) u_i/|u|²)  (the projection drops when |u|² is floored) */
@@ -171,12 +166,13 @@ void P(hlinear_backward)(T *dx, T *dP, T *dW, T *db, T *dv, T *db_t, T *dlog_lam
     if (dx && !plain) {
         T *dH = work + (size_t)rows * m;
         GEMM(dH, dU, W, 0, 0, 1, 0, rows, d, m, m, d, d);
-        for (int r = 0; r < rows; r++)
-            for (int j = 0; j < d; j++) {
-                double dhj;
-                S(lz_h)(x + (size_t)r * d, mask ? mask + (size_t)r * d : NULL, act, j, &dhj);
-                dx[(size_t)r * d + j] += (T)((double)dH[(size_t)r * d + j] * dhj);
-            }
+        /* dx += dH ⊙ dh/dx, dh/dx = mask (1 without), 0 where ReLU cuts (x ≤ 0) */
+        const size_t nv = (size_t)rows * d;
+        const int relu = act == GYRO_LORENTZ_ACT_RELU;
+        for (size_t i = 0; i < nv; i++) {
+            T dh = relu && !(x[i] > 0) ? (T)0 : mask ? mask[i] : (T)1;
+            dx[i] += dH[i] * dh;
+        }
     }
 }
 
