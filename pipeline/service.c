@@ -5,9 +5,11 @@
  * model, so nothing on the request path takes a lock or allocates once the per-thread buffers
  * have grown to the largest top-k seen.
  *
- * Embed and Neighbors serve one embedding table loaded at start (--embeddings; not reloaded):
- * the table as trained plus, for a hyperbolic table of curvature 1, its conversion to the other
- * hyperbolic model (gyro convert's function), so either model is a lookup.
+ * Embed and Neighbors serve one embedding table (--embeddings, or the last table trained over
+ * gRPC: TrainEmbeddings swaps it in as TrainClassifier swaps the model): the table as trained
+ * plus, for a hyperbolic table of curvature 1, its conversion to the other hyperbolic model
+ * (gyro convert's function), so either model is a lookup. Handlers pin the table as they pin the
+ * model (a hazard slot per thread), so a swap frees the old one only once no call reads it.
  *
  * Classify is gyro_classifier_predict (the function `gyro classify` uses), wrapped as
  * ClassifyResponse{intents (label, probability, atoms), model_version, id, normalized_text} by
@@ -85,14 +87,25 @@ typedef struct hazard_slot {
     char pad[64 - sizeof(void *)];
 } hazard_slot;
 
+/* A served embedding table: as loaded, and its other hyperbolic model (or NULL). Immutable. */
+typedef struct loaded_table {
+    gyro_embedding_table *table;
+    gyro_embedding_table *alt;
+} loaded_table;
+
+typedef struct table_hazard_slot {
+    _Atomic(loaded_table *) p;
+    char pad[64 - sizeof(void *)];
+} table_hazard_slot;
+
 struct gyro_service {
     gyro_service_options opt;
     char *model_path;
     _Atomic(loaded_model *) current;
     hazard_slot *hazard;        /* (n_threads) the model each thread is using, or NULL */
     thread_state *ts;           /* (n_threads) */
-    gyro_embedding_table *table;      /* --embeddings as loaded (immutable), or NULL */
-    gyro_embedding_table *table_alt;  /* the same rows in the other hyperbolic model, or NULL */
+    _Atomic(loaded_table *) tables;   /* the served table, or NULL */
+    table_hazard_slot *table_hazard;  /* (n_threads) the table each thread is using, or NULL */
     gyro_rl_policy **policies;        /* (n_threads) one copy of --policy per thread, or NULL */
     char policy_version[96];
     gyro_composite_policy *composite; /* --composite-policy (read-only, shared), or NULL */
@@ -179,6 +192,48 @@ static loaded_model *pin(gyro_service *svc, int t)
 
 static void unpin(gyro_service *svc, int t) { atomic_store(&svc->hazard[t].p, NULL); }
 
+static void tables_free(loaded_table *lt)
+{
+    if (!lt) return;
+    gyro_embedding_table_free(lt->table);
+    gyro_embedding_table_free(lt->alt);
+    free(lt);
+}
+
+/* Read the table file at `path` and, for a hyperbolic table of curvature 1, convert it to the
+ * other hyperbolic model. Errors: the loader's and the converter's (message names the path). */
+static gyro_status tables_load(const char *path, loaded_table **out)
+{
+    loaded_table *lt = calloc(1, sizeof *lt);
+    if (!lt) return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+    gyro_status st = gyro_table_file_load(path, &lt->table);
+    if (st == GYRO_OK && lt->table->model != GYRO__V1__EMBEDDING_MODEL__EUCLIDEAN && lt->table->curvature == 1.0)
+        st = gyro_embedding_convert(lt->table,
+                                    lt->table->model == GYRO__V1__EMBEDDING_MODEL__POINCARE
+                                        ? GYRO__V1__EMBEDDING_MODEL__HYPERBOLOID
+                                        : GYRO__V1__EMBEDDING_MODEL__POINCARE,
+                                    &lt->alt, NULL);
+    if (st != GYRO_OK) {
+        tables_free(lt);
+        return st;
+    }
+    *out = lt;
+    return GYRO_OK;
+}
+
+/* Pin the served table for thread t (NULL when none); release with tables_unpin. */
+static loaded_table *tables_pin(gyro_service *svc, int t)
+{
+    loaded_table *p;
+    do {
+        p = atomic_load(&svc->tables);
+        atomic_store(&svc->table_hazard[t].p, p);
+    } while (p != atomic_load(&svc->tables));
+    return p;
+}
+
+static void tables_unpin(gyro_service *svc, int t) { atomic_store(&svc->table_hazard[t].p, NULL); }
+
 static gyro_status trainer_new(gyro_service *svc);
 
 gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out)
@@ -195,9 +250,10 @@ gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out
     if (!svc->opt.max_text_bytes) svc->opt.max_text_bytes = GYRO_SERVICE_DEFAULT_MAX_TEXT;
     if (svc->opt.max_batch < 1) svc->opt.max_batch = 1;
     svc->hazard = calloc((size_t)opt->n_threads, sizeof *svc->hazard);
+    svc->table_hazard = calloc((size_t)opt->n_threads, sizeof *svc->table_hazard);
     svc->ts = calloc((size_t)opt->n_threads, sizeof *svc->ts);
     if (opt->model_path) svc->model_path = strdup(opt->model_path);
-    if (!svc->hazard || !svc->ts || (opt->model_path && !svc->model_path)) {
+    if (!svc->hazard || !svc->table_hazard || !svc->ts || (opt->model_path && !svc->model_path)) {
         gyro_service_free(svc);
         return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
     }
@@ -220,17 +276,13 @@ gyro_status gyro_service_new(const gyro_service_options *opt, gyro_service **out
         note_load(svc, lm, 0);
     }
     if (opt->embeddings_path) {
-        gyro_status st = gyro_table_file_load(opt->embeddings_path, &svc->table);
-        if (st == GYRO_OK && svc->table->model != GYRO__V1__EMBEDDING_MODEL__EUCLIDEAN && svc->table->curvature == 1.0)
-            st = gyro_embedding_convert(svc->table,
-                                        svc->table->model == GYRO__V1__EMBEDDING_MODEL__POINCARE
-                                            ? GYRO__V1__EMBEDDING_MODEL__HYPERBOLOID
-                                            : GYRO__V1__EMBEDDING_MODEL__POINCARE,
-                                        &svc->table_alt, NULL);
+        loaded_table *lt;
+        gyro_status st = tables_load(opt->embeddings_path, &lt);
         if (st != GYRO_OK) {
             gyro_service_free(svc);
             return st;
         }
+        atomic_store(&svc->tables, lt);
     }
     if (opt->policy_path) {
         svc->policies = calloc((size_t)opt->n_threads, sizeof *svc->policies);
@@ -323,6 +375,27 @@ gyro_status gyro_service_serve_file(gyro_service *svc, const char *path)
     return st;
 }
 
+gyro_status gyro_service_serve_table(gyro_service *svc, const char *path)
+{
+    loaded_table *lt;
+    gyro_status st = tables_load(path, &lt);
+    if (st != GYRO_OK) return st;
+    pthread_mutex_lock(&svc->reload_mu);
+    loaded_table *old = atomic_exchange(&svc->tables, lt);
+    pthread_mutex_unlock(&svc->reload_mu);
+    if (!old) return GYRO_OK;
+    for (;;) { /* wait until no handler still reads the old table */
+        int busy = 0;
+        for (int t = 0; t < svc->opt.n_threads; t++)
+            if (atomic_load(&svc->table_hazard[t].p) == old) busy = 1;
+        if (!busy) break;
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+    tables_free(old);
+    return GYRO_OK;
+}
+
 void gyro_service_model_path(gyro_service *svc, char *buf, size_t cap)
 {
     pthread_mutex_lock(&svc->reload_mu);
@@ -339,6 +412,11 @@ static gyro_status trainer_install(void *ctx, const char *path, char *version, s
     return st;
 }
 
+static gyro_status trainer_install_table(void *ctx, const char *path)
+{
+    return gyro_service_serve_table(ctx, path);
+}
+
 static void trainer_notify(void *ctx)
 {
     gyro_rpc_server_notify((gyro_rpc_server *)atomic_load(&((gyro_service *)ctx)->server));
@@ -353,7 +431,7 @@ static gyro_status trainer_new(gyro_service *svc)
     if (!lim.max_examples) lim.max_examples = GYRO_TRAIN_DEFAULT_MAX_EXAMPLES;
     if (!lim.max_file_bytes) lim.max_file_bytes = GYRO_TRAIN_DEFAULT_MAX_FILE_BYTES;
     if (!(lim.max_seconds > 0)) lim.max_seconds = GYRO_TRAIN_DEFAULT_MAX_SECONDS;
-    gyro_trainer_hooks hooks = {svc, trainer_install, trainer_notify};
+    gyro_trainer_hooks hooks = {svc, trainer_install, trainer_notify, trainer_install_table};
     return gyro_trainer_new(&lim, &hooks, &svc->trainer);
 }
 
@@ -376,8 +454,8 @@ void gyro_service_free(gyro_service *svc)
     if (!svc) return;
     gyro_trainer_free(svc->trainer); /* first: its thread may still swap a model in */
     model_free(atomic_load(&svc->current), svc->opt.n_threads);
-    gyro_embedding_table_free(svc->table);
-    gyro_embedding_table_free(svc->table_alt);
+    tables_free(atomic_load(&svc->tables));
+    free(svc->table_hazard);
     if (svc->policies)
         for (int t = 0; t < svc->opt.n_threads; t++) gyro_rl_policy_free(svc->policies[t]);
     free(svc->policies);
@@ -646,24 +724,38 @@ static int h_normalize(void *ctx, int t, const ProtobufCMessage *request, gyro_r
 /* Embed: look up the requested tokens (and the grapheme clusters of `text`, normalized with the
  * default options, whitespace skipped) in the table of the requested model. Vectors point into
  * the immutable table; nothing is copied. */
+static int embed_reply(gyro_service *svc, int t, const loaded_table *lt, const Gyro__V1__EmbedRequest *rq,
+                       gyro_rpc_reply *reply);
+
 static int h_embed(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
 {
     gyro_service *svc = ctx;
     const Gyro__V1__EmbedRequest *rq = (const Gyro__V1__EmbedRequest *)request;
     int lim = text_limit(svc, "text", rq->text, reply);
     if (lim != GYRO_RPC_OK) return lim;
-    if (!svc->table)
-        return gyro_rpc_reply_error(reply, GYRO_RPC_UNAVAILABLE, "no embedding table loaded (start gyro serve with --embeddings)");
+    loaded_table *lt = tables_pin(svc, t);
+    int code = embed_reply(svc, t, lt, rq, reply);
+    tables_unpin(svc, t);
+    return code;
+}
+
+/* Embed's work on the pinned table `lt` (NULL: none served). */
+static int embed_reply(gyro_service *svc, int t, const loaded_table *lt, const Gyro__V1__EmbedRequest *rq,
+                       gyro_rpc_reply *reply)
+{
+    if (!lt)
+        return gyro_rpc_reply_error(reply, GYRO_RPC_UNAVAILABLE, "no embedding table loaded (start gyro serve with "
+                                    "--embeddings, or train one with TrainEmbeddings)");
     const gyro_embedding_table *tab = NULL;
     int want = rq->model;
     if (want == GYRO__V1__EMBEDDING_MODEL__EMBEDDING_MODEL_UNSPECIFIED)
-        want = svc->table->model == GYRO__V1__EMBEDDING_MODEL__EUCLIDEAN ? GYRO__V1__EMBEDDING_MODEL__EUCLIDEAN
-                                                                         : GYRO__V1__EMBEDDING_MODEL__POINCARE;
-    if (svc->table->model == want) tab = svc->table;
-    else if (svc->table_alt && svc->table_alt->model == want) tab = svc->table_alt;
+        want = lt->table->model == GYRO__V1__EMBEDDING_MODEL__EUCLIDEAN ? GYRO__V1__EMBEDDING_MODEL__EUCLIDEAN
+                                                                        : GYRO__V1__EMBEDDING_MODEL__POINCARE;
+    if (lt->table->model == want) tab = lt->table;
+    else if (lt->alt && lt->alt->model == want) tab = lt->alt;
     if (!tab)
         return gyro_rpc_reply_error(reply, GYRO_RPC_FAILED_PRECONDITION, "the table is %s (curvature %g); it has no %s form",
-                                    gyro_embedding_model_name(svc->table->model), svc->table->curvature,
+                                    gyro_embedding_model_name(lt->table->model), lt->table->curvature,
                                     gyro_embedding_model_name(want));
     thread_state *s = &svc->ts[t];
     gyro_normalized nd = {0};
@@ -723,14 +815,25 @@ out:
 }
 
 /* Neighbors: the k nearest characters by the distance of the table's own model. */
+static int neighbors_reply(const loaded_table *lt, const Gyro__V1__NeighborsRequest *rq, gyro_rpc_reply *reply);
+
 static int h_neighbors(void *ctx, int t, const ProtobufCMessage *request, gyro_rpc_reply *reply)
 {
-    (void)t;
     gyro_service *svc = ctx;
     const Gyro__V1__NeighborsRequest *rq = (const Gyro__V1__NeighborsRequest *)request;
-    const gyro_embedding_table *tab = svc->table;
-    if (!tab)
-        return gyro_rpc_reply_error(reply, GYRO_RPC_UNAVAILABLE, "no embedding table loaded (start gyro serve with --embeddings)");
+    loaded_table *lt = tables_pin(svc, t);
+    int code = neighbors_reply(lt, rq, reply);
+    tables_unpin(svc, t);
+    return code;
+}
+
+/* Neighbors' work on the pinned table `lt` (NULL: none served). */
+static int neighbors_reply(const loaded_table *lt, const Gyro__V1__NeighborsRequest *rq, gyro_rpc_reply *reply)
+{
+    if (!lt)
+        return gyro_rpc_reply_error(reply, GYRO_RPC_UNAVAILABLE, "no embedding table loaded (start gyro serve with "
+                                    "--embeddings, or train one with TrainEmbeddings)");
+    const gyro_embedding_table *tab = lt->table;
     int row = rq->token[0] ? gyro_embedding_table_find(tab, rq->token) : -1;
     if (row < 0) return gyro_rpc_reply_error(reply, GYRO_RPC_NOT_FOUND, "'%s' is not in the embedding table", rq->token);
     int k = rq->k ? (rq->k > 1000 ? 1000 : (int)rq->k) : 10;

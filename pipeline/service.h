@@ -66,6 +66,12 @@ gyro_status gyro_service_reload(gyro_service *svc);
  * Used by TrainClassifier once the trained model is written. */
 gyro_status gyro_service_serve_file(gyro_service *svc, const char *path);
 
+/* Load the embedding table file `path` (and its other hyperbolic model) and serve it through
+ * Embed and Neighbors in place of the current one (in-flight calls finish on the old table,
+ * which is freed once none reads it). Errors: the loader's or converter's status (the old table
+ * stays), GYRO_ERR_NOMEM. Used by TrainEmbeddings once the trained table is written. */
+gyro_status gyro_service_serve_table(gyro_service *svc, const char *path);
+
 /* The file SIGHUP reloads (--model, or the last classifier TrainClassifier served), copied into
  * buf[cap]; "" without one. Thread-safe. */
 void gyro_service_model_path(gyro_service *svc, char *buf, size_t cap);

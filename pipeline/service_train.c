@@ -383,6 +383,8 @@ static gyro_status train_embeddings(train_job *j, const char *work)
         st = gyro_c2v_model_table(&m, trained_by, &tab);
         if (!st) st = gyro_table_file_save(tab, j->out_path);
         gyro_embedding_table_free(tab);
+        if (!st && j->t->hooks.install_table && (st = j->t->hooks.install_table(j->t->hooks.ctx, j->out_path)))
+            st = gyro_error_prefix(GYRO_ERR_INTERNAL, "the table was written to %s but not served", j->out_path);
     }
     gyro_c2v_model_free(&m);
     return st;

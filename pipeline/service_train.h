@@ -27,7 +27,7 @@
  * RESOURCE_EXHAUSTED.
  *
  * A classifier, once written, is served through the `install` hook (gyro_service's model swap,
- * the one SIGHUP makes). Empty or malformed data, unknown geometry or architecture names and
+ * the one SIGHUP makes); an embedding table through `install_table` (Embed and Neighbors). Empty or malformed data, unknown geometry or architecture names and
  * bad options are INVALID_ARGUMENT.
  */
 #ifndef GYRO_PIPELINE_SERVICE_TRAIN_H
@@ -58,11 +58,14 @@ typedef struct gyro_trainer_limits {
 /* What the trainer needs from the service it belongs to (called on the training thread).
  * install: load the classifier file at `path` and serve it, writing its version into
  * version[cap]; returns the loader's status (the old model keeps serving on error).
- * notify: wake parked calls (gyro_rpc_server_notify on the running server). */
+ * notify: wake parked calls (gyro_rpc_server_notify on the running server).
+ * install_table: load the embedding table file at `path` and serve it through Embed and
+ * Neighbors (may be NULL: the table is only written). */
 typedef struct gyro_trainer_hooks {
     void *ctx;
     gyro_status (*install)(void *ctx, const char *path, char *version, size_t cap);
     void (*notify)(void *ctx);
+    gyro_status (*install_table)(void *ctx, const char *path);
 } gyro_trainer_hooks;
 
 /* Create a trainer for `lim->dir` (resolved once, here). Errors: GYRO_ERR_USAGE (not a

@@ -59,12 +59,19 @@ ok(r.model_version == last.model_version and r.intents[0].label == "music.play",
    "Classify answers with the new model: %s %s" % (r.model_version, r.intents[0].label))
 
 # embeddings from strings, then a classifier started from the table (Example messages this time)
+e = raises(lambda: c.embed(text="导航"), gyro.Unavailable)
+ok("no embedding table" in e.details, "Embed before any table: Unavailable (%s)" % e.details)
 emb = list(c.train_embeddings(texts * 4, dim=8, epochs=2, output="py.pb"))
 ok(emb[-1].done and emb[-1].output_path.endswith("/py.pb") and not emb[-1].model_version,
    "train_embeddings: done, table %s" % emb[-1].output_path)
 table = list(gyro.read_stream(emb[-1].output_path))
 ok(len(table) == 1 and table[0].dim == 8 and len(table[0].entries) >= 20,
    "the table reads back with gyro.read_stream: dim 8, %d characters" % len(table[0].entries))
+v = c.embed(text="导航")
+ok(v.dim == 8 and len(v.entries) == 2 and not v.missing,
+   "Embed answers from the trained table: dim %d, %d characters" % (v.dim, len(v.entries)))
+nb = c.neighbors(v.entries[0].token, k=3)
+ok(len(nb.neighbors) == 3, "Neighbors answers from the trained table too")
 ex = [gyro.Example(text=t, label=l) for t, l in rows]
 last2 = list(c.train_classifier(ex, embeddings_path="py.pb", epochs=5))[-1]
 ok(last2.done and c.classify("导航到机场").model_version == last2.model_version,
@@ -92,6 +99,8 @@ while time.monotonic() - t0 < 5:
         break
     except gyro.ResourceExhausted:
         time.sleep(0.05)
+if accepted is not None:
+    ok(c.embed(text="导航").dim == 4, "the next trained table (dim 4) replaces it in Embed")
 ok(accepted is not None and accepted.done,
    "closing the iterator cancelled the training: a new one accepted %.0f ms later" % (1000 * (time.monotonic() - t0)))
 ok(not os.path.exists(os.path.join(DIR, "never.pb")), "the cancelled training wrote nothing")
