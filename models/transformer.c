@@ -392,13 +392,22 @@ char *gyro_tf_expert_load_format(char *buf, size_t cap, const long *counts,
 
 /* ---- packed weights for inference ---------------------------------------------------------- */
 
+/* Lorentz: packed matrices per layer, in this order in lzw[l·TF_LZ_NPK + slot] */
+enum { TF_LZ_PK_QW = 0, TF_LZ_PK_QV = 1, /* group k: W at 2k, Vt at 2k+1 (k = q, k, v) */
+       TF_LZ_PK_O = 6, TF_LZ_PK_F1 = 7, TF_LZ_PK_F2 = 8, TF_LZ_NPK = 9 };
+
 struct gyro_tf_packed {
-    int n_layers;      /* layers packed: cfg.n_layers, or 0 (MLA, MoE, Lorentz: nothing packed) */
+    int n_layers;      /* layers packed: cfg.n_layers, or 0 (MLA, MoE, Lorentz: no dense pack) */
+    int lorentz;       /* 1: the Lorentz linear layers are packed (lzpe, lzw) */
     float *memory;     /* every packed matrix (owned, 64-byte aligned) */
     float **qkv;       /* (L) packed q|k|v weights (3A, C) */
     float **att;       /* (L) packed merge weights (gyro_merge_pack_f32 of (C, A)) */
     float **fc;        /* (L) packed FFN up weights (F, C) */
     float **fcproj;    /* (L) packed FFN down weights (C, F) */
+    float *lzpe;       /* Lorentz: packed position-encoding W (C, C+1) */
+    float **lzw;       /* Lorentz: (L·TF_LZ_NPK) packed W of each layer: per q|k|v group W
+                        * (H·D, C+1) and Vt (H, C+1); output W (C, H·(D+1)); FFN W1 (F, C+1),
+                        * W2 (C, F+1) */
 };
 
 void gyro_tf_pack_free(gyro_tf_packed *pk)
@@ -407,7 +416,57 @@ void gyro_tf_pack_free(gyro_tf_packed *pk)
         return;
     free(pk->memory);
     free(pk->qkv);
+    free(pk->lzw);
     free(pk);
+}
+
+/* Pack every Lorentz linear layer of m (its products W h and, for the q|k|v groups, Vt x) into
+ * pk->lzpe / pk->lzw, in one 64-byte aligned block. NOMEM. */
+static gyro_status tf_pack_lorentz(const gyro_tf_model *m, gyro_tf_packed *pk)
+{
+    const gyro_tf_config *cfg = &m->cfg;
+    const int L = cfg->n_layers, C = cfg->dim, d = C + 1, F = cfg->ffn_dim, H = cfg->n_heads;
+    const int D = cfg->head_dim, HD1 = H * (D + 1);
+    const gyro_tf_params *w = &m->params;
+#define TF_LZ_PV(M, K) ((gyro_pack_values((M), (K)) + 15) & ~(size_t)15)
+    const size_t n_pe = TF_LZ_PV(C, d);
+    const size_t n_g = TF_LZ_PV(H * D, d), n_gv = TF_LZ_PV(H, d);
+    const size_t n_o = TF_LZ_PV(C, HD1), n_f1 = TF_LZ_PV(F, d), n_f2 = TF_LZ_PV(C, F + 1);
+    const size_t per = 3 * (n_g + n_gv) + n_o + n_f1 + n_f2;
+    const size_t total = n_pe + (size_t)L * per;
+    pk->memory = aligned_alloc(64, total * sizeof(float));
+    pk->lzw = calloc((size_t)L * TF_LZ_NPK + 1, sizeof *pk->lzw);
+    if (!pk->memory || !pk->lzw)
+        return gyro_error_set(GYRO_ERR_NOMEM, "transformer pack: cannot allocate %zu MiB",
+                              (total * sizeof(float)) >> 20);
+    pk->lzpe = pk->memory;
+    gyro_pack_weights_f32(pk->lzpe, w->lzpew, d, C, d);
+    float *at = pk->memory + n_pe;
+    for (int l = 0; l < L; l++) {
+        float **s = pk->lzw + (size_t)l * TF_LZ_NPK;
+        for (int k = 0; k < 3; k++) { /* the H heads of group k: W rows and v rows contiguous */
+            const long j = ((long)l * 3 + k) * H;
+            s[2 * k] = at;
+            gyro_pack_weights_f32(at, w->lzqkvw + j * D * d, d, H * D, d);
+            at += n_g;
+            s[2 * k + 1] = at;
+            gyro_pack_weights_f32(at, w->lzinv + (1 + (long)l * (3 * H + 1) + (long)k * H) * d,
+                                  d, H, d);
+            at += n_gv;
+        }
+        s[TF_LZ_PK_O] = at;
+        gyro_pack_weights_f32(at, w->lzow + (size_t)l * C * HD1, HD1, C, HD1);
+        at += n_o;
+        s[TF_LZ_PK_F1] = at;
+        gyro_pack_weights_f32(at, w->lzf1w + (size_t)l * F * d, d, F, d);
+        at += n_f1;
+        s[TF_LZ_PK_F2] = at;
+        gyro_pack_weights_f32(at, w->lzf2w + (size_t)l * C * (F + 1), F + 1, C, F + 1);
+        at += n_f2;
+    }
+#undef TF_LZ_PV
+    pk->lorentz = 1;
+    return GYRO_OK;
 }
 
 gyro_status gyro_tf_pack_new(const gyro_tf_model *m, gyro_tf_packed **out)
@@ -417,6 +476,15 @@ gyro_status gyro_tf_pack_new(const gyro_tf_model *m, gyro_tf_packed **out)
     gyro_tf_packed *pk = calloc(1, sizeof *pk);
     if (!pk)
         return gyro_error_set(GYRO_ERR_NOMEM, "transformer pack: out of memory");
+    if (cfg->geometry == GYRO_TF_GEOMETRY_LORENTZ) {
+        gyro_status st = tf_pack_lorentz(m, pk);
+        if (st != GYRO_OK) {
+            gyro_tf_pack_free(pk);
+            return st;
+        }
+        *out = pk;
+        return GYRO_OK;
+    }
     const int dense = cfg->geometry != GYRO_TF_GEOMETRY_LORENTZ &&
                       cfg->attention_kind == GYRO_TF_ATTENTION_MHA &&
                       cfg->ffn_kind == GYRO_TF_FFN_DENSE;
@@ -492,6 +560,58 @@ static int tf_pk_merge_f64(const float *Wp, double *Y, double *RR, const double 
                            double c, int N, int H, int D, int C)
 {
     (void)Wp; (void)Y; (void)RR; (void)O; (void)geo; (void)c; (void)N; (void)H; (void)D; (void)C;
+    return 0;
+}
+
+/* Lorentz: the packed matrix `slot` of layer l (l = −1: the position encoding), or NULL. */
+#define TF_PKLZ(pk, l, slot)                                                                   \
+    ((pk) && (pk)->lorentz ? (const float *)((l) < 0 ? (pk)->lzpe                              \
+                                                     : (pk)->lzw[(l) * TF_LZ_NPK + (slot)])    \
+                           : NULL)
+
+/* Per precision: the Lorentz linear layer (gyro_lorentz_hlinear_forward_*) on packed weights
+ * when there are some (float32 only); returns 0 when the caller must run the unpacked one. */
+static int tf_pk_lz_hlinear_f32(const float *Wp, float *y, float *U, float *Hc, const float *x,
+                                const float *mask, const float *Pb, const float *b,
+                                const float *v, const float *bt, const float *ll, double eps,
+                                int act, double K, int rows, int n, int m, int p_rows)
+{
+    if (!Wp)
+        return 0;
+    gyro_lorentz_hlinear_forward_packed_f32(y, U, Hc, x, mask, Pb, Wp, b, v, bt, ll, eps, act, K,
+                                            rows, n, m, p_rows);
+    return 1;
+}
+
+static int tf_pk_lz_hlinear_f64(const float *Wp, double *y, double *U, double *Hc,
+                                const double *x, const double *mask, const double *Pb,
+                                const double *b, const double *v, const double *bt,
+                                const double *ll, double eps, int act, double K, int rows, int n,
+                                int m, int p_rows)
+{
+    (void)Wp; (void)y; (void)U; (void)Hc; (void)x; (void)mask; (void)Pb; (void)b; (void)v;
+    (void)bt; (void)ll; (void)eps; (void)act; (void)K; (void)rows; (void)n; (void)m; (void)p_rows;
+    return 0;
+}
+
+/* The same for a q|k|v group (gyro_lorentz_hlinear_group_forward_*): Wp, Vtp packed W and Vt. */
+static int tf_pk_lz_group_f32(const float *Wp, const float *Vtp, float *y, float *U, float *Z,
+                              const float *x, const float *b, const float *tl, double eps,
+                              double K, int rows, int n, int m, int G)
+{
+    if (!Wp)
+        return 0;
+    gyro_lorentz_hlinear_group_forward_packed_f32(y, U, Z, x, Wp, b, Vtp, tl, eps, K, rows, n,
+                                                  m, G);
+    return 1;
+}
+
+static int tf_pk_lz_group_f64(const float *Wp, const float *Vtp, double *y, double *U, double *Z,
+                              const double *x, const double *b, const double *tl, double eps,
+                              double K, int rows, int n, int m, int G)
+{
+    (void)Wp; (void)Vtp; (void)y; (void)U; (void)Z; (void)x; (void)b; (void)tl; (void)eps;
+    (void)K; (void)rows; (void)n; (void)m; (void)G;
     return 0;
 }
 

@@ -330,7 +330,8 @@ void gyro_tf_pack_free(gyro_tf_packed *pk);
  * matrices from pk (made by gyro_tf_pack_new from m's current parameters; NULL: m's own). The
  * logits agree with gyro_tf_forward's to float32 rounding. With a pack, the hyperbolic block
  * with tangent residuals and LayerNorm runs fused maps that keep none of the per-layer caches
- * of gyro_tf_backward: no backward may follow this forward. Same errors. */
+ * of gyro_tf_backward, and so does the Lorentz geometry (every Lorentz linear layer packed;
+ * the layers share one set of buffers): no backward may follow this forward. Same errors. */
 gyro_status gyro_tf_forward_packed(const gyro_tf_model *m, const gyro_tf_packed *pk,
                                    gyro_tf_acts *a, const int32_t *tokens, const int *lengths,
                                    int B, int T);

@@ -796,7 +796,7 @@ static gyro_status S(tf_forward)(const MODEL *m, const gyro_tf_packed *pk, ACTS 
     memcpy(a->tokens, tokens, (size_t)B * Tlen * sizeof(int32_t));
     memcpy(a->lengths, lengths, (size_t)B * sizeof(int));
     if (cfg->geometry == GYRO_TF_GEOMETRY_LORENTZ) {
-        S(tf_lz_forward)(m, a, B, Tlen, rng);
+        S(tf_lz_forward)(m, pk, a, B, Tlen, rng);
         a->head_in = a->lz.mu;
         return GYRO_OK;
     }

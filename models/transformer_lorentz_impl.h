@@ -221,8 +221,13 @@ static void S(tf_lz_init_params)(MODEL *m, gyro_rng *rng)
     }
 }
 
-/* Forward over the B·Tlen rows whose tokens and lengths the caller copied into the acts. */
-static void S(tf_lz_forward)(const MODEL *m, ACTS *a, int B, int Tlen, gyro_rng *rng)
+/* Forward over the B·Tlen rows whose tokens and lengths the caller copied into the acts.
+ * pk: the Lorentz layers packed by gyro_tf_pack_new (float32 only; NULL: the model's own
+ * matrices through BLAS). With a pack and no dropout the forward is for inference: every layer
+ * works in layer 0's slices (the buffers stay in cache; no per-layer caches are kept, so no
+ * backward may follow) and the block input / output ping-pong between x0 and layer 0's xout. */
+static void S(tf_lz_forward)(const MODEL *m, const gyro_tf_packed *pk, ACTS *a, int B, int Tlen,
+                             gyro_rng *rng)
 {
     const gyro_tf_config *cfg = &m->cfg;
     const int C = cfg->dim, d = C + 1, D = cfg->head_dim, D1 = D + 1, H = cfg->n_heads;
@@ -252,21 +257,37 @@ static void S(tf_lz_forward)(const MODEL *m, ACTS *a, int B, int Tlen, gyro_rng 
                 e[0] = (T)sk;
             }
         }
+    const int inf = TF_PKLZ(pk, -1, 0) != NULL && !a->dropout_on;
     S(tf_lz_w) pe = S(tf_lz_layer)(w, cfg, -1, 0);
-    S(gyro_lorentz_posenc_forward)(z->x0, z->Upe, NULL, z->e, NULL, w->lzpos, pe.W, NULL, pe.v,
-                                   pe.bt, pe.ll, eps, GYRO_LORENTZ_ACT_NONE, Kc, B, Tlen, C, C);
+    /* position encoding: hlinear over the B·Tlen rows with p_t (row r % Tlen) as bias point */
+    if (!S(tf_pk_lz_hlinear)(inf ? TF_PKLZ(pk, -1, 0) : NULL, z->x0, z->Upe, NULL, z->e, NULL,
+                             w->lzpos, NULL, pe.v, pe.bt, pe.ll, eps, GYRO_LORENTZ_ACT_NONE, Kc,
+                             Nr, C, C, Tlen))
+        S(gyro_lorentz_posenc_forward)(z->x0, z->Upe, NULL, z->e, NULL, w->lzpos, pe.W, NULL,
+                                       pe.v, pe.bt, pe.ll, eps, GYRO_LORENTZ_ACT_NONE, Kc, B, Tlen,
+                                       C, C);
 
+    T *top = z->x0; /* inference: the current block input */
     for (int l = 0; l < cfg->n_layers; l++) {
         S(tf_lz_ptrs) p;
-        S(tf_lz_ptrs_get)(&p, a, z, cfg, l);
+        S(tf_lz_ptrs_get)(&p, a, z, cfg, inf ? 0 : l);
+        if (inf) {
+            p.xin = top;
+            p.xout = top == z->x0 ? z->xout : z->x0;
+            top = p.xout;
+        }
+        const int pl = inf ? l : -2; /* the packed layer, or none */
         /* q | k | v: one Lorentz linear layer per head; the H heads of each in one group call
          * (their W rows, b, v rows and (b_t, log λ) pairs are contiguous in the tables) */
         for (int k = 0; k < 3; k++) {
             S(tf_lz_w) q = S(tf_lz_layer)(w, cfg, l, k * H);
-            S(gyro_lorentz_hlinear_group_forward)(k == 0 ? p.Q : k == 1 ? p.Kx : p.V,
-                                                  p.qkvU + (long)k * a->nmax * H * D,
-                                                  p.qkvZ + (long)k * a->nmax * H, p.xin, q.W, q.b,
-                                                  q.v, q.bt, eps, Kc, Nr, C, D, H);
+            T *qy = k == 0 ? p.Q : k == 1 ? p.Kx : p.V;
+            T *qU = p.qkvU + (long)k * a->nmax * H * D, *qZ = p.qkvZ + (long)k * a->nmax * H;
+            if (!S(tf_pk_lz_group)(pl >= 0 ? TF_PKLZ(pk, pl, 2 * k) : NULL,
+                                   pl >= 0 ? TF_PKLZ(pk, pl, 2 * k + 1) : NULL, qy, qU, qZ,
+                                   p.xin, q.b, q.bt, eps, Kc, Nr, C, D, H))
+                S(gyro_lorentz_hlinear_group_forward)(qy, qU, qZ, p.xin, q.W, q.b, q.v, q.bt, eps,
+                                                      Kc, Nr, C, D, H);
         }
         S(gyro_lorentz_mha_forward)(p.O, p.att, p.sz, p.Q, p.Kx, p.V, a->lz_kmask, Kc, B, Tlen,
                                     Tlen, H, D);
@@ -277,7 +298,11 @@ static void S(tf_lz_forward)(const MODEL *m, ACTS *a, int B, int Tlen, gyro_rng 
             mo = p.mo;
         }
         S(tf_lz_w) o = S(tf_lz_layer)(w, cfg, l, 3 * H);
-        if (res)
+        if (pl >= 0)
+            S(tf_pk_lz_hlinear)(TF_PKLZ(pk, pl, TF_LZ_PK_O), p.x1, p.Uo, p.Hco, p.O, mo,
+                                res ? p.xin : NULL, NULL, o.v, o.bt, o.ll, eps,
+                                GYRO_LORENTZ_ACT_NONE, Kc, Nr, HD1 - 1, C, Nr);
+        else if (res)
             S(gyro_lorentz_residual_forward)(p.x1, p.Uo, p.Hco, p.O, mo, p.xin, o.W, NULL, o.v,
                                              o.bt, o.ll, eps, GYRO_LORENTZ_ACT_NONE, Kc, Nr,
                                              HD1 - 1, C);
@@ -287,16 +312,23 @@ static void S(tf_lz_forward)(const MODEL *m, ACTS *a, int B, int Tlen, gyro_rng 
                                             HD1 - 1, C, 1);
         /* feed-forward: hl_1, then hl_2 (ReLU and dropout inside) with x1 as bias point */
         S(tf_lz_w) f1 = S(tf_lz_layer)(w, cfg, l, 3 * H + 1);
-        S(gyro_lorentz_hlinear_forward)(p.hf, p.U1, NULL, p.x1, NULL, NULL, f1.W, f1.b, f1.v,
-                                        f1.bt, f1.ll, eps, GYRO_LORENTZ_ACT_NONE, Kc, Nr, C, F,
-                                        1);
+        if (!S(tf_pk_lz_hlinear)(pl >= 0 ? TF_PKLZ(pk, pl, TF_LZ_PK_F1) : NULL, p.hf, p.U1, NULL,
+                                 p.x1, NULL, NULL, f1.b, f1.v, f1.bt, f1.ll, eps,
+                                 GYRO_LORENTZ_ACT_NONE, Kc, Nr, C, F, 1))
+            S(gyro_lorentz_hlinear_forward)(p.hf, p.U1, NULL, p.x1, NULL, NULL, f1.W, f1.b, f1.v,
+                                            f1.bt, f1.ll, eps, GYRO_LORENTZ_ACT_NONE, Kc, Nr, C,
+                                            F, 1);
         const T *mf = NULL;
         if (a->dropout_on) {
             S(tf_lz_mask)(p.mf, rng, pdrop, (long)Nr * (F + 1));
             mf = p.mf;
         }
         S(tf_lz_w) f2 = S(tf_lz_layer)(w, cfg, l, 3 * H + 2);
-        if (res)
+        if (pl >= 0)
+            S(tf_pk_lz_hlinear)(TF_PKLZ(pk, pl, TF_LZ_PK_F2), p.xout, p.U2, p.Hcf, p.hf, mf,
+                                res ? p.x1 : NULL, NULL, f2.v, f2.bt, f2.ll, eps, act, Kc, Nr, F,
+                                C, Nr);
+        else if (res)
             S(gyro_lorentz_residual_forward)(p.xout, p.U2, p.Hcf, p.hf, mf, p.x1, f2.W, NULL,
                                              f2.v, f2.bt, f2.ll, eps, act, Kc, Nr, F, C);
         else
@@ -304,7 +336,8 @@ static void S(tf_lz_forward)(const MODEL *m, ACTS *a, int B, int Tlen, gyro_rng 
                                             f2.v, f2.bt, f2.ll, eps, act, Kc, Nr, F, C, 1);
     }
     /* centroid pooling of the valid tokens, distance head */
-    S(gyro_lorentz_pool_forward)(z->mu, z->szp, S(tf_lz_top)(a, z, cfg), z->pw, Kc, B, Tlen, C);
+    S(gyro_lorentz_pool_forward)(z->mu, z->szp, inf ? top : S(tf_lz_top)(a, z, cfg), z->pw, Kc, B,
+                                 Tlen, C);
     S(gyro_lorentz_head_forward)(a->a.logits, z->mu, w->lzcls, w->lzbeta, Kc, B, K, C);
 }
 

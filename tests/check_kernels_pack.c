@@ -187,7 +187,10 @@ static void forward_case(gyro_tf_geometry geo, int layernorm, double *worst)
     c.vocab_size = 50;
     c.n_classes = 7;
     c.max_len = 12;
-    if (layernorm) {
+    if (layernorm == 2) { /* Lorentz without residual or activation */
+        c.residual = GYRO_TF_RESIDUAL_NONE;
+        c.ffn_activation = GYRO_TF_ACTIVATION_IDENTITY;
+    } else if (layernorm) {
         c.layernorm = 1;
         c.residual = GYRO_TF_RESIDUAL_TANGENT;
         c.ffn_activation = GYRO_TF_ACTIVATION_RELU;
@@ -198,6 +201,26 @@ static void forward_case(gyro_tf_geometry geo, int layernorm, double *worst)
     ck_assert_int_eq(gyro_tf_new(&c, 3, 0, &m), GYRO_OK);
     ck_assert_int_eq(gyro_tf_acts_new(m, 1, 12, 0, &a1), GYRO_OK);
     ck_assert_int_eq(gyro_tf_acts_new(m, 1, 12, 0, &a2), GYRO_OK);
+    if (geo == GYRO_TF_GEOMETRY_LORENTZ) {
+        /* the time-part weights v, b_t, log λ and the biases start at 0 / log 4: move them so
+         * that every packed matrix (the q|k|v groups' v rows included) changes the logits */
+        gyro_rng r;
+        gyro_rng_seed(&r, 11);
+        gyro_tf_params *w = &m->params;
+        const int d = c.dim + 1, H = c.n_heads, L = c.n_layers, F = c.ffn_dim;
+        const int HD1 = H * (c.head_dim + 1);
+        struct { float *p; long n; double s; } pert[] = {
+            {w->lzinv, (long)(1 + L * (3 * H + 1)) * d, 0.3},
+            {w->lzov, (long)L * HD1, 0.3},
+            {w->lzf2v, (long)L * (F + 1), 0.3},
+            {w->lztime, 2L * (1 + L * (3 * H + 3)), 0.5},
+            {w->lzqkvb, (long)L * 3 * H * c.head_dim, 0.2},
+            {w->lzf1b, (long)L * F, 0.2},
+        };
+        for (size_t i = 0; i < sizeof pert / sizeof pert[0]; i++)
+            for (long j = 0; j < pert[i].n; j++)
+                pert[i].p[j] += (float)(pert[i].s * (2 * gyro_rng_uniform(&r) - 1));
+    }
     ck_assert_int_eq(gyro_tf_pack_new(m, &pk), GYRO_OK);
     int32_t tok[12];
     for (int T = 1; T <= 12; T++) {
@@ -221,6 +244,19 @@ START_TEST(test_forward_packed)
     forward_case(GYRO_TF_GEOMETRY_HYPERBOLIC, 1, &worst);
     forward_case(GYRO_TF_GEOMETRY_EUCLIDEAN, 1, &worst);
     printf("packed forward vs plain: max rel logit difference %.3g\n", worst);
+    ck_assert_double_lt(worst, 1e-4);
+}
+END_TEST
+
+/* The Lorentz geometry: every Lorentz linear layer on packed weights, per-layer caches reused;
+ * same logits as the plain forward for lengths 1 … max_len (defaults: residual, ReLU), and
+ * without residual or activation. */
+START_TEST(test_forward_packed_lorentz)
+{
+    double worst = 0;
+    forward_case(GYRO_TF_GEOMETRY_LORENTZ, 0, &worst);
+    forward_case(GYRO_TF_GEOMETRY_LORENTZ, 2, &worst);
+    printf("packed Lorentz forward vs plain: max rel logit difference %.3g\n", worst);
     ck_assert_double_lt(worst, 1e-4);
 }
 END_TEST
@@ -346,6 +382,7 @@ int main(void)
     tcase_add_test(tc, test_isa_names);
     tcase_add_test(tc, test_merge_fused);
     tcase_add_test(tc, test_forward_packed);
+    tcase_add_test(tc, test_forward_packed_lorentz);
     tcase_add_test(tc, test_fused_maps);
     tcase_add_test(tc, test_attention_narrow);
     suite_add_tcase(s, tc);

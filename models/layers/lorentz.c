@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "models/core/blas.h"
+#include "models/layers/kernels_pack.h"
 #include "models/hyp/hyp_consts.h"
 
 #define T float
@@ -23,6 +24,39 @@
 #undef S
 #undef P
 #undef GEMM
+
+/* ---- float32 inference on packed weights (kernels_pack.h) ---------------------------------- */
+
+void gyro_lorentz_hlinear_forward_packed_f32(float *y, float *U, float *Hc, const float *x,
+                                             const float *mask, const float *P, const float *Wp,
+                                             const float *b, const float *v, const float *b_t,
+                                             const float *log_lambda, double eps, int act,
+                                             double K, int rows, int n, int m, int p_rows)
+{
+    assert(K < 0.0 && rows >= 0 && n >= 0 && m >= 1 && (!P || p_rows >= 1));
+    double sk = sqrt(-1.0 / K);
+    assert(eps > sk);
+    int d = n + 1;
+    if (rows == 0) return;
+    const float *Hm = lz_hin_f32(Hc, x, mask, act, rows, d);
+    gyro_packed_linear_f32(U, m, Hm, d, Wp, rows, d, m);
+    lz_hfinish_f32(y, U, x, P, b, v, b_t, log_lambda, eps, sk, rows, d, m, p_rows);
+}
+
+void gyro_lorentz_hlinear_group_forward_packed_f32(float *y, float *U, float *Z, const float *x,
+                                                   const float *Wp, const float *b,
+                                                   const float *Vtp, const float *tl, double eps,
+                                                   double K, int rows, int n, int m, int G)
+{
+    assert(K < 0.0 && rows >= 0 && n >= 0 && m >= 1 && G >= 1);
+    double sk = sqrt(-1.0 / K);
+    assert(eps > sk);
+    int d = n + 1;
+    if (rows == 0) return;
+    gyro_packed_linear_f32(U, G * m, x, d, Wp, rows, d, G * m);
+    gyro_packed_linear_f32(Z, G, x, d, Vtp, rows, d, G);
+    lz_gfinish_f32(y, U, Z, b, tl, eps, sk, rows, m, G);
+}
 
 #define T double
 #define S(name) name##_f64

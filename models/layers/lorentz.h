@@ -155,6 +155,24 @@ void gyro_lorentz_hlinear_group_backward_f64(double *dx, double *dW, double *db,
                                              const double *W, const double *Vt, const double *tl,
                                              double eps, double K, int rows, int n, int m, int G);
 
+/* ---- float32 inference on packed weights ----------------------------------------------------
+ * The forwards of gyro_lorentz_hlinear_forward_f32 and gyro_lorentz_hlinear_group_forward_f32
+ * with the products through the packed-weight kernel of models/layers/kernels_pack.h instead of
+ * BLAS: Wp is W packed with gyro_pack_weights_f32 (W (m, n+1) → gyro_pack_values(m, n+1)
+ * floats; for the group W (G·m, n+1) and Vtp = Vt (G, n+1) packed likewise). Same buffers,
+ * contracts and formulas (every argument as in the unpacked call, P the bias points); the
+ * outputs differ from the unpacked ones only by the summation order of the products (float32
+ * rounding). The residual and position encoding are this call with their bias points. */
+void gyro_lorentz_hlinear_forward_packed_f32(float *y, float *U, float *Hc, const float *x,
+                                             const float *mask, const float *P, const float *Wp,
+                                             const float *b, const float *v, const float *b_t,
+                                             const float *log_lambda, double eps, int act,
+                                             double K, int rows, int n, int m, int p_rows);
+void gyro_lorentz_hlinear_group_forward_packed_f32(float *y, float *U, float *Z, const float *x,
+                                                   const float *Wp, const float *b,
+                                                   const float *Vtp, const float *tl, double eps,
+                                                   double K, int rows, int n, int m, int G);
+
 /* ============================================================================================ */
 /* Lorentz residual (HyboNet §3.3, eq. (7) with φ of eq. (9)): a block's last Lorentz linear layer
  * takes the block input X as its bias point, row by row:

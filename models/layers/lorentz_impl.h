@@ -60,33 +60,31 @@ static inline S(lz_time) S(lz_time_of)(const T *xr, const T *v, const T *b_t, do
     return t;
 }
 
-void P(hlinear_forward)(T *y, T *U, T *Hc, const T *x, const T *mask, const T *Pb, const T *W,
-                        const T *b, const T *v, const T *b_t, const T *log_lambda, double eps,
-                        int act, double K, int rows, int n, int m, int p_rows)
+/* H = mask ⊙ act(x) (rows, n+1) into Hc, or x itself when there is neither. In T (the product
+ * of two T values is exact in double, so rounding it from double would give the same T). */
+static const T *S(lz_hin)(T *Hc, const T *x, const T *mask, int act, int rows, int d)
 {
-    assert(K < 0.0 && rows >= 0 && n >= 0 && m >= 1 && (!Pb || p_rows >= 1));
-    double sk = sqrt(-1.0 / K);
-    assert(eps > sk);
-    int d = n + 1;
-    if (rows == 0) return;
+    if (!mask && act == GYRO_LORENTZ_ACT_NONE)
+        return x;
+    assert(Hc != NULL);
+    const size_t nv = (size_t)rows * d;
+    const int relu = act == GYRO_LORENTZ_ACT_RELU;
+    if (mask && relu)
+        for (size_t i = 0; i < nv; i++) Hc[i] = x[i] > 0 ? mask[i] * x[i] : (T)0;
+    else if (mask)
+        for (size_t i = 0; i < nv; i++) Hc[i] = mask[i] * x[i];
+    else
+        for (size_t i = 0; i < nv; i++) Hc[i] = x[i] > 0 ? x[i] : (T)0;
+    return Hc;
+}
+
+/* Everything of hlinear after the product U = H Wᵀ (rows, m): u += b + p_s, the time part and
+ * the scaled spatial part of y. */
+static void S(lz_hfinish)(T *y, T *U, const T *x, const T *Pb, const T *b, const T *v,
+                          const T *b_t, const T *log_lambda, double eps, double sk, int rows,
+                          int d, int m, int p_rows)
+{
     const double lam = exp((double)log_lambda[0]);
-    /* H = mask ⊙ act(x) (rows, n+1): x itself when there is neither. In T (the product of two T
-     * values is exact in double, so rounding it from double would give the same T) */
-    const T *Hm = x;
-    if (mask || act != GYRO_LORENTZ_ACT_NONE) {
-        assert(Hc != NULL);
-        const size_t nv = (size_t)rows * d;
-        const int relu = act == GYRO_LORENTZ_ACT_RELU;
-        if (mask && relu)
-            for (size_t i = 0; i < nv; i++) Hc[i] = x[i] > 0 ? mask[i] * x[i] : (T)0;
-        else if (mask)
-            for (size_t i = 0; i < nv; i++) Hc[i] = mask[i] * x[i];
-        else
-            for (size_t i = 0; i < nv; i++) Hc[i] = x[i] > 0 ? x[i] : (T)0;
-        Hm = Hc;
-    }
-    /* U = H Wᵀ (rows, m) through BLAS, then + b + p_s */
-    GEMM(U, Hm, W, 0, 1, 1, 0, rows, m, d, d, d, m);
     for (int r = 0; r < rows; r++) {
         const T *xr = x + (size_t)r * d;
         const T *pr = Pb ? Pb + (size_t)(r % p_rows) * (m + 1) : NULL;
@@ -111,6 +109,21 @@ void P(hlinear_forward)(T *y, T *U, T *Hc, const T *x, const T *mask, const T *P
                     sqrt(q > GYRO_HYP_LORENTZ_LINEAR_MIN_USQ ? q : GYRO_HYP_LORENTZ_LINEAR_MIN_USQ);
         for (int i = 0; i < m; i++) yr[i + 1] = (T)((double)Ur[i] * sc);
     }
+}
+
+void P(hlinear_forward)(T *y, T *U, T *Hc, const T *x, const T *mask, const T *Pb, const T *W,
+                        const T *b, const T *v, const T *b_t, const T *log_lambda, double eps,
+                        int act, double K, int rows, int n, int m, int p_rows)
+{
+    assert(K < 0.0 && rows >= 0 && n >= 0 && m >= 1 && (!Pb || p_rows >= 1));
+    double sk = sqrt(-1.0 / K);
+    assert(eps > sk);
+    int d = n + 1;
+    if (rows == 0) return;
+    const T *Hm = S(lz_hin)(Hc, x, mask, act, rows, d);
+    /* U = H Wᵀ (rows, m) through BLAS, then + b + p_s */
+    GEMM(U, Hm, W, 0, 1, 1, 0, rows, m, d, d, d, m);
+    S(lz_hfinish)(y, U, x, Pb, b, v, b_t, log_lambda, eps, sk, rows, d, m, p_rows);
 }
 
 void P(hlinear_backward)(T *dx, T *dP, T *dW, T *db, T *dv, T *db_t, T *dlog_lambda, T *work,
@@ -178,17 +191,12 @@ void P(hlinear_backward)(T *dx, T *dP, T *dW, T *db, T *dv, T *db_t, T *dlog_lam
 
 /* ---- G Lorentz linear layers on the same rows (the per-head q / k / v projections) ----------- */
 
-void P(hlinear_group_forward)(T *y, T *U, T *Z, const T *x, const T *W, const T *b, const T *Vt,
-                              const T *tl, double eps, double K, int rows, int n, int m, int G)
+/* Everything of the group layer after the products U = x Wᵀ (rows, G·m) and Z = x Vtᵀ
+ * (rows, G). */
+static void S(lz_gfinish)(T *y, T *U, T *Z, const T *b, const T *tl, double eps, double sk,
+                          int rows, int m, int G)
 {
-    assert(K < 0.0 && rows >= 0 && n >= 0 && m >= 1 && G >= 1);
-    double sk = sqrt(-1.0 / K);
-    assert(eps > sk);
-    int d = n + 1, gm = G * m;
-    if (rows == 0) return;
-    /* U = x Wᵀ (rows, G·m), Z = x Vtᵀ (rows, G): every layer's products at once */
-    GEMM(U, x, W, 0, 1, 1, 0, rows, gm, d, d, d, gm);
-    GEMM(Z, x, Vt, 0, 1, 1, 0, rows, G, d, d, d, G);
+    const int gm = G * m;
     for (int r = 0; r < rows; r++) {
         T *Ur = U + (size_t)r * gm, *Zr = Z + (size_t)r * G;
         T *yr = y + (size_t)r * G * (m + 1);
@@ -209,6 +217,20 @@ void P(hlinear_group_forward)(T *y, T *U, T *Z, const T *x, const T *W, const T 
             for (int i = 0; i < m; i++) yg[i + 1] = (T)((double)ug[i] * sc);
         }
     }
+}
+
+void P(hlinear_group_forward)(T *y, T *U, T *Z, const T *x, const T *W, const T *b, const T *Vt,
+                              const T *tl, double eps, double K, int rows, int n, int m, int G)
+{
+    assert(K < 0.0 && rows >= 0 && n >= 0 && m >= 1 && G >= 1);
+    double sk = sqrt(-1.0 / K);
+    assert(eps > sk);
+    int d = n + 1, gm = G * m;
+    if (rows == 0) return;
+    /* U = x Wᵀ (rows, G·m), Z = x Vtᵀ (rows, G): every layer's products at once */
+    GEMM(U, x, W, 0, 1, 1, 0, rows, gm, d, d, d, gm);
+    GEMM(Z, x, Vt, 0, 1, 1, 0, rows, G, d, d, d, G);
+    S(lz_gfinish)(y, U, Z, b, tl, eps, sk, rows, m, G);
 }
 
 void P(hlinear_group_backward)(T *dx, T *dW, T *db, T *dVt, T *dtl, T *work, const T *dy,
