@@ -197,6 +197,11 @@ static void S(lz_gfinish)(T *y, T *U, T *Z, const T *b, const T *tl, double eps,
                           int rows, int m, int G)
 {
     const int gm = G * m;
+    /* λ_g = exp(log λ_g) once per call, not once per row (LZ_SMALL layers at most on the stack,
+     * the rest per row as before: the same value either way) */
+    double lam[LZ_SMALL];
+    const int gl = G < LZ_SMALL ? G : LZ_SMALL;
+    for (int g = 0; g < gl; g++) lam[g] = exp((double)tl[2 * g + 1]);
     for (int r = 0; r < rows; r++) {
         T *Ur = U + (size_t)r * gm, *Zr = Z + (size_t)r * G;
         T *yr = y + (size_t)r * G * (m + 1);
@@ -209,7 +214,7 @@ static void S(lz_gfinish)(T *y, T *U, T *Z, const T *b, const T *tl, double eps,
             }
             Zr[g] = (T)((double)Zr[g] + (double)tl[2 * g]); /* z = v·x + b_t, cached */
             double sg = S(lz_sigmoid)((double)Zr[g]);
-            double a = exp((double)tl[2 * g + 1]) * sg + (eps - sk);
+            double a = (g < gl ? lam[g] : exp((double)tl[2 * g + 1])) * sg + (eps - sk);
             yg[0] = (T)(a + sk);
             if (sizeof(T) < sizeof(double)) a = (double)yg[0] - sk; /* as hlinear: stored y₀ */
             double sc = sqrt(a * (a + 2.0 * sk)) /
