@@ -40,7 +40,7 @@ void gyro_lorentz_hlinear_forward_packed_f32(float *y, float *U, float *Hc, cons
     if (rows == 0) return;
     const float *Hm = lz_hin_f32(Hc, x, mask, act, rows, d);
     gyro_packed_linear_f32(U, m, Hm, d, Wp, rows, d, m);
-    lz_hfinish_f32(y, U, x, P, b, v, b_t, log_lambda, eps, sk, rows, d, m, p_rows);
+    lz_hfinish_f32(y, U, x, P, b, v, b_t, log_lambda, eps, sk, rows, d, m, p_rows, 1);
 }
 
 void gyro_lorentz_hlinear_group_forward_packed_f32(float *y, float *U, float *Z, const float *x,
@@ -55,7 +55,7 @@ void gyro_lorentz_hlinear_group_forward_packed_f32(float *y, float *U, float *Z,
     if (rows == 0) return;
     gyro_packed_linear_f32(U, G * m, x, d, Wp, rows, d, G * m);
     gyro_packed_linear_f32(Z, G, x, d, Vtp, rows, d, G);
-    lz_gfinish_f32(y, U, Z, b, tl, eps, sk, rows, m, G);
+    lz_gfinish_f32(y, U, Z, b, tl, eps, sk, rows, m, G, 1);
 }
 
 #define T double

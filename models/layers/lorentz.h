@@ -162,7 +162,8 @@ void gyro_lorentz_hlinear_group_backward_f64(double *dx, double *dW, double *db,
  * floats; for the group W (G·m, n+1) and Vtp = Vt (G, n+1) packed likewise). Same buffers,
  * contracts and formulas (every argument as in the unpacked call, P the bias points); the
  * outputs differ from the unpacked ones only by the summation order of the products (float32
- * rounding). The residual and position encoding are this call with their bias points. */
+ * rounding; |u|² is also summed by a vector dot product). The residual and position encoding
+ * are this call with their bias points. */
 void gyro_lorentz_hlinear_forward_packed_f32(float *y, float *U, float *Hc, const float *x,
                                              const float *mask, const float *P, const float *Wp,
                                              const float *b, const float *v, const float *b_t,

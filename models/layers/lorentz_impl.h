@@ -79,26 +79,31 @@ static const T *S(lz_hin)(T *Hc, const T *x, const T *mask, int act, int rows, i
 }
 
 /* Everything of hlinear after the product U = H Wᵀ (rows, m): u += b + p_s, the time part and
- * the scaled spatial part of y. */
+ * the scaled spatial part of y. vec: |u|² summed by the vector dot product hyp_dot (inference:
+ * another summation order in double, so y may differ by a float32 rounding); 0: one sequential
+ * sum (the training forward, whose backward re-forms the same sums). */
 static void S(lz_hfinish)(T *y, T *U, const T *x, const T *Pb, const T *b, const T *v,
                           const T *b_t, const T *log_lambda, double eps, double sk, int rows,
-                          int d, int m, int p_rows)
+                          int d, int m, int p_rows, int vec)
 {
     const double lam = exp((double)log_lambda[0]);
     for (int r = 0; r < rows; r++) {
         const T *xr = x + (size_t)r * d;
         const T *pr = Pb ? Pb + (size_t)(r % p_rows) * (m + 1) : NULL;
         T *Ur = U + (size_t)r * m, *yr = y + (size_t)r * (m + 1);
+        if (b && pr)
+            for (int i = 0; i < m; i++)
+                Ur[i] = (T)((double)Ur[i] + (double)b[i] + (double)pr[i + 1]);
+        else if (b)
+            for (int i = 0; i < m; i++) Ur[i] = (T)((double)Ur[i] + (double)b[i]);
+        else if (pr)
+            for (int i = 0; i < m; i++) Ur[i] = (T)((double)Ur[i] + (double)pr[i + 1]);
+        /* |u|² of the stored u: y and the backward agree */
         double q = 0.0;
-        for (int i = 0; i < m; i++) {
-            if (b || pr) {
-                double ui = (double)Ur[i];
-                if (b) ui += (double)b[i];
-                if (pr) ui += (double)pr[i + 1];
-                Ur[i] = (T)ui;
-            }
-            q += (double)Ur[i] * (double)Ur[i]; /* the stored u: y and the backward agree */
-        }
+        if (vec)
+            q = S(hyp_dot)(Ur, Ur, m);
+        else
+            for (int i = 0; i < m; i++) q += (double)Ur[i] * (double)Ur[i];
         S(lz_time) t = S(lz_time_of)(xr, v, b_t, lam, eps, sk, d);
         /* |y_s| from the STORED y₀: in float32 the rounding of y₀ (relative 2⁻²⁴) would otherwise
          * leave ⟨y,y⟩_L − 1/K ≈ 2y₀²·2⁻²⁴ (1.5e-5 at y₀ = 11); only the rounding of the y_s
@@ -123,7 +128,7 @@ void P(hlinear_forward)(T *y, T *U, T *Hc, const T *x, const T *mask, const T *P
     const T *Hm = S(lz_hin)(Hc, x, mask, act, rows, d);
     /* U = H Wᵀ (rows, m) through BLAS, then + b + p_s */
     GEMM(U, Hm, W, 0, 1, 1, 0, rows, m, d, d, d, m);
-    S(lz_hfinish)(y, U, x, Pb, b, v, b_t, log_lambda, eps, sk, rows, d, m, p_rows);
+    S(lz_hfinish)(y, U, x, Pb, b, v, b_t, log_lambda, eps, sk, rows, d, m, p_rows, 0);
 }
 
 void P(hlinear_backward)(T *dx, T *dP, T *dW, T *db, T *dv, T *db_t, T *dlog_lambda, T *work,
@@ -192,9 +197,9 @@ void P(hlinear_backward)(T *dx, T *dP, T *dW, T *db, T *dv, T *db_t, T *dlog_lam
 /* ---- G Lorentz linear layers on the same rows (the per-head q / k / v projections) ----------- */
 
 /* Everything of the group layer after the products U = x Wᵀ (rows, G·m) and Z = x Vtᵀ
- * (rows, G). */
+ * (rows, G); vec as for lz_hfinish. */
 static void S(lz_gfinish)(T *y, T *U, T *Z, const T *b, const T *tl, double eps, double sk,
-                          int rows, int m, int G)
+                          int rows, int m, int G, int vec)
 {
     const int gm = G * m;
     /* λ_g = exp(log λ_g) once per call, not once per row (LZ_SMALL layers at most on the stack,
@@ -207,11 +212,14 @@ static void S(lz_gfinish)(T *y, T *U, T *Z, const T *b, const T *tl, double eps,
         T *yr = y + (size_t)r * G * (m + 1);
         for (int g = 0; g < G; g++) {
             T *ug = Ur + (size_t)g * m, *yg = yr + (size_t)g * (m + 1);
+            if (b)
+                for (int i = 0; i < m; i++)
+                    ug[i] = (T)((double)ug[i] + (double)b[(size_t)g * m + i]);
             double q = 0.0;
-            for (int i = 0; i < m; i++) {
-                if (b) ug[i] = (T)((double)ug[i] + (double)b[(size_t)g * m + i]);
-                q += (double)ug[i] * (double)ug[i];
-            }
+            if (vec)
+                q = S(hyp_dot)(ug, ug, m);
+            else
+                for (int i = 0; i < m; i++) q += (double)ug[i] * (double)ug[i];
             Zr[g] = (T)((double)Zr[g] + (double)tl[2 * g]); /* z = v·x + b_t, cached */
             double sg = S(lz_sigmoid)((double)Zr[g]);
             double a = (g < gl ? lam[g] : exp((double)tl[2 * g + 1])) * sg + (eps - sk);
@@ -235,7 +243,7 @@ void P(hlinear_group_forward)(T *y, T *U, T *Z, const T *x, const T *W, const T 
     /* U = x Wᵀ (rows, G·m), Z = x Vtᵀ (rows, G): every layer's products at once */
     GEMM(U, x, W, 0, 1, 1, 0, rows, gm, d, d, d, gm);
     GEMM(Z, x, Vt, 0, 1, 1, 0, rows, G, d, d, d, G);
-    S(lz_gfinish)(y, U, Z, b, tl, eps, sk, rows, m, G);
+    S(lz_gfinish)(y, U, Z, b, tl, eps, sk, rows, m, G, 0);
 }
 
 void P(hlinear_group_backward)(T *dx, T *dW, T *db, T *dVt, T *dtl, T *work, const T *dy,
