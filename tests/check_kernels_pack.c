@@ -168,6 +168,8 @@ START_TEST(test_merge_fused)
         w64 = fmax(w64, e64); w32 = fmax(w32, e32); wpk = fmax(wpk, epk);
         merge_case(3, 3, 2, 5, scales[s], seed++, &e64, &e32, &epk);
         w64 = fmax(w64, e64); w32 = fmax(w32, e32); wpk = fmax(wpk, epk);
+        merge_case(19, 16, 7, 100, scales[s], seed++, &e64, &e32, &epk); /* 8 + 8 + 3 rows */
+        w64 = fmax(w64, e64); w32 = fmax(w32, e32); wpk = fmax(wpk, epk);
         merge_case(2, 1, 4, 9, scales[s], seed++, &e64, &e32, &epk);
         w64 = fmax(w64, e64); w32 = fmax(w32, e32); wpk = fmax(wpk, epk);
     }

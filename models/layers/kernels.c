@@ -14,6 +14,7 @@
 #include "models/hyp/hyp_consts.h"
 #include "models/hyp/hyp_scalar.h"
 #include "models/hyp/poincare.h"
+#include "models/hyp/vmath.h"
 
 /* *v ← exp of its 8 lanes, for lanes <= 0 (softmax terms), float32: Cephes' expf (range reduction
  * by ln 2 in two parts, degree-6 polynomial on [−ln2/2, ln2/2], then the exponent bits; within
@@ -58,6 +59,7 @@ static inline void kern_vexp8_f64(kern_v8df *v)
 #define BALL_EPS GYRO_HYP_BALL_EPS_F32
 #define ARTANH_MAX GYRO_HYP_ARTANH_MAX_F32
 #define EXP expf
+#define VMATH 1 /* batched tanh(t)/t of the fused maps by models/hyp/vmath.h */
 #include "models/hyp/hyp_vec_impl.h"
 #include "models/layers/kernels_impl.h"
 #undef T
@@ -66,6 +68,7 @@ static inline void kern_vexp8_f64(kern_v8df *v)
 #undef BALL_EPS
 #undef ARTANH_MAX
 #undef EXP
+#undef VMATH
 
 #define T double
 #define S(name) name##_f64
@@ -73,6 +76,7 @@ static inline void kern_vexp8_f64(kern_v8df *v)
 #define BALL_EPS GYRO_HYP_BALL_EPS_F64
 #define ARTANH_MAX GYRO_HYP_ARTANH_MAX_F64
 #define EXP exp
+#define VMATH 0 /* float64: libm, one scalar at a time (the golden precision) */
 #include "models/hyp/hyp_vec_impl.h"
 #include "models/layers/kernels_impl.h"
 #undef T
@@ -81,3 +85,4 @@ static inline void kern_vexp8_f64(kern_v8df *v)
 #undef BALL_EPS
 #undef ARTANH_MAX
 #undef EXP
+#undef VMATH

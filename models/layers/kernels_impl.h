@@ -6,6 +6,8 @@
  *   P(name)     public name, gyro_<name>_f32 / _f64 (P(geo_exp0) = gyro_geo_exp0_f32 …)
  *   BALL_EPS    the ball projection margin of the precision (models/hyp/hyp_consts.h)
  *   EXP         exp of the precision (expf / exp)
+ *   VMATH       1: the fused inference maps take tanh(t)/t of several rows at once from the
+ *               float32 vector kernels of models/hyp/vmath.h (float32 only); 0: libm per row
  * Ops follow the network from input to output, each forward before its backward (llm.c's
  * train_gpt2.c); formulas, papers and shapes are documented at each op in kernels.h. The
  * sequence length is Tlen here (T is the storage type); kernels.h calls it T.
@@ -532,56 +534,86 @@ void P(merge_forward)(T *Y, T *RR, T *RB, const T *O, const T *W, int geo, T c, 
     }
 }
 
-/* The fused gyro-sum of one row (see kernels.h): s ← proj(s ⊕ k_i rr_i) with
+/* k[j] = tanh(t_j)/t_j for t_j ≥ 0, j < n ≤ 8: the float32 vector kernel (within 2 ulp of
+ * float32, tests/check_vmath.c) or libm in float64 (VMATH 0). */
+static void S(tanhc_n)(double *k, const double *t, int n)
+{
+#if VMATH
+    float b[8];
+    for (int j = 0; j < n; j++)
+        b[j] = (float)t[j];
+    gyro_vtanhc_f32(b, b, n);
+    for (int j = 0; j < n; j++)
+        k[j] = b[j];
+#else
+    for (int j = 0; j < n; j++)
+        k[j] = gyro_hyp_tanhc(t[j], NULL);
+#endif
+}
+
+/* The fused gyro-sum of nb ≤ 8 rows (see kernels.h), head by head across the rows (so that
+ * the rows' tanh ratios of one head are one vector call): s ← proj(s ⊕ k_i rr_i) with
  * k_i rr_i = proj(exp0(rr_i)) = min(tanh(√c|rr_i|), 1 − ε)/(√c|rr_i|) · rr_i. Each head is one
  * pass for the three dot products <s,s>, <rr_i,rr_i>, <s,rr_i> and one pass for
  * s ← a s + b k_i rr_i; the norm of the result that decides the projection is
  * |z|² = a²<s,s> + 2ab k_i<s,rr_i> + b² k_i²<rr_i,rr_i>, so no vector is mapped, stored and
  * re-read on its own. A head whose |rr_i|² is not finite maps to the origin (and adds nothing),
- * as proj sends a non-finite point to the origin. */
-static void S(merge_sum_row)(T *y, const T *rr, double c, int H, int C)
+ * as proj sends a non-finite point to the origin. Y (nb, C), RR (nb, H, C). */
+static void S(merge_sum_rows)(T *Y, const T *RR, double c, int nb, int H, int C)
 {
     const double sc = sqrt(c), maxn = (1.0 - BALL_EPS) / sc;
-    double ss, vv, sv;
-    int first = 1;
+    double ss[8], vv[8], sv[8], t[8], kt[8];
+    int first[8];
+    for (int j = 0; j < nb; j++)
+        first[j] = 1;
     for (int i = 0; i < H; i++) {
-        const T *ri = rr + (long)i * C;
-        if (first) {
-            vv = S(hyp_dot)(ri, ri, C);
-            ss = sv = 0.0;
-        } else {
-            S(hyp_dot3)(&ss, &vv, &sv, y, ri, C);
+        for (int j = 0; j < nb; j++) {
+            const T *ri = RR + ((long)j * H + i) * C;
+            if (first[j]) {
+                vv[j] = S(hyp_dot)(ri, ri, C);
+                ss[j] = sv[j] = 0.0;
+            } else {
+                S(hyp_dot3)(&ss[j], &vv[j], &sv[j], Y + (long)j * C, ri, C);
+            }
+            t[j] = isfinite(vv[j]) ? sc * sqrt(vv[j]) : 0.0;
         }
-        if (!isfinite(vv))
-            continue;
-        const double nv = sqrt(vv);
-        double k = gyro_hyp_tanhc(sc * nv, NULL);
-        if (k * nv > maxn)
-            k = maxn / nv;
-        if (first) {
-            S(hyp_scale)(y, k, ri, C);
-            first = 0;
-            continue;
+        S(tanhc_n)(kt, t, nb);
+        for (int j = 0; j < nb; j++) {
+            if (!isfinite(vv[j]))
+                continue;
+            const T *ri = RR + ((long)j * H + i) * C;
+            T *y = Y + (long)j * C;
+            const double nv = sqrt(vv[j]);
+            double k = kt[j];
+            if (k * nv > maxn)
+                k = maxn / nv;
+            if (first[j]) {
+                S(hyp_scale)(y, k, ri, C);
+                first[j] = 0;
+                continue;
+            }
+            double a, b;
+            const double yy = k * k * vv[j], xy = k * sv[j];
+            gyro_hyp_madd_coef(c, ss[j], yy, xy, &a, &b);
+            const double zz = a * a * ss[j] + 2.0 * a * b * xy + b * b * yy;
+            if (zz > maxn * maxn) {
+                const double f = maxn / sqrt(zz);
+                a *= f;
+                b *= f;
+            }
+            S(hyp_axpby)(y, a, y, b * k, ri, C);
         }
-        double a, b;
-        const double yy = k * k * vv, xy = k * sv;
-        gyro_hyp_madd_coef(c, ss, yy, xy, &a, &b);
-        const double zz = a * a * ss + 2.0 * a * b * xy + b * b * yy;
-        if (zz > maxn * maxn) {
-            const double f = maxn / sqrt(zz);
-            a *= f;
-            b *= f;
-        }
-        S(hyp_axpby)(y, a, y, b * k, ri, C);
     }
-    if (first)
-        memset(y, 0, (size_t)C * sizeof(T));
+    for (int j = 0; j < nb; j++)
+        if (first[j])
+            memset(Y + (long)j * C, 0, (size_t)C * sizeof(T));
 }
 
 void P(merge_sum)(T *Y, const T *RR, T c, int N, int H, int C)
 {
-    for (int n = 0; n < N; n++)
-        S(merge_sum_row)(Y + (long)n * C, RR + (long)n * H * C, (double)c, H, C);
+    for (int n = 0; n < N; n += 8)
+        S(merge_sum_rows)(Y + (long)n * C, RR + (long)n * H * C, (double)c,
+                          N - n < 8 ? N - n : 8, H, C);
 }
 
 void P(merge_backward)(T *dO, T *dW, T *dRR, T *scratch, const T *dY, const T *O, const T *RR,
