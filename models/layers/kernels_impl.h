@@ -148,28 +148,64 @@ void P(geo_add_backward)(T *dX, T *dY, T *scratch, const T *dZ, const T *Z, cons
 
 /* ---- fused inference chains (no caches; see kernels.h "Fused inference maps") -------------- */
 
-/* log0(proj(exp0(v))) = ρ v for a tangent vector of norm nv: 1 while exp0(v) lies inside the
- * projection radius (log0 undoes exp0), else artanh(1 − ε)/(√c|v|) (the projected point's
- * tangent norm over |v|). */
-static double S(fuse_rho)(double c, double nv)
+/* k[j] = tanh(t_j)/t_j (tanhc) or artanh(t_j)/t_j clamped at ARTANH_MAX (artanhc) for t_j ≥ 0,
+ * j < n ≤ 8: the float32 vector kernels of models/hyp/vmath.h (within 2 ulp of float32,
+ * tests/check_vmath.c) or libm in float64 (VMATH 0). */
+static void S(tanhc_n)(double *k, const double *t, int n)
 {
-    const double s = sqrt(c) * nv, lim = 1.0 - BALL_EPS;
-    if (!(gyro_hyp_tanh(s) > lim))
-        return 1.0;
-    return gyro_hyp_artanh(lim, ARTANH_MAX) / s;
+#if VMATH
+    float b[8];
+    for (int j = 0; j < n; j++)
+        b[j] = (float)t[j];
+    gyro_vtanhc_f32(b, b, n);
+    for (int j = 0; j < n; j++)
+        k[j] = b[j];
+#else
+    for (int j = 0; j < n; j++)
+        k[j] = gyro_hyp_tanhc(t[j], NULL);
+#endif
 }
 
-/* Coefficients of proj(proj(exp0(y)) ⊕ b) = A y + B b from yy = |y|², yb = <y,b>, bb = |b|²;
- * returns the squared norm of the result. A non-finite y maps to the origin (as proj sends a
- * non-finite point there): A = 0. */
-static double S(fuse_exp0_add_coef)(double c, double yy, double yb, double bb, double *A,
-                                    double *B)
+static void S(artanhc_n)(double *k, const double *t, int n)
+{
+#if VMATH
+    float b[8];
+    for (int j = 0; j < n; j++)
+        b[j] = (float)t[j];
+    gyro_vartanhc_f32(b, b, (float)ARTANH_MAX, n);
+    for (int j = 0; j < n; j++)
+        k[j] = b[j];
+#else
+    for (int j = 0; j < n; j++)
+        k[j] = gyro_hyp_artanhc(t[j], ARTANH_MAX, NULL);
+#endif
+}
+
+/* log0(proj(exp0(v))) = ρ v for a tangent vector of norm nv: 1 while exp0(v) lies inside the
+ * projection radius, i.e. while s = √c|v| ≤ thr = artanh(1 − ε) (log0 undoes exp0), else
+ * thr/s (the projected point's tangent norm over |v|). thr from S(fuse_rho_thr). */
+static double S(fuse_rho)(double c, double nv, double thr)
+{
+    const double s = sqrt(c) * nv;
+    return s > thr ? thr / s : 1.0;
+}
+
+static double S(fuse_rho_thr)(void)
+{
+    return gyro_hyp_artanh(1.0 - BALL_EPS, ARTANH_MAX);
+}
+
+/* Coefficients of proj(proj(exp0(y)) ⊕ b) = A y + B b from yy = |y|², yb = <y,b>, bb = |b|²
+ * and k = tanh(√c|y|)/(√c|y|) (read only for a finite yy); returns the squared norm of the
+ * result. A non-finite y maps to the origin (as proj sends a non-finite point there): A = 0. */
+static double S(fuse_exp0_add_coef)(double c, double yy, double yb, double bb, double kt,
+                                    double *A, double *B)
 {
     const double maxn = (1.0 - BALL_EPS) / sqrt(c);
     double k = 0.0;
     if (isfinite(yy) && isfinite(yb)) {
         const double nv = sqrt(yy);
-        k = gyro_hyp_tanhc(sqrt(c) * nv, NULL);
+        k = kt;
         if (k * nv > maxn)
             k = maxn / nv;
     } else {
@@ -200,31 +236,53 @@ static void S(fuse_comb)(T *out, double A, const T *y, double B, const T *b, int
         S(hyp_scale)(out, B, b, n);
 }
 
+/* The proj(proj(exp0(y)) ⊕ b) coefficients of nb ≤ 8 rows of Y (nb, n): yy, yb, the rows'
+ * tanh ratios in one call, then A, B and the squared norm hh of each result. */
+static void S(fuse_exp0_add_rows)(double *A, double *B, double *hh, const T *Y, const T *b,
+                                  double bb, double c, int nb, int n)
+{
+    double yy[8], yb[8], t[8], k[8];
+    const double sc = sqrt(c);
+    for (int j = 0; j < nb; j++) {
+        const T *y = Y + (long)j * n;
+        yy[j] = S(hyp_dot)(y, y, n);
+        yb[j] = S(hyp_dot)(y, b, n);
+        t[j] = isfinite(yy[j]) ? sc * sqrt(yy[j]) : 0.0;
+    }
+    S(tanhc_n)(k, t, nb);
+    for (int j = 0; j < nb; j++)
+        hh[j] = S(fuse_exp0_add_coef)(c, yy[j], yb[j], bb, k[j], &A[j], &B[j]);
+}
+
 void P(geo_exp0_add)(T *Z, const T *Y, const T *b, T c, int N, int n)
 {
     const double bb = S(hyp_dot)(b, b, n);
-    for (int r = 0; r < N; r++) {
-        const T *y = Y + (long)r * n;
-        double A, B;
-        S(fuse_exp0_add_coef)((double)c, S(hyp_dot)(y, y, n), S(hyp_dot)(y, b, n), bb, &A, &B);
-        S(fuse_comb)(Z + (long)r * n, A, y, B, b, n);
+    for (int r0 = 0; r0 < N; r0 += 8) {
+        const int nb = N - r0 < 8 ? N - r0 : 8;
+        double A[8], B[8], hh[8];
+        S(fuse_exp0_add_rows)(A, B, hh, Y + (long)r0 * n, b, bb, (double)c, nb, n);
+        for (int j = 0; j < nb; j++)
+            S(fuse_comb)(Z + (long)(r0 + j) * n, A[j], Y + (long)(r0 + j) * n, B[j], b, n);
     }
 }
 
 void P(ffn_mid)(T *G, const T *Y, const T *b, int relu, T c, int N, int n)
 {
     const double bb = S(hyp_dot)(b, b, n), sc = sqrt((double)c);
-    for (int r = 0; r < N; r++) {
-        const T *y = Y + (long)r * n;
-        T *g = G + (long)r * n;
-        double A, B;
-        const double hh = S(fuse_exp0_add_coef)((double)c, S(hyp_dot)(y, y, n),
-                                                S(hyp_dot)(y, b, n), bb, &A, &B);
-        const double k = gyro_hyp_artanhc(sc * sqrt(hh), ARTANH_MAX, NULL); /* log0 */
-        S(fuse_comb)(g, k * A, y, k * B, b, n);
-        if (relu)
-            for (int i = 0; i < n; i++)
-                g[i] = g[i] > 0 ? g[i] : (T)0;
+    for (int r0 = 0; r0 < N; r0 += 8) {
+        const int nb = N - r0 < 8 ? N - r0 : 8;
+        double A[8], B[8], hh[8], t[8], k[8];
+        S(fuse_exp0_add_rows)(A, B, hh, Y + (long)r0 * n, b, bb, (double)c, nb, n);
+        for (int j = 0; j < nb; j++)
+            t[j] = sc * sqrt(hh[j]);
+        S(artanhc_n)(k, t, nb); /* log0 */
+        for (int j = 0; j < nb; j++) {
+            T *g = G + (long)(r0 + j) * n;
+            S(fuse_comb)(g, k[j] * A[j], Y + (long)(r0 + j) * n, k[j] * B[j], b, n);
+            if (relu)
+                for (int i = 0; i < n; i++)
+                    g[i] = g[i] > 0 ? g[i] : (T)0;
+        }
     }
 }
 
@@ -276,26 +334,35 @@ static double S(ln_apply)(T *x, double m, double f, const T *g, const T *b, int 
 void P(tangent_res_ln)(T *Uo, const T *U, const T *Y, const T *g, const T *bias, T c, int N,
                        int C)
 {
-    const double sc = sqrt((double)c);
-    for (int r = 0; r < N; r++) {
-        const T *u = U + (long)r * C, *y = Y + (long)r * C;
-        T *o = Uo + (long)r * C;
-        /* ts = u + log0(y) */
-        const double ky = gyro_hyp_artanhc(sc * sqrt(S(hyp_dot)(y, y, C)), ARTANH_MAX, NULL);
-        S(hyp_axpby)(o, 1.0, u, ky, y, C);
-        /* lnu = log0(proj(exp0(ts))) = ρ1 ts: LayerNorm statistics of ts, scaled by ρ1 */
-        const double m = S(ln_sum)(o, 0.0, 0, C) / C;
-        double v = S(ln_sum)(o, m, 1, C);
-        const double tt = v + (double)C * m * m; /* |ts|² */
-        v /= C;
-        const double rho1 = S(fuse_rho)((double)c, sqrt(tt));
-        const double rs = 1.0 / sqrt(rho1 * rho1 * v + GYRO_LAYERNORM_EPS), f = rho1 * rs;
-        /* lnv = (lnu − μ)/σ ⊙ γ + β */
-        const double nn = S(ln_apply)(o, m, f, g, bias, C);
-        /* out = log0(proj(exp0(lnv))) */
-        const double rho2 = S(fuse_rho)((double)c, sqrt(nn));
-        if (rho2 != 1.0)
-            S(hyp_scale)(o, rho2, o, C);
+    const double sc = sqrt((double)c), thr = S(fuse_rho_thr)();
+    for (int r0 = 0; r0 < N; r0 += 8) {
+        const int nb = N - r0 < 8 ? N - r0 : 8;
+        double t[8], ky[8];
+        for (int j = 0; j < nb; j++) {
+            const T *y = Y + (long)(r0 + j) * C;
+            t[j] = sc * sqrt(S(hyp_dot)(y, y, C));
+        }
+        S(artanhc_n)(ky, t, nb); /* log0(y) = ky y */
+        for (int j = 0; j < nb; j++) {
+            const long r = r0 + j;
+            const T *u = U + r * C, *y = Y + r * C;
+            T *o = Uo + r * C;
+            /* ts = u + log0(y) */
+            S(hyp_axpby)(o, 1.0, u, ky[j], y, C);
+            /* lnu = log0(proj(exp0(ts))) = ρ1 ts: LayerNorm statistics of ts, scaled by ρ1 */
+            const double m = S(ln_sum)(o, 0.0, 0, C) / C;
+            double v = S(ln_sum)(o, m, 1, C);
+            const double tt = v + (double)C * m * m; /* |ts|² */
+            v /= C;
+            const double rho1 = S(fuse_rho)((double)c, sqrt(tt), thr);
+            const double rs = 1.0 / sqrt(rho1 * rho1 * v + GYRO_LAYERNORM_EPS), f = rho1 * rs;
+            /* lnv = (lnu − μ)/σ ⊙ γ + β */
+            const double nn = S(ln_apply)(o, m, f, g, bias, C);
+            /* out = log0(proj(exp0(lnv))) */
+            const double rho2 = S(fuse_rho)((double)c, sqrt(nn), thr);
+            if (rho2 != 1.0)
+                S(hyp_scale)(o, rho2, o, C);
+        }
     }
 }
 
@@ -532,23 +599,6 @@ void P(merge_forward)(T *Y, T *RR, T *RB, const T *O, const T *W, int geo, T c, 
             P(geo_add)(ps + (long)i * C, ps + (long)(i - 1) * C, rb + (long)i * C, C, geo, c, 1, C);
         memcpy(Y + (long)n * C, ps + (long)(H - 1) * C, (size_t)C * sizeof(T));
     }
-}
-
-/* k[j] = tanh(t_j)/t_j for t_j ≥ 0, j < n ≤ 8: the float32 vector kernel (within 2 ulp of
- * float32, tests/check_vmath.c) or libm in float64 (VMATH 0). */
-static void S(tanhc_n)(double *k, const double *t, int n)
-{
-#if VMATH
-    float b[8];
-    for (int j = 0; j < n; j++)
-        b[j] = (float)t[j];
-    gyro_vtanhc_f32(b, b, n);
-    for (int j = 0; j < n; j++)
-        k[j] = b[j];
-#else
-    for (int j = 0; j < n; j++)
-        k[j] = gyro_hyp_tanhc(t[j], NULL);
-#endif
 }
 
 /* The fused gyro-sum of nb ≤ 8 rows (see kernels.h), head by head across the rows (so that
