@@ -245,31 +245,50 @@ static int scores(gyro_sgns_batch *b, double *loss)
     return bad;
 }
 
+/* ⟨u, v⟩_L (hyp) or u·v over the padded rows: the float-lane sum of the score blocks, minus
+ * 2u₀v₀ in double on the hyperboloid. */
+static inline double score_row(const float *u, const float *v, int row, int hyp)
+{
+    v8f a = {0};
+    for (int i = 0; i < row; i += 8) a += V8C(u + i) * V8C(v + i);
+    float s = 0;
+    for (int l = 0; l < 8; l++) s += a[l];
+    return hyp ? (double)s - 2.0 * (double)u[0] * (double)v[0] : (double)s;
+}
+
+/* One step of a row along h: the Riemannian step on the hyperboloid, x += lr·h in Euclidean
+ * space. Returns 1 when the row overflowed. */
+static inline int step_one(const gyro_sgns_batch *b, float *x, const float *h, double lr)
+{
+    if (!b->hyp) {
+        gyro_sgns_euc_centre(x, h, lr, b->row);
+        return 0;
+    }
+    return !(step_row(x, h, lr, b->max_step, b->row) < 1e30f);
+}
+
 int gyro_sgns_batch_step(gyro_sgns_batch *b, double lr, double *loss)
 {
     const int nu = b->nu, nv = b->nv, row = b->row, ld = b->max_v;
     if (scores(b, loss)) return 1;
-    /* H_U = W·V and H_V = Wᵀ·U, both from the rows before the window, two output rows at a
-     * time (an odd last row is computed twice into the same place) */
+    /* H_U = W·V from the rows before the window, two output rows at a time (an odd last row
+     * is computed twice into the same place); then the contexts step */
     for (int c = 0; c < nu; c += 2) {
         int c1 = c + 1 < nu ? c + 1 : c;
         combine2(b->hu + (size_t)c * row, b->hu + (size_t)c1 * row, b->w + (size_t)c * ld,
                  b->w + (size_t)c1 * ld, 1, b->v, nv, row);
     }
+    int bad = 0;
+    for (int c = 0; c < nu; c++) bad |= step_one(b, b->u[c], b->hu + (size_t)c * row, lr);
+    /* the positive column of W again at the stepped contexts (the negatives keep theirs), then
+     * H_V = Wᵀ·U at the stepped contexts and the targets step */
+    double unused = 0;
+    for (int c = 0; c < nu && !bad; c++) bad |= weigh(b, c, 0, score_row(b->u[c], b->v[0], row, b->hyp), &unused);
+    if (bad) return 1;
     for (int t = 0; t < nv; t += 2) {
         int t1 = t + 1 < nv ? t + 1 : t;
         combine2(b->hv + (size_t)t * row, b->hv + (size_t)t1 * row, b->w + t, b->w + t1, ld, b->u, nu, row);
     }
-    /* one step per row */
-    if (!b->hyp) {
-        for (int c = 0; c < nu; c++) gyro_sgns_euc_centre(b->u[c], b->hu + (size_t)c * row, lr, row);
-        for (int t = 0; t < nv; t++) gyro_sgns_euc_centre(b->v[t], b->hv + (size_t)t * row, lr, row);
-        return 0;
-    }
-    int bad = 0;
-    for (int c = 0; c < nu; c++)
-        bad |= !(step_row(b->u[c], b->hu + (size_t)c * row, lr, b->max_step, row) < 1e30f);
-    for (int t = 0; t < nv; t++)
-        bad |= !(step_row(b->v[t], b->hv + (size_t)t * row, lr, b->max_step, row) < 1e30f);
+    for (int t = 0; t < nv; t++) bad |= step_one(b, b->v[t], b->hv + (size_t)t * row, lr);
     return bad;
 }

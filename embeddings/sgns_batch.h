@@ -17,16 +17,22 @@
  * Leimeister & Wilson 2018 — the same loss as the per-pair update), and with
  *     W_ct = m_c n_t (y_t − σ(S_ct + θ))          (y_0 = 1, y_t = 0 otherwise)
  * the ascent directions (−J times the Euclidean gradient, as h in lorentz_skipgram.h) are again
- * two small products, taken at the rows as they were before the window:
- *     H_U = W·V   (nu × (d+1)),    H_V = Wᵀ·U   (nv × (d+1)),
- * since ∂S_ct/∂u_c = J v_t and ∂S_ct/∂v_t = J u_c. Each row then takes one Riemannian step
- * (Nickel & Kiela 2018, §3 and eq. 9): project onto its tangent space, clip to max_step, exp
- * map, re-project x₀ = √(1 + |x_s|²) — gyro_lorentz_skipgram_step_centre_f32 with h = its row of
- * H_U or H_V (the centre step of the per-pair update, whose h is Σ_t g_t v_t over one pair's
- * targets; AVX2 builds run the same formula in sgns_batch.c with 8-float loads and FMA). Euclidean: x += lr·h. Rows are distinct within U and within V, and U and V lie in
- * different tables, so every row is read before it is written and written once: the update is
- * the simultaneous (Jacobi) step of the window's loss, which the per-pair update approximates by
- * a Gauss–Seidel sweep.
+ * two small products:
+ *     H_U = W·V   (nu × (d+1)),    H_V = W'ᵀ·U'   (nv × (d+1)),
+ * since ∂S_ct/∂u_c = J v_t and ∂S_ct/∂v_t = J u_c. H_U is taken at the rows before the window
+ * and each context row takes one Riemannian step (Nickel & Kiela 2018, §3 and eq. 9): project
+ * onto its tangent space, clip to max_step, exp map, re-project x₀ = √(1 + |x_s|²) —
+ * gyro_lorentz_skipgram_step_centre_f32 with h = its row of H_U (the centre step of the per-pair
+ * update, whose h is Σ_t g_t v_t over one pair's targets; AVX2 builds run the same formula in
+ * sgns_batch.c with 8-float loads and FMA). Then the targets: U' = the stepped contexts, W' = W
+ * with its positive column weighed again at U' (W'_c0 = m_c n_0 (1 − σ(⟨u'_c, v_0⟩_L + θ)); the
+ * negatives keep theirs), and each target row takes the same step along its row of H_V.
+ * Euclidean: x += lr·h in the same order. Rows are distinct within U and within V, and U and V
+ * lie in different tables, so every row is written once. Stepping both sides of a positive pair
+ * at once (both H from the rows before the window, a Jacobi step) let them pass each other: on
+ * a 16-character two-topic corpus with 2 contexts per draw and window 5 rows went out to
+ * x₀ ≈ 400-6000 (per pair: < 10); with the positive column weighed again at U' they stay
+ * below 5. The cost is nu more scores per window.
  *
  * Cost per window of nu contexts: K + 1 target rows instead of nu·(K + 1), nu + K + 1 exp maps
  * instead of nu·(K + 2), and three products whose loaded rows are reused across a register
@@ -97,9 +103,10 @@ static inline int gyro_sgns_batch_add_v(gyro_sgns_batch *b, float *x)
     return 1;
 }
 
-/* The window's update (see above) with learning rate lr: S, W, H_U, H_V, then one step of every
- * row of U and V in place. Adds the window's loss Σ m_c n_t ℓ(S_ct) to *loss. Needs nu ≥ 1 and
- * nv ≥ 1 (v[0] the positive). Returns 0, or 1 when a score or a row became non-finite or
+/* The window's update (see above) with learning rate lr: S, W, H_U and one step of every row
+ * of U, then W's positive column again, H_V and one step of every row of V, in place. Adds
+ * the window's loss Σ m_c n_t ℓ(S_ct) (at the rows before the window) to *loss. Needs nu ≥ 1
+ * and nv ≥ 1 (v[0] the positive). Returns 0, or 1 when a score or a row became non-finite or
  * overflowed (rows may then be partly updated: the caller stops training). */
 int gyro_sgns_batch_step(gyro_sgns_batch *b, double lr, double *loss);
 

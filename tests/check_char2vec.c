@@ -97,9 +97,56 @@ static double max_abs_diff(const float *a, const float *b, int n)
     return w;
 }
 
-/* One context and distinct targets: the window update is the per-pair update of train_pair
- * (step_target for each target with the centre's old row, then step_centre along Σ g v_old):
- * the same steps, so the rows agree to float rounding. */
+/* The window update in double, pair by pair, for contexts drawn as rows ctx[0..nctx) of u and
+ * targets tgt[0..ntgt) of v (tgt[0] the positive; a negative equal to it skipped, repeats
+ * counted): S_ct = ⟨u_c,v_t⟩_L, g = y_t − σ(S_ct + θ) per (context occurrence, target
+ * occurrence); h_c = Σ g v_t from the rows before the window and one step_centre per context
+ * row (rows 0..nu); then g of the positive again at the stepped contexts (the negatives keep
+ * theirs), h_t = Σ g u_c at the stepped contexts and one step_centre per target row (0..nv).
+ * Updates u and v in place; returns the window's loss (at the rows before the window). */
+static double ref_window_step(const gyro_sgns_tables *tab, float *u, int nu, float *v, int nv, const int *ctx,
+                              int nctx, const int *tgt, int ntgt, double lr, double theta, double max_step, int hyp)
+{
+    double *hd = calloc((size_t)(nu > nv ? nu : nv) * BROW, sizeof *hd), g_old[8][8], loss = 0;
+    float *h = gyro_c2v_rows_alloc(1, BROW);
+    ck_assert(hd && h && nctx <= 8 && ntgt <= 8);
+    for (int a = 0; a < nctx; a++)
+        for (int k = 0; k < ntgt; k++) {
+            if (k > 0 && tgt[k] == tgt[0]) continue;
+            const float *uc = u + (size_t)ctx[a] * BROW, *vt = v + (size_t)tgt[k] * BROW;
+            double s = ref_inner(uc, vt, hyp), l;
+            g_old[a][k] = (k == 0) - gyro_sgns_sigmoid(tab, s + theta, k == 0, &l);
+            loss += l;
+            for (int i = 0; i < BROW; i++) hd[(size_t)ctx[a] * BROW + i] += g_old[a][k] * vt[i];
+        }
+    for (int c = 0; c < nu; c++) {
+        for (int i = 0; i < BROW; i++) h[i] = (float)hd[(size_t)c * BROW + i];
+        if (hyp) gyro_lorentz_skipgram_step_centre_f32(u + (size_t)c * BROW, h, lr, max_step, BROW);
+        else gyro_sgns_euc_centre(u + (size_t)c * BROW, h, lr, BROW);
+    }
+    memset(hd, 0, (size_t)(nu > nv ? nu : nv) * BROW * sizeof *hd);
+    for (int a = 0; a < nctx; a++)
+        for (int k = 0; k < ntgt; k++) {
+            if (k > 0 && tgt[k] == tgt[0]) continue;
+            const float *uc = u + (size_t)ctx[a] * BROW;
+            double l, g = g_old[a][k];
+            if (k == 0) g = 1.0 - gyro_sgns_sigmoid(tab, ref_inner(uc, v + (size_t)tgt[0] * BROW, hyp) + theta, 1, &l);
+            for (int i = 0; i < BROW; i++) hd[(size_t)tgt[k] * BROW + i] += g * uc[i];
+        }
+    for (int t = 0; t < nv; t++) {
+        for (int i = 0; i < BROW; i++) h[i] = (float)hd[(size_t)t * BROW + i];
+        if (hyp) gyro_lorentz_skipgram_step_centre_f32(v + (size_t)t * BROW, h, lr, max_step, BROW);
+        else gyro_sgns_euc_centre(v + (size_t)t * BROW, h, lr, BROW);
+    }
+    free(hd);
+    free(h);
+    return loss;
+}
+
+/* One context and distinct targets: the context takes the centre step of train_pair's per-pair
+ * update (step_centre along Σ g v_old, the same loss) to float rounding; the targets step after
+ * it, at the stepped context (ref_window_step), where train_pair's step_target uses the
+ * centre's old row. */
 START_TEST(test_batch_one_context_equals_pair)
 {
     gyro_sgns_tables tab;
@@ -110,8 +157,11 @@ START_TEST(test_batch_one_context_equals_pair)
         const int nt = 6;
         float *u = random_points(&r, 1, 0.6), *v = random_points(&r, nt, 0.6);
         float *u2 = gyro_c2v_rows_alloc(1, BROW), *v2 = gyro_c2v_rows_alloc(nt, BROW), *h = gyro_c2v_rows_alloc(1, BROW);
+        float *u0 = gyro_c2v_rows_alloc(1, BROW), *v0 = gyro_c2v_rows_alloc(nt, BROW);
         memcpy(u2, u, BROW * sizeof *u);
         memcpy(v2, v, (size_t)nt * BROW * sizeof *v);
+        memcpy(u0, u, BROW * sizeof *u);
+        memcpy(v0, v, (size_t)nt * BROW * sizeof *v);
         const double lr = 0.3, theta = hyp ? 3.0 : 0.0, max_step = 1.0;
         /* the per-pair update, as train_pair runs it */
         double loss_pair = 0;
@@ -134,8 +184,15 @@ START_TEST(test_batch_one_context_equals_pair)
         double loss = 0;
         ck_assert_int_eq(gyro_sgns_batch_step(&b, lr, &loss), 0);
         ck_assert_double_eq_tol(loss, loss_pair, 1e-5 * (1 + loss_pair));
-        double du = max_abs_diff(u, u2, BROW), dv = max_abs_diff(v, v2, nt * BROW);
-        ck_assert_msg(du < 2e-6 && dv < 2e-6, "hyp %d: centre differs by %g, targets by %g", hyp, du, dv);
+        float *u3 = gyro_c2v_rows_alloc(1, BROW), *v3 = gyro_c2v_rows_alloc(nt, BROW);
+        memcpy(u3, u0, BROW * sizeof *u);
+        memcpy(v3, v0, (size_t)nt * BROW * sizeof *v);
+        const int ctx[] = {0}, tgt[] = {0, 1, 2, 3, 4, 5};
+        double loss_ref = ref_window_step(&tab, u3, 1, v3, nt, ctx, 1, tgt, nt, lr, theta, max_step, hyp);
+        ck_assert_double_eq_tol(loss, loss_ref, 1e-5 * (1 + loss_ref));
+        double du = max_abs_diff(u, u2, BROW), dv = max_abs_diff(v, v3, nt * BROW);
+        ck_assert_msg(du < 2e-6 && dv < 5e-6, "hyp %d: centre differs by %g, targets by %g", hyp, du, dv);
+        free(u0); free(v0); free(u3); free(v3);
         if (hyp) {
             int pad = 1;
             ck_assert_double_lt(manifold_error(u, 1, &pad), 1e-5);
@@ -150,8 +207,9 @@ END_TEST
 
 /* A window of several contexts (one character twice) against the formulas in double, pair by
  * pair: S_ct = ⟨u_c,v_t⟩_L, W_ct = y_t − σ(S_ct + θ) for each (context occurrence, target
- * occurrence), h_c = Σ W v_t, h_t = Σ W u_c from the rows before the window, then one
- * step_centre per distinct row. Negatives: a repeated draw counts twice, a draw equal to the
+ * occurrence), h_c = Σ W v_t from the rows before the window and a step_centre per context
+ * row, then W of the positive again and h_t = Σ W u_c at the stepped contexts and a step per
+ * target row (ref_window_step). Negatives: a repeated draw counts twice, a draw equal to the
  * positive is skipped. */
 START_TEST(test_batch_matches_pair_reference)
 {
@@ -166,29 +224,10 @@ START_TEST(test_batch_matches_pair_reference)
         const int ctx[] = {0, 1, 2, 1, 3}, tgt[] = {0, 1, 2, 1, 0, 3};
         const int nctx = 5, ntgt = 6;
         const double lr = 0.2, theta = hyp ? 3.0 : 0.0, max_step = 0.5;
-        double hu[NU][BROW] = {{0}}, hv[NV][BROW] = {{0}}, loss_ref = 0;
-        for (int a = 0; a < nctx; a++)
-            for (int k = 0; k < ntgt; k++) {
-                if (k > 0 && tgt[k] == tgt[0]) continue;
-                const float *uc = u + (size_t)ctx[a] * BROW, *vt = v + (size_t)tgt[k] * BROW;
-                double s = ref_inner(uc, vt, hyp), l;
-                double g = (k == 0) - gyro_sgns_sigmoid(&tab, s + theta, k == 0, &l);
-                loss_ref += l;
-                for (int i = 0; i < BROW; i++) {
-                    hu[ctx[a]][i] += g * vt[i];
-                    hv[tgt[k]][i] += g * uc[i];
-                }
-            }
-        float *u_ref = gyro_c2v_rows_alloc(NU, BROW), *v_ref = gyro_c2v_rows_alloc(NV, BROW), *h = gyro_c2v_rows_alloc(1, BROW);
+        float *u_ref = gyro_c2v_rows_alloc(NU, BROW), *v_ref = gyro_c2v_rows_alloc(NV, BROW);
         memcpy(u_ref, u, (size_t)NU * BROW * sizeof *u);
         memcpy(v_ref, v, (size_t)NV * BROW * sizeof *v);
-        for (int k = 0; k < NU + NV; k++) {
-            float *x = k < NU ? u_ref + (size_t)k * BROW : v_ref + (size_t)(k - NU) * BROW;
-            const double *hd = k < NU ? hu[k] : hv[k - NU];
-            for (int i = 0; i < BROW; i++) h[i] = (float)hd[i];
-            if (hyp) gyro_lorentz_skipgram_step_centre_f32(x, h, lr, max_step, BROW);
-            else gyro_sgns_euc_centre(x, h, lr, BROW);
-        }
+        double loss_ref = ref_window_step(&tab, u_ref, NU, v_ref, NV, ctx, nctx, tgt, ntgt, lr, theta, max_step, hyp);
         gyro_sgns_batch b;
         ck_assert_int_eq(gyro_sgns_batch_init(&b, &tab, nctx, ntgt, BROW, hyp, theta, max_step), GYRO_OK);
         gyro_sgns_batch_clear(&b);
@@ -210,7 +249,7 @@ START_TEST(test_batch_matches_pair_reference)
             ck_assert(pad);
         }
         gyro_sgns_batch_free(&b);
-        free(u); free(v); free(u_ref); free(v_ref); free(h);
+        free(u); free(v); free(u_ref); free(v_ref);
     }
 }
 END_TEST
@@ -228,30 +267,12 @@ START_TEST(test_batch_shapes)
             for (int nv = 1; nv <= 7; nv++) {
                 float *u = random_points(&r, nu, 0.5), *v = random_points(&r, nv, 0.5);
                 float *u_ref = gyro_c2v_rows_alloc(nu, BROW), *v_ref = gyro_c2v_rows_alloc(nv, BROW);
-                float *h = gyro_c2v_rows_alloc(nu + nv, BROW);
                 memcpy(u_ref, u, (size_t)nu * BROW * sizeof *u);
                 memcpy(v_ref, v, (size_t)nv * BROW * sizeof *v);
                 const double lr = 0.2, theta = hyp ? 3.0 : 0.0, max_step = 0.5;
-                double loss_ref = 0;
-                double hd[12][BROW];
-                memset(hd, 0, sizeof hd);
-                for (int c = 0; c < nu; c++)
-                    for (int t = 0; t < nv; t++) {
-                        const float *uc = u + (size_t)c * BROW, *vt = v + (size_t)t * BROW;
-                        double s = ref_inner(uc, vt, hyp), l;
-                        double g = (t == 0) - gyro_sgns_sigmoid(&tab, s + theta, t == 0, &l);
-                        loss_ref += l;
-                        for (int i = 0; i < BROW; i++) {
-                            hd[c][i] += g * vt[i];
-                            hd[nu + t][i] += g * uc[i];
-                        }
-                    }
-                for (int k = 0; k < nu + nv; k++) {
-                    float *x = k < nu ? u_ref + (size_t)k * BROW : v_ref + (size_t)(k - nu) * BROW;
-                    for (int i = 0; i < BROW; i++) h[i] = (float)hd[k][i];
-                    if (hyp) gyro_lorentz_skipgram_step_centre_f32(x, h, lr, max_step, BROW);
-                    else gyro_sgns_euc_centre(x, h, lr, BROW);
-                }
+                int ctx[8], tgt[8];
+                for (int k = 0; k < 8; k++) ctx[k] = tgt[k] = k;
+                double loss_ref = ref_window_step(&tab, u_ref, nu, v_ref, nv, ctx, nu, tgt, nv, lr, theta, max_step, hyp);
                 gyro_sgns_batch b;
                 ck_assert_int_eq(gyro_sgns_batch_init(&b, &tab, nu, nv, BROW, hyp, theta, max_step), GYRO_OK);
                 gyro_sgns_batch_clear(&b);
@@ -264,7 +285,7 @@ START_TEST(test_batch_shapes)
                 ck_assert_msg(du < 5e-6 && dv < 5e-6, "hyp %d nu %d nv %d: contexts differ by %g, targets by %g",
                               hyp, nu, nv, du, dv);
                 gyro_sgns_batch_free(&b);
-                free(u); free(v); free(u_ref); free(v_ref); free(h);
+                free(u); free(v); free(u_ref); free(v_ref);
             }
 }
 END_TEST
@@ -459,6 +480,31 @@ END_TEST
 START_TEST(test_topics_hyperbolic_batch_2_threads) { check_topics(2, GYRO_C2V_HYPERBOLIC, GYRO_C2V_UPDATE_BATCH); }
 END_TEST
 START_TEST(test_topics_euclidean_batch) { check_topics(2, GYRO_C2V_EUCLIDEAN, GYRO_C2V_UPDATE_BATCH); }
+END_TEST
+/* Negatives shared by 2 contexts at window 5 on the two-topic corpus: every row of both tables
+ * stays near the origin (x₀ < 50; the per-pair update stays below 10). With the targets stepped
+ * at the contexts' old rows (the simultaneous step of both sides of a positive pair) rows went
+ * out to x₀ ≈ 400-6000 here. */
+START_TEST(test_topics_hyperbolic_batch_share_2_bounded)
+{
+    train_update = GYRO_C2V_UPDATE_BATCH;
+    train_share = 2;
+    gyro_c2v_model m;
+    gyro_corpus c;
+    gyro_c2v_report rep;
+    ck_assert_int_eq(train_model(&m, &c, 1, GYRO_C2V_HYPERBOLIC, &rep), GYRO_OK);
+    ck_assert_int_eq(m.opt.window, 5);
+    double x0 = 0;
+    for (int64_t i = 0; i < (int64_t)m.vocab.n; i++) {
+        x0 = fmax(x0, m.in[(size_t)i * m.row]);
+        x0 = fmax(x0, m.out[(size_t)i * m.row]);
+    }
+    ck_assert_msg(x0 < 50, "largest x0 %g", x0);
+    train_share = 0;
+    train_update = GYRO_C2V_UPDATE_PAIR;
+    gyro_corpus_close(&c);
+    gyro_c2v_model_free(&m);
+}
 END_TEST
 START_TEST(test_topics_hyperbolic_batch_share_3)
 {
@@ -948,6 +994,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_topics_hyperbolic_batch_2_threads);
     tcase_add_test(t, test_topics_euclidean_batch);
     tcase_add_test(t, test_topics_hyperbolic_batch_share_3);
+    tcase_add_test(t, test_topics_hyperbolic_batch_share_2_bounded);
     tcase_add_test(t, test_reproducible_single_thread);
     tcase_add_test(t, test_stop_flag_interrupts);
     tcase_add_test(t, test_checkpoint_round_trip_and_damage);
