@@ -781,7 +781,8 @@ gyro_status gyro_c2v_train(gyro_c2v_model *m, const gyro_corpus *c, const gyro_c
     gyro_c2v_sync cs = {0};
     if (!s && sy) s = gyro_c2v_sync_init(&cs, sy, run->combine, m);
     sh->update = run->update;
-    sh->share = run->share <= 0 || run->share > 2 * m->opt.window ? 2 * m->opt.window : run->share;
+    sh->share = run->share == 0 ? GYRO_C2V_SHARE_DEFAULT : run->share;
+    if (sh->share < 0 || sh->share > 2 * m->opt.window) sh->share = 2 * m->opt.window;
     monitor mo = {.run = run, .lw = {.shown = NAN}};
     gyro_progress_init(&mo.prog, "chars/sec/thread", run->quiet);
     const double cpu0 = process_cpu();

@@ -76,15 +76,19 @@ typedef struct gyro_c2v_report {
 
 /* How the pairs of a window are updated (a choice of each run, not saved in checkpoints). */
 typedef enum gyro_c2v_update {
-    GYRO_C2V_UPDATE_PAIR = 0,       /* default: each (centre, context) pair with its own negatives,
-                                     * targets stepped one after the other (word2vec's and
-                                     * fastText's loop) */
-    GYRO_C2V_UPDATE_BATCH = 1       /* negatives shared across the window, the window's scores and
-                                     * gradients as small matrix products, one step per row
-                                     * (embeddings/sgns_batch.h; pWord2Vec's HogBatch): 3.8× the
-                                     * tokens per CPU-second, ρ 0.02-0.035 lower at equal epochs
-                                     * for the whole window (README) */
+    GYRO_C2V_UPDATE_BATCH = 0,      /* default: negatives shared by `share` consecutive contexts of
+                                     * a window (default 2), the window's scores and gradients as
+                                     * small matrix products, one step per row
+                                     * (embeddings/sgns_batch.h; pWord2Vec's HogBatch): over 2× the
+                                     * per-pair update's tokens per CPU-second, ρ within 0.01 of it
+                                     * at equal epochs (README, medians of 3 seeds) */
+    GYRO_C2V_UPDATE_PAIR = 1        /* each (centre, context) pair with its own negatives, targets
+                                     * stepped one after the other (word2vec's and fastText's
+                                     * loop) */
 } gyro_c2v_update;
+
+/* The contexts that share one draw of negatives when gyro_c2v_run.share is 0. */
+enum { GYRO_C2V_SHARE_DEFAULT = 2 };
 
 typedef struct gyro_c2v_run {
     const char *checkpoint_path;    /* NULL: no checkpoints */
@@ -99,8 +103,8 @@ typedef struct gyro_c2v_run {
     int combine;                    /* gyro_c2v_combine (default: the Lorentz centroid) */
     int update;                     /* gyro_c2v_update: how a window's pairs are updated */
     int share;                      /* GYRO_C2V_UPDATE_BATCH: consecutive contexts of a window that
-                                     * share one draw of negatives; <= 0 (or >= 2 × window): the
-                                     * whole window, as pWord2Vec */
+                                     * share one draw of negatives; 0: GYRO_C2V_SHARE_DEFAULT;
+                                     * < 0 (or >= 2 × window): the whole window, as pWord2Vec */
 } gyro_c2v_run;
 
 /* Train from the model's current state to the end of the last epoch, over the open encoded

@@ -403,7 +403,7 @@ static void write_corpus(const char *path, int docs)
 }
 
 static int train_update = GYRO_C2V_UPDATE_PAIR; /* the --update and --share of train_model */
-static int train_share = 0;
+static int train_share = -1; /* the whole window */
 
 static gyro_status train_model(gyro_c2v_model *m, gyro_corpus *c, int threads, int geometry,
                                gyro_c2v_report *rep)
@@ -474,7 +474,7 @@ START_TEST(test_topics_hyperbolic_2_threads) { check_topics(2, GYRO_C2V_HYPERBOL
 END_TEST
 START_TEST(test_topics_euclidean) { check_topics(1, GYRO_C2V_EUCLIDEAN, GYRO_C2V_UPDATE_PAIR); }
 END_TEST
-/* --update batch, negatives shared by the whole window (share 0) or by 3 contexts */
+/* --update batch, negatives shared by the whole window (share -1) or by 3 contexts */
 START_TEST(test_topics_hyperbolic_batch_1_thread) { check_topics(1, GYRO_C2V_HYPERBOLIC, GYRO_C2V_UPDATE_BATCH); }
 END_TEST
 START_TEST(test_topics_hyperbolic_batch_2_threads) { check_topics(2, GYRO_C2V_HYPERBOLIC, GYRO_C2V_UPDATE_BATCH); }
@@ -500,7 +500,7 @@ START_TEST(test_topics_hyperbolic_batch_share_2_bounded)
         x0 = fmax(x0, m.out[(size_t)i * m.row]);
     }
     ck_assert_msg(x0 < 50, "largest x0 %g", x0);
-    train_share = 0;
+    train_share = -1;
     train_update = GYRO_C2V_UPDATE_PAIR;
     gyro_corpus_close(&c);
     gyro_c2v_model_free(&m);
@@ -510,7 +510,7 @@ START_TEST(test_topics_hyperbolic_batch_share_3)
 {
     train_share = 3;
     check_topics(1, GYRO_C2V_HYPERBOLIC, GYRO_C2V_UPDATE_BATCH);
-    train_share = 0;
+    train_share = -1;
 }
 END_TEST
 
