@@ -1,5 +1,6 @@
 /* vmath.c — the vectorised float32 transcendentals of vmath.h (formulas and sources there). */
 #include "models/hyp/vmath.h"
+#include "models/hyp/vexp_impl.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -7,8 +8,8 @@
 /* every vector function here is static: the AVX argument ABI of -Wpsabi does not apply */
 #pragma GCC diagnostic ignored "-Wpsabi"
 
-typedef float vm_v8sf __attribute__((vector_size(32)));
-typedef int32_t vm_v8si __attribute__((vector_size(32)));
+typedef gyro_v8sf vm_v8sf;
+typedef gyro_v8si vm_v8si;
 
 #define VM_SPLAT(x) {(x), (x), (x), (x), (x), (x), (x), (x)}
 
@@ -18,27 +19,11 @@ static inline vm_v8sf vm_select(vm_v8si m, vm_v8sf a, vm_v8sf b)
     return (vm_v8sf)(((vm_v8si)a & m) | ((vm_v8si)b & ~m));
 }
 
-/* exp(v) for lanes v ≤ 0 (NaN stays NaN); below −87 → 0. Cephes expf. */
+/* exp(v) for lanes v ≤ 0 (NaN stays NaN); below −87 → 0 (models/hyp/vexp_impl.h). */
 static inline vm_v8sf vm_exp_neg(vm_v8sf v)
 {
-    const vm_v8sf lo = VM_SPLAT(-87.0f);
-    const vm_v8si under = v < lo;
-    v = vm_select(under, lo, v);
-    const float magic = 12582912.0f; /* 1.5·2²³: adding it rounds to an integer */
-    vm_v8sf fx = v * 1.44269504088896341f + magic;
-    fx = fx - magic;
-    v = v - fx * 0.693359375f;
-    v = v - fx * -2.12194440e-4f;
-    const vm_v8sf z = v * v;
-    vm_v8sf y = v * 1.9875691500e-4f + 1.3981999507e-3f;
-    y = y * v + 8.3334519073e-3f;
-    y = y * v + 4.1665795894e-2f;
-    y = y * v + 1.6666665459e-1f;
-    y = y * v + 5.0000001201e-1f;
-    y = y * z + v + 1.0f;
-    const vm_v8si e = (__builtin_convertvector(fx, vm_v8si) + 127) << 23;
-    y = y * (vm_v8sf)e;
-    return (vm_v8sf)((vm_v8si)y & ~under);
+    gyro_vexp8_f32(&v);
+    return v;
 }
 
 /* log(x) for finite normal lanes x > 0 (the callers' arguments are in [3, 2²⁵]). Cephes logf. */

@@ -14,36 +14,13 @@
 #include "models/hyp/hyp_consts.h"
 #include "models/hyp/hyp_scalar.h"
 #include "models/hyp/poincare.h"
+#include "models/hyp/vexp_impl.h"
 #include "models/hyp/vmath.h"
 
-/* *v ← exp of its 8 lanes, for lanes <= 0 (softmax terms), float32: Cephes' expf (range reduction
- * by ln 2 in two parts, degree-6 polynomial on [−ln2/2, ln2/2], then the exponent bits; within
- * 2 ulp of expf). Lanes below −87 (e⁻⁸⁷ ≈ 1.6e-38) give 0. (By pointer: a 64-byte vector
- * passed by value would change the ABI without AVX-512.) */
-typedef float kern_v8sf __attribute__((vector_size(32)));
-typedef int32_t kern_v8si __attribute__((vector_size(32)));
-static inline void kern_vexp8_f32(kern_v8sf *vp)
-{
-    kern_v8sf v = *vp;
-    const kern_v8sf lo = {-87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f};
-    const kern_v8si under = v < lo; /* all ones where v < −87 */
-    v = (kern_v8sf)(((kern_v8si)v & ~under) | ((kern_v8si)lo & under));
-    const float magic = 12582912.0f; /* 1.5·2²³: adding it rounds to an integer */
-    kern_v8sf fx = v * 1.44269504088896341f + magic;
-    fx = fx - magic;
-    v = v - fx * 0.693359375f;
-    v = v - fx * -2.12194440e-4f;
-    const kern_v8sf z = v * v;
-    kern_v8sf y = v * 1.9875691500e-4f + 1.3981999507e-3f;
-    y = y * v + 8.3334519073e-3f;
-    y = y * v + 4.1665795894e-2f;
-    y = y * v + 1.6666665459e-1f;
-    y = y * v + 5.0000001201e-1f;
-    y = y * z + v + 1.0f;
-    const kern_v8si e = (__builtin_convertvector(fx, kern_v8si) + 127) << 23;
-    y = y * (kern_v8sf)e;
-    *vp = (kern_v8sf)((kern_v8si)y & ~under);
-}
+/* *v ← exp of its 8 lanes, for lanes <= 0 (softmax terms), float32: the shared vector exp
+ * (models/hyp/vexp_impl.h, Cephes' expf, within 2 ulp). */
+typedef gyro_v8sf kern_v8sf;
+static inline void kern_vexp8_f32(kern_v8sf *vp) { gyro_vexp8_f32(vp); }
 
 /* the same in float64 by libm, lane by lane (the gradient checks' precision) */
 typedef double kern_v8df __attribute__((vector_size(64)));
