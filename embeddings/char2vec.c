@@ -504,6 +504,43 @@ typedef struct monitor {
     int started;            /* workers started */
 } monitor;
 
+/* One look of the main thread at the workers: done, the clock, the tokens, the progress line's
+ * figures. */
+typedef struct monitor_tick {
+    int all_done;           /* every started worker has finished */
+    double now;             /* gyro_now() after the wait */
+    uint64_t words;         /* tokens trained so far (this rank) */
+    double frac, rate, lr;  /* fraction done, tokens/s/thread of this run, current learning rate */
+} monitor_tick;
+
+/* Wait until a worker finishes or poll_ns have passed, then fill *k and update the loss window. */
+static void monitor_wait(shared *sh, worker *ws, monitor *mo, long poll_ns, monitor_tick *k)
+{
+    const gyro_c2v_model *m = sh->m;
+    const int T = m->opt.threads;
+    pthread_mutex_lock(&sh->mu);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += poll_ns;
+    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+    if (sh->n_done < mo->started) pthread_cond_timedwait(&sh->cv_main, &sh->mu, &ts);
+    k->all_done = sh->n_done == mo->started;
+    pthread_mutex_unlock(&sh->mu);
+    k->now = gyro_now();
+    k->words = atomic_load(&sh->words);
+    k->frac = (double)k->words / sh->total_words;
+    k->rate = (double)(k->words - mo->words0) / ((k->now - mo->t0) * T + 1e-9);
+    loss_window_update(&mo->lw, ws, T, 1000);
+    k->lr = m->opt.lr * (1.0 - k->frac);
+    if (k->lr < m->opt.lr * 1e-4) k->lr = m->opt.lr * 1e-4;
+}
+
+/* The progress line from a tick. */
+static void monitor_show(monitor *mo, const monitor_tick *k)
+{
+    gyro_progress_update(&mo->prog, k->frac > 1 ? 1 : k->frac, k->rate, k->lr, mo->lw.shown, 0);
+}
+
 /* Start the workers; on a failure the ones started are told to stop (mo->started counts them). */
 static gyro_status start_workers(shared *sh, worker *ws, int T, monitor *mo)
 {
@@ -524,8 +561,6 @@ static gyro_status monitor_workers(shared *sh, worker *ws, monitor *mo, gyro_c2v
                                    int *interrupted)
 {
     const gyro_c2v_run *run = mo->run;
-    const gyro_c2v_model *m = sh->m;
-    const int T = m->opt.threads;
     double last_ckpt = mo->t0;
     for (;;) {
         if (run->stop && *run->stop) {
@@ -533,23 +568,11 @@ static gyro_status monitor_workers(shared *sh, worker *ws, monitor *mo, gyro_c2v
             atomic_store(&sh->stop, 1);
             return GYRO_OK;
         }
-        pthread_mutex_lock(&sh->mu);
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 100000000L;
-        if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
-        if (sh->n_done < mo->started) pthread_cond_timedwait(&sh->cv_main, &sh->mu, &ts);
-        int all_done = sh->n_done == mo->started;
-        pthread_mutex_unlock(&sh->mu);
-        double now = gyro_now();
-        uint64_t words = atomic_load(&sh->words);
-        double frac = (double)words / sh->total_words;
-        double rate = (double)(words - mo->words0) / ((now - mo->t0) * T + 1e-9);
-        loss_window_update(&mo->lw, ws, T, 1000);
-        double lr = m->opt.lr * (1.0 - frac);
-        if (lr < m->opt.lr * 1e-4) lr = m->opt.lr * 1e-4;
-        if (all_done || atomic_load(&sh->stop)) return GYRO_OK;
-        gyro_progress_update(&mo->prog, frac > 1 ? 1 : frac, rate, lr, mo->lw.shown, 0);
+        monitor_tick k;
+        monitor_wait(sh, ws, mo, 100000000L, &k);
+        if (k.all_done || atomic_load(&sh->stop)) return GYRO_OK;
+        monitor_show(mo, &k);
+        const double now = k.now;
         if (run->checkpoint_path && run->checkpoint_every > 0 && now - last_ckpt >= run->checkpoint_every) {
             gyro_status s = checkpoint_now(sh, run->checkpoint_path);
             if (s) {
@@ -583,7 +606,6 @@ static gyro_status monitor_ranks(shared *sh, worker *ws, monitor *mo, gyro_c2v_s
     const gyro_c2v_run *run = mo->run;
     const gyro_sync *sy = run->sync;
     gyro_c2v_model *m = sh->m;
-    const int T = m->opt.threads;
     const double every = run->sync_every > 0 ? run->sync_every : 1.0;
     const uint64_t words_before = m->words_done;   /* all ranks, before this run */
     double last_sync = mo->t0, last_ckpt = mo->t0;
@@ -594,23 +616,13 @@ static gyro_status monitor_ranks(shared *sh, worker *ws, monitor *mo, gyro_c2v_s
     if (poll > 0.1) poll = 0.1;
     const long poll_ns = (long)(poll * 1e9);
     for (;;) {
-        pthread_mutex_lock(&sh->mu);
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += poll_ns;
-        if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
-        if (sh->n_done < mo->started) pthread_cond_timedwait(&sh->cv_main, &sh->mu, &ts);
-        int all_done = sh->n_done == mo->started;
-        pthread_mutex_unlock(&sh->mu);
-        double now = gyro_now();
-        uint64_t words = atomic_load(&sh->words);
-        double frac = (double)words / sh->total_words;
-        double rate = (double)(words - mo->words0) / ((now - mo->t0) * T + 1e-9);
-        loss_window_update(&mo->lw, ws, T, 1000);
-        double lr = m->opt.lr * (1.0 - frac);
-        if (lr < m->opt.lr * 1e-4) lr = m->opt.lr * 1e-4;
+        monitor_tick k;
+        monitor_wait(sh, ws, mo, poll_ns, &k);
+        const int all_done = k.all_done;
+        const double now = k.now;
+        const uint64_t words = k.words;
         int failed = atomic_load(&sh->stop) == 2, stop_req = run->stop && *run->stop;
-        if (!all_done && !failed) gyro_progress_update(&mo->prog, frac > 1 ? 1 : frac, rate, lr, mo->lw.shown, 0);
+        if (!all_done && !failed) monitor_show(mo, &k);
         /* a rank that is done, failed or asked to stop waits in the round for the others */
         int due = run->sync_tokens ? words - words_at_sync >= run->sync_tokens : now - last_sync >= every;
         if (!all_done && !failed && !stop_req && !due) continue;
