@@ -109,7 +109,8 @@ static const gyro_opt serve_opts[] = {
                .man = "A request names files relative to DIR; a path with '..' is INVALID_ARGUMENT, one that "
                       "resolves outside DIR (an absolute path, a symbolic link) PERMISSION_DENIED. Outputs are "
                       "written atomically; a trained classifier is then served (the swap SIGHUP makes, and SIGHUP "
-                      "reloads that file afterwards). One training at a time (RESOURCE_EXHAUSTED beyond), on its "
+                      "reloads that file afterwards), and a trained table replaces the one Embed and Neighbors "
+                      "answer from. One training at a time (RESOURCE_EXHAUSTED beyond), on its "
                       "own thread; a cancelled call stops it and writes nothing. Without --train-dir the training "
                       "methods answer UNAVAILABLE."),
     GYRO_O_LONG("train-max-epochs", 0, serve_args, train_epochs, "N", "100", 1, 100000,
