@@ -99,7 +99,7 @@ FUZZ_SRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN     := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 FUZZ_SEEDS   := $(sort $(wildcard tests/fuzz/corpus/*/*))
 
-.PHONY: all deps run check test sanitize install install-python clean bench fuzz fuzz-run FORCE
+.PHONY: all deps run check test sanitize install install-python clean bench bench-speed fuzz fuzz-run FORCE
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -231,8 +231,15 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/libgyro.a
 	@mkdir -p $(dir $@)
 	$(CC) -fsanitize=fuzzer $(FUZZ_OPTS) $(LDFLAGS) -o $@ $< $(BUILD)/libgyro.a $(LDLIBS)
 
+# BENCH="name ..." runs only those scripts of tests/bench/ (see tests/bench/run-all.sh).
 bench: all
-	@./tests/bench/run-all.sh $(BUILD)/gyro
+	@BENCH="$(BENCH)" ./tests/bench/run-all.sh $(BUILD)/gyro
+
+# The speed table: gRPC load, predict latency, training steps against PyTorch, data-parallel
+# training, char2vec against word2vec.c — one run, one closing table.
+SPEED_BENCH = grpc_load classify_latency classify_speed classify_train_threads char2vec_speed
+bench-speed: all
+	@BENCH="$(SPEED_BENCH)" C2V_THREADS=1 ./tests/bench/run-all.sh $(BUILD)/gyro
 
 # ---- installation -----------------------------------------------------------------------------
 # Debian's layout: libraries in the multiarch directory (dpkg-architecture's DEB_HOST_MULTIARCH,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # classify_train_threads.sh — data-parallel `gyro classify train --threads N` against one thread
 # on the NLPCC 2018 intent set (the session split of `gyro split --seed 1 --dev 0.1`, the seed's
-# default hyperbolic model, batch 32), interleaved in one run, medians of RUNS.
+# hyperbolic transformer, --arch transformer, batch 32), interleaved in one run, medians of RUNS.
 #
 #   tests/bench/classify_train_threads.sh          env: GYRO (build/gyro), RUNS (3), EPOCHS (1),
 #                                                       THREADS ("1 2")
@@ -35,10 +35,11 @@ printf '%-4s %-3s %6s %10s %9s %8s %10s %11s %8s\n' run j load steps/s cpu_s sys
 for r in $(seq "$RUNS"); do
   for j in $THREADS; do
     load=$(cut -d' ' -f1 /proc/loadavg)
-    /usr/bin/time -f '%U %S' -o "$tmp/time" "$GYRO" classify train --epochs "$EPOCHS" --patience 0 -j "$j" \
+    /usr/bin/time -f '%U %S' -o "$tmp/time" "$GYRO" classify train --arch transformer --epochs "$EPOCHS" --patience 0 -j "$j" \
       -o "$tmp/m.clf" "$tmp/tr.pb" > "$tmp/out" 2>&1 || { cat "$tmp/out"; exit 1; }
     read -r u s < "$tmp/time"
-    line=$(grep -o '[0-9]* steps, [0-9.]* steps/s; best dev accuracy [0-9.]*%' "$tmp/out")
+    line=$(grep -o '[0-9]* steps, [0-9.]* steps/s; best dev accuracy [0-9.]*%' "$tmp/out") ||
+      { echo "no summary line in classify train's output:"; cat "$tmp/out"; exit 1; }
     steps=$(awk '{print $1}' <<<"$line"); rate=$(awk '{print $3}' <<<"$line")
     a=$(awk '{gsub("%","",$NF); print $NF}' <<<"$line")
     crit=$(sed -n 's/^epoch [0-9]*: .*, critical path \([0-9.]*\) s$/\1/p' "$tmp/out" | tail -1)
@@ -51,14 +52,18 @@ for r in $(seq "$RUNS"); do
 done
 echo "medians:"
 printf '%-3s %10s %9s %8s %10s %11s %8s %8s %10s\n' j steps/s cpu_s sys_s steps/cpu_s steps/crit_s dev_acc wall_x critical_x
-base= cbase=
+base= cbase= j0= table=
 for j in $THREADS; do
   m() { tr ' ' '\n' <<<"$1" | grep . | median; }
   ms=$(m "${sps[$j]}"); base=${base:-$ms}
-  mc=$(m "${scp[$j]}"); cbase=${cbase:-$mc}
+  mc=$(m "${scp[$j]}"); cbase=${cbase:-$mc}; j0=${j0:-$j}
+  [ "$j" = "$j0" ] || table+=$(awk -v j="$j" -v j0="$j0" -v a="$mc" -v b="$cbase" -v w="$ms" -v wb="$base" 'BEGIN {
+    x = a / b; printf "TABLE | classify train --threads %d vs %d, steps per second of the critical path (wall %.2fx on this machine) | %.2f | %.2f | %.2f | >= 1.8x at 2 threads | %s |\n",
+      j, j0, w / wb, a, b, x, (j == 2 ? (x >= 1.8 ? "met" : "not met") : "—") }')$'\n'
   printf '%-3s %10s %9s %8s %10s %11s %8s %7.2fx %9.2fx\n' "$j" "$ms" "$(m "${cpu[$j]}")" "$(m "${sys[$j]}")" \
     "$(m "${spc[$j]}")" "$mc" "$(m "${acc[$j]}")" "$(awk -v a="$ms" -v b="$base" 'BEGIN{print a / b}')" \
     "$(awk -v a="$mc" -v b="$cbase" 'BEGIN{print a / b}')"
 done
 echo "(steps/s: wall-clock, training loop only; cpu_s, sys_s: the whole process; steps/crit_s: steps per"
 echo " second of the loop's critical path; wall_x, critical_x: speed-ups over j=$(awk '{print $1}' <<<"$THREADS"))"
+printf "%s" "$table"
