@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "models/core/blas.h"
 #include "models/core/rng.h"
@@ -374,6 +375,64 @@ START_TEST(test_attention_narrow)
 }
 END_TEST
 
+/* ---- inference attention with the heads in vector lanes against the per-head kernel -------- */
+
+/* gyro_attention_infer against gyro_attention_forward: the same outputs bit for bit (lanes
+ * compute each head's sums in the per-head kernel's order) for heads of 1 to 8 coordinates, 1
+ * to 17 heads (partly filled groups of 8), 1 to 70 tokens (past 64: the per-head fallback) and
+ * padded batches, in float32 and float64; padded output rows are zero. */
+static int attention_infer_case(int H, int D, int B, int Tn, const int *len, double big,
+                                uint64_t seed)
+{
+    gyro_rng r;
+    gyro_rng_seed(&r, seed);
+    const int A = H * D, ld = 3 * A;
+    const size_t nq = (size_t)B * Tn * ld, no = (size_t)B * Tn * A, np = (size_t)B * H * Tn * Tn;
+    float *qkv = randv(&r, nq), *O1 = malloc(no * sizeof *O1), *O2 = malloc(no * sizeof *O2);
+    float *P1 = malloc(np * sizeof *P1), *P2 = malloc(np * sizeof *P2);
+    double *qd = malloc(nq * sizeof *qd), *D1 = malloc(no * sizeof *D1), *D2 = malloc(no * sizeof *D2);
+    double *Q1 = malloc(np * sizeof *Q1), *Q2 = malloc(np * sizeof *Q2);
+    for (size_t i = 0; i < nq; i++)
+        qd[i] = qkv[i] *= (float)big;
+    for (size_t i = 0; i < no; i++) { /* garbage in the padding the kernels must clear */
+        O2[i] = 7.0f;
+        D2[i] = 7.0;
+    }
+    gyro_attention_forward_f32(O1, P1, qkv, len, B, Tn, H, D);
+    gyro_attention_infer_f32(O2, P2, qkv, len, B, Tn, H, D);
+    gyro_attention_forward_f64(D1, Q1, qd, len, B, Tn, H, D);
+    gyro_attention_infer_f64(D2, Q2, qd, len, B, Tn, H, D);
+    int bad = 0;
+    for (size_t i = 0; i < no; i++)
+        bad += memcmp(&O1[i], &O2[i], sizeof O1[i]) != 0 || memcmp(&D1[i], &D2[i], sizeof D1[i]) != 0;
+    free(qkv); free(O1); free(O2); free(P1); free(P2); free(qd); free(D1); free(D2); free(Q1); free(Q2);
+    return bad;
+}
+
+START_TEST(test_attention_infer)
+{
+    static const int heads[] = {1, 3, 8, 9, 16, 17};
+    uint64_t seed = 900;
+    int bad = 0, cases = 0;
+    for (size_t hi = 0; hi < sizeof heads / sizeof heads[0]; hi++)
+        for (int D = 1; D <= 8; D++)
+            for (int big = 0; big < 2; big++) {
+                static const int lens[][3] = {{1, 1, 1}, {5, 2, 7}, {12, 9, 1}, {64, 33, 8},
+                                              {70, 65, 3}};
+                for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+                    int Tn = 0;
+                    for (int b = 0; b < 3; b++)
+                        Tn = lens[li][b] > Tn ? lens[li][b] : Tn;
+                    bad += attention_infer_case(heads[hi], D, 3, Tn, lens[li], big ? 30.0 : 1.0,
+                                                seed++);
+                    cases++;
+                }
+            }
+    printf("lane attention vs per-head attention: %d cases, %d values differ\n", cases, bad);
+    ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kernels_pack");
@@ -387,6 +446,7 @@ int main(void)
     tcase_add_test(tc, test_forward_packed_lorentz);
     tcase_add_test(tc, test_fused_maps);
     tcase_add_test(tc, test_attention_narrow);
+    tcase_add_test(tc, test_attention_infer);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

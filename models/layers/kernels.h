@@ -161,6 +161,14 @@ void gyro_attention_forward_f32(float *O, float *P, const float *QKV, const int 
                                 int H, int D);
 void gyro_attention_forward_f64(double *O, double *P, const double *QKV, const int *len, int B,
                                 int T, int H, int D);
+/* The inference forward (no backward follows): O as gyro_attention_forward computes it, bit for
+ * bit, for heads of D <= 8 and sequences of up to 64 tokens with 8 heads per vector (P, laid
+ * out as there, is then not written); wider heads and longer sequences run
+ * gyro_attention_forward on that sequence (P filled). */
+void gyro_attention_infer_f32(float *O, float *P, const float *QKV, const int *len, int B, int T,
+                              int H, int D);
+void gyro_attention_infer_f64(double *O, double *P, const double *QKV, const int *len, int B,
+                              int T, int H, int D);
 /* dQKV (B·T, 3A) += gradient of dO (B·T, A). scratch: (T, T). */
 void gyro_attention_backward_f32(float *dQKV, float *scratch, const float *dO, const float *QKV,
                                  const float *P, const int *len, int B, int T, int H, int D);

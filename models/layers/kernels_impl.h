@@ -438,6 +438,7 @@ void P(linear_backward)(T *dX, int lddx, T *dW, int lddw, const T *dY, int lddy,
  * lp; q, k, v rows of stride ld. */
 typedef T S(att_v8) __attribute__((vector_size(8 * sizeof(T))));
 typedef double S(att_v8d) __attribute__((vector_size(8 * sizeof(double))));
+typedef __typeof__((S(att_v8)){0} > (S(att_v8)){0}) S(att_v8i); /* lane masks: 0 or −1 */
 static void S(attention_head_direct)(T *o, int lo, T *p, int lp, const T *q, const T *k,
                                      const T *v, int ld, T scale, int n, int D)
 {
@@ -535,6 +536,102 @@ void P(attention_forward)(T *O, T *P, const T *QKV, const int *len, int B, int T
             S(gyro_blas_gemm)(O + (long)b * Tlen * A + (long)h * D, p, v, 0, 0, (T)1, (T)0, n, D, n,
                               Tlen, ld, A);
         }
+    }
+}
+
+/* One sequence of attention_infer with the heads in vector lanes: 8 heads per vector, so a
+ * query's scores against key j are D lane-wise multiply-adds for 8 heads at once and no head
+ * runs a loop of its own. Keys and values of a group of 8 heads are transposed once into
+ * kT[j][d] (lane h: head 8g + h); a query is transposed into qT[d]. Every lane computes exactly
+ * what attention_head_direct computes for its head, in the same order (scores summed over d
+ * from 0, the running maximum, the vector exp, the exps summed in double per key index mod 8
+ * and then in attention_head_direct's fixed tree, the outputs summed over even and odd keys
+ * separately), so the two agree bit for bit. o (n, A) row stride lo; qkv (n, 3A) row stride
+ * ld; n <= 64, D <= 8. */
+static void S(attention_lanes)(T *o, int lo, const T *qkv, int ld, T scale, int n, int H, int D)
+{
+    const int A = H * D;
+    S(att_v8) kT[64][8], vT[64][8], sc[64]; /* [key][d], lanes = heads; scores of one query */
+    for (int g = 0; g < H; g += 8) {
+        const int hn = H - g < 8 ? H - g : 8;
+        for (int j = 0; j < n; j++) {
+            const T *kj = qkv + (long)j * ld + A + (long)g * D, *vj = kj + A;
+            for (int d = 0; d < D; d++) {
+                kT[j][d] = vT[j][d] = (S(att_v8)){0};
+                for (int h = 0; h < hn; h++) {
+                    kT[j][d][h] = kj[h * D + d];
+                    vT[j][d][h] = vj[h * D + d];
+                }
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            const T *qi = qkv + (long)i * ld + (long)g * D;
+            S(att_v8) qT[8];
+            for (int d = 0; d < D; d++) {
+                qT[d] = (S(att_v8)){0};
+                for (int h = 0; h < hn; h++)
+                    qT[d][h] = qi[h * D + d];
+            }
+            S(att_v8) mx = {0};
+            for (int j = 0; j < n; j++) {
+                S(att_v8) sv = {0};
+                for (int d = 0; d < D; d++)
+                    sv += qT[d] * kT[j][d];
+                sc[j] = sv * scale;
+                if (j == 0) {
+                    mx = sc[0];
+                } else { /* mx ← sc[j] where sc[j] > mx */
+                    const S(att_v8i) up = sc[j] > mx;
+                    mx = (S(att_v8))(((S(att_v8i))sc[j] & up) | ((S(att_v8i))mx & ~up));
+                }
+            }
+            S(att_v8d) tv[8] = {{0}}; /* tv[t]: Σ of the exps of keys j ≡ t (mod 8), per head */
+            for (int j = 0; j < n; j++) {
+                sc[j] = sc[j] - mx;
+                S(kern_vexp8)(&sc[j]);
+                tv[j % 8] += __builtin_convertvector(sc[j], S(att_v8d));
+            }
+            const S(att_v8d) tot = ((tv[0] + tv[4]) + (tv[2] + tv[6])) +
+                                   ((tv[1] + tv[5]) + (tv[3] + tv[7]));
+            const S(att_v8d) one = {1, 1, 1, 1, 1, 1, 1, 1};
+            const S(att_v8) inv = __builtin_convertvector(one / tot, S(att_v8));
+            S(att_v8) acc0[8], acc1[8];
+            for (int d = 0; d < D; d++)
+                acc0[d] = acc1[d] = (S(att_v8)){0};
+            for (int j = 0; j < n; j++) {
+                const S(att_v8) pj = sc[j] * inv;
+                if (j % 2 == 0)
+                    for (int d = 0; d < D; d++)
+                        acc0[d] += pj * vT[j][d];
+                else
+                    for (int d = 0; d < D; d++)
+                        acc1[d] += pj * vT[j][d];
+            }
+            T *oi = o + (long)i * lo + (long)g * D;
+            for (int d = 0; d < D; d++) {
+                const S(att_v8) od = acc0[d] + acc1[d];
+                for (int h = 0; h < hn; h++)
+                    oi[h * D + d] = od[h];
+            }
+        }
+    }
+}
+
+void P(attention_infer)(T *O, T *P, const T *QKV, const int *len, int B, int Tlen, int H, int D)
+{
+    const int A = H * D, ld = 3 * A;
+    const T scale = (T)(1.0 / sqrt((double)D));
+    for (int b = 0; b < B; b++) {
+        const int n = len[b];
+        T *ob = O + (long)b * Tlen * A;
+        const T *qb = QKV + (long)b * Tlen * ld;
+        if (D > 8 || n > 64) { /* wide heads, long inputs: the per-head kernel */
+            P(attention_forward)(ob, P + (long)b * H * Tlen * Tlen, qb, &len[b], 1, Tlen, H, D);
+            continue;
+        }
+        if (n < Tlen)
+            memset(ob + (long)n * A, 0, (size_t)(Tlen - n) * A * sizeof(T));
+        S(attention_lanes)(ob, A, qb, ld, scale, n, H, D);
     }
 }
 
