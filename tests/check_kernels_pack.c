@@ -326,6 +326,73 @@ START_TEST(test_fused_maps)
 }
 END_TEST
 
+/* The float32 fused maps (their dot products in float32 lanes, fdot2, and the one-pass
+ * LayerNorm statistics) against the composed float32 kernels (per-row maps with float64 dot
+ * products) on the same inputs, at the widths of a small test, the model (C = 100) and its FFN
+ * (F = 400: several 64-element blocks); errors relative to 1 + |reference|. */
+START_TEST(test_fused_maps_f32)
+{
+    enum { N = 14, NMAX = 400 };
+    static const int widths[] = {23, 100, 400};
+    gyro_rng r;
+    gyro_rng_seed(&r, 78);
+    const float c = 1.3f;
+    double *Yd = malloc(sizeof(double) * N * NMAX), *Ud = malloc(sizeof(double) * N * NMAX);
+    float *Y = malloc(sizeof(float) * N * NMAX), *U = malloc(sizeof(float) * N * NMAX);
+    float *E = malloc(sizeof(float) * N * NMAX), *Hb = malloc(sizeof(float) * N * NMAX);
+    float *G0 = malloc(sizeof(float) * N * NMAX), *G1 = malloc(sizeof(float) * N * NMAX);
+    float *ts = malloc(sizeof(float) * N * NMAX), *res = malloc(sizeof(float) * N * NMAX);
+    float *lnu = malloc(sizeof(float) * N * NMAX), *lnv = malloc(sizeof(float) * N * NMAX);
+    float *x = malloc(sizeof(float) * N * NMAX), *O = malloc(sizeof(float) * N * NMAX);
+    float *Z = malloc(sizeof(float) * N * NMAX);
+    float lm[N], lr[N], b[NMAX], g[NMAX], bias[NMAX];
+    double worst_add = 0, worst_mid = 0, worst_ln = 0;
+#define REL(z, ref) (fabs((double)(z) - (ref)) / (1.0 + fabs((double)(ref))))
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+        for (int rep = 0; rep < 4; rep++) {
+            const int n = widths[wi];
+            fill_rows(Yd, N, n, &r);
+            fill_rows(Ud, N, n, &r);
+            for (int i = 0; i < N * n; i++) {
+                Y[i] = (float)Yd[i];
+                U[i] = (float)Ud[i];
+            }
+            for (int j = 0; j < n; j++) {
+                b[j] = (float)((rep == 3 ? 0.9 : 0.2) / sqrt((double)n) * (2 * gyro_rng_uniform(&r) - 1));
+                g[j] = (float)((rep == 2 ? 3.0 : 0.3) * gyro_rng_uniform(&r));
+                bias[j] = (float)(0.05 * (2 * gyro_rng_uniform(&r) - 1));
+            }
+            gyro_geo_exp0_f32(E, n, Y, n, GYRO_GEO_HYPERBOLIC, c, N, n);
+            gyro_geo_add_f32(Hb, E, b, 0, GYRO_GEO_HYPERBOLIC, c, N, n);
+            gyro_geo_log0_f32(G0, n, Hb, n, GYRO_GEO_HYPERBOLIC, c, N, n);
+            gyro_relu_forward_f32(G1, G0, (long)N * n);
+            gyro_geo_exp0_add_f32(Z, Y, b, c, N, n);
+            for (int i = 0; i < N * n; i++) worst_add = fmax(worst_add, REL(Z[i], Hb[i]));
+            gyro_ffn_mid_f32(Z, Y, b, 1, c, N, n);
+            for (int i = 0; i < N * n; i++) worst_mid = fmax(worst_mid, REL(Z[i], G1[i]));
+            gyro_ffn_mid_f32(Z, Y, b, 0, c, N, n);
+            for (int i = 0; i < N * n; i++) worst_mid = fmax(worst_mid, REL(Z[i], G0[i]));
+            gyro_geo_log0_f32(lnu, n, E, n, GYRO_GEO_HYPERBOLIC, c, N, n); /* log0 y */
+            for (int i = 0; i < N * n; i++) ts[i] = U[i] + lnu[i];
+            gyro_geo_exp0_f32(res, n, ts, n, GYRO_GEO_HYPERBOLIC, c, N, n);
+            gyro_geo_log0_f32(lnu, n, res, n, GYRO_GEO_HYPERBOLIC, c, N, n);
+            gyro_layernorm_forward_f32(lnv, lm, lr, lnu, g, bias, N, n);
+            gyro_geo_exp0_f32(x, n, lnv, n, GYRO_GEO_HYPERBOLIC, c, N, n);
+            gyro_geo_log0_f32(O, n, x, n, GYRO_GEO_HYPERBOLIC, c, N, n);
+            gyro_tangent_res_ln_f32(Z, U, E, g, bias, c, N, n);
+            for (int i = 0; i < N * n; i++) worst_ln = fmax(worst_ln, REL(Z[i], O[i]));
+        }
+#undef REL
+    printf("fused maps vs composed kernels (f32): exp0_add %.3g, ffn_mid %.3g, "
+           "tangent_res_ln %.3g (relative to 1 + |x|)\n", worst_add, worst_mid, worst_ln);
+    ck_assert_double_lt(worst_add, 2e-6);
+    ck_assert_double_lt(worst_mid, 2e-5);
+    ck_assert_double_lt(worst_ln, 2e-5);
+    free(Yd); free(Ud); free(Y); free(U); free(E); free(Hb); free(G0); free(G1); free(ts);
+    free(res); free(lnu); free(lnv); free(x); free(O); free(Z);
+}
+END_TEST
+
 /* ---- narrow-head attention (vector loops and vector exp) against a reference loop ---------- */
 
 START_TEST(test_attention_narrow)
@@ -445,6 +512,7 @@ int main(void)
     tcase_add_test(tc, test_forward_packed);
     tcase_add_test(tc, test_forward_packed_lorentz);
     tcase_add_test(tc, test_fused_maps);
+    tcase_add_test(tc, test_fused_maps_f32);
     tcase_add_test(tc, test_attention_narrow);
     tcase_add_test(tc, test_attention_infer);
     suite_add_tcase(s, tc);

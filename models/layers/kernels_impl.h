@@ -181,6 +181,41 @@ static void S(artanhc_n)(double *k, const double *t, int n)
 #endif
 }
 
+#if VMATH
+/* *aa = <a,a>, *ab = <a,b> for float32 a, b: products summed in float32 in 8 lanes (element i
+ * in lane i mod 8, in order) over blocks of 64 elements, each block's lanes then added in double
+ * in a fixed tree, the blocks and the tail in double. A lane sums at most 8 products in
+ * float32, so each block is within about 8·2⁻²⁴ of its Σ|a_i b_i| (the norms and inner
+ * products of the merge and of the FFN's exp0 ⊕ b1 and exp0 ⊕ b2; tests/check_kernels_pack.c
+ * bounds both against their float64-dot forms). */
+static inline void S(fdot2)(double *aa, double *ab, const float *a, const float *b, int n)
+{
+    double sx = 0.0, sy = 0.0;
+    int i = 0;
+    while (i + 8 <= n) {
+        gyro_v8sf x = {0}, y = {0};
+        const int end = i + 64 <= n ? i + 64 : n;
+        for (; i + 8 <= end; i += 8) {
+            gyro_v8sf av, bv;
+            memcpy(&av, a + i, sizeof av);
+            memcpy(&bv, b + i, sizeof bv);
+            x += av * av;
+            y += av * bv;
+        }
+        sx += (((double)x[0] + x[4]) + ((double)x[2] + x[6])) +
+              (((double)x[1] + x[5]) + ((double)x[3] + x[7]));
+        sy += (((double)y[0] + y[4]) + ((double)y[2] + y[6])) +
+              (((double)y[1] + y[5]) + ((double)y[3] + y[7]));
+    }
+    for (; i < n; i++) {
+        sx += (double)a[i] * a[i];
+        sy += (double)a[i] * b[i];
+    }
+    *aa = sx;
+    *ab = sy;
+}
+#endif
+
 /* log0(proj(exp0(v))) = ρ v for a tangent vector of norm nv: 1 while exp0(v) lies inside the
  * projection radius, i.e. while s = √c|v| ≤ thr = artanh(1 − ε) (log0 undoes exp0), else
  * thr/s (the projected point's tangent norm over |v|). thr from S(fuse_rho_thr). */
@@ -245,8 +280,12 @@ static void S(fuse_exp0_add_rows)(double *A, double *B, double *hh, const T *Y, 
     const double sc = sqrt(c);
     for (int j = 0; j < nb; j++) {
         const T *y = Y + (long)j * n;
+#if VMATH
+        S(fdot2)(&yy[j], &yb[j], y, b, n);
+#else
         yy[j] = S(hyp_dot)(y, y, n);
         yb[j] = S(hyp_dot)(y, b, n);
+#endif
         t[j] = isfinite(yy[j]) ? sc * sqrt(yy[j]) : 0.0;
     }
     S(tanhc_n)(k, t, nb);
@@ -286,25 +325,38 @@ void P(ffn_mid)(T *G, const T *Y, const T *b, int relu, T c, int N, int n)
     }
 }
 
-/* Σ x_i (m = 0 and sq = 0) or Σ (x_i − m)² (sq), in double: 4-lane double vectors in a fixed
- * order where AVX is available (as hyp_vec_impl.h), then the scalar tail. */
-static double S(ln_sum)(const T *x, double m, int sq, int n)
+/* o = u + k y (each element rounded to T as hyp_axpby rounds it) and, of the stored values,
+ * Σ o_i (returned) and *s2 = Σ o_i², in double: one pass for the sum the tangent residual
+ * forms and both LayerNorm statistics (4-lane double vectors in a fixed order where AVX is
+ * available, as hyp_vec_impl.h, then the scalar tail). */
+static double S(res_stats)(T *o, const T *u, double k, const T *y, int n, double *s2)
 {
+    const T tk = (T)k;
     int i = 0;
-    double r = 0.0;
+    double r1 = 0.0, r2 = 0.0;
 #ifdef __AVX__
-    gyro_hyp_v4d s0 = {0, 0, 0, 0}, s1 = {0, 0, 0, 0};
-    const gyro_hyp_v4d mv = {m, m, m, m};
-    for (; i + 8 <= n; i += 8) {
-        gyro_hyp_v4d d0 = S(hyp_ld4)(x + i) - mv, d1 = S(hyp_ld4)(x + i + 4) - mv;
-        s0 += sq ? d0 * d0 : d0;
-        s1 += sq ? d1 * d1 : d1;
+    gyro_hyp_v4d a1 = {0, 0, 0, 0}, a2 = {0, 0, 0, 0};
+    for (; i + 4 <= n; i += 4) {
+        S(hyp_v4t) uv, yv;
+        memcpy(&uv, u + i, sizeof uv);
+        memcpy(&yv, y + i, sizeof yv);
+        const S(hyp_v4t) ov = (T)1 * uv + tk * yv;
+        memcpy(o + i, &ov, sizeof ov);
+        const gyro_hyp_v4d d = __builtin_convertvector(ov, gyro_hyp_v4d);
+        a1 += d;
+        a2 += d * d;
     }
-    r = S(hyp_hsum)(s0, s1);
+    const gyro_hyp_v4d zero = {0, 0, 0, 0};
+    r1 = S(hyp_hsum)(a1, zero);
+    r2 = S(hyp_hsum)(a2, zero);
 #endif
-    for (; i < n; i++)
-        r += sq ? ((double)x[i] - m) * ((double)x[i] - m) : (double)x[i];
-    return r;
+    for (; i < n; i++) {
+        o[i] = (T)1 * u[i] + tk * y[i];
+        r1 += (double)o[i];
+        r2 += (double)o[i] * o[i];
+    }
+    *s2 = r2;
+    return r1;
 }
 
 /* x_i ← (x_i − m) f g_i + b_i (computed in double, stored as T); returns Σ x_i² of the result. */
@@ -347,12 +399,15 @@ void P(tangent_res_ln)(T *Uo, const T *U, const T *Y, const T *g, const T *bias,
             const long r = r0 + j;
             const T *u = U + r * C, *y = Y + r * C;
             T *o = Uo + r * C;
-            /* ts = u + log0(y) */
-            S(hyp_axpby)(o, 1.0, u, ky[j], y, C);
-            /* lnu = log0(proj(exp0(ts))) = ρ1 ts: LayerNorm statistics of ts, scaled by ρ1 */
-            const double m = S(ln_sum)(o, 0.0, 0, C) / C;
-            double v = S(ln_sum)(o, m, 1, C);
-            const double tt = v + (double)C * m * m; /* |ts|² */
+            /* ts = u + log0(y), with Σ ts_i and |ts|² in the same pass */
+            double tt;
+            const double m = S(res_stats)(o, u, ky[j], y, C, &tt) / C;
+            /* lnu = log0(proj(exp0(ts))) = ρ1 ts: LayerNorm statistics of ts, scaled by ρ1;
+             * the variance Σ (ts_i − m)² = |ts|² − C m² in double (a float32 square is exact
+             * in double; only a mean far above the spread would lose digits) */
+            double v = tt - (double)C * m * m;
+            if (v < 0.0)
+                v = 0.0;
             v /= C;
             const double rho1 = S(fuse_rho)((double)c, sqrt(tt), thr);
             const double rs = 1.0 / sqrt(rho1 * rho1 * v + GYRO_LAYERNORM_EPS), f = rho1 * rs;
@@ -704,8 +759,9 @@ void P(merge_forward)(T *Y, T *RR, T *RB, const T *O, const T *W, int geo, T c, 
  * pass for the three dot products <s,s>, <rr_i,rr_i>, <s,rr_i> and one pass for
  * s ← a s + b k_i rr_i; the norm of the result that decides the projection is
  * |z|² = a²<s,s> + 2ab k_i<s,rr_i> + b² k_i²<rr_i,rr_i>, so no vector is mapped, stored and
- * re-read on its own. A head whose |rr_i|² is not finite maps to the origin (and adds nothing),
- * as proj sends a non-finite point to the origin. Y (nb, C), RR (nb, H, C). */
+ * re-read on its own (in float32, <s,s> is the previous step's |z|² and the other two dots
+ * run in float32 lanes, fdot2). A head whose |rr_i|² is not finite maps to the origin (and
+ * adds nothing), as proj sends a non-finite point to the origin. Y (nb, C), RR (nb, H, C). */
 static void S(merge_sum_rows)(T *Y, const T *RR, double c, int nb, int H, int C)
 {
     const double sc = sqrt(c), maxn = (1.0 - BALL_EPS) / sc;
@@ -716,12 +772,21 @@ static void S(merge_sum_rows)(T *Y, const T *RR, double c, int nb, int H, int C)
     for (int i = 0; i < H; i++) {
         for (int j = 0; j < nb; j++) {
             const T *ri = RR + ((long)j * H + i) * C;
+#if VMATH /* float32: <s,s> is the previous step's |z|², the two dots in float32 lanes */
+            if (first[j]) {
+                S(fdot2)(&vv[j], &sv[j], ri, ri, C);
+                ss[j] = sv[j] = 0.0;
+            } else {
+                S(fdot2)(&vv[j], &sv[j], ri, Y + (long)j * C, C);
+            }
+#else
             if (first[j]) {
                 vv[j] = S(hyp_dot)(ri, ri, C);
                 ss[j] = sv[j] = 0.0;
             } else {
                 S(hyp_dot3)(&ss[j], &vv[j], &sv[j], Y + (long)j * C, ri, C);
             }
+#endif
             t[j] = isfinite(vv[j]) ? sc * sqrt(vv[j]) : 0.0;
         }
         S(tanhc_n)(kt, t, nb);
@@ -736,18 +801,21 @@ static void S(merge_sum_rows)(T *Y, const T *RR, double c, int nb, int H, int C)
                 k = maxn / nv;
             if (first[j]) {
                 S(hyp_scale)(y, k, ri, C);
+                ss[j] = k * k * vv[j];
                 first[j] = 0;
                 continue;
             }
             double a, b;
             const double yy = k * k * vv[j], xy = k * sv[j];
             gyro_hyp_madd_coef(c, ss[j], yy, xy, &a, &b);
-            const double zz = a * a * ss[j] + 2.0 * a * b * xy + b * b * yy;
+            double zz = a * a * ss[j] + 2.0 * a * b * xy + b * b * yy;
             if (zz > maxn * maxn) {
                 const double f = maxn / sqrt(zz);
                 a *= f;
                 b *= f;
+                zz = maxn * maxn;
             }
+            ss[j] = zz < 0.0 ? 0.0 : zz;
             S(hyp_axpby)(y, a, y, b * k, ri, C);
         }
     }
