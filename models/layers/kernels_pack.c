@@ -10,9 +10,13 @@
  */
 #include "models/layers/kernels_pack.h"
 
+#include "models/hyp/hyp_consts.h"
+#include "models/hyp/hyp_scalar.h"
+#include "models/hyp/vmath.h"
 #include "models/layers/kernels.h"
 
 #include <assert.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,18 +313,148 @@ void gyro_merge_pack_f32(float *Wp, const float *W, int geo, int H, int D, int C
         gyro_pack_weights_f32(Wp + (size_t)i * gyro_pack_values(C, D), W + (size_t)i * D, A, C, D);
 }
 
-void gyro_merge_forward_packed_f32(float *Y, float *RR, const float *O, const float *Wp, int geo,
-                                   float c, int N, int H, int D, int C)
+#ifdef GYRO_PACK_X86
+/* The fused gyro-sum of gyro_merge_sum_f32 (kernels.h) for nb ≤ 8 rows on AVX-512: the same
+ * map, head by head across the rows, s ← proj(s ⊕ k_i rr_i) with
+ * k_i rr_i = proj(exp0(rr_i)) = min(tanh(√c|rr_i|), 1 − ε)/(√c|rr_i|) · rr_i (Ganea et al.
+ * 2018, eq. 3 and Lemma 2), the coefficients of s ⊕ k rr from <s,s>, <rr,rr>, <s,rr>
+ * (gyro_hyp_madd_coef). Per head and row one pass of 16-lane multiply-adds for <rr,rr> and
+ * <s,rr> (each lane sums ⌈C/16⌉ products in float32, the lanes are added in double), <s,s> from
+ * the previous step's |z|², and one pass for s ← a s + b k rr; the tail of a row is a masked
+ * load and store, so no scalar loop runs per head. Y (nb, C), RR (nb, H, C). */
+__attribute__((target("avx512f,avx512dq,avx2,fma"))) static void
+merge_sum_rows_avx512(float *Y, const float *RR, double c, int nb, int H, int C)
 {
+    const double sc = sqrt(c), maxn = (1.0 - GYRO_HYP_BALL_EPS_F32) / sc;
+    const int full = C / 16, rem = C - 16 * full;
+    const __mmask16 tail = (__mmask16)((1u << rem) - 1u);
+    const __mmask8 rows = (__mmask8)((1u << nb) - 1u);
+    /* per row (lane j < nb): <rr,rr>, <s,rr>, <s,s>, the update's a and b·k */
+    double vv[8] = {0}, sv[8] = {0}, ab[8], bk[8];
+    float t[8] = {0}, kt[8];
+    __m512d ss = _mm512_setzero_pd();
+    __mmask8 first = rows, fin = 0;
+    const __m512d one = _mm512_set1_pd(1.0), two = _mm512_set1_pd(2.0), cv = _mm512_set1_pd(c);
+    const __m512d maxnv = _mm512_set1_pd(maxn), maxn2 = _mm512_set1_pd(maxn * maxn);
+    for (int i = 0; i < H; i++) {
+        for (int j = 0; j < nb; j++) {
+            const float *ri = RR + ((long)j * H + i) * C, *y = Y + (long)j * C;
+            __m512 x = _mm512_setzero_ps(), z = _mm512_setzero_ps();
+            const int fst = (first >> j) & 1;
+            for (int q = 0; q < full; q++) {
+                const __m512 r = _mm512_loadu_ps(ri + 16 * q);
+                x = _mm512_fmadd_ps(r, r, x);
+                if (!fst)
+                    z = _mm512_fmadd_ps(r, _mm512_loadu_ps(y + 16 * q), z);
+            }
+            if (rem) {
+                const __m512 r = _mm512_maskz_loadu_ps(tail, ri + 16 * full);
+                x = _mm512_fmadd_ps(r, r, x);
+                if (!fst)
+                    z = _mm512_fmadd_ps(r, _mm512_maskz_loadu_ps(tail, y + 16 * full), z);
+            }
+            vv[j] = _mm512_reduce_add_pd(_mm512_add_pd(
+                _mm512_cvtps_pd(_mm512_castps512_ps256(x)),
+                _mm512_cvtps_pd(_mm512_extractf32x8_ps(x, 1))));
+            sv[j] = fst ? 0.0 : _mm512_reduce_add_pd(_mm512_add_pd(
+                _mm512_cvtps_pd(_mm512_castps512_ps256(z)),
+                _mm512_cvtps_pd(_mm512_extractf32x8_ps(z, 1))));
+        }
+        /* the rows' coefficients as 8-lane double vectors (the same operations, in the same
+         * order, as merge_sum_rows of kernels_impl.h takes them one row at a time) */
+        fin = 0;
+        for (int j = 0; j < nb; j++)
+            fin |= (__mmask8)(isfinite(vv[j]) ? 1u << j : 0u);
+        const __m512d vvv = _mm512_maskz_loadu_pd(fin, vv), svv = _mm512_maskz_loadu_pd(fin, sv);
+        const __m512d nv = _mm512_sqrt_pd(vvv);
+        _mm256_storeu_ps(t, _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_set1_pd(sc), nv)));
+        gyro_vtanhc_f32(kt, t, nb);
+        __m512d k = _mm512_cvtps_pd(_mm256_loadu_ps(kt));
+        k = _mm512_mask_div_pd(k, _mm512_cmp_pd_mask(_mm512_mul_pd(k, nv), maxnv, _CMP_GT_OQ),
+                               maxnv, nv);
+        const __m512d yy = _mm512_mul_pd(_mm512_mul_pd(k, k), vvv), xy = _mm512_mul_pd(k, svv);
+        /* gyro_hyp_madd_coef(c, ss, yy, xy) */
+        const __m512d cxy2 = _mm512_mul_pd(_mm512_mul_pd(two, cv), xy);
+        __m512d Dn = _mm512_add_pd(_mm512_add_pd(one, cxy2),
+                                   _mm512_mul_pd(_mm512_mul_pd(_mm512_mul_pd(cv, cv), ss), yy));
+        Dn = _mm512_max_pd(Dn, _mm512_set1_pd(GYRO_HYP_MIN_NORM));
+        __m512d a = _mm512_div_pd(_mm512_add_pd(_mm512_add_pd(one, cxy2), _mm512_mul_pd(cv, yy)), Dn);
+        __m512d b = _mm512_div_pd(_mm512_sub_pd(one, _mm512_mul_pd(cv, ss)), Dn);
+        __m512d zz = _mm512_add_pd(
+            _mm512_add_pd(_mm512_mul_pd(_mm512_mul_pd(a, a), ss),
+                          _mm512_mul_pd(_mm512_mul_pd(_mm512_mul_pd(two, a), b), xy)),
+            _mm512_mul_pd(_mm512_mul_pd(b, b), yy));
+        const __mmask8 big = _mm512_cmp_pd_mask(zz, maxn2, _CMP_GT_OQ);
+        const __m512d f = _mm512_div_pd(maxnv, _mm512_sqrt_pd(zz));
+        a = _mm512_mask_mul_pd(a, big, a, f);
+        b = _mm512_mask_mul_pd(b, big, b, f);
+        zz = _mm512_mask_mov_pd(zz, big, maxn2);
+        zz = _mm512_max_pd(zz, _mm512_setzero_pd());
+        /* the first head of a row: s = k rr, |s|² = k² <rr,rr> (a = 0, b = 1) */
+        const __mmask8 f1 = first & fin;
+        a = _mm512_mask_mov_pd(a, f1, _mm512_setzero_pd());
+        b = _mm512_mask_mov_pd(b, f1, one);
+        zz = _mm512_mask_mov_pd(zz, f1, yy);
+        ss = _mm512_mask_mov_pd(ss, fin, zz);
+        _mm512_storeu_pd(ab, a);
+        _mm512_storeu_pd(bk, _mm512_mul_pd(b, k));
+        for (int j = 0; j < nb; j++) {
+            if (!((fin >> j) & 1))
+                continue; /* a non-finite head maps to the origin: adds nothing */
+            const float *ri = RR + ((long)j * H + i) * C;
+            float *y = Y + (long)j * C;
+            const int fst = (first >> j) & 1;
+            /* y ← a y + (b k) rr (y ← k rr for the row's first head) */
+            const __m512 av = _mm512_set1_ps((float)ab[j]), bv = _mm512_set1_ps((float)bk[j]);
+            for (int q = 0; q < full; q++) {
+                __m512 yv = _mm512_mul_ps(bv, _mm512_loadu_ps(ri + 16 * q));
+                if (!fst)
+                    yv = _mm512_add_ps(_mm512_mul_ps(av, _mm512_loadu_ps(y + 16 * q)), yv);
+                _mm512_storeu_ps(y + 16 * q, yv);
+            }
+            if (rem) {
+                __m512 yv = _mm512_mul_ps(bv, _mm512_maskz_loadu_ps(tail, ri + 16 * full));
+                if (!fst)
+                    yv = _mm512_add_ps(
+                        _mm512_mul_ps(av, _mm512_maskz_loadu_ps(tail, y + 16 * full)), yv);
+                _mm512_mask_storeu_ps(y + 16 * full, tail, yv);
+            }
+        }
+        first &= (__mmask8)~fin;
+    }
+    for (int j = 0; j < nb; j++)
+        if ((first >> j) & 1)
+            memset(Y + (long)j * C, 0, (size_t)C * sizeof(float));
+}
+#endif
+
+void gyro_merge_forward_packed_f32_isa(gyro_isa isa, float *Y, float *RR, const float *O,
+                                       const float *Wp, int geo, float c, int N, int H, int D,
+                                       int C)
+{
+    assert(gyro_isa_supported(isa));
     const int A = H * D;
     if (geo != GYRO_GEO_HYPERBOLIC) {
-        gyro_packed_linear_f32(Y, C, O, A, Wp, N, A, C);
+        gyro_packed_linear_f32_isa(isa, Y, C, O, A, Wp, N, A, C);
         return;
     }
-    const gyro_isa isa = gyro_isa_active();
     const size_t hv = gyro_pack_values(C, D);
     for (int i = 0; i < H; i++) /* RR_i = O_i M_iᵀ */
         gyro_packed_linear_f32_isa(isa, RR + (size_t)i * C, H * C, O + (size_t)i * D, A,
                                    Wp + (size_t)i * hv, N, D, C);
+#ifdef GYRO_PACK_X86
+    if (isa == GYRO_ISA_AVX512) {
+        for (int n = 0; n < N; n += 8)
+            merge_sum_rows_avx512(Y + (size_t)n * C, RR + (size_t)n * H * C, (double)c,
+                                  N - n < 8 ? N - n : 8, H, C);
+        return;
+    }
+#endif
     gyro_merge_sum_f32(Y, RR, c, N, H, C);
+}
+
+void gyro_merge_forward_packed_f32(float *Y, float *RR, const float *O, const float *Wp, int geo,
+                                   float c, int N, int H, int D, int C)
+{
+    gyro_merge_forward_packed_f32_isa(gyro_isa_active(), Y, RR, O, Wp, geo, c, N, H, D, C);
 }
