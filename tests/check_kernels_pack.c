@@ -513,6 +513,43 @@ START_TEST(test_attention_infer)
 }
 END_TEST
 
+/* ---- max pooling (8 channels per vector in float32) against the reference loop ------------- */
+
+/* gyro_pool_forward_f32 against a plain loop: the maximum over the valid positions and the
+ * first position holding it (values drawn from a few levels, so ties are common), widths
+ * around the 8-channel vectors, padded batches; exact. */
+START_TEST(test_pool_forward)
+{
+    static const int widths[] = {1, 7, 8, 13, 100};
+    static const int len[3] = {1, 12, 5};
+    enum { B = 3, Tn = 12 };
+    gyro_rng r;
+    gyro_rng_seed(&r, 41);
+    int bad = 0;
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+        const int C = widths[wi];
+        float *X = malloc(sizeof(float) * B * Tn * C), *Y = malloc(sizeof(float) * B * C);
+        int *idx = malloc(sizeof(int) * B * C);
+        for (int i = 0; i < B * Tn * C; i++)
+            X[i] = (float)((int)(gyro_rng_uniform(&r) * 5) - 2) * 0.5f;
+        gyro_pool_forward_f32(Y, idx, X, len, B, Tn, C);
+        for (int b = 0; b < B; b++)
+            for (int i = 0; i < C; i++) {
+                float m = X[(size_t)b * Tn * C + i];
+                int at = 0;
+                for (int t = 1; t < len[b]; t++)
+                    if (X[((size_t)b * Tn + t) * C + i] > m) {
+                        m = X[((size_t)b * Tn + t) * C + i];
+                        at = t;
+                    }
+                bad += Y[b * C + i] != m || idx[b * C + i] != at;
+            }
+        free(X); free(Y); free(idx);
+    }
+    ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kernels_pack");
@@ -528,6 +565,7 @@ int main(void)
     tcase_add_test(tc, test_fused_maps_f32);
     tcase_add_test(tc, test_attention_narrow);
     tcase_add_test(tc, test_attention_infer);
+    tcase_add_test(tc, test_pool_forward);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -305,6 +305,26 @@ void P(geo_exp0_add)(T *Z, const T *Y, const T *b, T c, int N, int n)
     }
 }
 
+/* g_i ← g_i > 0 ? g_i : 0 (NaN and −0 to +0), 32 bytes of T at a time: the comparison's lane
+ * mask ANDed with the value (+0 is all zero bits), then the scalar tail. */
+static void S(relu_inplace)(T *g, int n)
+{
+    int i = 0;
+#if defined(__GNUC__) || defined(__clang__)
+    typedef T vt __attribute__((vector_size(32)));
+    typedef __typeof__((vt){0} > (vt){0}) vm;
+    const int w = (int)(32 / sizeof(T));
+    for (; i + w <= n; i += w) {
+        vt v;
+        memcpy(&v, g + i, sizeof v);
+        v = (vt)((vm)v & (v > (vt){0}));
+        memcpy(g + i, &v, sizeof v);
+    }
+#endif
+    for (; i < n; i++)
+        g[i] = g[i] > 0 ? g[i] : (T)0;
+}
+
 void P(ffn_mid)(T *G, const T *Y, const T *b, int relu, T c, int N, int n)
 {
     const double bb = S(hyp_dot)(b, b, n), sc = sqrt((double)c);
@@ -319,8 +339,7 @@ void P(ffn_mid)(T *G, const T *Y, const T *b, int relu, T c, int N, int n)
             T *g = G + (long)(r0 + j) * n;
             S(fuse_comb)(g, k[j] * A[j], Y + (long)(r0 + j) * n, k[j] * B[j], b, n);
             if (relu)
-                for (int i = 0; i < n; i++)
-                    g[i] = g[i] > 0 ? g[i] : (T)0;
+                S(relu_inplace)(g, n);
         }
     }
 }
@@ -962,13 +981,33 @@ void P(pool_forward)(T *Y, int *idx, const T *X, const int *len, int B, int Tlen
         T *y = Y + (long)b * C;
         int *ix = idx + (long)b * C;
         const T *x0 = X + (long)b * Tlen * C;
-        for (int i = 0; i < C; i++) {
+        int i0 = 0;
+#if VMATH
+        /* 8 channels at a time: the running maximum and the first position that holds it */
+        typedef int32_t vm __attribute__((vector_size(32))); /* float lanes' masks */
+        for (; i0 + 8 <= C; i0 += 8) {
+            S(att_v8) m;
+            memcpy(&m, x0 + i0, sizeof m);
+            vm at = {0};
+            for (int t = 1; t < len[b]; t++) {
+                S(att_v8) x;
+                memcpy(&x, x0 + (long)t * C + i0, sizeof x);
+                const vm up = x > m, tv = {t, t, t, t, t, t, t, t};
+                m = (S(att_v8))(((vm)x & up) | ((vm)m & ~up));
+                at = (at & ~up) | (tv & up);
+            }
+            memcpy(y + i0, &m, sizeof m);
+            for (int k = 0; k < 8; k++)
+                ix[i0 + k] = (int)at[k];
+        }
+#endif
+        for (int i = i0; i < C; i++) {
             y[i] = x0[i];
             ix[i] = 0;
         }
         for (int t = 1; t < len[b]; t++) {
             const T *x = x0 + (long)t * C;
-            for (int i = 0; i < C; i++)
+            for (int i = i0; i < C; i++)
                 if (x[i] > y[i]) {
                     y[i] = x[i];
                     ix[i] = t;

@@ -314,17 +314,22 @@ void gyro_merge_pack_f32(float *Wp, const float *W, int geo, int H, int D, int C
 }
 
 #ifdef GYRO_PACK_X86
-/* The fused gyro-sum of gyro_merge_sum_f32 (kernels.h) for nb ≤ 8 rows on AVX-512: the same
- * map, head by head across the rows, s ← proj(s ⊕ k_i rr_i) with
+/* The packed hyperbolic merge of nb ≤ 8 rows on AVX-512: each head's product rr = O_i M_iᵀ for
+ * the rows (into rr (nb, C), so it is read back from L1), then the fused gyro-sum of
+ * gyro_merge_sum_f32 (kernels.h) — the same map, head by head across the rows, s ← proj(s ⊕ k_i rr_i) with
  * k_i rr_i = proj(exp0(rr_i)) = min(tanh(√c|rr_i|), 1 − ε)/(√c|rr_i|) · rr_i (Ganea et al.
  * 2018, eq. 3 and Lemma 2), the coefficients of s ⊕ k rr from <s,s>, <rr,rr>, <s,rr>
  * (gyro_hyp_madd_coef). Per head and row one pass of 16-lane multiply-adds for <rr,rr> and
  * <s,rr> (each lane sums ⌈C/16⌉ products in float32, the lanes are added in double), <s,s> from
  * the previous step's |z|², and one pass for s ← a s + b k rr; the tail of a row is a masked
- * load and store, so no scalar loop runs per head. Y (nb, C), RR (nb, H, C). */
+ * load and store, so no scalar loop runs per head. Y (nb, C), O (nb, H·D) rows of stride
+ * H·D, Wp the packed heads (gyro_merge_pack_f32). */
 __attribute__((target("avx512f,avx512dq,avx2,fma"))) static void
-merge_sum_rows_avx512(float *Y, const float *RR, double c, int nb, int H, int C)
+merge_rows_avx512(float *Y, float *rr, const float *O, const float *Wp, double c, int nb, int H,
+                  int D, int C)
 {
+    const size_t hv = gyro_pack_values(C, D);
+    const int A = H * D;
     const double sc = sqrt(c), maxn = (1.0 - GYRO_HYP_BALL_EPS_F32) / sc;
     const int full = C / 16, rem = C - 16 * full;
     const __mmask16 tail = (__mmask16)((1u << rem) - 1u);
@@ -337,8 +342,11 @@ merge_sum_rows_avx512(float *Y, const float *RR, double c, int nb, int H, int C)
     const __m512d one = _mm512_set1_pd(1.0), two = _mm512_set1_pd(2.0), cv = _mm512_set1_pd(c);
     const __m512d maxnv = _mm512_set1_pd(maxn), maxn2 = _mm512_set1_pd(maxn * maxn);
     for (int i = 0; i < H; i++) {
+        /* rr (nb, C) = O_i M_iᵀ for the block's rows, written just before it is read */
+        gyro_packed_linear_f32_isa(GYRO_ISA_AVX512, rr, C, O + (size_t)i * D, A,
+                                   Wp + (size_t)i * hv, nb, D, C);
         for (int j = 0; j < nb; j++) {
-            const float *ri = RR + ((long)j * H + i) * C, *y = Y + (long)j * C;
+            const float *ri = rr + (long)j * C, *y = Y + (long)j * C;
             __m512 x = _mm512_setzero_ps(), z = _mm512_setzero_ps();
             const int fst = (first >> j) & 1;
             for (int q = 0; q < full; q++) {
@@ -401,7 +409,7 @@ merge_sum_rows_avx512(float *Y, const float *RR, double c, int nb, int H, int C)
         for (int j = 0; j < nb; j++) {
             if (!((fin >> j) & 1))
                 continue; /* a non-finite head maps to the origin: adds nothing */
-            const float *ri = RR + ((long)j * H + i) * C;
+            const float *ri = rr + (long)j * C;
             float *y = Y + (long)j * C;
             const int fst = (first >> j) & 1;
             /* y ← a y + (b k) rr (y ← k rr for the row's first head) */
@@ -438,18 +446,18 @@ void gyro_merge_forward_packed_f32_isa(gyro_isa isa, float *Y, float *RR, const 
         gyro_packed_linear_f32_isa(isa, Y, C, O, A, Wp, N, A, C);
         return;
     }
+#ifdef GYRO_PACK_X86
+    if (isa == GYRO_ISA_AVX512) { /* 8 rows at a time, RR's first 8·C values as scratch */
+        for (int n = 0; n < N; n += 8)
+            merge_rows_avx512(Y + (size_t)n * C, RR, O + (size_t)n * A, Wp, (double)c,
+                              N - n < 8 ? N - n : 8, H, D, C);
+        return;
+    }
+#endif
     const size_t hv = gyro_pack_values(C, D);
     for (int i = 0; i < H; i++) /* RR_i = O_i M_iᵀ */
         gyro_packed_linear_f32_isa(isa, RR + (size_t)i * C, H * C, O + (size_t)i * D, A,
                                    Wp + (size_t)i * hv, N, D, C);
-#ifdef GYRO_PACK_X86
-    if (isa == GYRO_ISA_AVX512) {
-        for (int n = 0; n < N; n += 8)
-            merge_sum_rows_avx512(Y + (size_t)n * C, RR + (size_t)n * H * C, (double)c,
-                                  N - n < 8 ? N - n : 8, H, C);
-        return;
-    }
-#endif
     gyro_merge_sum_f32(Y, RR, c, N, H, C);
 }
 
