@@ -383,7 +383,42 @@ static double S(ln_apply)(T *x, double m, double f, const T *g, const T *b, int 
 {
     int i = 0;
     double nn = 0.0;
-#ifdef __AVX__
+#if VMATH
+    /* float32: (x − m)·f·g + b on 8 lanes in float32 (within a few float32 ulp of the double
+     * form), the squares summed per lane in two alternating accumulators (so no one addition
+     * chain is longer than n/16), their lanes then in double */
+    {
+        const gyro_v8sf mv = (gyro_v8sf){0} + (float)m, fv = (gyro_v8sf){0} + (float)f;
+        gyro_v8sf a0 = {0}, a1 = {0};
+        for (; i + 16 <= n; i += 16) {
+            gyro_v8sf x0, x1, g0, g1, b0, b1;
+            memcpy(&x0, x + i, sizeof x0);
+            memcpy(&x1, x + i + 8, sizeof x1);
+            memcpy(&g0, g + i, sizeof g0);
+            memcpy(&g1, g + i + 8, sizeof g1);
+            memcpy(&b0, b + i, sizeof b0);
+            memcpy(&b1, b + i + 8, sizeof b1);
+            x0 = (x0 - mv) * fv * g0 + b0;
+            x1 = (x1 - mv) * fv * g1 + b1;
+            memcpy(x + i, &x0, sizeof x0);
+            memcpy(x + i + 8, &x1, sizeof x1);
+            a0 += x0 * x0;
+            a1 += x1 * x1;
+        }
+        for (; i + 8 <= n; i += 8) {
+            gyro_v8sf x0, g0, b0;
+            memcpy(&x0, x + i, sizeof x0);
+            memcpy(&g0, g + i, sizeof g0);
+            memcpy(&b0, b + i, sizeof b0);
+            x0 = (x0 - mv) * fv * g0 + b0;
+            memcpy(x + i, &x0, sizeof x0);
+            a0 += x0 * x0;
+        }
+        a0 += a1;
+        nn = (((double)a0[0] + a0[4]) + ((double)a0[2] + a0[6])) +
+             (((double)a0[1] + a0[5]) + ((double)a0[3] + a0[7]));
+    }
+#elif defined(__AVX__)
     gyro_hyp_v4d acc = {0, 0, 0, 0}, zero = {0, 0, 0, 0};
     const gyro_hyp_v4d mv = {m, m, m, m}, fv = {f, f, f, f};
     for (; i + 4 <= n; i += 4) {

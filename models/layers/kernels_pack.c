@@ -4,8 +4,9 @@
  * columns; a micro-kernel computes MR rows × NP panels at a time with every accumulator in a
  * register. NP grows as MR shrinks so that at least 8 independent multiply-add chains are in
  * flight (an FMA has a latency of about 4 cycles and two issue per cycle), which is what keeps
- * 1- and 2-token inputs fast: 1 row × 4 panels, 2 × 2, 3 × 2, then 4–6 rows × 1 panel.
- * The kernels of each instruction set are compiled with GCC's target attribute, so they exist
+ * 1- and 2-token inputs fast: 1 row × 4 panels, 2 × 2, 3 × 2, then 4–6 rows × 1 panel. A last
+ * panel of at most 8 columns (M = 100: 6 panels and 4 columns) runs on one 8-lane register per
+ * row, half the work of a full panel (pk_half_block). The kernels of each instruction set are compiled with GCC's target attribute, so they exist
  * whatever -march the library was built with; gyro_isa_active picks one at run time.
  */
 #include "models/layers/kernels_pack.h"
@@ -212,6 +213,43 @@ pk_avx512_block(float *Y, int ldy, const float *X, int ldx, const float *w, size
         }
 }
 
+/* The last panel of a matrix whose width leaves at most 8 columns there (M = 100: 6 panels and
+ * 4 columns): MR rows × the panel's first 8 columns, one 8-lane register per row, on either
+ * vector level — half the multiply-adds of a full panel, and the same chain per output (so
+ * the same results bit for bit). */
+static inline __attribute__((always_inline, target("avx2,fma"))) void
+pk_half_block(float *Y, int ldy, const float *X, int ldx, const float *w, int K, int nc,
+              const int MR)
+{
+    __m256 acc[PK_MR];
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; r++)
+        acc[r] = _mm256_setzero_ps();
+    for (int k = 0; k < K; k++) {
+        const __m256 b = _mm256_loadu_ps(w + (size_t)k * GYRO_PACK_NR);
+#pragma GCC unroll 6
+        for (int r = 0; r < MR; r++)
+            acc[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(X + (size_t)r * ldx + k), b, acc[r]);
+    }
+    const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nc),
+                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; r++)
+        _mm256_maskstore_ps(Y + (size_t)r * ldy, m0, acc[r]);
+}
+
+#define PK_HALF(MR)                                                                            \
+    __attribute__((target("avx2,fma"))) static void pk_half_##MR(                              \
+        float *Y, int ldy, const float *X, int ldx, const float *w, size_t ps, int K, int nc)  \
+    {                                                                                          \
+        (void)ps;                                                                              \
+        pk_half_block(Y, ldy, X, ldx, w, K, nc, MR);                                           \
+    }
+PK_HALF(1) PK_HALF(2) PK_HALF(3) PK_HALF(4) PK_HALF(5) PK_HALF(6)
+#undef PK_HALF
+static const pk_kernel pk_half[PK_MR + 1] = {NULL, pk_half_1, pk_half_2, pk_half_3,
+                                             pk_half_4, pk_half_5, pk_half_6};
+
 #define PK_DEF(ISA, TGT, MR, NP)                                                               \
     __attribute__((target(TGT))) static void pk_##ISA##_##MR##_##NP(                           \
         float *Y, int ldy, const float *X, int ldx, const float *w, size_t ps, int K, int nc)  \
@@ -259,7 +297,7 @@ void gyro_packed_linear_f32_isa(gyro_isa isa, float *Y, int ldy, const float *X,
     const int np = (M + GYRO_PACK_NR - 1) / GYRO_PACK_NR;
     const int nc_last = M - (np - 1) * GYRO_PACK_NR;
     const size_t ps = (size_t)GYRO_PACK_NR * K;
-    const pk_kernel *one = NULL, *wide = NULL;
+    const pk_kernel *one = NULL, *wide = NULL, *half = NULL;
 #ifdef GYRO_PACK_X86
     if (isa == GYRO_ISA_AVX512) {
         one = pk_avx512_one;
@@ -268,7 +306,11 @@ void gyro_packed_linear_f32_isa(gyro_isa isa, float *Y, int ldy, const float *X,
         one = pk_avx2_one;
         wide = pk_avx2_wide;
     }
+    if (one && nc_last <= 8)
+        half = pk_half;
 #endif
+    /* panels run by the full kernels; a last panel of at most 8 columns by the half kernel */
+    const int npf = half ? np - 1 : np;
     for (int i = 0; i < N; i += PK_MR) {
         const int mr = N - i < PK_MR ? N - i : PK_MR;
         float *y = Y + (size_t)i * ldy;
@@ -279,12 +321,15 @@ void gyro_packed_linear_f32_isa(gyro_isa isa, float *Y, int ldy, const float *X,
             pk_generic(y, ldy, x, ldx, Wp, ps, K, nc_last, mr, np);
             continue;
         }
-        for (; p + wnp <= np; p += wnp)
+        for (; p + wnp <= npf; p += wnp)
             wide[mr](y + (size_t)p * GYRO_PACK_NR, ldy, x, ldx, Wp + (size_t)p * ps, ps, K,
                      p + wnp == np ? nc_last : GYRO_PACK_NR);
-        for (; p < np; p++)
+        for (; p < npf; p++)
             one[mr](y + (size_t)p * GYRO_PACK_NR, ldy, x, ldx, Wp + (size_t)p * ps, ps, K,
                     p + 1 == np ? nc_last : GYRO_PACK_NR);
+        if (half)
+            half[mr](y + (size_t)p * GYRO_PACK_NR, ldy, x, ldx, Wp + (size_t)p * ps, ps, K,
+                     nc_last);
     }
 }
 
