@@ -400,7 +400,9 @@ struct gyro_tf_packed {
     int n_layers;      /* layers packed: cfg.n_layers, or 0 (MLA, MoE, Lorentz: no dense pack) */
     int lorentz;       /* 1: the Lorentz linear layers are packed (lzpe, lzw) */
     float *memory;     /* every packed matrix (owned, 64-byte aligned) */
-    float **qkv;       /* (L) packed q|k|v weights (3A, C) */
+    float **qkv;       /* (L) packed q|k|v weights (3A, C); rows in the head-lane order of
+                        * gyro_attention_infer_hl_f32 when qkv_lanes */
+    int qkv_lanes;     /* 1: the fused hyperbolic forward reads q|k|v with the heads in lanes */
     float **att;       /* (L) packed merge weights (gyro_merge_pack_f32 of (C, A)) */
     float **fc;        /* (L) packed FFN up weights (F, C) */
     float **fcproj;    /* (L) packed FFN down weights (C, F) */
@@ -510,17 +512,35 @@ gyro_status gyro_tf_pack_new(const gyro_tf_model *m, gyro_tf_packed **out)
     pk->fc = pk->att + L;
     pk->fcproj = pk->fc + L;
     const gyro_tf_params *w = &m->params;
+    /* the configuration whose inference runs the fused forward (tf_forward_fused) with its
+     * heads in vector lanes: q|k|v come out of their product in that layout */
+    pk->qkv_lanes = geo == GYRO_TF_GEOMETRY_HYPERBOLIC &&
+                    cfg->residual == GYRO_TF_RESIDUAL_TANGENT && cfg->layernorm && D <= 8 &&
+                    H % 8 == 0;
+    float *perm = pk->qkv_lanes ? malloc((size_t)3 * A * C * sizeof(float)) : NULL;
+    if (pk->qkv_lanes && !perm) {
+        gyro_tf_pack_free(pk);
+        return gyro_error_set(GYRO_ERR_NOMEM, "transformer pack: out of memory");
+    }
     for (int l = 0; l < L; l++) {
         float *base = pk->memory + (size_t)l * per;
         pk->qkv[l] = base;
         pk->att[l] = base + n_qkv;
         pk->fc[l] = pk->att[l] + n_att;
         pk->fcproj[l] = pk->fc[l] + n_fc;
-        gyro_pack_weights_f32(pk->qkv[l], w->qkvw + (size_t)l * 3 * A * C, C, 3 * A, C);
+        const float *wq = w->qkvw + (size_t)l * 3 * A * C;
+        if (perm) { /* row r of W → row gyro_qkv_lanes_row(r): output columns in lanes */
+            for (int r = 0; r < 3 * A; r++)
+                memcpy(perm + (size_t)gyro_qkv_lanes_row(r, H, D) * C, wq + (size_t)r * C,
+                       (size_t)C * sizeof(float));
+            wq = perm;
+        }
+        gyro_pack_weights_f32(pk->qkv[l], wq, C, 3 * A, C);
         gyro_merge_pack_f32(pk->att[l], w->attprojw + (size_t)l * C * A, geo, H, D, C);
         gyro_pack_weights_f32(pk->fc[l], w->fcw + (size_t)l * F * C, C, F, C);
         gyro_pack_weights_f32(pk->fcproj[l], w->fcprojw + (size_t)l * C * F, F, C, F);
     }
+    free(perm);
     pk->n_layers = L;
     *out = pk;
     return GYRO_OK;
@@ -561,6 +581,24 @@ static int tf_pk_merge_f64(const float *Wp, double *Y, double *RR, const double 
 {
     (void)Wp; (void)Y; (void)RR; (void)O; (void)geo; (void)c; (void)N; (void)H; (void)D; (void)C;
     return 0;
+}
+
+/* Per precision: the inference attention of the fused forward, on q|k|v in the head-lane
+ * layout when the pack produced them so (float32 only); else gyro_attention_infer. */
+static void tf_pk_attention_f32(const gyro_tf_packed *pk, float *O, float *P, const float *QKV,
+                                const int *len, int B, int T, int H, int D)
+{
+    if (pk && pk->qkv_lanes)
+        gyro_attention_infer_hl_f32(O, P, QKV, len, B, T, H, D);
+    else
+        gyro_attention_infer_f32(O, P, QKV, len, B, T, H, D);
+}
+
+static void tf_pk_attention_f64(const gyro_tf_packed *pk, double *O, double *P,
+                                const double *QKV, const int *len, int B, int T, int H, int D)
+{
+    (void)pk;
+    gyro_attention_infer_f64(O, P, QKV, len, B, T, H, D);
 }
 
 /* Lorentz: the packed matrix `slot` of layer l (l = −1: the position encoding), or NULL. */

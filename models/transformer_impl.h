@@ -736,7 +736,7 @@ static void S(tf_forward_fused)(const MODEL *m, const gyro_tf_packed *pk, ACTS *
         const T *w1 = TF_SLICE(w->fcw, l, F * C), *w2 = TF_SLICE(w->fcprojw, l, C * F);
         if (!S(tf_pk_linear)(TF_PK(pk, qkv, l), p.qkvy, 3 * A, p.u, C, Nr, C, 3 * A))
             S(gyro_linear_forward)(p.qkvy, 3 * A, p.u, C, wqkv, C, Nr, C, 3 * A);
-        S(gyro_attention_infer)(p.o, p.att, p.qkvy, a->lengths, B, Tlen, H, D);
+        S(tf_pk_attention)(pk, p.o, p.att, p.qkvy, a->lengths, B, Tlen, H, D);
         if (!S(tf_pk_merge)(TF_PK(pk, att, l), p.a, p.rr, p.o, geo, c, Nr, H, D, C))
             S(gyro_merge_forward)(p.a, p.rr, NULL, p.o, wo, geo, c, Nr, H, D, C);
         S(gyro_tangent_res_ln)(p.u2, p.u, p.a, TF_SLICE(w->ln1g, l, C), TF_SLICE(w->ln1b, l, C),

@@ -169,6 +169,20 @@ void gyro_attention_infer_f32(float *O, float *P, const float *QKV, const int *l
                               int H, int D);
 void gyro_attention_infer_f64(double *O, double *P, const double *QKV, const int *len, int B,
                               int T, int H, int D);
+/* The same (bit for bit) on q|k|v rows in the head-lane layout: with A = H·D, H a multiple of
+ * 8 and D <= 8, column p·A + g·8D + d·8 + h of a row holds column p·A + (8g + h)·D + d of the
+ * usual layout (part p = q, k, v; gyro_qkv_lanes_row maps the columns, so a packed q|k|v
+ * weight matrix whose rows are permuted this way produces it). O is in the usual layout;
+ * S (B, H, T, T) is scratch (only 8·len values per sequence are used). Any length. */
+void gyro_attention_infer_hl_f32(float *O, float *S, const float *QKV, const int *len, int B,
+                                 int T, int H, int D);
+/* The head-lane column (see gyro_attention_infer_hl_f32) of column `col` < 3·H·D of the usual
+ * q|k|v layout. */
+static inline int gyro_qkv_lanes_row(int col, int H, int D)
+{
+    const int A = H * D, p = col / A, r = col % A, h = r / D, d = r % D;
+    return p * A + (h / 8) * 8 * D + d * 8 + h % 8;
+}
 /* dQKV (B·T, 3A) += gradient of dO (B·T, A). scratch: (T, T). */
 void gyro_attention_backward_f32(float *dQKV, float *scratch, const float *dO, const float *QKV,
                                  const float *P, const int *len, int B, int T, int H, int D);

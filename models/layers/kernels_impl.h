@@ -744,6 +744,78 @@ void P(attention_infer)(T *O, T *P, const T *QKV, const int *len, int B, int Tle
     }
 }
 
+#if VMATH
+/* gyro_attention_infer_hl_f32 (kernels.h): attention_lanes on q|k|v rows already laid out with
+ * the heads in lanes (gyro_qkv_lanes_row), so no head is transposed in: a query's qT[d] and a
+ * key's kT[d] are 8 consecutive floats of its row. The scores of one query live in S. */
+void P(attention_infer_hl)(T *O, T *Sc, const T *QKV, const int *len, int B, int Tlen, int H,
+                           int D)
+{
+    typedef T v8u __attribute__((vector_size(8 * sizeof(T)), aligned(sizeof(T))));
+    const int A = H * D, ld = 3 * A;
+    const T scale = (T)(1.0 / sqrt((double)D));
+    for (int b = 0; b < B; b++) {
+        const int n = len[b];
+        T *ob = O + (long)b * Tlen * A;
+        const T *qb = QKV + (long)b * Tlen * ld;
+        v8u *sc = (v8u *)(void *)(Sc + (long)b * H * Tlen * Tlen); /* n vectors */
+        if (n < Tlen)
+            memset(ob + (long)n * A, 0, (size_t)(Tlen - n) * A * sizeof(T));
+        for (int g = 0; g < H; g += 8) {
+            const long go = (long)g * D; /* the group's 8·D values: [d][head] */
+            for (int i = 0; i < n; i++) {
+                const v8u *qT = (const v8u *)(const void *)(qb + (long)i * ld + go);
+                S(att_v8) mx = {0};
+                for (int j = 0; j < n; j++) {
+                    const v8u *kT = (const v8u *)(const void *)(qb + (long)j * ld + A + go);
+                    S(att_v8) sv = {0};
+                    for (int d = 0; d < D; d++)
+                        sv += qT[d] * kT[d];
+                    const S(att_v8) s1 = sv * scale;
+                    sc[j] = s1;
+                    if (j == 0) {
+                        mx = s1;
+                    } else { /* mx ← s1 where s1 > mx */
+                        const S(att_v8i) up = s1 > mx;
+                        mx = (S(att_v8))(((S(att_v8i))s1 & up) | ((S(att_v8i))mx & ~up));
+                    }
+                }
+                S(att_v8d) tv[8] = {{0}}; /* tv[t]: Σ of the exps of keys j ≡ t (mod 8) */
+                for (int j = 0; j < n; j++) {
+                    S(att_v8) e = sc[j] - mx;
+                    S(kern_vexp8)(&e);
+                    sc[j] = e;
+                    tv[j % 8] += __builtin_convertvector(e, S(att_v8d));
+                }
+                const S(att_v8d) tot = ((tv[0] + tv[4]) + (tv[2] + tv[6])) +
+                                       ((tv[1] + tv[5]) + (tv[3] + tv[7]));
+                const S(att_v8d) one = {1, 1, 1, 1, 1, 1, 1, 1};
+                const S(att_v8) inv = __builtin_convertvector(one / tot, S(att_v8));
+                S(att_v8) acc0[8], acc1[8];
+                for (int d = 0; d < D; d++)
+                    acc0[d] = acc1[d] = (S(att_v8)){0};
+                for (int j = 0; j < n; j++) {
+                    const S(att_v8) pj = sc[j] * inv;
+                    const v8u *vT = (const v8u *)(const void *)(qb + (long)j * ld + 2 * A + go);
+                    if (j % 2 == 0)
+                        for (int d = 0; d < D; d++)
+                            acc0[d] += pj * vT[d];
+                    else
+                        for (int d = 0; d < D; d++)
+                            acc1[d] += pj * vT[d];
+                }
+                T *oi = ob + (long)i * A + go;
+                for (int d = 0; d < D; d++) {
+                    const S(att_v8) od = acc0[d] + acc1[d];
+                    for (int h = 0; h < 8; h++)
+                        oi[h * D + d] = od[h];
+                }
+            }
+        }
+    }
+}
+#endif
+
 void P(attention_backward)(T *dQKV, T *scratch, const T *dO, const T *QKV, const T *P,
                            const int *len, int B, int Tlen, int H, int D)
 {
