@@ -359,25 +359,29 @@ void gyro_merge_pack_f32(float *Wp, const float *W, int geo, int H, int D, int C
 }
 
 #ifdef GYRO_PACK_X86
+#define MERGE_CMAX 512 /* widest C of the AVX-512 merge (its row buffers are on the stack) */
+
 /* The packed hyperbolic merge of nb ≤ 8 rows on AVX-512: each head's product rr = O_i M_iᵀ for
- * the rows (into rr (nb, C), so it is read back from L1), then the fused gyro-sum of
- * gyro_merge_sum_f32 (kernels.h) — the same map, head by head across the rows, s ← proj(s ⊕ k_i rr_i) with
- * k_i rr_i = proj(exp0(rr_i)) = min(tanh(√c|rr_i|), 1 − ε)/(√c|rr_i|) · rr_i (Ganea et al.
- * 2018, eq. 3 and Lemma 2), the coefficients of s ⊕ k rr from <s,s>, <rr,rr>, <s,rr>
- * (gyro_hyp_madd_coef). Per head and row one pass of 16-lane multiply-adds for <rr,rr> and
- * <s,rr> (each lane sums ⌈C/16⌉ products in float32, the lanes are added in double), <s,s> from
- * the previous step's |z|², and one pass for s ← a s + b k rr; the tail of a row is a masked
- * load and store, so no scalar loop runs per head. Y (nb, C), O (nb, H·D) rows of stride
- * H·D, Wp the packed heads (gyro_merge_pack_f32). */
+ * the rows, written just before it is read (so it is read back from L1), then one step of the
+ * fused gyro-sum of gyro_merge_sum_f32 (kernels.h) — the same map, head by head across the
+ * rows, s ← proj(s ⊕ k_i rr_i) with k_i rr_i = proj(exp0(rr_i)) =
+ * min(tanh(√c|rr_i|), 1 − ε)/(√c|rr_i|) · rr_i (Ganea et al. 2018, eq. 3 and Lemma 2), the
+ * coefficients of s ⊕ k rr from <s,s>, <rr,rr>, <s,rr> (gyro_hyp_madd_coef). Per head and row
+ * one pass of 16-lane multiply-adds for <rr,rr> and <s,rr> (each lane sums ⌈C/16⌉ products in
+ * float32, the lanes are added in double), <s,s> from the previous step's |z|², the rows'
+ * coefficients as 8-lane double vectors, and one pass for s ← a s + b k rr. Y (nb, C) with
+ * C <= MERGE_CMAX, O (nb, H·D) rows of stride H·D, Wp the packed heads (gyro_merge_pack_f32). */
 __attribute__((target("avx512f,avx512dq,avx2,fma"))) static void
-merge_rows_avx512(float *Y, float *rr, const float *O, const float *Wp, double c, int nb, int H,
-                  int D, int C)
+merge_rows_avx512(float *Y, const float *O, const float *Wp, double c, int nb, int H, int D,
+                  int C)
 {
     const size_t hv = gyro_pack_values(C, D);
-    const int A = H * D;
+    const int A = H * D, Cp = (C + 15) & ~15, full = Cp / 16;
     const double sc = sqrt(c), maxn = (1.0 - GYRO_HYP_BALL_EPS_F32) / sc;
-    const int full = C / 16, rem = C - 16 * full;
-    const __mmask16 tail = (__mmask16)((1u << rem) - 1u);
+    /* the rows' running sums s and the head's products rr, each row padded to Cp = 16·⌈C/16⌉
+     * (padding 0: the packed panels' rows past C are zero), so every load and store is a whole
+     * 16-lane vector and a store is forwarded to the load that reads it back */
+    _Alignas(64) float sb[8 * MERGE_CMAX], rb[8 * MERGE_CMAX];
     const __mmask8 rows = (__mmask8)((1u << nb) - 1u);
     /* per row (lane j < nb): <rr,rr>, <s,rr>, <s,s>, the update's a and b·k */
     double vv[8] = {0}, sv[8] = {0}, ab[8], bk[8];
@@ -387,24 +391,18 @@ merge_rows_avx512(float *Y, float *rr, const float *O, const float *Wp, double c
     const __m512d one = _mm512_set1_pd(1.0), two = _mm512_set1_pd(2.0), cv = _mm512_set1_pd(c);
     const __m512d maxnv = _mm512_set1_pd(maxn), maxn2 = _mm512_set1_pd(maxn * maxn);
     for (int i = 0; i < H; i++) {
-        /* rr (nb, C) = O_i M_iᵀ for the block's rows, written just before it is read */
-        gyro_packed_linear_f32_isa(GYRO_ISA_AVX512, rr, C, O + (size_t)i * D, A,
-                                   Wp + (size_t)i * hv, nb, D, C);
+        /* rr (nb, Cp) = O_i M_iᵀ for the block's rows, written just before it is read */
+        gyro_packed_linear_f32_isa(GYRO_ISA_AVX512, rb, Cp, O + (size_t)i * D, A,
+                                   Wp + (size_t)i * hv, nb, D, Cp);
         for (int j = 0; j < nb; j++) {
-            const float *ri = rr + (long)j * C, *y = Y + (long)j * C;
+            const float *ri = rb + (long)j * Cp, *y = sb + (long)j * Cp;
             __m512 x = _mm512_setzero_ps(), z = _mm512_setzero_ps();
             const int fst = (first >> j) & 1;
             for (int q = 0; q < full; q++) {
-                const __m512 r = _mm512_loadu_ps(ri + 16 * q);
+                const __m512 r = _mm512_load_ps(ri + 16 * q);
                 x = _mm512_fmadd_ps(r, r, x);
                 if (!fst)
-                    z = _mm512_fmadd_ps(r, _mm512_loadu_ps(y + 16 * q), z);
-            }
-            if (rem) {
-                const __m512 r = _mm512_maskz_loadu_ps(tail, ri + 16 * full);
-                x = _mm512_fmadd_ps(r, r, x);
-                if (!fst)
-                    z = _mm512_fmadd_ps(r, _mm512_maskz_loadu_ps(tail, y + 16 * full), z);
+                    z = _mm512_fmadd_ps(r, _mm512_load_ps(y + 16 * q), z);
             }
             vv[j] = _mm512_reduce_add_pd(_mm512_add_pd(
                 _mm512_cvtps_pd(_mm512_castps512_ps256(x)),
@@ -454,30 +452,26 @@ merge_rows_avx512(float *Y, float *rr, const float *O, const float *Wp, double c
         for (int j = 0; j < nb; j++) {
             if (!((fin >> j) & 1))
                 continue; /* a non-finite head maps to the origin: adds nothing */
-            const float *ri = rr + (long)j * C;
-            float *y = Y + (long)j * C;
+            const float *ri = rb + (long)j * Cp;
+            float *y = sb + (long)j * Cp;
             const int fst = (first >> j) & 1;
             /* y ← a y + (b k) rr (y ← k rr for the row's first head) */
             const __m512 av = _mm512_set1_ps((float)ab[j]), bv = _mm512_set1_ps((float)bk[j]);
             for (int q = 0; q < full; q++) {
-                __m512 yv = _mm512_mul_ps(bv, _mm512_loadu_ps(ri + 16 * q));
+                __m512 yv = _mm512_mul_ps(bv, _mm512_load_ps(ri + 16 * q));
                 if (!fst)
-                    yv = _mm512_add_ps(_mm512_mul_ps(av, _mm512_loadu_ps(y + 16 * q)), yv);
-                _mm512_storeu_ps(y + 16 * q, yv);
-            }
-            if (rem) {
-                __m512 yv = _mm512_mul_ps(bv, _mm512_maskz_loadu_ps(tail, ri + 16 * full));
-                if (!fst)
-                    yv = _mm512_add_ps(
-                        _mm512_mul_ps(av, _mm512_maskz_loadu_ps(tail, y + 16 * full)), yv);
-                _mm512_mask_storeu_ps(y + 16 * full, tail, yv);
+                    yv = _mm512_add_ps(_mm512_mul_ps(av, _mm512_load_ps(y + 16 * q)), yv);
+                _mm512_store_ps(y + 16 * q, yv);
             }
         }
         first &= (__mmask8)~fin;
     }
-    for (int j = 0; j < nb; j++)
-        if ((first >> j) & 1)
+    for (int j = 0; j < nb; j++) {
+        if ((first >> j) & 1) /* no finite head: the origin */
             memset(Y + (long)j * C, 0, (size_t)C * sizeof(float));
+        else
+            memcpy(Y + (long)j * C, sb + (long)j * Cp, (size_t)C * sizeof(float));
+    }
 }
 #endif
 
@@ -492,9 +486,9 @@ void gyro_merge_forward_packed_f32_isa(gyro_isa isa, float *Y, float *RR, const 
         return;
     }
 #ifdef GYRO_PACK_X86
-    if (isa == GYRO_ISA_AVX512) { /* 8 rows at a time, RR's first 8·C values as scratch */
+    if (isa == GYRO_ISA_AVX512 && C <= MERGE_CMAX) { /* 8 rows at a time */
         for (int n = 0; n < N; n += 8)
-            merge_rows_avx512(Y + (size_t)n * C, RR, O + (size_t)n * A, Wp, (double)c,
+            merge_rows_avx512(Y + (size_t)n * C, O + (size_t)n * A, Wp, (double)c,
                               N - n < 8 ? N - n : 8, H, D, C);
         return;
     }

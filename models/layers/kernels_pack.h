@@ -73,8 +73,8 @@ void gyro_merge_pack_f32(float *Wp, const float *W, int geo, int H, int D, int C
 /* The inference head merge of gyro_merge_forward_f32 (no backward caches) on packed weights:
  * hyperbolic RR (N, H, C) = O_i M_iᵀ per head, then the fused gyro-sum of gyro_merge_sum_f32
  * into Y (N, C); Euclidean Y = O Wᵀ (RR unused, may be NULL). O (N, A). RR is scratch: on
- * AVX-512 the products and the sum run 8 rows at a time and only RR's first min(N, 8)·C
- * values are written (its contents afterwards are unspecified). */
+ * AVX-512 (C <= 512) the products and the sum run 8 rows at a time on buffers of their own and
+ * RR is not used. */
 void gyro_merge_forward_packed_f32(float *Y, float *RR, const float *O, const float *Wp, int geo,
                                    float c, int N, int H, int D, int C);
 
