@@ -249,6 +249,124 @@ START_TEST(test_fd_merge)
 }
 END_TEST
 
+/* Clipping everywhere: heads and partial sums pushed past the projection radius (O scaled up),
+ * away from the kink itself, so the fused backward's projected branches are differentiated. */
+START_TEST(test_fd_merge_projected)
+{
+    gyro_rng r;
+    gyro_rng_seed(&r, 520);
+    merge_ctx x = {.geo = 1, .N = 5, .H = 4, .D = 2, .C = 6, .c = 0.9};
+    x.RR = calloc(5 * 4 * 6, sizeof(double));
+    x.dRR = calloc(5 * 4 * 6, sizeof(double));
+    x.RB = calloc(5 * 2 * 4 * 6, sizeof(double));
+    double *O = rnd(&r, 5 * 8, 3.0), *W = rnd(&r, 6 * 8, 1.0), out[30];
+    merge_f(&(fd_case){.out = out, .in = {O, W}, .ctx = &x});
+    int clipped = 0; /* partial sums on the radius (1 − ε)/√c */
+    for (int n = 0; n < 5; n++)
+        for (int i = 1; i < 4; i++) {
+            const double *s = x.RB + (long)n * 2 * 4 * 6 + (4 + i) * 6;
+            double ss = 0;
+            for (int j = 0; j < 6; j++) ss += s[j] * s[j];
+            clipped += sqrt(0.9 * ss) > 1 - 2e-3;
+        }
+    ck_assert_int_gt(clipped, 3);
+    fd_case k = {.name = "merge (ball, projected)", .n_in = 2, .in = {O, W}, .in_n = {40, 48}, .out = out, .out_n = 30, .fwd = merge_f, .bwd = merge_b, .ctx = &x};
+    ck_assert_double_lt(fd_check(&k, 21), FD_TOL);
+    free(O); free(W); free(x.RR); free(x.dRR); free(x.RB);
+}
+END_TEST
+
+/* The reference loop of the fused merge backward: per row, the chain taken head by head with the
+ * separate kernels (geo_add_backward of proj(s_{i−1} ⊕ r_i), geo_exp0_backward of
+ * r_i = proj(exp0(rr_i))), then dO_i += dRR_i W_i and dW_i += dRR_iᵀ O_i by plain loops. */
+#define MERGE_REF(T, SFX)                                                                        \
+    static void merge_backward_ref_##SFX(T *dO, T *dW, T *dRR, const T *dY, const T *O,           \
+                                         const T *RR, const T *RB, const T *W, T c, int N, int H, \
+                                         int D, int C)                                           \
+    {                                                                                            \
+        const int A = H * D;                                                                     \
+        T *g = calloc((size_t)6 * C, sizeof(T)), *gp = g + C, *dr = gp + C, *tmp = dr + C;      \
+        for (int n = 0; n < N; n++) {                                                            \
+            const T *rr = RR + (long)n * H * C, *rb = RB + (long)n * 2 * H * C, *ps = rb + H * C; \
+            T *drr = dRR + (long)n * H * C;                                                      \
+            memset(drr, 0, (size_t)H * C * sizeof(T));                                           \
+            memcpy(g, dY + (long)n * C, (size_t)C * sizeof(T));                                  \
+            for (int i = H - 1; i >= 1; i--) {                                                   \
+                memset(gp, 0, (size_t)2 * C * sizeof(T));                                        \
+                gyro_geo_add_backward_##SFX(gp, dr, tmp, g, ps + i * C, ps + (i - 1) * C,        \
+                                            rb + i * C, C, GYRO_GEO_HYPERBOLIC, c, 1, C);         \
+                gyro_geo_exp0_backward_##SFX(drr + i * C, C, tmp, dr, C, rb + i * C, C,           \
+                                             rr + i * C, C, GYRO_GEO_HYPERBOLIC, c, 1, C);        \
+                memcpy(g, gp, (size_t)C * sizeof(T));                                            \
+            }                                                                                    \
+            gyro_geo_exp0_backward_##SFX(drr, C, tmp, g, C, rb, C, rr, C, GYRO_GEO_HYPERBOLIC, c, \
+                                         1, C);                                                  \
+        }                                                                                        \
+        for (int n = 0; n < N; n++)                                                              \
+            for (int i = 0; i < H; i++)                                                          \
+                for (int d = 0; d < D; d++)                                                      \
+                    for (int j = 0; j < C; j++) {                                                \
+                        const T e = dRR[((long)n * H + i) * C + j];                              \
+                        dO[(long)n * A + i * D + d] += e * W[(long)j * A + i * D + d];           \
+                        dW[(long)j * A + i * D + d] += e * O[(long)n * A + i * D + d];           \
+                    }                                                                            \
+        free(g);                                                                                 \
+    }
+MERGE_REF(double, f64)
+MERGE_REF(float, f32)
+
+/* Fused merge backward against its reference loop, float64 and float32, on rows with and
+ * without clipped heads and sums (scale 0.5 and 3), the seed's head width (C = 100, 16 heads of
+ * 7: the vector loops and their tails). */
+START_TEST(test_merge_backward_matches_reference)
+{
+    const int N = 5, H = 16, D = 7, C = 100, A = H * D;
+    for (int variant = 0; variant < 2; variant++) {
+        gyro_rng r;
+        gyro_rng_seed(&r, 530 + variant);
+        double *O = rnd(&r, (size_t)N * A, variant ? 3.0 : 0.5), *W = rnd(&r, (size_t)C * A, 0.3);
+        double *dY = rnd(&r, (size_t)N * C, 1.0);
+        double *RR = calloc((size_t)N * H * C, sizeof(double)), *RB = calloc((size_t)N * 2 * H * C, sizeof(double));
+        double *Y = calloc((size_t)N * C, sizeof(double)), *dRR = calloc((size_t)N * H * C, sizeof(double));
+        double *dO = calloc((size_t)N * A, sizeof(double)), *dW = calloc((size_t)C * A, sizeof(double));
+        double *rO = calloc((size_t)N * A, sizeof(double)), *rW = calloc((size_t)C * A, sizeof(double));
+        double *rRR = calloc((size_t)N * H * C, sizeof(double)), scratch[5 * 100];
+        gyro_merge_forward_f64(Y, RR, RB, O, W, GYRO_GEO_HYPERBOLIC, 1.0, N, H, D, C);
+        gyro_merge_backward_f64(dO, dW, dRR, scratch, dY, O, RR, RB, W, GYRO_GEO_HYPERBOLIC, 1.0, N, H, D, C);
+        merge_backward_ref_f64(rO, rW, rRR, dY, O, RR, RB, W, 1.0, N, H, D, C);
+        double e64 = 0, m = 0;
+        for (int i = 0; i < N * H * C; i++) { e64 = fmax(e64, fabs(dRR[i] - rRR[i])); m = fmax(m, fabs(rRR[i])); }
+        for (int i = 0; i < N * A; i++) e64 = fmax(e64, fabs(dO[i] - rO[i]));
+        for (int i = 0; i < C * A; i++) e64 = fmax(e64, fabs(dW[i] - rW[i]));
+        /* float32 */
+        float *Of = malloc(sizeof(float) * N * A), *Wf = malloc(sizeof(float) * C * A), *dYf = malloc(sizeof(float) * N * C);
+        float *RRf = calloc((size_t)N * H * C, sizeof(float)), *RBf = calloc((size_t)N * 2 * H * C, sizeof(float));
+        float *Yf = calloc((size_t)N * C, sizeof(float)), *dRRf = calloc((size_t)N * H * C, sizeof(float));
+        float *dOf = calloc((size_t)N * A, sizeof(float)), *dWf = calloc((size_t)C * A, sizeof(float));
+        float *rOf = calloc((size_t)N * A, sizeof(float)), *rWf = calloc((size_t)C * A, sizeof(float));
+        float *rRRf = calloc((size_t)N * H * C, sizeof(float)), scratchf[5 * 100];
+        for (int i = 0; i < N * A; i++) Of[i] = (float)O[i];
+        for (int i = 0; i < C * A; i++) Wf[i] = (float)W[i];
+        for (int i = 0; i < N * C; i++) dYf[i] = (float)dY[i];
+        gyro_merge_forward_f32(Yf, RRf, RBf, Of, Wf, GYRO_GEO_HYPERBOLIC, 1.0f, N, H, D, C);
+        gyro_merge_backward_f32(dOf, dWf, dRRf, scratchf, dYf, Of, RRf, RBf, Wf, GYRO_GEO_HYPERBOLIC, 1.0f, N, H, D, C);
+        merge_backward_ref_f32(rOf, rWf, rRRf, dYf, Of, RRf, RBf, Wf, 1.0f, N, H, D, C);
+        double e32 = 0, m32 = 0;
+        for (int i = 0; i < N * H * C; i++) { e32 = fmax(e32, fabs(dRRf[i] - rRRf[i])); m32 = fmax(m32, fabs(rRRf[i])); }
+        for (int i = 0; i < N * A; i++) { e32 = fmax(e32, fabs(dOf[i] - rOf[i])); m32 = fmax(m32, fabs(rOf[i])); }
+        for (int i = 0; i < C * A; i++) { e32 = fmax(e32, fabs(dWf[i] - rWf[i])); m32 = fmax(m32, fabs(rWf[i])); }
+        printf("merge backward vs reference (%s): f64 max abs %.2e (of %.2e), f32 %.2e (of %.2e)\n",
+               variant ? "clipped" : "inside", e64, m, e32, m32);
+        ck_assert_double_lt(e64, 1e-12 * fmax(m, 1.0));
+        ck_assert_double_lt(e32, 2e-5 * fmax(m32, 1.0));
+        free(O); free(W); free(dY); free(RR); free(RB); free(Y); free(dRR); free(dO); free(dW);
+        free(rO); free(rW); free(rRR);
+        free(Of); free(Wf); free(dYf); free(RRf); free(RBf); free(Yf); free(dRRf); free(dOf);
+        free(dWf); free(rOf); free(rWf); free(rRRf);
+    }
+}
+END_TEST
+
 /* ---- LayerNorm ---------------------------------------------------------------------------- */
 
 typedef struct ln_ctx { int N, C; double mean[8], rstd[8]; } ln_ctx;
@@ -386,6 +504,8 @@ int main(void)
     tcase_add_test(tc, test_fd_linear);
     tcase_add_test(tc, test_fd_attention);
     tcase_add_test(tc, test_fd_merge);
+    tcase_add_test(tc, test_fd_merge_projected);
+    tcase_add_test(tc, test_merge_backward_matches_reference);
     tcase_add_test(tc, test_fd_layernorm);
     tcase_add_test(tc, test_fd_act_dropout);
     tcase_add_test(tc, test_fd_pool);

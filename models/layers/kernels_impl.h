@@ -13,6 +13,15 @@
  * sequence length is Tlen here (T is the storage type); kernels.h calls it T.
  */
 
+/* KERN_VEC: the GCC/Clang vector extensions with 32-byte registers are there, so the loops
+ * below may use hyp_vec_impl.h's vector helpers (hyp_ld4, hyp_hsum, the hyp_vnt type) directly
+ * (that file undefines its own switch at its end); KERN_VN values of T per vector. Undefined
+ * at the end of this file. */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__AVX__)
+#define KERN_VEC 1
+#define KERN_VN ((int)(32 / sizeof(T)))
+#endif
+
 /* ---- geometry maps: exp0 = proj∘exp_0, log0 = log_0, add = proj∘⊕_c (Ganea 2018, Lemma 2, eq. 3);
  * the identity / x + y in the Euclidean geometry */
 void P(geo_exp0)(T *Y, int ldy, const T *V, int ldv, int geo, T c, int rows, int n)
@@ -957,6 +966,124 @@ void P(merge_sum)(T *Y, const T *RR, T c, int N, int H, int C)
                           N - n < 8 ? N - n : 8, H, C);
 }
 
+/* Five dot products over three vectors in one pass (the merge backward's per-head products):
+ * out = {|x|², <x,v>, <g,x>, <g,v>, |v|²}. */
+static inline void S(merge_dots5)(double out[5], const T *g, const T *x, const T *v, int n)
+{
+    int i = 0;
+    double r[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+#ifdef KERN_VEC
+    gyro_hyp_v4d s0 = {0, 0, 0, 0}, s1 = s0, s2 = s0, s3 = s0, s4 = s0, zero = s0;
+    for (; i + 4 <= n; i += 4) {
+        gyro_hyp_v4d gv = S(hyp_ld4)(g + i), xv = S(hyp_ld4)(x + i), vv = S(hyp_ld4)(v + i);
+        s0 += xv * xv; s1 += xv * vv; s2 += gv * xv; s3 += gv * vv; s4 += vv * vv;
+    }
+    r[0] = S(hyp_hsum)(s0, zero); r[1] = S(hyp_hsum)(s1, zero); r[2] = S(hyp_hsum)(s2, zero);
+    r[3] = S(hyp_hsum)(s3, zero); r[4] = S(hyp_hsum)(s4, zero);
+#endif
+    for (; i < n; i++) {
+        double gi = g[i], xi = x[i], vi = v[i];
+        r[0] += xi * xi; r[1] += xi * vi; r[2] += gi * xi; r[3] += gi * vi; r[4] += vi * vi;
+    }
+    for (int k = 0; k < 5; k++) out[k] = r[k];
+}
+
+/* r = proj(exp0(v)) = k v (exp0 is radial, so the projection only rescales): k = tanh(s)/s,
+ * s = √c|v|, or maxn/|v| when tanh(s)/√c exceeds maxn = (1 − ε)/√c; k = 0 for a non-finite v
+ * (proj sends it to the origin). Its VJP for an upstream dr: dv = a1 dr + a2 <dr,v> v with
+ * a1 = k, a2 = c·(tanh(s)/s)′/s unclipped; a1 = k, a2 = −k/|v|² clipped (the tangential part
+ * only: k (I − v̂v̂ᵀ)); a1 = a2 = 0 non-finite. */
+static inline void S(exp0p_coef)(double *k, double *a1, double *a2, double c, double vv)
+{
+    if (!isfinite(vv)) {
+        *k = *a1 = *a2 = 0.0;
+        return;
+    }
+    const double sc = sqrt(c), nv = sqrt(vv), maxn = (1.0 - BALL_EPS) / sc;
+    double fp;
+    const double f = gyro_hyp_tanhc(sc * nv, &fp);
+    if (f * nv > maxn) {
+        *k = *a1 = maxn / nv;
+        *a2 = -*k / vv;
+    } else {
+        *k = *a1 = f;
+        *a2 = c * fp;
+    }
+}
+
+/* The backward of one row of the gyro-sum s_0 = r_0, s_i = proj(s_{i−1} ⊕ r_i), r_i = k_i rr_i
+ * (exp0p_coef), y = s_{H−1}, from scalar coefficients: every gradient in the chain is a linear
+ * combination of the running gradient g = ∂L/∂s_i, the partial sum x = s_{i−1} (PS, stored by
+ * the forward) and rr_i, so each head is one pass for the dot products |x|², <x,rr>, <g,x>,
+ * <g,rr>, |rr|² and one pass writing dRR_i and the next g (instead of the separate
+ * geo_add_backward / geo_exp0_backward and their scratch vectors). With w = a x + b r the
+ * unprojected Möbius sum (Ganea 2018 eq. 3; a, b from gyro_hyp_madd_coef), the projection's VJP
+ * is dz = f(g − <g,w> w/|w|²), f = maxn/|w|, when |w| > maxn, else dz = g; the Möbius VJP
+ * (gyro_hyp_madd_vjp) then gives dx and dr, and dr goes through exp0p_coef. g (C) scratch
+ * holding dY's row on entry; drr (H, C) overwritten. */
+static void S(merge_backward_row)(T *drr, T *g, const T *rr, const T *ps, double c, int H, int C)
+{
+    const double maxn = (1.0 - BALL_EPS) / sqrt(c);
+    for (int i = H - 1; i >= 1; i--) {
+        const T *x = ps + (long)(i - 1) * C, *v = rr + (long)i * C;
+        double d[5], k, a1, a2;
+        S(merge_dots5)(d, g, x, v, C);
+        const double xx = d[0], xv = d[1], gx = d[2], gv = d[3], vv = d[4];
+        S(exp0p_coef)(&k, &a1, &a2, c, vv);
+        /* y = r_i = k v */
+        const double yy = k * k * vv, xy = k * xv, gy = k * gv;
+        double al = 1.0, be = 0.0, ga = 0.0; /* dz = al g + be x + ga y */
+        double a, b;
+        gyro_hyp_madd_coef(c, xx, yy, xy, &a, &b);
+        const double ww = a * a * xx + 2.0 * a * b * xy + b * b * yy;
+        if (!isfinite(ww)) { /* the forward's proj sent s_i to the origin: no gradient */
+            memset(drr + (long)i * C, 0, (size_t)C * sizeof(T));
+            memset(g, 0, (size_t)C * sizeof(T));
+            continue;
+        }
+        if (ww > maxn * maxn) {
+            const double f = maxn / sqrt(ww), e = -f * (a * gx + b * gy) / ww;
+            al = f;
+            be = e * a;
+            ga = e * b;
+        }
+        double cx[3], cy[3];
+        gyro_hyp_madd_vjp(c, xx, yy, xy, al * gx + be * xx + ga * xy, al * gy + be * xy + ga * yy,
+                          cx, cy);
+        /* dx = px g + qx x + tx y,  dy = py g + qy x + ty y */
+        const double px = cx[0] * al, qx = cx[0] * be + cx[1], tx = cx[0] * ga + cx[2];
+        const double py = cy[0] * al, qy = cy[0] * be + cy[1], ty = cy[0] * ga + cy[2];
+        /* drr = a1 dy + a2 <dy,v> v, with y = k v */
+        const double dyv = py * gv + qy * xv + ty * k * vv;
+        const T r0 = (T)(a1 * py), r1 = (T)(a1 * qy), r2 = (T)(a1 * ty * k + a2 * dyv);
+        const T g0 = (T)px, g1 = (T)qx, g2 = (T)(tx * k);
+        T *dr = drr + (long)i * C;
+        int j = 0;
+#ifdef KERN_VEC
+        for (; j + KERN_VN <= C; j += KERN_VN) {
+            S(hyp_vnt) gj, xj, vj, o;
+            memcpy(&gj, g + j, sizeof gj);
+            memcpy(&xj, x + j, sizeof xj);
+            memcpy(&vj, v + j, sizeof vj);
+            o = r0 * gj + r1 * xj + r2 * vj;
+            memcpy(dr + j, &o, sizeof o);
+            o = g0 * gj + g1 * xj + g2 * vj;
+            memcpy(g + j, &o, sizeof o);
+        }
+#endif
+        for (; j < C; j++) {
+            const T gj = g[j], xj = x[j], vj = v[j];
+            dr[j] = r0 * gj + r1 * xj + r2 * vj;
+            g[j] = g0 * gj + g1 * xj + g2 * vj;
+        }
+    }
+    /* s_0 = r_0 = k rr_0 */
+    double gg, vv, gv, k, a1, a2;
+    S(hyp_dot3)(&gg, &vv, &gv, g, rr, C);
+    S(exp0p_coef)(&k, &a1, &a2, c, vv);
+    S(hyp_axpby)(drr, a1, g, a2 * gv, rr, C);
+}
+
 void P(merge_backward)(T *dO, T *dW, T *dRR, T *scratch, const T *dY, const T *O, const T *RR,
                        const T *RB, const T *W, int geo, T c, int N, int H, int D, int C)
 {
@@ -966,26 +1093,11 @@ void P(merge_backward)(T *dO, T *dW, T *dRR, T *scratch, const T *dY, const T *O
         S(gyro_blas_gemm)(dW, dY, O, 1, 0, (T)1, (T)1, C, A, N, C, A, A);
         return;
     }
-    T *g = scratch;  /* (C) dL/ds_i */
-    T *gp = g + C;   /* (C) dL/ds_{i-1} */
-    T *dr = gp + C;  /* (C) dL/dr_i */
-    T *tmp = dr + C; /* (2C) geo backward scratch */
+    T *g = scratch; /* (C) dL/ds_i */
     for (int n = 0; n < N; n++) {
-        const T *rr = RR + (long)n * H * C;
-        const T *rb = RB + (long)n * 2 * H * C, *ps = rb + (long)H * C;
-        T *drr = dRR + (long)n * H * C;
-        memset(drr, 0, (size_t)H * C * sizeof(T));
         memcpy(g, dY + (long)n * C, (size_t)C * sizeof(T));
-        for (int i = H - 1; i >= 1; i--) {
-            memset(gp, 0, (size_t)C * sizeof(T));
-            memset(dr, 0, (size_t)C * sizeof(T));
-            P(geo_add_backward)(gp, dr, tmp, g, ps + (long)i * C, ps + (long)(i - 1) * C,
-                                rb + (long)i * C, C, geo, c, 1, C);
-            P(geo_exp0_backward)(drr + (long)i * C, C, tmp, dr, C, rb + (long)i * C, C,
-                                 rr + (long)i * C, C, geo, c, 1, C);
-            memcpy(g, gp, (size_t)C * sizeof(T));
-        }
-        P(geo_exp0_backward)(drr, C, tmp, g, C, rb, C, rr, C, geo, c, 1, C);
+        S(merge_backward_row)(dRR + (long)n * H * C, g, RR + (long)n * H * C,
+                              RB + (long)n * 2 * H * C + (long)H * C, (double)c, H, C);
     }
     for (int i = 0; i < H; i++) {
         S(gyro_blas_gemm)(dO + (long)i * D, dRR + (long)i * C, W + (long)i * D, 0, 0, (T)1, (T)1, N,
@@ -1166,3 +1278,6 @@ void P(mlr_backward)(T *dX, T *dP, T *dA, const T *dLg, const T *X, const T *P, 
         }
     }
 }
+
+#undef KERN_VEC
+#undef KERN_VN
