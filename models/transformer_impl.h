@@ -125,7 +125,7 @@ struct P(gyro_tf_acts) {
     T *mask_o;                /* (L, Nmax, A) (training only) */
     T *mask_f;                /* (L, Nmax, F) */
     T *mask_p;                /* (Bmax, C) */
-    T *merge_cache;           /* (L, Nmax, 2H·C) hyperbolic merge cache (training only) */
+    T *merge_cache;           /* unused (NULL): see gyro_tf_acts_new */
     T *scratch;               /* (scratch_values) per-row backward scratch */
     size_t scratch_values;
     /* MLA (attention_kind MLA) */
@@ -384,7 +384,6 @@ gyro_status P(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int 
     const long N = (long)max_batch * max_len;
     const long C = cfg->dim, F = TF_FW(cfg), H = cfg->n_heads, A = TF_AW(cfg);
     const long Lr = cfg->n_layers;
-    const int hyp = cfg->geometry == GYRO_TF_GEOMETRY_HYPERBOLIC && A;
     const int mla = cfg->attention_kind == GYRO_TF_ATTENTION_MLA;
     const int moe = cfg->ffn_kind == GYRO_TF_FFN_MOE;
     size_t mla_nscratch = 0, moe_nscratch = 0;
@@ -432,7 +431,7 @@ gyro_status P(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int 
         (size_t)max_batch * sizeof(int),                          /* lengths */
         (size_t)max_batch * C * sizeof(int),                      /* pidx */
         a->scratch_values * sizeof(T),                            /* scratch */
-        hyp && a->training ? (size_t)(Lr * N * 2 * H * C) * sizeof(T) : 0, /* merge cache */
+        0, /* (no merge cache: the merge backward recomputes each row's partial sums) */
         a->training ? a->block_values * sizeof(T) : 0,            /* activation gradients */
         masks ? (size_t)(Lr * N * A) * sizeof(T) : 0,             /* dropout masks */
         masks ? (size_t)(Lr * N * F) * sizeof(T) : 0,
@@ -467,8 +466,11 @@ gyro_status P(gyro_tf_acts_new)(const MODEL *m, int max_batch, int max_len, int 
     a->lengths = gyro_arena_alloc(ar, sizes[2]);
     a->pidx = gyro_arena_alloc(ar, sizes[3]);
     a->scratch = gyro_arena_alloc(ar, sizes[4]);
-    /* inference needs no merge cache: the merge then runs its fused sum */
-    a->merge_cache = hyp && a->training ? gyro_arena_alloc(ar, sizes[5]) : NULL;
+    /* no merge cache, in training either: the forward runs the fused gyro-sum of inference
+     * (gyro_merge_sum) and gyro_merge_backward recomputes each row's partial sums from the
+     * heads' RR row (L1-resident then), which costs less than writing and re-reading a
+     * (L, N, 2H·C) cache */
+    a->merge_cache = NULL;
     if (a->training)
         a->dmemory = gyro_arena_alloc(ar, sizes[6]);
     if (masks) {

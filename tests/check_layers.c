@@ -272,6 +272,12 @@ START_TEST(test_fd_merge_projected)
     ck_assert_int_gt(clipped, 3);
     fd_case k = {.name = "merge (ball, projected)", .n_in = 2, .in = {O, W}, .in_n = {40, 48}, .out = out, .out_n = 30, .fwd = merge_f, .bwd = merge_b, .ctx = &x};
     ck_assert_double_lt(fd_check(&k, 21), FD_TOL);
+    /* without a merge cache: the fused forward sum, the backward recomputing the partial sums */
+    double *rb = x.RB;
+    x.RB = NULL;
+    fd_case k2 = {.name = "merge (ball, projected, no RB)", .n_in = 2, .in = {O, W}, .in_n = {40, 48}, .out = out, .out_n = 30, .fwd = merge_f, .bwd = merge_b, .ctx = &x};
+    ck_assert_double_lt(fd_check(&k2, 22), FD_TOL);
+    x.RB = rb;
     free(O); free(W); free(x.RR); free(x.dRR); free(x.RB);
 }
 END_TEST
@@ -359,6 +365,24 @@ START_TEST(test_merge_backward_matches_reference)
                variant ? "clipped" : "inside", e64, m, e32, m32);
         ck_assert_double_lt(e64, 1e-12 * fmax(m, 1.0));
         ck_assert_double_lt(e32, 2e-5 * fmax(m32, 1.0));
+        /* without a merge cache (the fused forward sum; partial sums recomputed): the same
+         * gradients up to the rounding of the two forwards (float32: the vector tanh) */
+        memset(dO, 0, sizeof(double) * N * A); memset(dW, 0, sizeof(double) * C * A);
+        memset(dOf, 0, sizeof(float) * N * A); memset(dWf, 0, sizeof(float) * C * A);
+        double scratch2[17 * 100];
+        float scratch2f[17 * 100];
+        gyro_merge_forward_f64(Y, RR, NULL, O, W, GYRO_GEO_HYPERBOLIC, 1.0, N, H, D, C);
+        gyro_merge_backward_f64(dO, dW, dRR, scratch2, dY, O, RR, NULL, W, GYRO_GEO_HYPERBOLIC, 1.0, N, H, D, C);
+        gyro_merge_forward_f32(Yf, RRf, NULL, Of, Wf, GYRO_GEO_HYPERBOLIC, 1.0f, N, H, D, C);
+        gyro_merge_backward_f32(dOf, dWf, dRRf, scratch2f, dYf, Of, RRf, NULL, Wf, GYRO_GEO_HYPERBOLIC, 1.0f, N, H, D, C);
+        e64 = e32 = 0;
+        for (int i = 0; i < N * H * C; i++) { e64 = fmax(e64, fabs(dRR[i] - rRR[i])); e32 = fmax(e32, fabs(dRRf[i] - rRRf[i])); }
+        for (int i = 0; i < N * A; i++) { e64 = fmax(e64, fabs(dO[i] - rO[i])); e32 = fmax(e32, fabs(dOf[i] - rOf[i])); }
+        for (int i = 0; i < C * A; i++) { e64 = fmax(e64, fabs(dW[i] - rW[i])); e32 = fmax(e32, fabs(dWf[i] - rWf[i])); }
+        printf("merge backward without a cache vs reference (%s): f64 max abs %.2e, f32 %.2e\n",
+               variant ? "clipped" : "inside", e64, e32);
+        ck_assert_double_lt(e64, 1e-11 * fmax(m, 1.0));
+        ck_assert_double_lt(e32, 5e-5 * fmax(m32, 1.0));
         free(O); free(W); free(dY); free(RR); free(RB); free(Y); free(dRR); free(dO); free(dW);
         free(rO); free(rW); free(rRR);
         free(Of); free(Wf); free(dYf); free(RRf); free(RBf); free(Yf); free(dRRf); free(dOf);

@@ -1084,6 +1084,54 @@ static void S(merge_backward_row)(T *drr, T *g, const T *rr, const T *ps, double
     S(hyp_axpby)(drr, a1, g, a2 * gv, rr, C);
 }
 
+/* The partial sums s_0 … s_{H−2} of one row's gyro-sum (PS (H−1, C)), recomputed from RR's
+ * row (H, C) with the arithmetic of merge_sum_rows (the forward without a merge cache) for one
+ * row: s_0 = k_0 rr_0, s_i = proj(s_{i−1} ⊕ k_i rr_i) from the dot products <s,s>, <rr,rr>,
+ * <s,rr>; a non-finite head adds nothing. The rows are L1-resident when merge_backward_row
+ * reads them right after. */
+static void S(merge_partials_row)(T *PS, const T *RR, double c, int H, int C)
+{
+    const double sc = sqrt(c), maxn = (1.0 - BALL_EPS) / sc;
+    int first = 1;
+    for (int i = 0; i < H - 1; i++) {
+        const T *ri = RR + (long)i * C;
+        T *y = PS + (long)i * C;
+        const T *prev = i ? y - C : NULL;
+        double ss = 0.0, vv, sv = 0.0;
+        if (first)
+            vv = S(hyp_dot)(ri, ri, C);
+        else
+            S(hyp_dot3)(&ss, &vv, &sv, prev, ri, C);
+        if (!isfinite(vv)) {
+            if (first)
+                memset(y, 0, (size_t)C * sizeof(T));
+            else
+                memcpy(y, prev, (size_t)C * sizeof(T));
+            continue;
+        }
+        const double t = sc * sqrt(vv), nv = sqrt(vv);
+        double k;
+        S(tanhc_n)(&k, &t, 1);
+        if (k * nv > maxn)
+            k = maxn / nv;
+        if (first) {
+            S(hyp_scale)(y, k, ri, C);
+            first = 0;
+            continue;
+        }
+        double a, b;
+        const double yy = k * k * vv, xy = k * sv;
+        gyro_hyp_madd_coef(c, ss, yy, xy, &a, &b);
+        const double zz = a * a * ss + 2.0 * a * b * xy + b * b * yy;
+        if (zz > maxn * maxn) {
+            const double f = maxn / sqrt(zz);
+            a *= f;
+            b *= f;
+        }
+        S(hyp_axpby)(y, a, prev, b * k, ri, C);
+    }
+}
+
 void P(merge_backward)(T *dO, T *dW, T *dRR, T *scratch, const T *dY, const T *O, const T *RR,
                        const T *RB, const T *W, int geo, T c, int N, int H, int D, int C)
 {
@@ -1093,11 +1141,15 @@ void P(merge_backward)(T *dO, T *dW, T *dRR, T *scratch, const T *dY, const T *O
         S(gyro_blas_gemm)(dW, dY, O, 1, 0, (T)1, (T)1, C, A, N, C, A, A);
         return;
     }
-    T *g = scratch; /* (C) dL/ds_i */
+    T *g = scratch, *ps = scratch + C; /* (C) dL/ds_i; (H−1, C) partial sums without RB */
     for (int n = 0; n < N; n++) {
+        const T *rr = RR + (long)n * H * C;
+        if (RB)
+            memcpy(ps, RB + (long)n * 2 * H * C + (long)H * C, (size_t)(H - 1) * C * sizeof(T));
+        else
+            S(merge_partials_row)(ps, rr, (double)c, H, C);
         memcpy(g, dY + (long)n * C, (size_t)C * sizeof(T));
-        S(merge_backward_row)(dRR + (long)n * H * C, g, RR + (long)n * H * C,
-                              RB + (long)n * 2 * H * C + (long)H * C, (double)c, H, C);
+        S(merge_backward_row)(dRR + (long)n * H * C, g, rr, ps, (double)c, H, C);
     }
     for (int i = 0; i < H; i++) {
         S(gyro_blas_gemm)(dO + (long)i * D, dRR + (long)i * C, W + (long)i * D, 0, 0, (T)1, (T)1, N,
