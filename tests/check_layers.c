@@ -226,6 +226,101 @@ START_TEST(test_fd_attention)
 }
 END_TEST
 
+/* The general path (heads wider than 8: four product calls per head) by finite differences. */
+START_TEST(test_fd_attention_wide)
+{
+    gyro_rng r;
+    gyro_rng_seed(&r, 410);
+    att_ctx x = {.B = 2, .T = 4, .H = 1, .D = 9, .len = {4, 2}};
+    const int A = 9, N = 8;
+    x.P = calloc(2 * 16, sizeof(double));
+    double *qkv = rnd(&r, (size_t)N * 3 * A, 1.0), out[72];
+    fd_case k = {.name = "attention (wide heads)", .n_in = 1, .in = {qkv}, .in_n = {(size_t)N * 3 * A}, .out = out, .out_n = 72, .fwd = att_f, .bwd = att_b, .ctx = &x};
+    ck_assert_double_lt(fd_check(&k, 17), FD_TOL);
+    free(qkv); free(x.P);
+}
+END_TEST
+
+/* The reference loop of attention_backward (the formulas of kernels.h, one scalar at a time). */
+#define ATT_REF(T, SFX)                                                                          \
+    static void attention_backward_ref_##SFX(T *dQKV, const T *dO, const T *QKV, const T *P,      \
+                                             const int *len, int B, int Tl, int H, int D)         \
+    {                                                                                            \
+        const int A = H * D, ld = 3 * A;                                                         \
+        const double s = 1.0 / sqrt((double)D);                                                  \
+        double *dp = malloc(sizeof(double) * Tl);                                                \
+        for (int b = 0; b < B; b++)                                                              \
+            for (int h = 0; h < H; h++) {                                                        \
+                const int n = len[b];                                                            \
+                const long o = (long)b * Tl * ld + h * D;                                        \
+                const T *q = QKV + o, *k = q + A, *v = q + 2 * A;                                \
+                T *dq = dQKV + o, *dk = dq + A, *dv = dq + 2 * A;                                \
+                const T *p = P + ((long)b * H + h) * Tl * Tl;                                    \
+                const T *g = dO + (long)b * Tl * A + h * D;                                      \
+                for (int i = 0; i < n; i++) {                                                    \
+                    double dot = 0;                                                              \
+                    for (int j = 0; j < n; j++) {                                                \
+                        dp[j] = 0;                                                               \
+                        for (int d = 0; d < D; d++) dp[j] += (double)g[i * A + d] * v[j * ld + d]; \
+                        dot += p[i * Tl + j] * dp[j];                                            \
+                    }                                                                            \
+                    for (int j = 0; j < n; j++) {                                                \
+                        const double ds = p[i * Tl + j] * (dp[j] - dot);                         \
+                        for (int d = 0; d < D; d++) {                                            \
+                            dq[i * ld + d] += (T)(s * ds * k[j * ld + d]);                       \
+                            dk[j * ld + d] += (T)(s * ds * q[i * ld + d]);                       \
+                            dv[j * ld + d] += (T)(p[i * Tl + j] * g[i * A + d]);                 \
+                        }                                                                        \
+                    }                                                                            \
+                }                                                                                \
+            }                                                                                    \
+        free(dp);                                                                                \
+    }
+ATT_REF(double, f64)
+ATT_REF(float, f32)
+
+/* The narrow-head vector backward against the reference loop, float64 and float32: the seed's
+ * heads (16 of 7) and the twin's (16 of 8) over lengths that cover 1, 2 and 3 blocks of 8 keys
+ * and a padded batch (lengths below T). */
+START_TEST(test_attention_backward_matches_reference)
+{
+    for (int variant = 0; variant < 2; variant++) {
+        const int B = 4, Tl = 20, H = 16, D = variant ? 8 : 7, A = H * D, N = B * Tl;
+        const int len[4] = {20, 12, 7, 1};
+        gyro_rng r;
+        gyro_rng_seed(&r, 450 + variant);
+        double *qkv = rnd(&r, (size_t)N * 3 * A, 1.5), *dO = rnd(&r, (size_t)N * A, 1.0);
+        double *P = calloc((size_t)B * H * Tl * Tl, sizeof(double)), *O = calloc((size_t)N * A, sizeof(double));
+        double *g = calloc((size_t)N * 3 * A, sizeof(double)), *gr = calloc((size_t)N * 3 * A, sizeof(double));
+        double scr[400];
+        gyro_attention_forward_f64(O, P, qkv, len, B, Tl, H, D);
+        gyro_attention_backward_f64(g, scr, dO, qkv, P, len, B, Tl, H, D);
+        attention_backward_ref_f64(gr, dO, qkv, P, len, B, Tl, H, D);
+        double e64 = 0, m = 0;
+        for (int i = 0; i < N * 3 * A; i++) { e64 = fmax(e64, fabs(g[i] - gr[i])); m = fmax(m, fabs(gr[i])); }
+        float *qf = malloc(sizeof(float) * N * 3 * A), *dOf = malloc(sizeof(float) * N * A);
+        float *Pf = calloc((size_t)B * H * Tl * Tl, sizeof(float)), *Of = calloc((size_t)N * A, sizeof(float));
+        float *gf = calloc((size_t)N * 3 * A, sizeof(float)), *grf = calloc((size_t)N * 3 * A, sizeof(float));
+        float scrf[400];
+        for (int i = 0; i < N * 3 * A; i++) qf[i] = (float)qkv[i];
+        for (int i = 0; i < N * A; i++) dOf[i] = (float)dO[i];
+        gyro_attention_forward_f32(Of, Pf, qf, len, B, Tl, H, D);
+        gyro_attention_backward_f32(gf, scrf, dOf, qf, Pf, len, B, Tl, H, D);
+        attention_backward_ref_f32(grf, dOf, qf, Pf, len, B, Tl, H, D);
+        double e32 = 0;
+        for (int i = 0; i < N * 3 * A; i++) e32 = fmax(e32, fabs(gf[i] - grf[i]));
+        printf("attention backward (D = %d) vs reference: f64 max abs %.2e, f32 %.2e (of %.2e)\n", D, e64, e32, m);
+        ck_assert_double_lt(e64, 1e-13 * fmax(m, 1.0));
+        ck_assert_double_lt(e32, 1e-5 * fmax(m, 1.0));
+        /* padded query rows get no gradient */
+        for (int t = len[1]; t < Tl; t++)
+            for (int i = 0; i < 3 * A; i++) ck_assert(g[((long)Tl + t) * 3 * A + i] == 0.0);
+        free(qkv); free(dO); free(P); free(O); free(g); free(gr);
+        free(qf); free(dOf); free(Pf); free(Of); free(gf); free(grf);
+    }
+}
+END_TEST
+
 /* ---- head merge --------------------------------------------------------------------------- */
 
 typedef struct merge_ctx { int geo, N, H, D, C; double c; double *RR, *RB, *dRR; double scratch[256]; } merge_ctx;
@@ -527,6 +622,8 @@ int main(void)
     tcase_add_test(tc, test_fd_embed);
     tcase_add_test(tc, test_fd_linear);
     tcase_add_test(tc, test_fd_attention);
+    tcase_add_test(tc, test_fd_attention_wide);
+    tcase_add_test(tc, test_attention_backward_matches_reference);
     tcase_add_test(tc, test_fd_merge);
     tcase_add_test(tc, test_fd_merge_projected);
     tcase_add_test(tc, test_merge_backward_matches_reference);

@@ -154,7 +154,9 @@ void gyro_linear_backward_f64(double *dX, int lddx, double *dW, int lddw, const 
  *
  * Layout: QKV (B·T, 3A) rows = [q_1 … q_H | k_1 … k_H | v_1 … v_H], A = H·D; P (B, H, T, T)
  * probabilities (only the [len, len] corner is meaningful); O (B·T, A) head outputs.
- * Each (b, h) is two gyro_blas_gemm products (scores, P·V) — four in the backward.
+ * Each (b, h) is two gyro_blas_gemm products (scores, P·V) — four in the backward — except
+ * for narrow heads (D <= 8) over at most 64 tokens, which run on 8-lane vector loops in the
+ * forward and the backward (the seed's 16 heads of 7 or 8 coordinates).
  */
 /* O (ld A) and P from QKV. */
 void gyro_attention_forward_f32(float *O, float *P, const float *QKV, const int *len, int B, int T,

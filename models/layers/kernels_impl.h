@@ -825,6 +825,69 @@ void P(attention_infer_hl)(T *O, T *Sc, const T *QKV, const int *len, int B, int
 }
 #endif
 
+/* One head of attention_backward for a narrow head (D <= 8) and n <= 64 tokens, on 8-lane
+ * vectors like attention_head_direct instead of four product calls (whose call overhead
+ * dominates at these sizes): the head's values transposed once (vt[d][jb], 8 keys per
+ * vector) and its q, k, dO rows padded to 8 lanes. Per query row i:
+ *   dP_i = dO_i Vᵀ (D vector multiply-adds over vt),  dS_i = P_i ⊙ (dP_i − <P_i, dP_i>)
+ *   (the softmax VJP; the dot product in double), dQ_i += s Σ_j dS_ij k_j,
+ *   dK_j += s dS_ij q_i, dV_j += P_ij dO_i   (s = 1/√D)
+ * with dK, dV accumulated over the rows in padded vectors and added once at the end.
+ * q, k, v, dq, dk, dv rows of stride ld; p (n, n) row stride lp; dout rows of stride lo. */
+static void S(attention_head_backward_direct)(T *dq, T *dk, T *dv, const T *q, const T *k,
+                                              const T *v, int ld, const T *p, int lp,
+                                              const T *dout, int lo, T scale, int n, int D)
+{
+    S(att_v8) vt[8][8], qp[64], kp[64], gp[64], dka[64], dva[64];
+    const int nb = (n + 7) / 8;
+    for (int d = 0; d < D; d++)
+        for (int jb = 0; jb < nb; jb++)
+            vt[d][jb] = (S(att_v8)){0};
+    for (int j = 0; j < n; j++) {
+        qp[j] = kp[j] = gp[j] = dka[j] = dva[j] = (S(att_v8)){0};
+        for (int d = 0; d < D; d++) {
+            qp[j][d] = q[(long)j * ld + d];
+            kp[j][d] = k[(long)j * ld + d];
+            gp[j][d] = dout[(long)j * lo + d];
+            vt[d][j / 8][j % 8] = v[(long)j * ld + d];
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        const T *pr = p + (long)i * lp;
+        S(att_v8) pv[8], dpv[8];
+        S(att_v8d) tv = {0};
+        for (int jb = 0; jb < nb; jb++) {
+            const int cnt = n - jb * 8 < 8 ? n - jb * 8 : 8;
+            S(att_v8) sv = {0}, pb = {0};
+            for (int d = 0; d < D; d++)
+                sv += gp[i][d] * vt[d][jb];
+            memcpy(&pb, pr + jb * 8, (size_t)cnt * sizeof(T)); /* lanes past n stay 0 */
+            pv[jb] = pb;
+            dpv[jb] = sv;
+            tv += __builtin_convertvector(pb, S(att_v8d)) * __builtin_convertvector(sv, S(att_v8d));
+        }
+        const double dot = ((tv[0] + tv[4]) + (tv[2] + tv[6])) + ((tv[1] + tv[5]) + (tv[3] + tv[7]));
+        S(att_v8) acc = {0};
+        for (int jb = 0; jb < nb; jb++) {
+            const int cnt = n - jb * 8 < 8 ? n - jb * 8 : 8;
+            const S(att_v8) ds = pv[jb] * (dpv[jb] - (T)dot);
+            for (int t = 0; t < cnt; t++) {
+                const int j = jb * 8 + t;
+                acc += ds[t] * kp[j];
+                dka[j] += ds[t] * qp[i];
+                dva[j] += pv[jb][t] * gp[i];
+            }
+        }
+        for (int d = 0; d < D; d++)
+            dq[(long)i * ld + d] += scale * acc[d];
+    }
+    for (int j = 0; j < n; j++)
+        for (int d = 0; d < D; d++) {
+            dk[(long)j * ld + d] += scale * dka[j][d];
+            dv[(long)j * ld + d] += dva[j][d];
+        }
+}
+
 void P(attention_backward)(T *dQKV, T *scratch, const T *dO, const T *QKV, const T *P,
                            const int *len, int B, int Tlen, int H, int D)
 {
@@ -838,6 +901,11 @@ void P(attention_backward)(T *dQKV, T *scratch, const T *dO, const T *QKV, const
             T *dq = dQKV + off, *dk = dq + A, *dv = dq + 2 * A;
             const T *p = P + ((long)b * H + h) * Tlen * Tlen;
             const T *dout = dO + (long)b * Tlen * A + (long)h * D;
+            if (D <= 8 && n <= 64) { /* narrow heads: vector loops, no product calls */
+                S(attention_head_backward_direct)(dq, dk, dv, q, k, v, ld, p, Tlen, dout, A, scale,
+                                                  n, D);
+                continue;
+            }
             T *dp = scratch; /* (n, n) with ld Tlen */
             /* dP = dO Vᵀ */
             S(gyro_blas_gemm)(dp, dout, v, 0, 1, (T)1, (T)0, n, n, D, A, ld, Tlen);
