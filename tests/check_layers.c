@@ -592,6 +592,39 @@ START_TEST(test_fd_mlr)
 }
 END_TEST
 
+/* The vector loops of the element-wise backward kernels (ReLU, dropout, the Euclidean maps'
+ * identity and x + y) against their plain loops, bit for bit, on a length with a tail. */
+START_TEST(test_elementwise_backward_matches_loops)
+{
+    enum { N = 8 * 5 + 3 };
+    gyro_rng r;
+    gyro_rng_seed(&r, 1100);
+    float x[N], dy[N], m[N], d[N], ref[N], d2[N], ref2[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = (float)(2 * gyro_rng_uniform(&r) - 1);
+        dy[i] = (float)(2 * gyro_rng_uniform(&r) - 1);
+        m[i] = gyro_rng_uniform(&r) < 0.3 ? 0.0f : 1.25f;
+        d[i] = ref[i] = d2[i] = ref2[i] = (float)(gyro_rng_uniform(&r) - 0.5);
+    }
+    x[5] = 0.0f; /* ReLU at 0: no gradient */
+    gyro_relu_backward_f32(d, dy, x, N);
+    for (int i = 0; i < N; i++) ref[i] += x[i] > 0 ? dy[i] : 0.0f;
+    ck_assert_int_eq(memcmp(d, ref, sizeof d), 0);
+    gyro_dropout_backward_f32(d, dy, m, N);
+    for (int i = 0; i < N; i++) ref[i] += dy[i] * m[i];
+    ck_assert_int_eq(memcmp(d, ref, sizeof d), 0);
+    gyro_geo_add_backward_f32(d, d2, NULL, dy, NULL, x, x, N, GYRO_GEO_EUCLIDEAN, 1.0f, 1, N);
+    for (int i = 0; i < N; i++) { ref[i] += dy[i]; ref2[i] += dy[i]; }
+    ck_assert_int_eq(memcmp(d, ref, sizeof d), 0);
+    ck_assert_int_eq(memcmp(d2, ref2, sizeof d2), 0);
+    gyro_geo_exp0_backward_f32(d, N, NULL, dy, N, NULL, N, x, N, GYRO_GEO_EUCLIDEAN, 1.0f, 1, N);
+    gyro_geo_log0_backward_f32(d2, N, dy, N, x, N, GYRO_GEO_EUCLIDEAN, 1.0f, 1, N);
+    for (int i = 0; i < N; i++) { ref[i] += dy[i]; ref2[i] += dy[i]; }
+    ck_assert_int_eq(memcmp(d, ref, sizeof d), 0);
+    ck_assert_int_eq(memcmp(d2, ref2, sizeof d2), 0);
+}
+END_TEST
+
 /* ---- float32 against float64 ------------------------------------------------------------- */
 
 START_TEST(test_f32_matches_f64)
@@ -632,6 +665,7 @@ int main(void)
     tcase_add_test(tc, test_fd_pool);
     tcase_add_test(tc, test_fd_mlr);
     tcase_add_test(tc, test_f32_matches_f64);
+    tcase_add_test(tc, test_elementwise_backward_matches_loops);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);

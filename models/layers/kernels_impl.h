@@ -22,6 +22,25 @@
 #define KERN_VN ((int)(32 / sizeof(T)))
 #endif
 
+/* d[i] += x[i] for i < n (the Euclidean backward of the identity maps and of x + y): 32-byte
+ * vectors of T, then the scalar tail; the same additions in the same order as the plain loop.
+ * d must not overlap x unless d == x (then nothing is added twice: callers skip that case). */
+static inline void S(kern_acc)(T *d, const T *x, long n)
+{
+    long i = 0;
+#ifdef KERN_VEC
+    for (; i + KERN_VN <= n; i += KERN_VN) {
+        S(hyp_vnt) dv, xv;
+        memcpy(&dv, d + i, sizeof dv);
+        memcpy(&xv, x + i, sizeof xv);
+        dv += xv;
+        memcpy(d + i, &dv, sizeof dv);
+    }
+#endif
+    for (; i < n; i++)
+        d[i] += x[i];
+}
+
 /* ---- geometry maps: exp0 = proj∘exp_0, log0 = log_0, add = proj∘⊕_c (Ganea 2018, Lemma 2, eq. 3);
  * the identity / x + y in the Euclidean geometry */
 void P(geo_exp0)(T *Y, int ldy, const T *V, int ldv, int geo, T c, int rows, int n)
@@ -76,8 +95,7 @@ void P(geo_exp0_backward)(T *dV, int lddv, T *scratch, const T *dY, int lddy, co
             S(gyro_poincare_project_backward)(de, dy, e, c, n);
             S(gyro_poincare_expmap0_backward)(dv, de, v, c, n);
         } else if (dv != dy) { /* dv == dy: the caller aliased the output to the input */
-            for (int i = 0; i < n; i++)
-                dv[i] += dy[i];
+            S(kern_acc)(dv, dy, n);
         }
     }
 }
@@ -103,8 +121,7 @@ void P(geo_log0_backward)(T *dY, int lddy, const T *dV, int lddv, const T *Y, in
         if (geo == GYRO_GEO_HYPERBOLIC) {
             S(gyro_poincare_logmap0_backward)(dy, dv, Y + (long)r * ldy, c, n);
         } else if (dy != dv) {
-            for (int i = 0; i < n; i++)
-                dy[i] += dv[i];
+            S(kern_acc)(dy, dv, n);
         }
     }
 }
@@ -145,12 +162,10 @@ void P(geo_add_backward)(T *dX, T *dY, T *scratch, const T *dZ, const T *Z, cons
             S(gyro_poincare_project_backward)(dz, dzr, z, c, n);
             S(gyro_poincare_mobius_add_backward)(dx, dy, dz, x, y, c, n);
         } else {
-            for (int i = 0; i < n; i++) {
-                if (dx)
-                    dx[i] += dzr[i];
-                if (dy)
-                    dy[i] += dzr[i];
-            }
+            if (dx)
+                S(kern_acc)(dx, dzr, n);
+            if (dy)
+                S(kern_acc)(dy, dzr, n);
         }
     }
 }
@@ -1237,8 +1252,21 @@ void P(relu_forward)(T *Y, const T *X, long n)
 
 void P(relu_backward)(T *dX, const T *dY, const T *X, long n)
 {
-    for (long i = 0; i < n; i++)
-        dX[i] += X[i] > 0 ? dY[i] : (T)0; /* branch-free: vectorizes */
+    long i = 0;
+#ifdef KERN_VEC
+    const S(hyp_vnt) zero = {0};
+    for (; i + KERN_VN <= n; i += KERN_VN) {
+        S(hyp_vnt) dx, dy, x;
+        memcpy(&dx, dX + i, sizeof dx);
+        memcpy(&dy, dY + i, sizeof dy);
+        memcpy(&x, X + i, sizeof x);
+        const __typeof__(x > zero) keep = x > zero; /* all ones where x > 0 */
+        dx += (S(hyp_vnt))((__typeof__(keep))dy & keep);
+        memcpy(dX + i, &dx, sizeof dx);
+    }
+#endif
+    for (; i < n; i++)
+        dX[i] += X[i] > 0 ? dY[i] : (T)0;
 }
 
 void P(dropout_forward)(T *Y, T *mask, const T *X, gyro_rng *rng, T p, long n)
@@ -1261,7 +1289,18 @@ void P(dropout_forward)(T *Y, T *mask, const T *X, gyro_rng *rng, T p, long n)
 
 void P(dropout_backward)(T *dX, const T *dY, const T *mask, long n)
 {
-    for (long i = 0; i < n; i++)
+    long i = 0;
+#ifdef KERN_VEC
+    for (; i + KERN_VN <= n; i += KERN_VN) {
+        S(hyp_vnt) dx, dy, m;
+        memcpy(&dx, dX + i, sizeof dx);
+        memcpy(&dy, dY + i, sizeof dy);
+        memcpy(&m, mask + i, sizeof m);
+        dx += dy * m;
+        memcpy(dX + i, &dx, sizeof dx);
+    }
+#endif
+    for (; i < n; i++)
         dX[i] += dY[i] * mask[i];
 }
 
