@@ -910,6 +910,15 @@ void P(attention_backward)(T *dQKV, T *scratch, const T *dO, const T *QKV, const
     const T scale = (T)(1.0 / sqrt((double)D));
     for (int b = 0; b < B; b++) {
         const int n = len[b];
+        if (b + 1 < B) { /* the next sequence's rows, which the heads visit in strided slices */
+            const long r0 = (long)(b + 1) * Tlen, nr = len[b + 1];
+            const long w = (long)ld * (long)sizeof(T);
+            for (long r = r0; r < r0 + nr; r++)
+                for (long o = 0; o < w; o += 64) {
+                    __builtin_prefetch((const char *)(QKV + r * ld) + o, 0);
+                    __builtin_prefetch((const char *)(dQKV + r * ld) + o, 1);
+                }
+        }
         for (int h = 0; h < H; h++) {
             const long off = (long)b * Tlen * ld + (long)h * D;
             const T *q = QKV + off, *k = q + A, *v = q + 2 * A;
@@ -1071,6 +1080,37 @@ static inline void S(merge_dots5)(double out[5], const T *g, const T *x, const T
     for (int k = 0; k < 5; k++) out[k] = r[k];
 }
 
+/* Two dot products with one vector in one pass: *gx = <g,x>, *gv = <g,v>. */
+static inline void S(merge_dots2)(double *gx, double *gv, const T *g, const T *x, const T *v,
+                                  int n)
+{
+    int i = 0;
+    double r0 = 0.0, r1 = 0.0;
+#ifdef KERN_VEC
+    gyro_hyp_v4d s0 = {0, 0, 0, 0}, s1 = s0, t0 = s0, t1 = s0;
+    for (; i + 8 <= n; i += 8) {
+        const gyro_hyp_v4d g0 = S(hyp_ld4)(g + i), g1 = S(hyp_ld4)(g + i + 4);
+        s0 += g0 * S(hyp_ld4)(x + i);
+        t0 += g0 * S(hyp_ld4)(v + i);
+        s1 += g1 * S(hyp_ld4)(x + i + 4);
+        t1 += g1 * S(hyp_ld4)(v + i + 4);
+    }
+    for (; i + 4 <= n; i += 4) {
+        const gyro_hyp_v4d g0 = S(hyp_ld4)(g + i);
+        s0 += g0 * S(hyp_ld4)(x + i);
+        t0 += g0 * S(hyp_ld4)(v + i);
+    }
+    r0 = S(hyp_hsum)(s0, s1);
+    r1 = S(hyp_hsum)(t0, t1);
+#endif
+    for (; i < n; i++) {
+        r0 += (double)g[i] * x[i];
+        r1 += (double)g[i] * v[i];
+    }
+    *gx = r0;
+    *gv = r1;
+}
+
 /* r = proj(exp0(v)) = k v (exp0 is radial, so the projection only rescales): k = tanh(s)/s,
  * s = √c|v|, or maxn/|v| when tanh(s)/√c exceeds maxn = (1 − ε)/√c; k = 0 for a non-finite v
  * (proj sends it to the origin). Its VJP for an upstream dr: dv = a1 dr + a2 <dr,v> v with
@@ -1104,13 +1144,21 @@ static inline void S(exp0p_coef)(double *k, double *a1, double *a2, double c, do
  * is dz = f(g − <g,w> w/|w|²), f = maxn/|w|, when |w| > maxn, else dz = g; the Möbius VJP
  * (gyro_hyp_madd_vjp) then gives dx and dr, and dr goes through exp0p_coef. g (C) scratch
  * holding dY's row on entry; drr (H, C) overwritten. */
-static void S(merge_backward_row)(T *drr, T *g, const T *rr, const T *ps, double c, int H, int C)
+static void S(merge_backward_row)(T *drr, T *g, const T *rr, const T *ps, const double *dd,
+                                  double c, int H, int C)
 {
     const double maxn = (1.0 - BALL_EPS) / sqrt(c);
     for (int i = H - 1; i >= 1; i--) {
         const T *x = ps + (long)(i - 1) * C, *v = rr + (long)i * C;
         double d[5], k, a1, a2;
-        S(merge_dots5)(d, g, x, v, C);
+        if (dd) { /* the products of the partial sums' recomputation; only g's two here */
+            d[0] = dd[3 * i];
+            d[1] = dd[3 * i + 1];
+            d[4] = dd[3 * i + 2];
+            S(merge_dots2)(&d[2], &d[3], g, x, v, C);
+        } else {
+            S(merge_dots5)(d, g, x, v, C);
+        }
         const double xx = d[0], xv = d[1], gx = d[2], gv = d[3], vv = d[4];
         S(exp0p_coef)(&k, &a1, &a2, c, vv);
         /* y = r_i = k v */
@@ -1170,13 +1218,14 @@ static void S(merge_backward_row)(T *drr, T *g, const T *rr, const T *ps, double
 /* The partial sums s_0 … s_{H−2} of one row's gyro-sum (PS (H−1, C)), recomputed from RR's
  * row (H, C) with the arithmetic of merge_sum_rows (the forward without a merge cache) for one
  * row: s_0 = k_0 rr_0, s_i = proj(s_{i−1} ⊕ k_i rr_i) from the dot products <s,s>, <rr,rr>,
- * <s,rr>; a non-finite head adds nothing. The rows are L1-resident when merge_backward_row
- * reads them right after. */
-static void S(merge_partials_row)(T *PS, const T *RR, double c, int H, int C)
+ * <s,rr>; a non-finite head adds nothing. Those products are kept for the backward (dd not
+ * NULL): dd (H, 3) = {|s_{i−1}|², <s_{i−1}, rr_i>, |rr_i|²} (the first two 0 for i = 0). The rows are
+ * L1-resident when merge_backward_row reads them right after. */
+static void S(merge_partials_row)(T *PS, double *dd, const T *RR, double c, int H, int C)
 {
     const double sc = sqrt(c), maxn = (1.0 - BALL_EPS) / sc;
     int first = 1;
-    for (int i = 0; i < H - 1; i++) {
+    for (int i = 0; i < H; i++) {
         const T *ri = RR + (long)i * C;
         T *y = PS + (long)i * C;
         const T *prev = i ? y - C : NULL;
@@ -1185,6 +1234,13 @@ static void S(merge_partials_row)(T *PS, const T *RR, double c, int H, int C)
             vv = S(hyp_dot)(ri, ri, C);
         else
             S(hyp_dot3)(&ss, &vv, &sv, prev, ri, C);
+        if (dd) {
+            dd[3 * i] = ss;
+            dd[3 * i + 1] = sv;
+            dd[3 * i + 2] = vv;
+        }
+        if (i == H - 1) /* the last head's products only: s_{H−1} is the forward's output */
+            break;
         if (!isfinite(vv)) {
             if (first)
                 memset(y, 0, (size_t)C * sizeof(T));
@@ -1224,15 +1280,19 @@ void P(merge_backward)(T *dO, T *dW, T *dRR, T *scratch, const T *dY, const T *O
         S(gyro_blas_gemm)(dW, dY, O, 1, 0, (T)1, (T)1, C, A, N, C, A, A);
         return;
     }
-    T *g = scratch, *ps = scratch + C; /* (C) dL/ds_i; (H−1, C) partial sums without RB */
+    T *g = scratch, *ps = scratch + C; /* (C) dL/ds_i; (H, C) partial sums without RB */
+    double ddb[3 * 256]; /* (H, 3) their dot products (H <= 256 in transformer.h and hrm.h) */
+    double *dd = H <= 256 ? ddb : NULL;
     for (int n = 0; n < N; n++) {
         const T *rr = RR + (long)n * H * C;
-        if (RB)
-            memcpy(ps, RB + (long)n * 2 * H * C + (long)H * C, (size_t)(H - 1) * C * sizeof(T));
-        else
-            S(merge_partials_row)(ps, rr, (double)c, H, C);
         memcpy(g, dY + (long)n * C, (size_t)C * sizeof(T));
-        S(merge_backward_row)(dRR + (long)n * H * C, g, rr, ps, (double)c, H, C);
+        if (RB) {
+            S(merge_backward_row)(dRR + (long)n * H * C, g, rr,
+                                  RB + (long)n * 2 * H * C + (long)H * C, NULL, (double)c, H, C);
+        } else {
+            S(merge_partials_row)(ps, dd, rr, (double)c, H, C);
+            S(merge_backward_row)(dRR + (long)n * H * C, g, rr, ps, dd, (double)c, H, C);
+        }
     }
     for (int i = 0; i < H; i++) {
         S(gyro_blas_gemm)(dO + (long)i * D, dRR + (long)i * C, W + (long)i * D, 0, 0, (T)1, (T)1, N,
