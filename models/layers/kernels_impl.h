@@ -1201,6 +1201,20 @@ static void S(merge_backward_row)(T *drr, T *g, const T *rr, const T *ps, const 
             o = g0 * gj + g1 * xj + g2 * vj;
             memcpy(g + j, &o, sizeof o);
         }
+        /* a 4-wide step for the tail too: the next head reads g's last values with 4-wide
+         * loads (hyp_ld4), which a store buffer can only forward from a store of the same
+         * width; from scalar stores such a load waits until they reach the cache, behind
+         * every store to dRR still missing it (measured: most of this function's time) */
+        for (; j + 4 <= C; j += 4) {
+            S(hyp_v4t) gj, xj, vj, o;
+            memcpy(&gj, g + j, sizeof gj);
+            memcpy(&xj, x + j, sizeof xj);
+            memcpy(&vj, v + j, sizeof vj);
+            o = r0 * gj + r1 * xj + r2 * vj;
+            memcpy(dr + j, &o, sizeof o);
+            o = g0 * gj + g1 * xj + g2 * vj;
+            memcpy(g + j, &o, sizeof o);
+        }
 #endif
         for (; j < C; j++) {
             const T gj = g[j], xj = x[j], vj = v[j];
@@ -1213,6 +1227,32 @@ static void S(merge_backward_row)(T *drr, T *g, const T *rr, const T *ps, const 
     S(hyp_dot3)(&gg, &vv, &gv, g, rr, C);
     S(exp0p_coef)(&k, &a1, &a2, c, vv);
     S(hyp_axpby)(drr, a1, g, a2 * gv, rr, C);
+}
+
+/* z = a x + b y like hyp_axpby, with a 4-wide step before the scalar tail, so that the next
+ * head's 4-wide loads of z (hyp_dot3's tail) are forwarded from a store of their width. */
+static inline void S(kern_axpby)(T *z, double a, const T *x, double b, const T *y, int n)
+{
+    const T ta = (T)a, tb = (T)b;
+    int i = 0;
+#ifdef KERN_VEC
+    for (; i + KERN_VN <= n; i += KERN_VN) {
+        S(hyp_vnt) xv, yv;
+        memcpy(&xv, x + i, sizeof xv);
+        memcpy(&yv, y + i, sizeof yv);
+        xv = ta * xv + tb * yv;
+        memcpy(z + i, &xv, sizeof xv);
+    }
+    for (; i + 4 <= n; i += 4) {
+        S(hyp_v4t) xv, yv;
+        memcpy(&xv, x + i, sizeof xv);
+        memcpy(&yv, y + i, sizeof yv);
+        xv = ta * xv + tb * yv;
+        memcpy(z + i, &xv, sizeof xv);
+    }
+#endif
+    for (; i < n; i++)
+        z[i] = ta * x[i] + tb * y[i];
 }
 
 /* The partial sums s_0 … s_{H−2} of one row's gyro-sum (PS (H−1, C)), recomputed from RR's
@@ -1254,7 +1294,7 @@ static void S(merge_partials_row)(T *PS, double *dd, const T *RR, double c, int 
         if (k * nv > maxn)
             k = maxn / nv;
         if (first) {
-            S(hyp_scale)(y, k, ri, C);
+            S(kern_axpby)(y, k, ri, 0.0, ri, C);
             first = 0;
             continue;
         }
@@ -1267,7 +1307,7 @@ static void S(merge_partials_row)(T *PS, double *dd, const T *RR, double c, int 
             a *= f;
             b *= f;
         }
-        S(hyp_axpby)(y, a, prev, b * k, ri, C);
+        S(kern_axpby)(y, a, prev, b * k, ri, C);
     }
 }
 
