@@ -30,6 +30,89 @@ static inline void kern_vexp8_f64(kern_v8df *v)
         (*v)[i] = exp((*v)[i]);
 }
 
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define KERN_ATT_AVX2 1
+/* One head of attention_backward in float32 with AVX2 (the default x86-64-v3 build), D <= 8,
+ * n <= 64: the formulas of attention_head_backward_direct (kernels_impl.h) with masked loads
+ * and stores of the head's D coordinates (no lane-by-lane copies, no over-read past a row),
+ * the values transposed by gathers (vt[d][jb]: keys jb·8 … jb·8+7 at coordinate d) and the
+ * P row blocks read by masked loads (lanes past n are 0):
+ *   dP_i = dO_i Vᵀ,  dS_i = P_i ⊙ (dP_i − <P_i, dP_i>)  (the dot product in double),
+ *   dQ_i += s Σ_j dS_ij k_j,  dK_j += s Σ_i dS_ij q_i,  dV_j += Σ_i P_ij dO_i.
+ * Products use FMA, so the results differ from the generic loop by float rounding (checked
+ * against the reference loop in tests/check_layers.c). Rows of q, k, v, dq, dk, dv stride ld;
+ * p (n, n) stride lp; dout stride lo. */
+static void kern_att_bwd_avx2(float *dq, float *dk, float *dv, const float *q, const float *k,
+                              const float *v, int ld, const float *p, int lp, const float *dout,
+                              int lo, float scale, int n, int D)
+{
+    __m256 qp[64], kp[64], dka[64], dva[64], vt[8][8];
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i dmask = _mm256_cmpgt_epi32(_mm256_set1_epi32(D), lane);
+    const __m256i vidx = _mm256_mullo_epi32(lane, _mm256_set1_epi32(ld));
+    const __m256 zero = _mm256_setzero_ps();
+    const int nb = (n + 7) / 8;
+    for (int j = 0; j < n; j++) {
+        qp[j] = _mm256_maskload_ps(q + (long)j * ld, dmask);
+        kp[j] = _mm256_maskload_ps(k + (long)j * ld, dmask);
+        dka[j] = dva[j] = zero;
+    }
+    for (int jb = 0; jb < nb; jb++) {
+        const int cnt = n - jb * 8 < 8 ? n - jb * 8 : 8;
+        const __m256 jm = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(cnt), lane));
+        for (int d = 0; d < D; d++)
+            vt[d][jb] = _mm256_mask_i32gather_ps(zero, v + (long)jb * 8 * ld + d, vidx, jm, 4);
+    }
+    for (int i = 0; i < n; i++) {
+        const float *pr = p + (long)i * lp, *gi = dout + (long)i * lo;
+        const __m256 gv = _mm256_maskload_ps(gi, dmask);
+        __m256 pv[8], dpv[8];
+        __m256d t0 = _mm256_setzero_pd(), t1 = _mm256_setzero_pd();
+        for (int jb = 0; jb < nb; jb++) {
+            const int cnt = n - jb * 8 < 8 ? n - jb * 8 : 8;
+            const __m256i jm = _mm256_cmpgt_epi32(_mm256_set1_epi32(cnt), lane);
+            __m256 sv = zero;
+            for (int d = 0; d < D; d++)
+                sv = _mm256_fmadd_ps(_mm256_broadcast_ss(gi + d), vt[d][jb], sv);
+            pv[jb] = _mm256_maskload_ps(pr + jb * 8, jm);
+            dpv[jb] = sv;
+            t0 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(pv[jb])),
+                                 _mm256_cvtps_pd(_mm256_castps256_ps128(sv)), t0);
+            t1 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(pv[jb], 1)),
+                                 _mm256_cvtps_pd(_mm256_extractf128_ps(sv, 1)), t1);
+        }
+        double tl[4];
+        _mm256_storeu_pd(tl, _mm256_add_pd(t0, t1));
+        const __m256 dot = _mm256_set1_ps((float)((tl[0] + tl[2]) + (tl[1] + tl[3])));
+        __m256 acc = zero;
+        for (int jb = 0; jb < nb; jb++) {
+            const int cnt = n - jb * 8 < 8 ? n - jb * 8 : 8;
+            float ds[8];
+            _mm256_storeu_ps(ds, _mm256_mul_ps(pv[jb], _mm256_sub_ps(dpv[jb], dot)));
+            for (int t = 0; t < cnt; t++) {
+                const int j = jb * 8 + t;
+                const __m256 dsj = _mm256_broadcast_ss(ds + t);
+                acc = _mm256_fmadd_ps(dsj, kp[j], acc);
+                dka[j] = _mm256_fmadd_ps(dsj, qp[i], dka[j]);
+                dva[j] = _mm256_fmadd_ps(_mm256_broadcast_ss(pr + j), gv, dva[j]);
+            }
+        }
+        float *dqi = dq + (long)i * ld;
+        _mm256_maskstore_ps(dqi, dmask, _mm256_fmadd_ps(_mm256_set1_ps(scale), acc,
+                                                        _mm256_maskload_ps(dqi, dmask)));
+    }
+    const __m256 vs = _mm256_set1_ps(scale);
+    for (int j = 0; j < n; j++) {
+        float *dkj = dk + (long)j * ld, *dvj = dv + (long)j * ld;
+        _mm256_maskstore_ps(dkj, dmask, _mm256_fmadd_ps(vs, dka[j], _mm256_maskload_ps(dkj, dmask)));
+        _mm256_maskstore_ps(dvj, dmask, _mm256_add_ps(dva[j], _mm256_maskload_ps(dvj, dmask)));
+    }
+}
+#else
+#define KERN_ATT_AVX2 0
+#endif
+
 #define T float
 #define S(name) name##_f32
 #define P(name) gyro_##name##_f32

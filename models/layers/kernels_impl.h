@@ -926,6 +926,17 @@ void P(attention_backward)(T *dQKV, T *scratch, const T *dO, const T *QKV, const
             const T *p = P + ((long)b * H + h) * Tlen * Tlen;
             const T *dout = dO + (long)b * Tlen * A + (long)h * D;
             if (D <= 8 && n <= 64) { /* narrow heads: vector loops, no product calls */
+#if KERN_ATT_AVX2
+                if (sizeof(T) == sizeof(float)) { /* float32: the AVX2 version (kernels.c) */
+                    kern_att_bwd_avx2((float *)(void *)dq, (float *)(void *)dk,
+                                      (float *)(void *)dv, (const float *)(const void *)q,
+                                      (const float *)(const void *)k,
+                                      (const float *)(const void *)v, ld,
+                                      (const float *)(const void *)p, Tlen,
+                                      (const float *)(const void *)dout, A, (float)scale, n, D);
+                    continue;
+                }
+#endif
                 S(attention_head_backward_direct)(dq, dk, dv, q, k, v, ld, p, Tlen, dout, A, scale,
                                                   n, D);
                 continue;
