@@ -1444,7 +1444,28 @@ void P(layernorm_backward)(T *dX, T *dg, T *db, const T *dY, const T *X, const T
         T *dx = dX + (long)n * C;
         double m = mean[n], rs = rstd[n];
         double dnorm_mean = 0.0, dnorm_norm = 0.0;
-        for (int i = 0; i < C; i++) {
+        int i = 0;
+#ifdef KERN_VEC
+        /* the same double arithmetic 4 lanes at a time (the sums: two accumulators each, lanes
+         * pairwise, then the scalar tail) */
+        {
+            const gyro_hyp_v4d vm = {m, m, m, m}, vr = {rs, rs, rs, rs};
+            gyro_hyp_v4d sm0 = {0, 0, 0, 0}, sm1 = sm0, sn0 = sm0, sn1 = sm0;
+            for (; i + 8 <= C; i += 8) {
+                const gyro_hyp_v4d xh0 = (S(hyp_ld4)(x + i) - vm) * vr;
+                const gyro_hyp_v4d xh1 = (S(hyp_ld4)(x + i + 4) - vm) * vr;
+                const gyro_hyp_v4d dn0 = S(hyp_ld4)(g + i) * S(hyp_ld4)(dy + i);
+                const gyro_hyp_v4d dn1 = S(hyp_ld4)(g + i + 4) * S(hyp_ld4)(dy + i + 4);
+                sm0 += dn0;
+                sm1 += dn1;
+                sn0 += dn0 * xh0;
+                sn1 += dn1 * xh1;
+            }
+            dnorm_mean = S(hyp_hsum)(sm0, sm1);
+            dnorm_norm = S(hyp_hsum)(sn0, sn1);
+        }
+#endif
+        for (; i < C; i++) {
             double xh = ((double)x[i] - m) * rs;
             double dn = (double)g[i] * dy[i];
             dnorm_mean += dn;
@@ -1452,7 +1473,30 @@ void P(layernorm_backward)(T *dX, T *dg, T *db, const T *dY, const T *X, const T
         }
         dnorm_mean /= C;
         dnorm_norm /= C;
-        for (int i = 0; i < C; i++) {
+        i = 0;
+#ifdef KERN_VEC
+        {
+            const gyro_hyp_v4d vm = {m, m, m, m}, vr = {rs, rs, rs, rs};
+            const gyro_hyp_v4d vdm = {dnorm_mean, dnorm_mean, dnorm_mean, dnorm_mean};
+            const gyro_hyp_v4d vdn = {dnorm_norm, dnorm_norm, dnorm_norm, dnorm_norm};
+            for (; i + 4 <= C; i += 4) {
+                const gyro_hyp_v4d xh = (S(hyp_ld4)(x + i) - vm) * vr;
+                const gyro_hyp_v4d dyv = S(hyp_ld4)(dy + i);
+                const gyro_hyp_v4d dn = S(hyp_ld4)(g + i) * dyv;
+                S(hyp_v4t) dbv, dgv, dxv;
+                memcpy(&dbv, db + i, sizeof dbv);
+                memcpy(&dgv, dg + i, sizeof dgv);
+                memcpy(&dxv, dx + i, sizeof dxv);
+                dbv += __builtin_convertvector(dyv, S(hyp_v4t));
+                dgv += __builtin_convertvector(xh * dyv, S(hyp_v4t));
+                dxv += __builtin_convertvector((dn - vdm - xh * vdn) * vr, S(hyp_v4t));
+                memcpy(db + i, &dbv, sizeof dbv);
+                memcpy(dg + i, &dgv, sizeof dgv);
+                memcpy(dx + i, &dxv, sizeof dxv);
+            }
+        }
+#endif
+        for (; i < C; i++) {
             double xh = ((double)x[i] - m) * rs;
             double dn = (double)g[i] * dy[i];
             db[i] += dy[i];
