@@ -109,6 +109,58 @@ static void kern_att_bwd_avx2(float *dq, float *dk, float *dv, const float *q, c
         _mm256_maskstore_ps(dvj, dmask, _mm256_add_ps(dva[j], _mm256_maskload_ps(dvj, dmask)));
     }
 }
+
+/* The head-i products of the hyperbolic merge backward for a block of nb rows, float32 with
+ * AVX2 (D <= 8, C <= 512): dO_r,i += dRR_r,i M_i and dW_i += Σ_r dRR_r,iᵀ o_r,i, where M_i is
+ * W's columns i·D … i·D+D−1 (C rows of stride A = H·D) and dRR_r,i the head's C gradient
+ * values of row r (dRRb rows of stride H·C). Instead of two product calls per head over all
+ * rows (shapes too thin for BLAS: k = D or n = D), per row: one pass over the C values with
+ * four FMA chains for dO and one FMA per value into the block's dW_i accumulator; wi (C, 8)
+ * holds M_i's rows padded to 8 lanes, acc (C, 8) the accumulator (both 32-byte aligned). */
+static void kern_merge_head_block_avx2(float *dO, float *dW, const float *dRRb, const float *O,
+                                       const float *W, int nb, int H, int D, int C, int i,
+                                       float *wi, float *acc)
+{
+    const int A = H * D;
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i dmask = _mm256_cmpgt_epi32(_mm256_set1_epi32(D), lane);
+    const __m256 zero = _mm256_setzero_ps();
+    for (int c = 0; c < C; c++) {
+        _mm256_store_ps(wi + 8 * c, _mm256_maskload_ps(W + (long)c * A + i * D, dmask));
+        _mm256_store_ps(acc + 8 * c, zero);
+    }
+    for (int r = 0; r < nb; r++) {
+        const __m256 o = _mm256_maskload_ps(O + (long)r * A + i * D, dmask);
+        const float *e = dRRb + ((long)r * H + i) * C;
+        __m256 a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+        int c = 0;
+        for (; c + 4 <= C; c += 4) {
+            const __m256 e0 = _mm256_broadcast_ss(e + c), e1 = _mm256_broadcast_ss(e + c + 1);
+            const __m256 e2 = _mm256_broadcast_ss(e + c + 2), e3 = _mm256_broadcast_ss(e + c + 3);
+            a0 = _mm256_fmadd_ps(e0, _mm256_load_ps(wi + 8 * c), a0);
+            a1 = _mm256_fmadd_ps(e1, _mm256_load_ps(wi + 8 * c + 8), a1);
+            a2 = _mm256_fmadd_ps(e2, _mm256_load_ps(wi + 8 * c + 16), a2);
+            a3 = _mm256_fmadd_ps(e3, _mm256_load_ps(wi + 8 * c + 24), a3);
+            _mm256_store_ps(acc + 8 * c, _mm256_fmadd_ps(e0, o, _mm256_load_ps(acc + 8 * c)));
+            _mm256_store_ps(acc + 8 * c + 8, _mm256_fmadd_ps(e1, o, _mm256_load_ps(acc + 8 * c + 8)));
+            _mm256_store_ps(acc + 8 * c + 16, _mm256_fmadd_ps(e2, o, _mm256_load_ps(acc + 8 * c + 16)));
+            _mm256_store_ps(acc + 8 * c + 24, _mm256_fmadd_ps(e3, o, _mm256_load_ps(acc + 8 * c + 24)));
+        }
+        for (; c < C; c++) {
+            const __m256 ec = _mm256_broadcast_ss(e + c);
+            a0 = _mm256_fmadd_ps(ec, _mm256_load_ps(wi + 8 * c), a0);
+            _mm256_store_ps(acc + 8 * c, _mm256_fmadd_ps(ec, o, _mm256_load_ps(acc + 8 * c)));
+        }
+        float *d = dO + (long)r * A + i * D;
+        const __m256 sum = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
+        _mm256_maskstore_ps(d, dmask, _mm256_add_ps(_mm256_maskload_ps(d, dmask), sum));
+    }
+    for (int c = 0; c < C; c++) {
+        float *d = dW + (long)c * A + i * D;
+        _mm256_maskstore_ps(d, dmask,
+                            _mm256_add_ps(_mm256_maskload_ps(d, dmask), _mm256_load_ps(acc + 8 * c)));
+    }
+}
 #else
 #define KERN_ATT_AVX2 0
 #endif

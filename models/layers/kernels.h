@@ -248,8 +248,8 @@ void gyro_tangent_res_ln_f32(float *Uo, const float *U, const float *Y, const fl
 void gyro_tangent_res_ln_f64(double *Uo, const double *U, const double *Y, const double *gain,
                              const double *bias, double c, int N, int C);
 
-/* dO (N, A) += and dW (C, A) += from dY (N, C). dRR (N, H, C) is overwritten (hyperbolic
- * only; NULL otherwise). Hyperbolic: RB is the forward's merge cache, or NULL when the forward
+/* dO (N, A) += and dW (C, A) += from dY (N, C). dRR (N, H, C) is scratch, overwritten
+ * (hyperbolic only; NULL otherwise; float32 narrow heads use only its first 16 rows). Hyperbolic: RB is the forward's merge cache, or NULL when the forward
  * ran without one (its fused gyro-sum, gyro_merge_sum): each row's partial sums are then
  * recomputed from RR with that arithmetic. scratch: (5C) with RB, ((H + 1)·C) without. */
 void gyro_merge_backward_f32(float *dO, float *dW, float *dRR, float *scratch, const float *dY,

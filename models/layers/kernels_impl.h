@@ -1334,17 +1334,42 @@ void P(merge_backward)(T *dO, T *dW, T *dRR, T *scratch, const T *dY, const T *O
     T *g = scratch, *ps = scratch + C; /* (C) dL/ds_i; (H, C) partial sums without RB */
     double ddb[3 * 256]; /* (H, 3) their dot products (H <= 256 in transformer.h and hrm.h) */
     double *dd = H <= 256 ? ddb : NULL;
-    for (int n = 0; n < N; n++) {
-        const T *rr = RR + (long)n * H * C;
-        memcpy(g, dY + (long)n * C, (size_t)C * sizeof(T));
-        if (RB) {
-            S(merge_backward_row)(dRR + (long)n * H * C, g, rr,
-                                  RB + (long)n * 2 * H * C + (long)H * C, NULL, (double)c, H, C);
-        } else {
-            S(merge_partials_row)(ps, dd, rr, (double)c, H, C);
-            S(merge_backward_row)(dRR + (long)n * H * C, g, rr, ps, dd, (double)c, H, C);
+    /* float32 with AVX2, narrow heads: the rows in blocks of 16 whose dRR rows reuse dRR's
+     * first 16 rows (so they stay in cache), each block's head products right after it
+     * (kern_merge_head_block_avx2); otherwise every row's dRR, then two products per head */
+    int fused = 0;
+#if KERN_ATT_AVX2
+    fused = sizeof(T) == sizeof(float) && D <= 8 && C <= 512;
+    _Alignas(32) float wi[8 * 512], acc[8 * 512];
+#endif
+    const int blk = fused ? 16 : N;
+    for (int n0 = 0; n0 < N; n0 += blk) {
+        const int nb = N - n0 < blk ? N - n0 : blk;
+        for (int r = 0; r < nb; r++) {
+            const int n = n0 + r;
+            const T *rr = RR + (long)n * H * C;
+            T *drr = dRR + (long)(fused ? r : n) * H * C;
+            memcpy(g, dY + (long)n * C, (size_t)C * sizeof(T));
+            if (RB) {
+                S(merge_backward_row)(drr, g, rr, RB + (long)n * 2 * H * C + (long)H * C, NULL,
+                                      (double)c, H, C);
+            } else {
+                S(merge_partials_row)(ps, dd, rr, (double)c, H, C);
+                S(merge_backward_row)(drr, g, rr, ps, dd, (double)c, H, C);
+            }
         }
+#if KERN_ATT_AVX2
+        if (fused)
+            for (int i = 0; i < H; i++)
+                kern_merge_head_block_avx2((float *)(void *)(dO + (long)n0 * A),
+                                           (float *)(void *)dW, (const float *)(const void *)dRR,
+                                           (const float *)(const void *)(O + (long)n0 * A),
+                                           (const float *)(const void *)W, nb, H, D, C, i, wi,
+                                           acc);
+#endif
     }
+    if (fused)
+        return;
     for (int i = 0; i < H; i++) {
         S(gyro_blas_gemm)(dO + (long)i * D, dRR + (long)i * C, W + (long)i * D, 0, 0, (T)1, (T)1, N,
                           D, C, H * C, A, A);
