@@ -612,11 +612,12 @@ START_TEST(test_elementwise_backward_matches_loops)
     gyro_dropout_backward_f32(d, dy, m, N);
     for (int i = 0; i < N; i++) ref[i] += dy[i] * m[i];
     ck_assert_int_eq(memcmp(d, ref, sizeof d), 0);
-    gyro_geo_add_backward_f32(d, d2, NULL, dy, NULL, x, x, N, GYRO_GEO_EUCLIDEAN, 1.0f, 1, N);
+    float scr[2 * N];
+    gyro_geo_add_backward_f32(d, d2, scr, dy, NULL, x, x, N, GYRO_GEO_EUCLIDEAN, 1.0f, 1, N);
     for (int i = 0; i < N; i++) { ref[i] += dy[i]; ref2[i] += dy[i]; }
     ck_assert_int_eq(memcmp(d, ref, sizeof d), 0);
     ck_assert_int_eq(memcmp(d2, ref2, sizeof d2), 0);
-    gyro_geo_exp0_backward_f32(d, N, NULL, dy, N, NULL, N, x, N, GYRO_GEO_EUCLIDEAN, 1.0f, 1, N);
+    gyro_geo_exp0_backward_f32(d, N, scr, dy, N, NULL, N, x, N, GYRO_GEO_EUCLIDEAN, 1.0f, 1, N);
     gyro_geo_log0_backward_f32(d2, N, dy, N, x, N, GYRO_GEO_EUCLIDEAN, 1.0f, 1, N);
     for (int i = 0; i < N; i++) { ref[i] += dy[i]; ref2[i] += dy[i]; }
     ck_assert_int_eq(memcmp(d, ref, sizeof d), 0);
