@@ -7,6 +7,11 @@
  * forward + softmax cross-entropy + backward + RMSProp/RSGD step, exactly the work of one
  * step of `gyro classify train`. Latency: LAT_RUNS single-utterance forward passes (batch 1,
  * SEQ tokens) after a warm-up. Prints one line of `key=value` pairs.
+ *
+ * Euclidean geometry: also the CPU time of the step's dense products alone (gemm_ms, the floor
+ * no work around them can go below): every linear map of the step (per layer q|k|v, the head
+ * merge, the two feed-forward maps; forward Y = X Wᵀ, backward dX += dY W and dW += dYᵀ X) as
+ * the gyro_blas_gemm_f32 calls the step makes, on B·SEQ rows, the median of 15 repetitions.
  */
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "models/core/blas.h"
 #include "models/core/progress.h"
 #include "models/core/rng.h"
 #include "models/optim.h"
@@ -32,6 +38,38 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* CPU ms of the dense products of one Euclidean training step (see the top), the median of 15
+ * repetitions after 2 warm-ups; -1 when the buffers cannot be allocated. */
+static double gemm_floor_ms(const gyro_tf_config *c, int N)
+{
+    const int C = c->dim, A = c->n_heads * c->head_dim, F = c->ffn_dim;
+    const int shape[4][2] = {{C, 3 * A}, {A, C}, {C, F}, {F, C}}; /* (in, out) */
+    int wide = 3 * A > F ? 3 * A : F;
+    if (C > wide) wide = C;
+    float *X = calloc((size_t)N * wide, sizeof(float)), *Y = calloc((size_t)N * wide, sizeof(float));
+    float *W = calloc((size_t)wide * wide, sizeof(float)), *G = calloc((size_t)wide * wide, sizeof(float));
+    double t[15];
+    int ok = X && Y && W && G;
+    for (int r = -2; ok && r < 15; r++) {
+        double t0 = cpu_now(CLOCK_PROCESS_CPUTIME_ID);
+        for (int l = 0; l < c->n_layers; l++)
+            for (int k = 0; k < 4; k++) {
+                const int K = shape[k][0], M = shape[k][1];
+                gyro_blas_gemm_f32(Y, X, W, 0, 1, 1.0f, 0.0f, N, M, K, K, K, M);
+                gyro_blas_gemm_f32(X, Y, W, 0, 0, 1.0f, 1.0f, N, K, M, M, K, K);
+                gyro_blas_gemm_f32(G, Y, X, 1, 0, 1.0f, 1.0f, M, K, N, M, K, K);
+            }
+        if (r >= 0) t[r] = 1e3 * (cpu_now(CLOCK_PROCESS_CPUTIME_ID) - t0);
+    }
+    free(X);
+    free(Y);
+    free(W);
+    free(G);
+    if (!ok) return -1;
+    qsort(t, 15, sizeof *t, cmp_double);
+    return t[7];
 }
 
 int main(int argc, char **argv)
@@ -100,10 +138,11 @@ int main(int argc, char **argv)
         if (r >= 0) lat[r] = e;
     }
     qsort(lat, (size_t)runs, sizeof *lat, cmp_double);
+    const double gemm_ms = hyp ? 0.0 : gemm_floor_ms(&cfg, B * T);
     printf("impl=gyro geometry=%s params=%zu steps_per_s=%.3f steps_per_wall_s=%.3f ms_per_step=%.2f "
-           "latency_median_ms=%.4f latency_p99_ms=%.4f loss=%.4f\n",
+           "latency_median_ms=%.4f latency_p99_ms=%.4f loss=%.4f gemm_ms=%.3f\n",
            argv[1], m->n_params, steps / train_cpu, steps / train_s, 1e3 * train_cpu / steps, 1e3 * lat[runs / 2],
-           1e3 * lat[(int)(0.99 * (runs - 1))], loss);
+           1e3 * lat[(int)(0.99 * (runs - 1))], loss, gemm_ms);
     gyro_optim_free(&opt);
     gyro_tf_acts_free(acts);
     gyro_tf_acts_free(acts1);

@@ -10,6 +10,8 @@
 # gyro runs on one thread (OPENBLAS_NUM_THREADS=1) and so does PyTorch (torch_twin.py's
 # TORCH_THREADS, default 1; set TORCH_THREADS=2 for PyTorch's own default on this machine, the
 # setting of ../shared/anchors/README.md's figures).
+# For the Euclidean configurations the bound set by the dense products is printed after the table:
+# their CPU time alone (classify_speed.c's gemm_ms, median over the runs) against PyTorch's step.
 # Configurations: the seed's hyperbolic model (100-d, 3 layers, 16 heads, FFN 400) and the
 # Euclidean twin (128-d) on NLPCC-sized batches (32 × 12 tokens, 11 classes), and the anchor's
 # Euclidean shape (100-d, 4 heads, 125 classes, batch 64 × 32).
@@ -35,14 +37,16 @@ configs=(
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 field() { tr ' ' '\n' | sed -n "s/^$1=//p"; }
 printf '%-44s %10s %10s %7s %12s %12s %12s %12s %7s\n' config gyro_st/s torch_st/s ratio gyro_lat_ms torch_lat_ms gyro_p99 torch_p99 ratio
+floors=()
 for cfg in "${configs[@]}"; do
-  g_sps=(); t_sps=(); g_lat=(); t_lat=(); g_p99=(); t_p99=()
+  g_sps=(); t_sps=(); g_lat=(); t_lat=(); g_p99=(); t_p99=(); g_mm=()
   for r in $(seq "$RUNS"); do
     g=$(OPENBLAS_NUM_THREADS=1 "$bin" $cfg "$STEPS" "$LAT")
     t=$(OPENBLAS_NUM_THREADS=1 /usr/bin/python3 tests/bench/torch_twin.py $cfg "$STEPS" "$LAT")
     g_sps+=("$(field steps_per_s <<<"$g")"); t_sps+=("$(field steps_per_s <<<"$t")")
     g_lat+=("$(field latency_median_ms <<<"$g")"); t_lat+=("$(field latency_median_ms <<<"$t")")
     g_p99+=("$(field latency_p99_ms <<<"$g")"); t_p99+=("$(field latency_p99_ms <<<"$t")")
+    g_mm+=("$(field gemm_ms <<<"$g")")
   done
   gs=$(printf '%s\n' "${g_sps[@]}" | median); ts=$(printf '%s\n' "${t_sps[@]}" | median)
   gl=$(printf '%s\n' "${g_lat[@]}" | median); tl=$(printf '%s\n' "${t_lat[@]}" | median)
@@ -50,6 +54,11 @@ for cfg in "${configs[@]}"; do
   printf '%-44s %10.2f %10.2f %6.2fx %12.3f %12.3f %12.3f %12.3f %6.2fx\n' "$cfg" "$gs" "$ts" \
     "$(awk -v a="$gs" -v b="$ts" 'BEGIN{print a/b}')" "$gl" "$tl" "$gp" "$tp" \
     "$(awk -v a="$gl" -v b="$tl" 'BEGIN{print b/a}')"
+  gm=$(printf '%s\n' "${g_mm[@]}" | median)
+  if [ "${cfg%% *}" = euclidean ]; then # the dense products alone: what no other work can undercut
+    floors+=("$(awk -v c="$cfg" -v m="$gm" -v t="$ts" 'BEGIN {
+      printf "%s: the step'"'"'s dense products alone take %.2f CPU ms (OpenBLAS, 1 thread); PyTorch takes %.2f ms per step, so with these products on OpenBLAS gyro is at most %.2fx PyTorch, all other work free", c, m, 1e3 / t, (1e3 / t) / m }')")
+  fi
   case "$cfg" in # make bench's closing table: the seed's shape and its twin, against their goals
     "hyperbolic 100 3 16 400 11 "*) goal=5 what="hyperbolic seed shape" ;;
     "euclidean 128 3 16 512 11 "*) goal=3 what="Euclidean twin" ;;
@@ -60,3 +69,4 @@ for cfg in "${configs[@]}"; do
            w, g, t, g / t, goal, (g / t >= goal ? "met" : "not met") }'
 done
 echo "(config = geometry dim layers heads ffn classes vocab batch seq; ratios = gyro speed / torch speed)"
+for f in "${floors[@]}"; do echo "$f"; done
