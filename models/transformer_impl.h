@@ -1056,16 +1056,27 @@ void P(gyro_tf_backward)(const MODEL *m, ACTS *a, const PARAMS *grads, const T *
             const T *w2 = TF_SLICE(w->fcprojw, l, C * F), *b2 = TF_SLICE(w->fcprojb, l, C);
             T *gw1 = TF_SLICE(g->fcw, l, F * C), *gb1 = TF_SLICE(g->fcb, l, F);
             T *gw2 = TF_SLICE(g->fcprojw, l, C * F), *gb2 = TF_SLICE(g->fcprojb, l, C);
-            S(gyro_geo_add_backward)(q.e3, gb2, scr, q.f, p.f, p.e3, b2, 0, geo, c, Nr, C);
-            S(gyro_geo_exp0_backward)(q.y3, C, scr, q.e3, C, p.e3, C, p.y3, C, geo, c, Nr, C);
+            /* f = proj(proj(exp0(y3)) ⊕ b2), then below g0 = log0(proj(proj(exp0(y2)) ⊕ b1)):
+             * hyperbolic, each chain's backward is one fused kernel */
+            if (geo == GYRO_TF_GEOMETRY_HYPERBOLIC) {
+                S(gyro_mobius_layer_backward)(q.y3, gb2, q.f, p.y3, b2, 0, c, Nr, C);
+            } else {
+                S(gyro_geo_add_backward)(q.e3, gb2, scr, q.f, p.f, p.e3, b2, 0, geo, c, Nr, C);
+                S(gyro_geo_exp0_backward)(q.y3, C, scr, q.e3, C, p.e3, C, p.y3, C, geo, c, Nr, C);
+            }
             S(gyro_linear_backward)(q.gd, F, gw2, F, q.y3, C, p.gd, F, w2, F, Nr, F, C);
             if (a->dropout_on)
                 S(gyro_dropout_backward)(q.g1, q.gd, p.mask_f, (long)Nr * F);
             if (cfg->ffn_activation == GYRO_TF_ACTIVATION_RELU)
                 S(gyro_relu_backward)(q.g0, q.g1, p.g0, (long)Nr * F);
-            S(gyro_geo_log0_backward)(q.h, F, q.g0, F, p.h, F, geo, c, Nr, F);
-            S(gyro_geo_add_backward)(q.e2, gb1, scr, q.h, p.h, p.e2, b1, 0, geo, c, Nr, F);
-            S(gyro_geo_exp0_backward)(q.y2, F, scr, q.e2, F, p.e2, F, p.y2, F, geo, c, Nr, F);
+            if (geo == GYRO_TF_GEOMETRY_HYPERBOLIC) {
+                S(gyro_mobius_layer_backward)(q.y2, gb1, q.g0, p.y2, b1, 1, c, Nr, F);
+            } else {
+                S(gyro_geo_log0_backward)(q.h, F, q.g0, F, p.h, F, geo, c, Nr, F);
+                S(gyro_geo_add_backward)(q.e2, gb1, scr, q.h, p.h, p.e2, b1, 0, geo, c, Nr, F);
+                S(gyro_geo_exp0_backward)(q.y2, F, scr, q.e2, F, p.e2, F, p.y2, F, geo, c, Nr,
+                                          F);
+            }
             S(gyro_linear_backward)(q.u2, C, gw1, C, q.y2, F, p.u2, C, w1, C, Nr, C, F);
         }
         S(gyro_geo_log0_backward)(q.x1, C, q.u2, C, p.x1, C, geo, c, Nr, C);

@@ -485,6 +485,100 @@ START_TEST(test_merge_backward_matches_reference)
 }
 END_TEST
 
+/* ---- the fused Möbius layer backward ------------------------------------------------------ */
+
+typedef struct mlb_ctx { int N, n, log0; double c; double *e, *h; double scratch[64]; } mlb_ctx;
+/* the forward by the separate kernels: e = exp0(Y), h = e ⊕ b, out = log0(h) or h */
+static void mlb_f(fd_case *k)
+{
+    mlb_ctx *x = k->ctx;
+    gyro_geo_exp0_f64(x->e, x->n, k->in[0], x->n, GYRO_GEO_HYPERBOLIC, x->c, x->N, x->n);
+    gyro_geo_add_f64(x->h, x->e, k->in[1], 0, GYRO_GEO_HYPERBOLIC, x->c, x->N, x->n);
+    if (x->log0)
+        gyro_geo_log0_f64(k->out, x->n, x->h, x->n, GYRO_GEO_HYPERBOLIC, x->c, x->N, x->n);
+    else
+        memcpy(k->out, x->h, sizeof(double) * x->N * x->n);
+}
+static void mlb_b(fd_case *k, double **g, const double *d) { mlb_ctx *x = k->ctx; gyro_mobius_layer_backward_f64(g[0], g[1], d, k->in[0], k->in[1], x->log0, x->c, x->N, x->n); }
+
+/* By finite differences: with and without the log0 on rows inside the ball, and without it on
+ * rows whose exp0 and sum are clipped (Y scaled up: √c|Y| ≈ 18, far past the clip at
+ * artanh(1 − ε) ≈ 6.1). With the log0, clipped rows sit within 1e-5 of the boundary, where
+ * log0's curvature (artanh″ ~ 1e10) swamps a central difference: that case is checked against
+ * the reference loop below instead (and end to end in check_transformer). */
+START_TEST(test_fd_mobius_layer)
+{
+    for (int variant = 0; variant < 3; variant++) {
+        const int log0 = variant & 1, big = variant >> 1;
+        gyro_rng r;
+        gyro_rng_seed(&r, 600 + variant);
+        mlb_ctx x = {.N = 4, .n = 9, .log0 = log0, .c = 0.8};
+        double *Y = rnd(&r, 36, big ? 12.0 : 0.4), *b = rnd_ball(&r, 1, 9), out[36], e[36], h[36];
+        x.e = e;
+        x.h = h;
+        char name[64];
+        snprintf(name, sizeof name, "mobius layer (%s%s)", log0 ? "log0" : "ball", big ? ", clipped" : "");
+        fd_case k = {.name = name, .n_in = 2, .in = {Y, b}, .in_n = {36, 9}, .out = out, .out_n = 36, .fwd = mlb_f, .bwd = mlb_b, .ctx = &x};
+        ck_assert_double_lt(fd_check(&k, 30 + variant), FD_TOL);
+        free(Y); free(b);
+    }
+}
+END_TEST
+
+/* Against the reference loop it replaces (geo_log0_backward, geo_add_backward with the bias
+ * broadcast, geo_exp0_backward in turn, on the forward's cached e and h), float32 and float64,
+ * the seed's FFN width (400) and dim (100), inside and clipped. */
+#define MLB_CHECK(T, SFX, TOL)                                                                    \
+    static double mlb_vs_ref_##SFX(int N, int n, int log0, double scale, uint64_t seed)          \
+    {                                                                                            \
+        gyro_rng r;                                                                              \
+        gyro_rng_seed(&r, seed);                                                                 \
+        const size_t sz = (size_t)N * n;                                                         \
+        T *Y = malloc(sizeof(T) * sz), *dG = malloc(sizeof(T) * sz), *b = malloc(sizeof(T) * n); \
+        T *e = malloc(sizeof(T) * sz), *h = malloc(sizeof(T) * sz), *gg = calloc(sz, sizeof(T)); \
+        T *de = calloc(sz, sizeof(T)), *dh = calloc(sz, sizeof(T)), *rY = calloc(sz, sizeof(T)); \
+        T *dY = calloc(sz, sizeof(T)), *db = calloc(n, sizeof(T)), *rb = calloc(n, sizeof(T));   \
+        T *scr = malloc(sizeof(T) * 2 * n);                                                      \
+        double *bd = rnd_ball(&r, 1, n);                                                         \
+        for (int i = 0; i < n; i++) b[i] = (T)bd[i];                                             \
+        for (size_t i = 0; i < sz; i++) {                                                        \
+            Y[i] = (T)(scale * (2 * gyro_rng_uniform(&r) - 1));                                  \
+            dG[i] = (T)(2 * gyro_rng_uniform(&r) - 1);                                           \
+        }                                                                                        \
+        gyro_geo_exp0_##SFX(e, n, Y, n, GYRO_GEO_HYPERBOLIC, (T)0.9, N, n);                      \
+        gyro_geo_add_##SFX(h, e, b, 0, GYRO_GEO_HYPERBOLIC, (T)0.9, N, n);                       \
+        if (log0)                                                                                \
+            gyro_geo_log0_backward_##SFX(dh, n, dG, n, h, n, GYRO_GEO_HYPERBOLIC, (T)0.9, N, n); \
+        else                                                                                     \
+            memcpy(dh, dG, sizeof(T) * sz);                                                      \
+        gyro_geo_add_backward_##SFX(de, rb, scr, dh, h, e, b, 0, GYRO_GEO_HYPERBOLIC, (T)0.9, N, n); \
+        gyro_geo_exp0_backward_##SFX(rY, n, scr, de, n, e, n, Y, n, GYRO_GEO_HYPERBOLIC, (T)0.9, N, n); \
+        gyro_mobius_layer_backward_##SFX(dY, db, dG, Y, b, log0, (T)0.9, N, n);                  \
+        double err = 0, m = 0;                                                                   \
+        for (size_t i = 0; i < sz; i++) { err = fmax(err, fabs((double)dY[i] - rY[i])); m = fmax(m, fabs((double)rY[i])); } \
+        for (int i = 0; i < n; i++) { err = fmax(err, fabs((double)db[i] - rb[i])); m = fmax(m, fabs((double)rb[i])); } \
+        printf("mobius layer backward (" #SFX ", n = %d, log0 %d, scale %g) vs reference: max abs %.2e of %.2e\n", \
+               n, log0, scale, err, m);                                                          \
+        free(Y); free(dG); free(b); free(e); free(h); free(gg); free(de); free(dh); free(rY);    \
+        free(dY); free(db); free(rb); free(scr); free(bd);                                       \
+        return err / fmax(m, 1.0);                                                               \
+    }
+MLB_CHECK(double, f64, 0)
+MLB_CHECK(float, f32, 0)
+
+START_TEST(test_mobius_layer_backward_matches_reference)
+{
+    const int widths[2] = {400, 100};
+    for (int w = 0; w < 2; w++)
+        for (int log0 = 0; log0 < 2; log0++)
+            for (int big = 0; big < 2; big++) {
+                const double scale = big ? 0.5 : 0.02; /* |Y| ≈ 6 (clipped) or ≈ 0.2 */
+                ck_assert_double_lt(mlb_vs_ref_f64(24, widths[w], log0, scale, 700 + w * 4 + log0 * 2 + big), 1e-11);
+                ck_assert_double_lt(mlb_vs_ref_f32(24, widths[w], log0, scale, 700 + w * 4 + log0 * 2 + big), 2e-5);
+            }
+}
+END_TEST
+
 /* ---- LayerNorm ---------------------------------------------------------------------------- */
 
 typedef struct ln_ctx { int N, C; double mean[8], rstd[8]; } ln_ctx;
@@ -715,6 +809,8 @@ int main(void)
     tcase_add_test(tc, test_fd_merge);
     tcase_add_test(tc, test_fd_merge_projected);
     tcase_add_test(tc, test_merge_backward_matches_reference);
+    tcase_add_test(tc, test_fd_mobius_layer);
+    tcase_add_test(tc, test_mobius_layer_backward_matches_reference);
     tcase_add_test(tc, test_fd_layernorm);
     tcase_add_test(tc, test_layernorm_backward_matches_reference);
     tcase_add_test(tc, test_fd_act_dropout);

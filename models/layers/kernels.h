@@ -248,6 +248,18 @@ void gyro_tangent_res_ln_f32(float *Uo, const float *U, const float *Y, const fl
 void gyro_tangent_res_ln_f64(double *Uo, const double *U, const double *Y, const double *gain,
                              const double *bias, double c, int N, int C);
 
+/* The backward of the Möbius layer G = log0(proj(proj(exp0(Y)) ⊕ b)) (log0 != 0) or
+ * G = proj(proj(exp0(Y)) ⊕ b) (log0 == 0) of every row (Ganea 2018, eq. 6 and 3), fused:
+ * dY (N, n) += and db (n) += from dG (N, n), the same gradients as geo_log0_backward,
+ * geo_add_backward (bias broadcast) and geo_exp0_backward in turn, up to rounding. Every
+ * gradient of the chain is a linear combination of the row's dG, Y and b, so each row is one
+ * pass for <dG,Y>, <dG,b>, |Y|², <Y,b>, scalar coefficients in double, and one pass adding to
+ * dY and db. Y (N, n) the layer's input, b (n) its bias (ball point); hyperbolic only. */
+void gyro_mobius_layer_backward_f32(float *dY, float *db, const float *dG, const float *Y,
+                                    const float *b, int log0, float c, int N, int n);
+void gyro_mobius_layer_backward_f64(double *dY, double *db, const double *dG, const double *Y,
+                                    const double *b, int log0, double c, int N, int n);
+
 /* dO (N, A) += and dW (C, A) += from dY (N, C). dRR (N, H, C) is scratch, overwritten
  * (hyperbolic only; NULL otherwise; float32 narrow heads use only its first 16 rows). Hyperbolic: RB is the forward's merge cache, or NULL when the forward
  * ran without one (its fused gyro-sum, gyro_merge_sum): each row's partial sums are then

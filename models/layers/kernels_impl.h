@@ -1378,6 +1378,110 @@ void P(merge_backward)(T *dO, T *dW, T *dRR, T *scratch, const T *dY, const T *O
     }
 }
 
+/* ---- the Möbius layer's backward, fused: G = [log0] proj(proj(exp0(Y)) ⊕ b) (Ganea 2018,
+ * eq. 6 and 3; kernels.h) */
+
+/* A vector of the fused chain as coefficients over the basis (dg, y, b) of one row. */
+typedef struct S(mlb_vec) { double g, y, b; } S(mlb_vec);
+
+void P(mobius_layer_backward)(T *dY, T *db, const T *dG, const T *Y, const T *b, int log0, T c,
+                              int N, int n)
+{
+    const double cd = (double)c, maxn = (1.0 - BALL_EPS) / sqrt(cd);
+    const double bb = S(hyp_dot)(b, b, n);
+    for (int r = 0; r < N; r++) {
+        const T *y = Y + (long)r * n, *dg = dG + (long)r * n;
+        T *dy = dY + (long)r * n;
+        /* one pass: <dg,y>, <dg,b>, |y|², <y,b> (the Gram matrix of the basis, |dg|² unused) */
+        double gy = 0.0, gb = 0.0, yy = 0.0, yb = 0.0;
+        int i = 0;
+#ifdef KERN_VEC
+        {
+            gyro_hyp_v4d s0 = {0, 0, 0, 0}, s1 = s0, s2 = s0, s3 = s0, zero = s0;
+            for (; i + 4 <= n; i += 4) {
+                const gyro_hyp_v4d gv = S(hyp_ld4)(dg + i), yv = S(hyp_ld4)(y + i);
+                const gyro_hyp_v4d bv = S(hyp_ld4)(b + i);
+                s0 += gv * yv;
+                s1 += gv * bv;
+                s2 += yv * yv;
+                s3 += yv * bv;
+            }
+            gy = S(hyp_hsum)(s0, zero);
+            gb = S(hyp_hsum)(s1, zero);
+            yy = S(hyp_hsum)(s2, zero);
+            yb = S(hyp_hsum)(s3, zero);
+        }
+#endif
+        for (; i < n; i++) {
+            const double gi = dg[i], yi = y[i], bi = b[i];
+            gy += gi * yi;
+            gb += gi * bi;
+            yy += yi * yi;
+            yb += yi * bi;
+        }
+        if (!isfinite(gy + gb + yy + yb))
+            continue; /* the forward sent this row to the origin: no gradient */
+#define MLB_IY(u) ((u).g * gy + (u).y * yy + (u).b * yb) /* <u, y> */
+#define MLB_IB(u) ((u).g * gb + (u).y * yb + (u).b * bb) /* <u, b> */
+        /* forward: e = k y (exp0p_coef), w = A e + B b, h = s w (s < 1 when clipped) */
+        double k, a1, a2;
+        S(exp0p_coef)(&k, &a1, &a2, cd, yy);
+        const double ee = k * k * yy, eb = k * yb;
+        double A, B;
+        gyro_hyp_madd_coef(cd, ee, bb, eb, &A, &B);
+        const S(mlb_vec) w = {0.0, A * k, B};
+        const double ww = MLB_IY(w) * w.y + MLB_IB(w) * w.b;
+        const int clip = ww > maxn * maxn;
+        const double sc = clip ? maxn / sqrt(ww) : 1.0;
+        /* dh: the upstream gradient, through log0 when asked (dh = f dg + c f′/t <dg,h> h) */
+        S(mlb_vec) dh = {1.0, 0.0, 0.0};
+        if (log0) {
+            const double hh = sc * sc * ww, t = sqrt(cd * hh);
+            double fp;
+            const double f = gyro_hyp_artanhc(t, ARTANH_MAX, &fp);
+            const double kap = cd * fp * sc * (w.y * gy + w.b * gb); /* c f′/t <dg, h> */
+            dh = (S(mlb_vec)){f, kap * sc * w.y, kap * sc * w.b};
+        }
+        /* dw: the projection's VJP, s (dh − <dh,w> w/|w|²) when clipped */
+        S(mlb_vec) dw = dh;
+        if (clip) {
+            const double e = (MLB_IY(dh) * w.y + MLB_IB(dh) * w.b) / ww;
+            dw = (S(mlb_vec)){sc * dh.g, sc * (dh.y - e * w.y), sc * (dh.b - e * w.b)};
+        }
+        /* Möbius addition's VJP at (e, b): de = cx0 dw + cx1 e + cx2 b, db = cb0 dw + … */
+        double cx[3], cb[3];
+        gyro_hyp_madd_vjp(cd, ee, bb, eb, k * MLB_IY(dw), MLB_IB(dw), cx, cb);
+        const S(mlb_vec) de = {cx[0] * dw.g, cx[0] * dw.y + cx[1] * k, cx[0] * dw.b + cx[2]};
+        const S(mlb_vec) dbr = {cb[0] * dw.g, cb[0] * dw.y + cb[1] * k, cb[0] * dw.b + cb[2]};
+        /* exp0p's VJP: dy = a1 de + a2 <de,y> y */
+        const S(mlb_vec) dyv = {a1 * de.g, a1 * de.y + a2 * MLB_IY(de), a1 * de.b};
+#undef MLB_IY
+#undef MLB_IB
+        const T p0 = (T)dyv.g, p1 = (T)dyv.y, p2 = (T)dyv.b;
+        const T q0 = (T)dbr.g, q1 = (T)dbr.y, q2 = (T)dbr.b;
+        i = 0;
+#ifdef KERN_VEC
+        for (; i + KERN_VN <= n; i += KERN_VN) {
+            S(hyp_vnt) gv, yv, bv, o;
+            memcpy(&gv, dg + i, sizeof gv);
+            memcpy(&yv, y + i, sizeof yv);
+            memcpy(&bv, b + i, sizeof bv);
+            memcpy(&o, dy + i, sizeof o);
+            o += p0 * gv + p1 * yv + p2 * bv;
+            memcpy(dy + i, &o, sizeof o);
+            memcpy(&o, db + i, sizeof o);
+            o += q0 * gv + q1 * yv + q2 * bv;
+            memcpy(db + i, &o, sizeof o);
+        }
+#endif
+        for (; i < n; i++) {
+            const T gi = dg[i], yi = y[i], bi = b[i];
+            dy[i] += p0 * gi + p1 * yi + p2 * bi;
+            db[i] += q0 * gi + q1 * yi + q2 * bi;
+        }
+    }
+}
+
 /* ---- activation and dropout: ReLU φ (Ganea 2018 §3.2: φ⊗(x) = exp_0(φ(log_0 x)));
  * inverted dropout y = x ⊙ m, m_i = 1/(1−p) with probability 1−p (Srivastava 2014) */
 void P(relu_forward)(T *Y, const T *X, long n)
