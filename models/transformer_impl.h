@@ -953,8 +953,13 @@ static void S(tf_zero_layer)(const S(tf_layer_ptrs) *q, const gyro_tf_config *cf
     } while (0)
     TF_LIVE(u, C); TF_LIVE(qkvy, 3 * A); TF_LIVE(qkvz, 3 * A); TF_LIVE(qkvt, 3 * A);
     TF_LIVE(o, A); TF_LIVE(od, A); TF_LIVE(a, C); TF_LIVE(res1, C); TF_LIVE(x1, C);
-    TF_LIVE(u2, C); TF_LIVE(y2, F); TF_LIVE(e2, F); TF_LIVE(h, F); TF_LIVE(g0, F);
-    TF_LIVE(g1, F); TF_LIVE(gd, F); TF_LIVE(y3, C); TF_LIVE(e3, C); TF_LIVE(f, C);
+    TF_LIVE(u2, C); TF_LIVE(y2, F); TF_LIVE(g0, F);
+    TF_LIVE(g1, F); TF_LIVE(gd, F); TF_LIVE(y3, C); TF_LIVE(f, C);
+    if (cfg->geometry != GYRO_TF_GEOMETRY_HYPERBOLIC) {
+        /* hyperbolic: the fused Möbius layer backward goes from g0 to y2 and from f to y3
+         * without these intermediate gradients (Euclidean: they alias y2, g0 and y3) */
+        TF_LIVE(e2, F); TF_LIVE(h, F); TF_LIVE(e3, C);
+    }
     TF_LIVE(res2, C); TF_LIVE(xout, C);
     if (cfg->residual == GYRO_TF_RESIDUAL_TANGENT) {
         TF_LIVE(la, C); TF_LIVE(ts1, C); TF_LIVE(lf, C); TF_LIVE(ts2, C);
