@@ -6,7 +6,10 @@
  * Training: STEPS optimizer steps on random token ids (B × SEQ, all lengths SEQ), each
  * forward + softmax cross-entropy + backward + RMSProp/RSGD step, exactly the work of one
  * step of `gyro classify train`. Latency: LAT_RUNS single-utterance forward passes (batch 1,
- * SEQ tokens) after a warm-up. Prints one line of `key=value` pairs.
+ * SEQ tokens) after a warm-up. Prints one line of `key=value` pairs. Environment TWIN_BLOCK
+ * (as torch_twin.py reads it): seed (default: the configuration's block) or tangent-ln (the
+ * hyperbolic block `gyro classify train --arch transformer` trains: tangent residuals,
+ * hyperbolic LayerNorm, ReLU).
  *
  * Euclidean geometry: also the CPU time of the step's dense products alone (gemm_ms, the floor
  * no work around them can go below): every linear map of the step (per layer q|k|v, the head
@@ -89,6 +92,15 @@ int main(int argc, char **argv)
     cfg.vocab_size = atoi(argv[7]);
     int B = atoi(argv[8]), T = atoi(argv[9]), steps = atoi(argv[10]), runs = atoi(argv[11]);
     cfg.dropout = argc > 12 ? (float)atof(argv[12]) : 0.0f;
+    const char *block = getenv("TWIN_BLOCK");
+    if (block && strcmp(block, "tangent-ln") == 0 && hyp) {
+        cfg.residual = GYRO_TF_RESIDUAL_TANGENT;
+        cfg.layernorm = 1;
+        cfg.ffn_activation = GYRO_TF_ACTIVATION_RELU;
+    } else if (block && strcmp(block, "seed") != 0 && strcmp(block, "tangent-ln") != 0) {
+        fprintf(stderr, "classify_speed: TWIN_BLOCK must be seed or tangent-ln\n");
+        return 2;
+    }
     if (cfg.max_len < T) cfg.max_len = T;
     gyro_tf_model *m;
     gyro_tf_acts *acts, *acts1;

@@ -10,6 +10,8 @@
 # gyro runs on one thread (OPENBLAS_NUM_THREADS=1) and so does PyTorch (torch_twin.py's
 # TORCH_THREADS, default 1; set TORCH_THREADS=2 for PyTorch's own default on this machine, the
 # setting of ../shared/anchors/README.md's figures).
+# TWIN_BLOCK=tangent-ln times both sides' hyperbolic models with the block `gyro classify train
+# --arch transformer` trains (tangent residuals, hyperbolic LayerNorm, ReLU) instead of the seed's.
 # For the Euclidean configurations the bound set by the dense products is printed after the table:
 # their CPU time alone (classify_speed.c's gemm_ms, median over the runs) against PyTorch's step.
 # Configurations: the seed's hyperbolic model (100-d, 3 layers, 16 heads, FFN 400) and the
