@@ -1,7 +1,8 @@
 /* sgns_batch.c — the window update with shared negatives (see sgns_batch.h for the formulas and
  * the paper). The three small products are register-blocked loops over 8-float lanes (GCC/Clang
- * vector extensions: AVX on x86-64-v3 builds, two SSE halves otherwise), the steps the math-core
- * op gyro_lorentz_skipgram_step_centre_f32. */
+ * vector extensions: AVX on x86-64-v3 builds, two SSE halves otherwise); on the hyperboloid the
+ * pass that forms a row of H_U or H_V also sums what its row's step needs, and the step
+ * (gyro_lorentz_skipgram_step_centre_f32's formula) is one more pass over the row. */
 #include "embeddings/sgns_batch.h"
 
 #include <stdlib.h>
@@ -118,68 +119,118 @@ static inline void combine2(float *r0, float *r1, const float *coef0, const floa
     }
 }
 
-/* Σ of the 4 double lanes of a. */
-static inline double hsum_pd(__m256d a)
+/* Σ of the 8 float lanes of a, in double. */
+static inline double hsum_ps(__m256 a)
 {
-    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
-    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return (double)_mm_cvtss_f32(s);
 }
 
-/* a += (8 floats f as double)² or f·g, in two 4-lane halves. */
-#define ACC_PD(lo, hi, f, g)                                                                        \
-    do {                                                                                            \
-        lo = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(f)),                            \
-                             _mm256_cvtps_pd(_mm256_castps256_ps128(g)), lo);                       \
-        hi = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)),                          \
-                             _mm256_cvtps_pd(_mm256_extractf128_ps(g, 1)), hi);                     \
-    } while (0)
-
-/* x ← exp_x(clip(lr·proj_x h)) re-projected: gyro_lorentz_skipgram_step_centre_f32 (the formula
- * is in lorentz_skipgram.h) with 8-float loads, FMA and four independent double accumulators per
- * sum, so neither pass waits on one add chain. Returns the new x₀. */
-static inline float step_row(float *restrict x, const float *restrict h, double lr, double max_step, int row)
+/* combine2 for the hyperboloid's steps: r0 and r1 as combine2 writes them, and in the same pass
+ * the sums a step along them needs, st = {Σ x0_i r0_i, Σ r0_i², Σ x1_i r1_i, Σ r1_i²} over the
+ * padded rows in float lanes (x0, x1: the rows that step along r0, r1; the caller subtracts
+ * the time coordinates' 2x₀r₀ and 2r₀² for ⟨x,r⟩_L and ⟨r,r⟩_L). */
+static inline void combine2_hyp(float *r0, float *r1, const float *coef0, const float *coef1, int ks,
+                                float *const *y, int n, int row, const float *x0, const float *x1, double st[4])
 {
-    __m256d q0 = _mm256_setzero_pd(), q1 = q0, q2 = q0, q3 = q0, e0 = q0, e1 = q0, e2 = q0, e3 = q0;
+    __m256 q0 = _mm256_setzero_ps(), e0 = q0, q1 = q0, e1 = q0;
     for (int i = 0; i < row; i += 16) {
-        __m256 xa = _mm256_load_ps(x + i), ha = _mm256_load_ps(h + i);
-        __m256 xb = _mm256_load_ps(x + i + 8), hb = _mm256_load_ps(h + i + 8);
-        ACC_PD(q0, q1, xa, ha);
-        ACC_PD(e0, e1, ha, ha);
-        ACC_PD(q2, q3, xb, hb);
-        ACC_PD(e2, e3, hb, hb);
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, b0 = a0, b1 = a0;
+        for (int k = 0; k < n; k++) {
+            __m256 w0 = _mm256_broadcast_ss(coef0 + (size_t)k * ks), w1 = _mm256_broadcast_ss(coef1 + (size_t)k * ks);
+            __m256 y0 = _mm256_load_ps(y[k] + i), y1 = _mm256_load_ps(y[k] + i + 8);
+            a0 = _mm256_fmadd_ps(w0, y0, a0);
+            a1 = _mm256_fmadd_ps(w0, y1, a1);
+            b0 = _mm256_fmadd_ps(w1, y0, b0);
+            b1 = _mm256_fmadd_ps(w1, y1, b1);
+        }
+        _mm256_store_ps(r0 + i, a0);
+        _mm256_store_ps(r0 + i + 8, a1);
+        _mm256_store_ps(r1 + i, b0);
+        _mm256_store_ps(r1 + i + 8, b1);
+        q0 = _mm256_fmadd_ps(_mm256_load_ps(x0 + i), a0, q0);
+        q0 = _mm256_fmadd_ps(_mm256_load_ps(x0 + i + 8), a1, q0);
+        e0 = _mm256_fmadd_ps(a0, a0, e0);
+        e0 = _mm256_fmadd_ps(a1, a1, e0);
+        q1 = _mm256_fmadd_ps(_mm256_load_ps(x1 + i), b0, q1);
+        q1 = _mm256_fmadd_ps(_mm256_load_ps(x1 + i + 8), b1, q1);
+        e1 = _mm256_fmadd_ps(b0, b0, e1);
+        e1 = _mm256_fmadd_ps(b1, b1, e1);
     }
-    double q = hsum_pd(_mm256_add_pd(_mm256_add_pd(q0, q1), _mm256_add_pd(q2, q3))) - 2.0 * (double)x[0] * (double)h[0];
-    double hh = hsum_pd(_mm256_add_pd(_mm256_add_pd(e0, e1), _mm256_add_pd(e2, e3))) - 2.0 * (double)h[0] * (double)h[0];
-    double t2 = hh + q * q; /* ⟨p,p⟩_L / lr², p = lr(h + q x) */
-    double e = lr, n = lr * sqrt(t2 > 0 ? t2 : 0);
-    if (max_step > 0 && n > max_step) {
-        e *= max_step / n;
-        n = max_step;
-    }
-    double ch, shc;
-    gyro_hyp_cosh_sinhc(n, GYRO_HYP_COSH_MAX_F32, &ch, &shc);
-    const __m256 al = _mm256_set1_ps((float)(ch + shc * e * q)), be = _mm256_set1_ps((float)(shc * e));
-    __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+    st[0] = hsum_ps(q0);
+    st[1] = hsum_ps(e0);
+    st[2] = hsum_ps(q1);
+    st[3] = hsum_ps(e1);
+}
+
+/* x ← al·x + be·h over the padded row, then x₀ := √(1 + Σ_{i≥1} x_i²) (the sum in float lanes,
+ * lane 0 of the first block left out). Returns the new x₀. */
+static inline float axpby_reproject(float *restrict x, const float *restrict h, float alf, float bef, int row)
+{
+    const __m256 al = _mm256_set1_ps(alf), be = _mm256_set1_ps(bef);
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0;
     for (int i = 0; i < row; i += 16) {
         __m256 xa = _mm256_fmadd_ps(al, _mm256_load_ps(x + i), _mm256_mul_ps(be, _mm256_load_ps(h + i)));
         __m256 xb = _mm256_fmadd_ps(al, _mm256_load_ps(x + i + 8), _mm256_mul_ps(be, _mm256_load_ps(h + i + 8)));
         _mm256_store_ps(x + i, xa);
         _mm256_store_ps(x + i + 8, xb);
-        ACC_PD(s0, s1, xa, xa);
-        ACC_PD(s2, s3, xb, xb);
+        if (i == 0) xa = _mm256_blend_ps(xa, _mm256_setzero_ps(), 1);
+        s0 = _mm256_fmadd_ps(xa, xa, s0);
+        s1 = _mm256_fmadd_ps(xb, xb, s1);
     }
-    double sp = hsum_pd(_mm256_add_pd(_mm256_add_pd(s0, s1), _mm256_add_pd(s2, s3))) - (double)x[0] * (double)x[0];
-    float x0 = (float)sqrt(1.0 + (sp > 0 ? sp : 0));
+    double sp = hsum_ps(_mm256_add_ps(s0, s1));
+    float x0 = (float)sqrt(1.0 + sp);
     x[0] = x0;
     return x0;
 }
 
 #else /* the same loops with the compiler's vector extensions (two SSE halves, or scalar) */
 
-/* The math-core op itself. */
-static inline float step_row(float *restrict x, const float *restrict h, double lr, double max_step, int row)
+static inline double hsum_v8(const v8f *a)
 {
-    return gyro_lorentz_skipgram_step_centre_f32(x, h, lr, max_step, row);
+    float s = 0;
+    for (int l = 0; l < 8; l++) s += (*a)[l];
+    return (double)s;
+}
+
+static inline void combine2_hyp(float *r0, float *r1, const float *coef0, const float *coef1, int ks,
+                                float *const *y, int n, int row, const float *x0, const float *x1, double st[4])
+{
+    v8f q0 = {0}, e0 = {0}, q1 = {0}, e1 = {0};
+    for (int i = 0; i < row; i += 8) {
+        v8f a = {0}, b = {0};
+        for (int k = 0; k < n; k++) {
+            v8f yk = V8C(y[k] + i);
+            a += coef0[(size_t)k * ks] * yk;
+            b += coef1[(size_t)k * ks] * yk;
+        }
+        V8(r0 + i) = a;
+        V8(r1 + i) = b;
+        q0 += V8C(x0 + i) * a;
+        e0 += a * a;
+        q1 += V8C(x1 + i) * b;
+        e1 += b * b;
+    }
+    st[0] = hsum_v8(&q0);
+    st[1] = hsum_v8(&e0);
+    st[2] = hsum_v8(&q1);
+    st[3] = hsum_v8(&e1);
+}
+
+static inline float axpby_reproject(float *restrict x, const float *restrict h, float al, float be, int row)
+{
+    v8f s = {0};
+    for (int i = 0; i < row; i += 8) {
+        v8f xn = al * V8C(x + i) + be * V8C(h + i);
+        V8(x + i) = xn;
+        if (i == 0) xn[0] = 0;
+        s += xn * xn;
+    }
+    float x0 = (float)sqrt(1.0 + hsum_v8(&s));
+    x[0] = x0;
+    return x0;
 }
 
 static inline void dot_2x4(const float *u0, const float *u1, const float *const v[4], int row, float out[2][4])
@@ -256,39 +307,67 @@ static inline double score_row(const float *u, const float *v, int row, int hyp)
     return hyp ? (double)s - 2.0 * (double)u[0] * (double)v[0] : (double)s;
 }
 
-/* One step of a row along h: the Riemannian step on the hyperboloid, x += lr·h in Euclidean
- * space. Returns 1 when the row overflowed. */
-static inline int step_one(const gyro_sgns_batch *b, float *x, const float *h, double lr)
+/* One step of a row along h in Euclidean space: x += lr·h. */
+static inline void step_euc(const gyro_sgns_batch *b, float *x, const float *h, double lr)
 {
-    if (!b->hyp) {
-        gyro_sgns_euc_centre(x, h, lr, b->row);
-        return 0;
+    gyro_sgns_euc_centre(x, h, lr, b->row);
+}
+
+/* x ← exp_x(clip(lr·proj_x h)) re-projected, given q = ⟨x,h⟩_L and hh = ⟨h,h⟩_L (from the pass
+ * that formed h): gyro_lorentz_skipgram_step_centre_f32's formula (lorentz_skipgram.h; Nickel &
+ * Kiela 2018, eq. 9) in one pass over the row. Returns 1 when the row overflowed. */
+static inline int step_hyp(const gyro_sgns_batch *b, float *x, const float *h, double q, double hh, double lr)
+{
+    double t2 = hh + q * q; /* ⟨p,p⟩_L / lr², p = lr(h + q x) */
+    double e = lr, n = lr * sqrt(t2 > 0 ? t2 : 0);
+    if (b->max_step > 0 && n > b->max_step) {
+        e *= b->max_step / n;
+        n = b->max_step;
     }
-    return !(step_row(x, h, lr, b->max_step, b->row) < 1e30f);
+    double ch, shc;
+    gyro_lorentz_step_cosh_sinhc(n, GYRO_HYP_COSH_MAX_F32, &ch, &shc);
+    return !(axpby_reproject(x, h, (float)(ch + shc * e * q), (float)(shc * e), b->row) < 1e30f);
+}
+
+/* Rows r of H (H_U or H_V, `row` floats apart) as the products of W with the rows y, two at a
+ * time (coefficients of output o: w[o·os + k·ks], k < n), each followed by the step of its row x
+ * (hyperboloid: with ⟨x,r⟩_L and ⟨r,r⟩_L summed while r is formed). An odd last output is
+ * computed twice into the same place. Returns 1 when a row overflowed. */
+static int products_and_steps(gyro_sgns_batch *b, float *hbuf, float *const *x, int nx, size_t os, int ks,
+                              float *const *y, int n, double lr)
+{
+    const int row = b->row;
+    int bad = 0;
+    for (int o = 0; o < nx; o += 2) {
+        const int o1 = o + 1 < nx ? o + 1 : o;
+        float *r0 = hbuf + (size_t)o * row, *r1 = hbuf + (size_t)o1 * row;
+        const float *c0 = b->w + (size_t)o * os, *c1 = b->w + (size_t)o1 * os;
+        if (!b->hyp) {
+            combine2(r0, r1, c0, c1, ks, y, n, row);
+            step_euc(b, x[o], r0, lr);
+            if (o1 != o) step_euc(b, x[o1], r1, lr);
+            continue;
+        }
+        double st[4];
+        combine2_hyp(r0, r1, c0, c1, ks, y, n, row, x[o], x[o1], st);
+        bad |= step_hyp(b, x[o], r0, st[0] - 2.0 * (double)x[o][0] * r0[0], st[1] - 2.0 * (double)r0[0] * r0[0], lr);
+        if (o1 != o)
+            bad |= step_hyp(b, x[o1], r1, st[2] - 2.0 * (double)x[o1][0] * r1[0],
+                            st[3] - 2.0 * (double)r1[0] * r1[0], lr);
+    }
+    return bad;
 }
 
 int gyro_sgns_batch_step(gyro_sgns_batch *b, double lr, double *loss)
 {
-    const int nu = b->nu, nv = b->nv, row = b->row, ld = b->max_v;
+    const int nu = b->nu, nv = b->nv, row = b->row;
     if (scores(b, loss)) return 1;
-    /* H_U = W·V from the rows before the window, two output rows at a time (an odd last row
-     * is computed twice into the same place); then the contexts step */
-    for (int c = 0; c < nu; c += 2) {
-        int c1 = c + 1 < nu ? c + 1 : c;
-        combine2(b->hu + (size_t)c * row, b->hu + (size_t)c1 * row, b->w + (size_t)c * ld,
-                 b->w + (size_t)c1 * ld, 1, b->v, nv, row);
-    }
-    int bad = 0;
-    for (int c = 0; c < nu; c++) bad |= step_one(b, b->u[c], b->hu + (size_t)c * row, lr);
+    /* H_U = W·V from the rows before the window, and each context's step */
+    int bad = products_and_steps(b, b->hu, b->u, nu, (size_t)b->max_v, 1, b->v, nv, lr);
     /* the positive column of W again at the stepped contexts (the negatives keep theirs), then
-     * H_V = Wᵀ·U at the stepped contexts and the targets step */
+     * H_V = Wᵀ·U at the stepped contexts and each target's step */
     double unused = 0;
     for (int c = 0; c < nu && !bad; c++) bad |= weigh(b, c, 0, score_row(b->u[c], b->v[0], row, b->hyp), &unused);
     if (bad) return 1;
-    for (int t = 0; t < nv; t += 2) {
-        int t1 = t + 1 < nv ? t + 1 : t;
-        combine2(b->hv + (size_t)t * row, b->hv + (size_t)t1 * row, b->w + t, b->w + t1, ld, b->u, nu, row);
-    }
-    for (int t = 0; t < nv; t++) bad |= step_one(b, b->v[t], b->hv + (size_t)t * row, lr);
-    return bad;
+    return products_and_steps(b, b->hv, b->v, nv, 1, b->max_v, b->u, nu, lr);
 }

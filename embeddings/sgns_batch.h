@@ -22,9 +22,9 @@
  * since ∂S_ct/∂u_c = J v_t and ∂S_ct/∂v_t = J u_c. H_U is taken at the rows before the window
  * and each context row takes one Riemannian step (Nickel & Kiela 2018, §3 and eq. 9): project
  * onto its tangent space, clip to max_step, exp map, re-project x₀ = √(1 + |x_s|²) —
- * gyro_lorentz_skipgram_step_centre_f32 with h = its row of H_U (the centre step of the per-pair
- * update, whose h is Σ_t g_t v_t over one pair's targets; AVX2 builds run the same formula in
- * sgns_batch.c with 8-float loads and FMA). Then the targets: U' = the stepped contexts, W' = W
+ * gyro_lorentz_skipgram_step_centre_f32's formula with h = its row of H_U (the centre step of
+ * the per-pair update, whose h is Σ_t g_t v_t over one pair's targets), run in sgns_batch.c with
+ * 8-float lanes (FMA on AVX2 builds). Then the targets: U' = the stepped contexts, W' = W
  * with its positive column weighed again at U' (W'_c0 = m_c n_0 (1 − σ(⟨u'_c, v_0⟩_L + θ)); the
  * negatives keep theirs), and each target row takes the same step along its row of H_V.
  * Euclidean: x += lr·h in the same order. Rows are distinct within U and within V, and U and V
@@ -38,8 +38,13 @@
  * instead of nu·(K + 2), and three products whose loaded rows are reused across a register
  * block. S is summed in float lanes over the whole padded row, minus 2u₀v₀ in double: its
  * rounding, a few ulp of |u||v| (~1e-5 for x₀ ≈ 10), is far below the 1/128 step of the
- * sigmoid table it indexes. H_U and H_V are summed in float, as h is in the per-pair update; the
- * step's sums (⟨u,h⟩_L, ⟨h,h⟩_L, re-projection) stay in double lanes.
+ * sigmoid table it indexes. H_U and H_V are summed in float, as h is in the per-pair update, and
+ * the sums a step needs (⟨x,h⟩_L, ⟨h,h⟩_L) are taken in float lanes in the same pass that forms
+ * a row of H, so a row's step is one more pass (x ← αx + βh with the re-projection's Σ x_i²,
+ * float lanes, lane 0 left out): a few ulp of |x||h| in the tangent projection and of x₀² in
+ * the re-projection (~1e-5 for x₀ ≈ 10; each step re-projects, so nothing accumulates), where
+ * the per-pair kernels sum in double. cosh and sinh(t)/t of the step come from their series
+ * (gyro_lorentz_step_cosh_sinhc: no libm call for a step of length ≤ 1).
  *
  * Rows: `row` floats (a multiple of 16), 64-byte aligned, zero past the used width (kept zero).
  */

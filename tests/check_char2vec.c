@@ -97,6 +97,30 @@ static double max_abs_diff(const float *a, const float *b, int n)
     return w;
 }
 
+/* The step's cosh and sinh(t)/t (lorentz_skipgram.h): the series up to t = 1 against
+ * gyro_hyp_cosh_sinhc (libm's sinh) to a few ulp, and the same function beyond it. */
+START_TEST(test_step_cosh_sinhc)
+{
+    double worst = 0;
+    for (double t = 0; t <= 3.0; t += 0.00137) {
+        double ch, shc, ch_ref, shc_ref;
+        gyro_lorentz_step_cosh_sinhc(t, GYRO_HYP_COSH_MAX_F32, &ch, &shc);
+        gyro_hyp_cosh_sinhc(t, GYRO_HYP_COSH_MAX_F32, &ch_ref, &shc_ref);
+        double e = fmax(fabs(ch / ch_ref - 1), fabs(shc / shc_ref - 1));
+        if (t > GYRO_LORENTZ_STEP_SERIES_T) ck_assert(ch == ch_ref && shc == shc_ref);
+        if (e > worst) worst = e;
+        ck_assert_msg(e < 1e-15, "t %g: cosh %.17g (libm %.17g), sinhc %.17g (libm %.17g)", t, ch, ch_ref, shc, shc_ref);
+    }
+    /* at the end of the series, against long double */
+    long double tl = GYRO_LORENTZ_STEP_SERIES_T;
+    double ch, shc;
+    gyro_lorentz_step_cosh_sinhc((double)tl, GYRO_HYP_COSH_MAX_F32, &ch, &shc);
+    ck_assert_double_lt(fabs((double)(ch / coshl(tl) - 1)), 1e-15);
+    ck_assert_double_lt(fabs((double)(shc / (sinhl(tl) / tl) - 1)), 1e-15);
+    ck_assert_double_lt(worst, 1e-15);
+}
+END_TEST
+
 /* The window update in double, pair by pair, for contexts drawn as rows ctx[0..nctx) of u and
  * targets tgt[0..ntgt) of v (tgt[0] the positive; a negative equal to it skipped, repeats
  * counted): S_ct = ⟨u_c,v_t⟩_L, g = y_t − σ(S_ct + θ) per (context occurrence, target
@@ -977,6 +1001,7 @@ static Suite *suite(void)
     Suite *s = suite_create("char2vec");
     TCase *k = tcase_create("kernels");
     tcase_add_test(k, test_sigmoid_table);
+    tcase_add_test(k, test_step_cosh_sinhc);
     tcase_add_test(k, test_batch_one_context_equals_pair);
     tcase_add_test(k, test_batch_matches_pair_reference);
     tcase_add_test(k, test_batch_shapes);

@@ -46,6 +46,27 @@ static inline double gyro_hyp_v4d_hsum(gyro_hyp_v4d a)
     return (a[0] + a[1]) + (a[2] + a[3]);
 }
 
+/* cosh t and sinh(t)/t for a step length t ≥ 0 of the skip-gram updates: their Taylor series
+ *     cosh t = Σ_k t^{2k}/(2k)!,   sinh(t)/t = Σ_k t^{2k}/(2k+1)!,   k = 0..8,
+ * for t ≤ GYRO_LORENTZ_STEP_SERIES_T, where the first omitted terms (t^18/18!, t^18/19!) are
+ * below 2e-16 of the sums (every term is positive: no cancellation), so the values agree with
+ * gyro_hyp_cosh_sinhc to a few ulp; beyond it gyro_hyp_cosh_sinhc (libm's sinh, t clamped to
+ * cmax). A clipped step (max_step 1, the default) never leaves the series, so the row steps of
+ * the window update (embeddings/sgns_batch.c) call no libm function but sqrt. */
+#define GYRO_LORENTZ_STEP_SERIES_T 1.0
+static inline void gyro_lorentz_step_cosh_sinhc(double t, double cmax, double *ch, double *shc)
+{
+    if (!(t <= GYRO_LORENTZ_STEP_SERIES_T)) {
+        gyro_hyp_cosh_sinhc(t, cmax, ch, shc);
+        return;
+    }
+    double z = t * t;
+    *ch = 1.0 + z * (1.0 / 2 + z * (1.0 / 24 + z * (1.0 / 720 + z * (1.0 / 40320 + z * (1.0 / 3628800 +
+          z * (1.0 / 479001600 + z * (1.0 / 87178291200.0 + z * (1.0 / 20922789888000.0))))))));
+    *shc = 1.0 + z * (1.0 / 6 + z * (1.0 / 120 + z * (1.0 / 5040 + z * (1.0 / 362880 + z * (1.0 / 39916800 +
+           z * (1.0 / 6227020800.0 + z * (1.0 / 1307674368000.0 + z * (1.0 / 355687428096000.0))))))));
+}
+
 /* The functions below, each in _f32 (float rows) and _f64 (double rows):
  *
  * double gyro_lorentz_padded_dot_f32(const float *x, const float *y, int row);
