@@ -29,8 +29,9 @@ typedef struct shared {
     const gyro_corpus *c;
     gyro_sgns_tables tab;
     uint64_t *keep;               /* (V) subsampling thresholds */
-    uint32_t *neg;                /* negative table */
+    uint32_t *neg;                /* negative table (the per-pair update) */
     uint32_t neg_mask;
+    gyro_sgns_alias alias;        /* the same distribution as an alias table (the window update) */
     double total_words;           /* epochs * n_tokens (per rank: divided by the ranks) */
     _Atomic uint64_t words;       /* tokens processed, all epochs, all threads (of this rank) */
     uint64_t words_start;         /* `words` at the start of this run */
@@ -55,6 +56,7 @@ typedef struct worker {
     uint32_t *buf;                /* (READ_BUF) ids */
     uint32_t *sent;               /* (GYRO_C2V_MAX_SENTENCE) kept ids of a sentence */
     gyro_sgns_batch batch;        /* scratch of the window update (GYRO_C2V_UPDATE_BATCH) */
+    uint32_t *ahead;              /* (negatives) the next group's negatives (window update) */
     _Atomic double loss;          /* published loss sum and pair count (owner writes) */
     _Atomic uint64_t pairs;
     char pad[64];
@@ -97,6 +99,7 @@ typedef struct sgns_step {
     float *in, *out, *h;          /* (V, row) centre and context tables; (row) centre gradient */
     const uint32_t *neg;          /* negative table, neg_mask + 1 entries */
     uint32_t neg_mask;
+    const gyro_sgns_alias *alias; /* its alias table */
     int row, window, nneg, hyp;
     int share;                    /* contexts sharing one draw of negatives (batch update, >= 1) */
     double theta, max_step;       /* shift of the score (0 in Euclidean space); clip of a step */
@@ -265,26 +268,44 @@ static int train_sentence(wrun *r, const uint32_t *sent, int len, double lr)
     return bad;
 }
 
+/* Draw a group's negatives (the alias table: one random number each) into ids. */
+static inline void draw_negatives(const sgns_step *k, gyro_rng *rng, uint32_t *ids)
+{
+    for (int d = 0; d < k->nneg; d++) ids[d] = gyro_sgns_alias_draw(k->alias, gyro_rng_next(rng));
+}
+
+/* Ask for the cache lines of a row (row floats) of a table. */
+static inline void prefetch_row(const float *x, int row)
+{
+    for (int i = 0; i < row; i += 16) __builtin_prefetch(x + i);
+}
+
 /* The same pairs, window by window with shared negatives (sgns_batch.h): for centre i, its
  * contexts' rows of the centre table against the rows of i and of nneg negatives in the context
  * table — word2vec's and pWord2Vec's orientation, which visits the same (centre-table,
  * context-table) pairs in distribution as the per-pair loop. The contexts go in groups of
  * `share` consecutive ones (gyro_c2v_run.share resolved: 2 × window is all of it), each group with its own draw of
- * negatives (a draw equal to i skipped) and one window update. The random draws: one window per
- * centre, then each group's negatives. Returns 0, or 1 on a non-finite value. */
+ * negatives (a draw equal to i skipped) and one window update. A group's negatives are drawn
+ * while the group before it is gathered (the first of a sentence after its window), and their
+ * rows and the next centre's are prefetched, so the rows a group reads, scattered over the
+ * context table, are on their way to the cache while the group before computes; the draws stay
+ * inside the sentence (a checkpoint sits between sentences). The random draws: one window per
+ * centre, each group's negatives one group early. Returns 0, or 1 on a non-finite value. */
 static int train_sentence_batch(wrun *r, const uint32_t *sent, int len, double lr)
 {
     const sgns_step k = r->k;
     gyro_sgns_batch *b = &r->w->batch;
+    uint32_t *ahead = r->w->ahead;
     gyro_rng rng = r->st.rng;
     double loss = r->loss;
     uint64_t pairs = r->pairs;
     const int share = k.share;
-    int bad = 0;
+    int bad = 0, drawn = 0;
     for (int i = 0; i < len && !bad; i++) {
         int wdw = 1 + (int)gyro_rng_below(&rng, (uint32_t)k.window);
         int j0 = i - wdw < 0 ? 0 : i - wdw, j1 = i + wdw >= len ? len - 1 : i + wdw;
         int j = j0;
+        float *pos = k.out + (size_t)sent[i] * k.row;
         while (j <= j1 && !bad) {
             gyro_sgns_batch_clear(b);
             int n = 0;
@@ -294,10 +315,16 @@ static int train_sentence_batch(wrun *r, const uint32_t *sent, int len, double l
                     n++;
                 }
             if (n == 0) break; /* only i was left */
-            gyro_sgns_batch_add_v(b, k.out + (size_t)sent[i] * k.row);
-            for (int d = 0; d < k.nneg; d++) {
-                uint32_t t = k.neg[(uint32_t)(gyro_rng_next(&rng) >> 32) & k.neg_mask];
-                gyro_sgns_batch_add_v(b, k.out + (size_t)t * k.row);
+            if (!drawn) draw_negatives(&k, &rng, ahead);
+            gyro_sgns_batch_add_v(b, pos);
+            for (int d = 0; d < k.nneg; d++) gyro_sgns_batch_add_v(b, k.out + (size_t)ahead[d] * k.row);
+            /* another group follows in this window (a context other than i is left) or in the
+             * next one (centre i + 1 has i as a context) */
+            drawn = (j <= j1 && !(j == i && i == j1)) || i + 1 < len;
+            if (drawn) {
+                draw_negatives(&k, &rng, ahead);
+                for (int d = 0; d < k.nneg; d++) prefetch_row(k.out + (size_t)ahead[d] * k.row, k.row);
+                if (i + 1 < len && j > j1) prefetch_row(k.out + (size_t)sent[i + 1] * k.row, k.row);
             }
             bad = gyro_sgns_batch_step(b, lr, &loss);
             if (!bad) pairs += (uint64_t)n;
@@ -317,7 +344,7 @@ static void wrun_init(wrun *r, worker *w)
     gyro_c2v_model *m = sh->m;
     *r = (wrun){.w = w, .sh = sh, .m = m, .st = m->ts[w->gid],
                 .k = {.tab = &sh->tab, .in = m->in, .out = m->out, .h = w->h, .neg = sh->neg,
-                      .neg_mask = sh->neg_mask, .row = m->row, .window = m->opt.window,
+                      .neg_mask = sh->neg_mask, .alias = &sh->alias, .row = m->row, .window = m->opt.window,
                       .nneg = m->opt.negatives, .hyp = m->opt.geometry == GYRO_C2V_HYPERBOLIC,
                       .max_step = m->opt.max_step}};
     r->k.theta = r->k.hyp ? m->opt.theta : 0.0;
@@ -463,6 +490,7 @@ static gyro_status train_setup(gyro_c2v_model *m, const gyro_corpus *c, const gy
         s = gyro_vocab_negative_table(&m->vocab, m->opt.neg_power, &sh->neg, &neg_size);
         sh->neg_mask = neg_size - 1;
     }
+    if (!s) s = gyro_sgns_alias_init(&sh->alias, sh->neg, neg_size, (uint32_t)m->vocab.n);
     for (int t = 0; t < T && !s; t++) {
         ws[t].sh = sh;
         ws[t].id = t;
@@ -470,7 +498,8 @@ static gyro_status train_setup(gyro_c2v_model *m, const gyro_corpus *c, const gy
         ws[t].h = gyro_c2v_rows_alloc(1, m->row);
         ws[t].buf = malloc(READ_BUF * sizeof *ws[t].buf);
         ws[t].sent = malloc(GYRO_C2V_MAX_SENTENCE * sizeof *ws[t].sent);
-        if (!ws[t].h || !ws[t].buf || !ws[t].sent) s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
+        ws[t].ahead = malloc((size_t)(m->opt.negatives > 0 ? m->opt.negatives : 1) * sizeof *ws[t].ahead);
+        if (!ws[t].h || !ws[t].buf || !ws[t].sent || !ws[t].ahead) s = gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
         if (!s) s = gyro_sgns_batch_init(&ws[t].batch, &sh->tab, 2 * m->opt.window, 1 + m->opt.negatives, m->row,
                                          m->opt.geometry == GYRO_C2V_HYPERBOLIC, m->opt.theta, m->opt.max_step);
     }
@@ -483,11 +512,13 @@ static void train_free(shared *sh, worker *ws, int T)
         free(ws[t].h);
         free(ws[t].buf);
         free(ws[t].sent);
+        free(ws[t].ahead);
         gyro_sgns_batch_free(&ws[t].batch);
     }
     free(ws);
     free(sh->keep);
     free(sh->neg);
+    gyro_sgns_alias_free(&sh->alias);
     pthread_mutex_destroy(&sh->mu);
     pthread_cond_destroy(&sh->cv_main);
     pthread_cond_destroy(&sh->cv_work);

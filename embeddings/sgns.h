@@ -15,7 +15,9 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "models/core/status.h"
 #include "models/hyp/lorentz_skipgram.h"
 
 #define GYRO_SGNS_SIG_MAX 8.0
@@ -67,6 +69,42 @@ static inline void gyro_sgns_euc_centre(float *u, const float *h, double lr, int
 {
     float a = (float)lr;
     for (int i = 0; i < row; i += 4) *(gyro_hyp_v4f *)(u + i) += a * *(const gyro_hyp_v4f *)(h + i);
+}
+
+/* The negative sampler of the window update: Walker's alias method (Walker 1977, "An efficient
+ * method for generating discrete random variables with general distributions"; Vose 1991's
+ * construction) over the SAME distribution as a unigram table (vocab.h's
+ * gyro_vocab_negative_table: id i with probability slots_i / size), in n entries of 8 bytes
+ * instead of `size` of 4: 36 KB for 4,519 characters where the table holds 2 MB, so a draw reads
+ * a cache-resident entry instead of missing in a table of 64 slots per character. A draw splits
+ * one 64-bit random number: the high 32 bits pick an entry i (multiply-shift), the low 32 bits
+ * keep i when below thr_i (thr_i / 2^32 the share of entry i that is i's own, the rest goes to
+ * alias_i). Built in integers: every id's probability is exact up to the 2^-32 rounding of each
+ * threshold (at most 2^-32 in all per id). */
+typedef struct gyro_sgns_alias_entry {
+    uint32_t thr;   /* keep i when the low 32 bits of the draw are below thr (a full entry: alias = i) */
+    uint32_t alias; /* the id drawn otherwise */
+} gyro_sgns_alias_entry;
+
+typedef struct gyro_sgns_alias {
+    gyro_sgns_alias_entry *e; /* (n) */
+    uint32_t n;
+} gyro_sgns_alias;
+
+/* Build the alias table of the distribution of `table` (size entries, ids < n, every id present at
+ * least once is not required). Errors: GYRO_ERR_USAGE (n or size 0, an id ≥ n), GYRO_ERR_NOMEM;
+ * *a is zeroed on error and can be freed either way. */
+gyro_status gyro_sgns_alias_init(gyro_sgns_alias *a, const uint32_t *table, uint32_t size, uint32_t n);
+
+/* Free the entries of a (a zeroed a is fine). */
+void gyro_sgns_alias_free(gyro_sgns_alias *a);
+
+/* The id drawn by the 64-bit uniform random number r (see above). */
+static inline uint32_t gyro_sgns_alias_draw(const gyro_sgns_alias *a, uint64_t r)
+{
+    uint32_t i = (uint32_t)(((r >> 32) * (uint64_t)a->n) >> 32);
+    gyro_sgns_alias_entry e = a->e[i];
+    return (uint32_t)r < e.thr ? i : e.alias;
 }
 
 #endif

@@ -97,6 +97,54 @@ static double max_abs_diff(const float *a, const float *b, int n)
     return w;
 }
 
+/* The alias sampler draws each id with the probability of its slots in the unigram table:
+ * exactly (up to the 2^-32 rounding of each threshold) by summing every entry's share, and in
+ * 2^20 draws within 5 standard deviations; ids without a slot are never drawn, and a table with
+ * an id out of range is refused. */
+START_TEST(test_alias_sampler)
+{
+    enum { N = 7, SZ = 1 << 12 };
+    const uint32_t slots[N] = {1, 2000, 0, 37, 1, 1500, SZ - 3539};
+    uint32_t *table = malloc(SZ * sizeof *table), k = 0;
+    ck_assert(table);
+    for (uint32_t i = 0; i < N; i++)
+        for (uint32_t c = 0; c < slots[i]; c++) table[k++] = i;
+    ck_assert_uint_eq(k, SZ);
+    gyro_sgns_alias a;
+    ck_assert_int_eq(gyro_sgns_alias_init(&a, table, SZ, N), GYRO_OK);
+    double mass[N] = {0};
+    for (uint32_t i = 0; i < N; i++) {
+        double keep = (double)a.e[i].thr / 4294967296.0;
+        if (a.e[i].alias == i) keep = 1.0;
+        else ck_assert_uint_lt(a.e[i].alias, N);
+        mass[i] += keep / N;
+        mass[a.e[i].alias] += (1.0 - keep) / N;
+    }
+    for (uint32_t i = 0; i < N; i++)
+        ck_assert_msg(fabs(mass[i] - (double)slots[i] / SZ) < 1e-9, "id %u: mass %.12f, table %.12f", i, mass[i],
+                      (double)slots[i] / SZ);
+    gyro_rng r;
+    gyro_rng_seed(&r, 3);
+    uint32_t count[N] = {0};
+    const int draws = 1 << 20;
+    for (int d = 0; d < draws; d++) {
+        uint32_t id = gyro_sgns_alias_draw(&a, gyro_rng_next(&r));
+        ck_assert_uint_lt(id, N);
+        count[id]++;
+    }
+    for (uint32_t i = 0; i < N; i++) {
+        double p = (double)slots[i] / SZ, mean = p * draws, sd = sqrt(draws * p * (1 - p));
+        ck_assert_msg(fabs(count[i] - mean) <= 5 * sd + (p == 0 ? 0 : 1), "id %u: %u draws, expected %.0f", i,
+                      count[i], mean);
+    }
+    gyro_sgns_alias_free(&a);
+    table[5] = N;
+    ck_assert_int_eq(gyro_sgns_alias_init(&a, table, SZ, N), GYRO_ERR_USAGE);
+    gyro_sgns_alias_free(&a);
+    free(table);
+}
+END_TEST
+
 /* The step's cosh and sinh(t)/t (lorentz_skipgram.h): the series up to t = 1 against
  * gyro_hyp_cosh_sinhc (libm's sinh) to a few ulp, and the same function beyond it. */
 START_TEST(test_step_cosh_sinhc)
@@ -1002,6 +1050,7 @@ static Suite *suite(void)
     TCase *k = tcase_create("kernels");
     tcase_add_test(k, test_sigmoid_table);
     tcase_add_test(k, test_step_cosh_sinhc);
+    tcase_add_test(k, test_alias_sampler);
     tcase_add_test(k, test_batch_one_context_equals_pair);
     tcase_add_test(k, test_batch_matches_pair_reference);
     tcase_add_test(k, test_batch_shapes);
