@@ -167,7 +167,7 @@ static inline void combine2_hyp(float *r0, float *r1, const float *coef0, const 
 
 /* x ← al·x + be·h over the padded row, then x₀ := √(1 + Σ_{i≥1} x_i²) (the sum in float lanes,
  * lane 0 of the first block left out). Returns the new x₀. */
-static inline float axpby_reproject(float *restrict x, const float *restrict h, float alf, float bef, int row)
+static inline __attribute__((always_inline)) float axpby_reproject(float *restrict x, const float *restrict h, float alf, float bef, int row)
 {
     const __m256 al = _mm256_set1_ps(alf), be = _mm256_set1_ps(bef);
     __m256 s0 = _mm256_setzero_ps(), s1 = s0;
@@ -180,8 +180,7 @@ static inline float axpby_reproject(float *restrict x, const float *restrict h, 
         s0 = _mm256_fmadd_ps(xa, xa, s0);
         s1 = _mm256_fmadd_ps(xb, xb, s1);
     }
-    double sp = hsum_ps(_mm256_add_ps(s0, s1));
-    float x0 = (float)sqrt(1.0 + sp);
+    float x0 = sqrtf(1.0f + (float)hsum_ps(_mm256_add_ps(s0, s1)));
     x[0] = x0;
     return x0;
 }
@@ -219,7 +218,7 @@ static inline void combine2_hyp(float *r0, float *r1, const float *coef0, const 
     st[3] = hsum_v8(&e1);
 }
 
-static inline float axpby_reproject(float *restrict x, const float *restrict h, float al, float be, int row)
+static inline __attribute__((always_inline)) float axpby_reproject(float *restrict x, const float *restrict h, float al, float be, int row)
 {
     v8f s = {0};
     for (int i = 0; i < row; i += 8) {
@@ -228,7 +227,7 @@ static inline float axpby_reproject(float *restrict x, const float *restrict h, 
         if (i == 0) xn[0] = 0;
         s += xn * xn;
     }
-    float x0 = (float)sqrt(1.0 + hsum_v8(&s));
+    float x0 = sqrtf(1.0f + (float)hsum_v8(&s));
     x[0] = x0;
     return x0;
 }
@@ -316,7 +315,7 @@ static inline void step_euc(const gyro_sgns_batch *b, float *x, const float *h, 
 /* x ← exp_x(clip(lr·proj_x h)) re-projected, given q = ⟨x,h⟩_L and hh = ⟨h,h⟩_L (from the pass
  * that formed h): gyro_lorentz_skipgram_step_centre_f32's formula (lorentz_skipgram.h; Nickel &
  * Kiela 2018, eq. 9) in one pass over the row. Returns 1 when the row overflowed. */
-static inline int step_hyp(const gyro_sgns_batch *b, float *x, const float *h, double q, double hh, double lr)
+static inline __attribute__((always_inline)) int step_hyp(const gyro_sgns_batch *b, float *x, const float *h, double q, double hh, double lr)
 {
     double t2 = hh + q * q; /* ⟨p,p⟩_L / lr², p = lr(h + q x) */
     double e = lr, n = lr * sqrt(t2 > 0 ? t2 : 0);

@@ -60,11 +60,15 @@ static inline void gyro_lorentz_step_cosh_sinhc(double t, double cmax, double *c
         gyro_hyp_cosh_sinhc(t, cmax, ch, shc);
         return;
     }
-    double z = t * t;
-    *ch = 1.0 + z * (1.0 / 2 + z * (1.0 / 24 + z * (1.0 / 720 + z * (1.0 / 40320 + z * (1.0 / 3628800 +
-          z * (1.0 / 479001600 + z * (1.0 / 87178291200.0 + z * (1.0 / 20922789888000.0))))))));
-    *shc = 1.0 + z * (1.0 / 6 + z * (1.0 / 120 + z * (1.0 / 5040 + z * (1.0 / 362880 + z * (1.0 / 39916800 +
-           z * (1.0 / 6227020800.0 + z * (1.0 / 1307674368000.0 + z * (1.0 / 355687428096000.0))))))));
+    /* Estrin's scheme (pairs, then z², z⁴, z⁸) instead of Horner: the same terms with a
+     * dependency chain of about 5 operations instead of 16 */
+    double z = t * t, z2 = z * z, z4 = z2 * z2, z8 = z4 * z4;
+    *ch = ((1.0 + z * (1.0 / 2)) + z2 * (1.0 / 24 + z * (1.0 / 720))) +
+          z4 * ((1.0 / 40320 + z * (1.0 / 3628800)) + z2 * (1.0 / 479001600 + z * (1.0 / 87178291200.0))) +
+          z8 * (1.0 / 20922789888000.0);
+    *shc = ((1.0 + z * (1.0 / 6)) + z2 * (1.0 / 120 + z * (1.0 / 5040))) +
+           z4 * ((1.0 / 362880 + z * (1.0 / 39916800)) + z2 * (1.0 / 6227020800.0 + z * (1.0 / 1307674368000.0))) +
+           z8 * (1.0 / 355687428096000.0);
 }
 
 /* The functions below, each in _f32 (float rows) and _f64 (double rows):
