@@ -97,6 +97,27 @@ static inline void dot_2x4(const float *u0, const float *u1, const float *const 
     _mm_storeu_ps(out[1], hsum4(c10, c11, c12, c13));
 }
 
+/* The scores of 2 context rows × 2 target rows (the last block of a window whose targets are not
+ * a multiple of 4; v[2], v[3] are not read): out[a][k] for k < 2, as dot_2x4. */
+static inline void dot_2x2(const float *u0, const float *u1, const float *const v[4], int row, float out[2][4])
+{
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00;
+    for (int i = 0; i < row; i += 8) {
+        __m256 a0 = _mm256_load_ps(u0 + i), a1 = _mm256_load_ps(u1 + i);
+        __m256 b0 = _mm256_load_ps(v[0] + i), b1 = _mm256_load_ps(v[1] + i);
+        c00 = _mm256_fmadd_ps(a0, b0, c00);
+        c10 = _mm256_fmadd_ps(a1, b0, c10);
+        c01 = _mm256_fmadd_ps(a0, b1, c01);
+        c11 = _mm256_fmadd_ps(a1, b1, c11);
+    }
+    float o[4];
+    _mm_storeu_ps(o, hsum4(c00, c01, c10, c11));
+    out[0][0] = o[0];
+    out[0][1] = o[1];
+    out[1][0] = o[2];
+    out[1][1] = o[3];
+}
+
 /* r0 = Σ_k coef0[k·ks] x_k and r1 = Σ_k coef1[k·ks] x_k over whole rows (r1 may alias a
  * scratch row when there is no second output). */
 static inline void combine2(float *r0, float *r1, const float *coef0, const float *coef1, int ks,
@@ -251,6 +272,11 @@ static inline void dot_2x4(const float *u0, const float *u1, const float *const 
     }
 }
 
+static inline void dot_2x2(const float *u0, const float *u1, const float *const v[4], int row, float out[2][4])
+{
+    dot_2x4(u0, u1, (const float *const[4]){v[0], v[1], v[0], v[1]}, row, out);
+}
+
 static inline void combine2(float *r0, float *r1, const float *coef0, const float *coef1, int ks,
                             float *const *x, int n, int row)
 {
@@ -269,10 +295,11 @@ static inline void combine2(float *r0, float *r1, const float *coef0, const floa
 
 /* W = m·n·(y − σ(S + θ)) for the window, S = U·J·Vᵀ by blocks of 2 × 4 (s = the float sum over
  * the padded row − 2u₀v₀ in double). Returns 0, or 1 on a non-finite score. */
-static int scores(gyro_sgns_batch *b, double *loss)
+static int scores(gyro_sgns_batch *b, double *loss_sum)
 {
     const int nu = b->nu, nv = b->nv;
     int bad = 0;
+    double loss_local = 0, *loss = &loss_local;
     for (int c = 0; c < nu; c += 2) {
         const float *u0 = b->u[c], *u1 = b->u[c + 1 < nu ? c + 1 : c];
         const int mu = c + 1 < nu ? 2 : 1;
@@ -281,7 +308,8 @@ static int scores(gyro_sgns_batch *b, double *loss)
             const int mv = nv - t < 4 ? nv - t : 4;
             for (int k = 0; k < 4; k++) v[k] = b->v[t + (k < mv ? k : 0)];
             float out[2][4];
-            dot_2x4(u0, u1, v, b->row, out);
+            if (mv <= 2) dot_2x2(u0, u1, v, b->row, out);
+            else dot_2x4(u0, u1, v, b->row, out);
             for (int a = 0; a < mu; a++) {
                 const float *ua = a ? u1 : u0;
                 for (int k = 0; k < mv; k++) {
@@ -292,6 +320,7 @@ static int scores(gyro_sgns_batch *b, double *loss)
             }
         }
     }
+    *loss_sum += loss_local;
     return bad;
 }
 

@@ -54,7 +54,7 @@ static inline double gyro_hyp_v4d_hsum(gyro_hyp_v4d a)
  * cmax). A clipped step (max_step 1, the default) never leaves the series, so the row steps of
  * the window update (embeddings/sgns_batch.c) call no libm function but sqrt. */
 #define GYRO_LORENTZ_STEP_SERIES_T 1.0
-static inline void gyro_lorentz_step_cosh_sinhc(double t, double cmax, double *ch, double *shc)
+static inline __attribute__((always_inline)) void gyro_lorentz_step_cosh_sinhc(double t, double cmax, double *ch, double *shc)
 {
     if (!(t <= GYRO_LORENTZ_STEP_SERIES_T)) {
         gyro_hyp_cosh_sinhc(t, cmax, ch, shc);
