@@ -180,10 +180,9 @@ static inline void combine2_hyp(float *r0, float *r1, const float *coef0, const 
         e1 = _mm256_fmadd_ps(b0, b0, e1);
         e1 = _mm256_fmadd_ps(b1, b1, e1);
     }
-    st[0] = hsum_ps(q0);
-    st[1] = hsum_ps(e0);
-    st[2] = hsum_ps(q1);
-    st[3] = hsum_ps(e1);
+    float o[4];
+    _mm_storeu_ps(o, hsum4(q0, e0, q1, e1));
+    for (int k = 0; k < 4; k++) st[k] = o[k];
 }
 
 /* x ← al·x + be·h over the padded row, then x₀ := √(1 + Σ_{i≥1} x_i²) (the sum in float lanes,
