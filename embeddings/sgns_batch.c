@@ -31,7 +31,10 @@ gyro_status gyro_sgns_batch_init(gyro_sgns_batch *b, const gyro_sgns_tables *tab
     b->w = malloc((size_t)max_u * (size_t)max_v * sizeof *b->w);
     b->hu = gyro_c2v_rows_alloc(max_u, row);
     b->hv = gyro_c2v_rows_alloc(max_v, row);
-    if (!b->u || !b->v || !b->mu || !b->nvc || !b->w || !b->hu || !b->hv)
+    const size_t nc = (size_t)((max_u > max_v ? max_u : max_v) + 3) / 4 * 4;
+    b->qs = calloc(2 * nc, sizeof *b->qs);
+    b->coef = calloc(2 * nc, sizeof *b->coef);
+    if (!b->u || !b->v || !b->mu || !b->nvc || !b->w || !b->hu || !b->hv || !b->qs || !b->coef)
         return gyro_error_set(GYRO_ERR_NOMEM, "out of memory");
     return GYRO_OK;
 }
@@ -45,6 +48,8 @@ void gyro_sgns_batch_free(gyro_sgns_batch *b)
     free(b->w);
     free(b->hu);
     free(b->hv);
+    free(b->qs);
+    free(b->coef);
     memset(b, 0, sizeof *b);
 }
 
@@ -205,6 +210,56 @@ static inline __attribute__((always_inline)) float axpby_reproject(float *restri
     return x0;
 }
 
+/* The scores of 2 context rows against one target row (the re-scored positive): out[a]. */
+static inline void dot_2x1(const float *u0, const float *u1, const float *v, int row, float out[2])
+{
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0;
+    for (int i = 0; i < row; i += 8) {
+        __m256 b0 = _mm256_load_ps(v + i);
+        c0 = _mm256_fmadd_ps(_mm256_load_ps(u0 + i), b0, c0);
+        c1 = _mm256_fmadd_ps(_mm256_load_ps(u1 + i), b0, c1);
+    }
+    float o[4];
+    _mm_storeu_ps(o, hsum4(c0, c1, c0, c1));
+    out[0] = o[0];
+    out[1] = o[1];
+}
+
+/* step_coefs for 4 rows at a time in double lanes, when every clipped step is inside the series
+ * (0 < max_step ≤ GYRO_LORENTZ_STEP_SERIES_T); the formulas of step_coef1. q, hh, al, be hold a
+ * multiple of 4 entries (the ones past n are computed and ignored). */
+static inline void step_coefs4(int n, const double *q, const double *hh, double lr, double max_step, float *al, float *be)
+{
+    const __m256d vlr = _mm256_set1_pd(lr), ms = _mm256_set1_pd(max_step), zero = _mm256_setzero_pd();
+    for (int k = 0; k < n; k += 4) {
+        __m256d qv = _mm256_loadu_pd(q + k);
+        __m256d t2 = _mm256_max_pd(_mm256_add_pd(_mm256_loadu_pd(hh + k), _mm256_mul_pd(qv, qv)), zero);
+        __m256d nr = _mm256_mul_pd(vlr, _mm256_sqrt_pd(t2));
+        __m256d over = _mm256_cmp_pd(nr, ms, _CMP_GT_OQ);
+        __m256d e = _mm256_blendv_pd(vlr, _mm256_div_pd(_mm256_mul_pd(vlr, ms), nr), over);
+        nr = _mm256_min_pd(nr, ms);
+        __m256d z = _mm256_mul_pd(nr, nr), z2 = _mm256_mul_pd(z, z), z4 = _mm256_mul_pd(z2, z2);
+        __m256d z8 = _mm256_mul_pd(z4, z4);
+#define C(x) _mm256_set1_pd(x)
+#define P2(a, b) _mm256_add_pd(C(a), _mm256_mul_pd(z, C(b)))
+        /* the series of gyro_lorentz_step_cosh_sinhc, Estrin's scheme */
+        __m256d ch = _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(P2(1.0, 1.0 / 2), _mm256_mul_pd(z2, P2(1.0 / 24, 1.0 / 720))),
+                                                 _mm256_mul_pd(z4, _mm256_add_pd(P2(1.0 / 40320, 1.0 / 3628800),
+                                                                                 _mm256_mul_pd(z2, P2(1.0 / 479001600, 1.0 / 87178291200.0))))),
+                                   _mm256_mul_pd(z8, C(1.0 / 20922789888000.0)));
+        __m256d sh = _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(P2(1.0, 1.0 / 6), _mm256_mul_pd(z2, P2(1.0 / 120, 1.0 / 5040))),
+                                                 _mm256_mul_pd(z4, _mm256_add_pd(P2(1.0 / 362880, 1.0 / 39916800),
+                                                                                 _mm256_mul_pd(z2, P2(1.0 / 6227020800.0, 1.0 / 1307674368000.0))))),
+                                   _mm256_mul_pd(z8, C(1.0 / 355687428096000.0)));
+#undef P2
+#undef C
+        __m256d se = _mm256_mul_pd(sh, e);
+        _mm_storeu_ps(al + k, _mm256_cvtpd_ps(_mm256_add_pd(ch, _mm256_mul_pd(se, qv))));
+        _mm_storeu_ps(be + k, _mm256_cvtpd_ps(se));
+    }
+}
+#define HAVE_STEP_COEFS4 1
+
 #else /* the same loops with the compiler's vector extensions (two SSE halves, or scalar) */
 
 static inline double hsum_v8(const v8f *a)
@@ -276,6 +331,14 @@ static inline void dot_2x2(const float *u0, const float *u1, const float *const 
     dot_2x4(u0, u1, (const float *const[4]){v[0], v[1], v[0], v[1]}, row, out);
 }
 
+static inline void dot_2x1(const float *u0, const float *u1, const float *v, int row, float out[2])
+{
+    float o[2][4];
+    dot_2x4(u0, u1, (const float *const[4]){v, v, v, v}, row, o);
+    out[0] = o[0][0];
+    out[1] = o[1][0];
+}
+
 static inline void combine2(float *r0, float *r1, const float *coef0, const float *coef1, int ks,
                             float *const *x, int n, int row)
 {
@@ -323,48 +386,57 @@ static int scores(gyro_sgns_batch *b, double *loss_sum)
     return bad;
 }
 
-/* ⟨u, v⟩_L (hyp) or u·v over the padded rows: the float-lane sum of the score blocks, minus
- * 2u₀v₀ in double on the hyperboloid. */
-static inline double score_row(const float *u, const float *v, int row, int hyp)
-{
-    v8f a = {0};
-    for (int i = 0; i < row; i += 8) a += V8C(u + i) * V8C(v + i);
-    float s = 0;
-    for (int l = 0; l < 8; l++) s += a[l];
-    return hyp ? (double)s - 2.0 * (double)u[0] * (double)v[0] : (double)s;
-}
-
 /* One step of a row along h in Euclidean space: x += lr·h. */
 static inline void step_euc(const gyro_sgns_batch *b, float *x, const float *h, double lr)
 {
     gyro_sgns_euc_centre(x, h, lr, b->row);
 }
 
-/* x ← exp_x(clip(lr·proj_x h)) re-projected, given q = ⟨x,h⟩_L and hh = ⟨h,h⟩_L (from the pass
- * that formed h): gyro_lorentz_skipgram_step_centre_f32's formula (lorentz_skipgram.h; Nickel &
- * Kiela 2018, eq. 9) in one pass over the row. Returns 1 when the row overflowed. */
-static inline __attribute__((always_inline)) int step_hyp(const gyro_sgns_batch *b, float *x, const float *h, double q, double hh, double lr)
+/* The coefficients of a row's step x ← al·x + be·h, x ← exp_x(clip(lr·proj_x h)), given
+ * q = ⟨x,h⟩_L and hh = ⟨h,h⟩_L (summed in the pass that formed h): with p = lr(h + q x),
+ * ⟨p,p⟩_L = lr²(hh + q²); |p| clipped to max_step (e = lr, scaled by the clip), al = cosh|p| +
+ * sinhc|p|·e·q, be = sinhc|p|·e — gyro_lorentz_skipgram_step_centre_f32's formula
+ * (lorentz_skipgram.h; Nickel & Kiela 2018, eq. 9). */
+static inline void step_coef1(double q, double hh, double lr, double max_step, float *al, float *be)
 {
-    double t2 = hh + q * q; /* ⟨p,p⟩_L / lr², p = lr(h + q x) */
+    double t2 = hh + q * q;
     double e = lr, n = lr * sqrt(t2 > 0 ? t2 : 0);
-    if (b->max_step > 0 && n > b->max_step) {
-        e *= b->max_step / n;
-        n = b->max_step;
+    if (max_step > 0 && n > max_step) {
+        e *= max_step / n;
+        n = max_step;
     }
     double ch, shc;
     gyro_lorentz_step_cosh_sinhc(n, GYRO_HYP_COSH_MAX_F32, &ch, &shc);
-    return !(axpby_reproject(x, h, (float)(ch + shc * e * q), (float)(shc * e), b->row) < 1e30f);
+    *al = (float)(ch + shc * e * q);
+    *be = (float)(shc * e);
+}
+
+/* step_coef1 for rows k < n (4 at a time in AVX2 builds when the clip keeps every step inside
+ * the series). */
+static void step_coefs(const gyro_sgns_batch *b, int n, double lr, float *al, float *be)
+{
+    const int nc = ((b->max_u > b->max_v ? b->max_u : b->max_v) + 3) / 4 * 4;
+    const double *q = b->qs, *hh = b->qs + nc;
+#ifdef HAVE_STEP_COEFS4
+    if (b->max_step > 0 && b->max_step <= GYRO_LORENTZ_STEP_SERIES_T) {
+        step_coefs4(n, q, hh, lr, b->max_step, al, be);
+        return;
+    }
+#endif
+    for (int k = 0; k < n; k++) step_coef1(q[k], hh[k], lr, b->max_step, al + k, be + k);
 }
 
 /* Rows r of H (H_U or H_V, `row` floats apart) as the products of W with the rows y, two at a
- * time (coefficients of output o: w[o·os + k·ks], k < n), each followed by the step of its row x
- * (hyperboloid: with ⟨x,r⟩_L and ⟨r,r⟩_L summed while r is formed). An odd last output is
- * computed twice into the same place. Returns 1 when a row overflowed. */
+ * time (coefficients of output o: w[o·os + k·ks], k < n), then the step of each row x along its
+ * r (hyperboloid: ⟨x,r⟩_L and ⟨r,r⟩_L summed while r is formed, the steps' coefficients for all
+ * rows at once, then one pass per row). An odd last output is computed twice into the same
+ * place. Returns 1 when a row overflowed. */
 static int products_and_steps(gyro_sgns_batch *b, float *hbuf, float *const *x, int nx, size_t os, int ks,
                               float *const *y, int n, double lr)
 {
     const int row = b->row;
-    int bad = 0;
+    const int nc = ((b->max_u > b->max_v ? b->max_u : b->max_v) + 3) / 4 * 4;
+    double *q = b->qs, *hh = b->qs + nc;
     for (int o = 0; o < nx; o += 2) {
         const int o1 = o + 1 < nx ? o + 1 : o;
         float *r0 = hbuf + (size_t)o * row, *r1 = hbuf + (size_t)o1 * row;
@@ -377,11 +449,16 @@ static int products_and_steps(gyro_sgns_batch *b, float *hbuf, float *const *x, 
         }
         double st[4];
         combine2_hyp(r0, r1, c0, c1, ks, y, n, row, x[o], x[o1], st);
-        bad |= step_hyp(b, x[o], r0, st[0] - 2.0 * (double)x[o][0] * r0[0], st[1] - 2.0 * (double)r0[0] * r0[0], lr);
-        if (o1 != o)
-            bad |= step_hyp(b, x[o1], r1, st[2] - 2.0 * (double)x[o1][0] * r1[0],
-                            st[3] - 2.0 * (double)r1[0] * r1[0], lr);
+        q[o] = st[0] - 2.0 * (double)x[o][0] * r0[0];
+        hh[o] = st[1] - 2.0 * (double)r0[0] * r0[0];
+        q[o1] = st[2] - 2.0 * (double)x[o1][0] * r1[0];
+        hh[o1] = st[3] - 2.0 * (double)r1[0] * r1[0];
     }
+    if (!b->hyp) return 0;
+    float *al = b->coef, *be = b->coef + nc;
+    step_coefs(b, nx, lr, al, be);
+    int bad = 0;
+    for (int o = 0; o < nx; o++) bad |= !(axpby_reproject(x[o], hbuf + (size_t)o * row, al[o], be[o], row) < 1e30f);
     return bad;
 }
 
@@ -394,7 +471,16 @@ int gyro_sgns_batch_step(gyro_sgns_batch *b, double lr, double *loss)
     /* the positive column of W again at the stepped contexts (the negatives keep theirs), then
      * H_V = Wᵀ·U at the stepped contexts and each target's step */
     double unused = 0;
-    for (int c = 0; c < nu && !bad; c++) bad |= weigh(b, c, 0, score_row(b->u[c], b->v[0], row, b->hyp), &unused);
+    for (int c = 0; c < nu && !bad; c += 2) {
+        const int c1 = c + 1 < nu ? c + 1 : c;
+        float s2[2];
+        dot_2x1(b->u[c], b->u[c1], b->v[0], row, s2);
+        for (int a = 0; a < 1 + (c1 != c); a++) {
+            double sc = s2[a];
+            if (b->hyp) sc -= 2.0 * (double)b->u[c + a][0] * (double)b->v[0][0];
+            bad |= weigh(b, c + a, 0, sc, &unused);
+        }
+    }
     if (bad) return 1;
     return products_and_steps(b, b->hv, b->v, nv, 1, b->max_v, b->u, nu, lr);
 }

@@ -68,6 +68,9 @@ typedef struct gyro_sgns_batch {
     float *w;             /* (max_u, max_v) scores S, then weights W */
     float *hu;            /* (max_u, row) H_U, 64-byte aligned */
     float *hv;            /* (max_v, row) H_V, 64-byte aligned */
+    double *qs;           /* (2, nc) ⟨x,h⟩_L and ⟨h,h⟩_L of the rows about to step (nc: the larger of
+                           * max_u and max_v, rounded up to 4) */
+    float *coef;          /* (2, nc) their step coefficients al, be (x ← al·x + be·h) */
 } gyro_sgns_batch;
 
 /* Allocate the scratch of a window of at most max_u contexts and max_v targets. tab is kept
