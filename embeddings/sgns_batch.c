@@ -27,7 +27,7 @@ gyro_status gyro_sgns_batch_init(gyro_sgns_batch *b, const gyro_sgns_tables *tab
     b->u = malloc((size_t)max_u * sizeof *b->u);
     b->v = malloc((size_t)max_v * sizeof *b->v);
     b->mu = malloc((size_t)max_u * sizeof *b->mu);
-    b->nvc = malloc((size_t)max_v * sizeof *b->nvc);
+    b->nvc = calloc((size_t)max_v + 3, sizeof *b->nvc); /* + 3: read 4 at a time (weigh4) */
     b->w = malloc((size_t)max_u * (size_t)max_v * sizeof *b->w);
     b->hu = gyro_c2v_rows_alloc(max_u, row);
     b->hv = gyro_c2v_rows_alloc(max_v, row);
@@ -121,6 +121,49 @@ static inline void dot_2x2(const float *u0, const float *u1, const float *const 
     out[0][1] = o[1];
     out[1][0] = o[2];
     out[1][1] = o[3];
+}
+
+/* Σ of the 4 double lanes of a. */
+static inline double hsum_pd4(__m256d a)
+{
+    __m128d h = _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
+
+/* weigh for the scores s (4 double lanes) of context row c against targets t..t+3, of which the
+ * first mv count: the same table lookups and formulas as weigh and gyro_sgns_sigmoid, lane by
+ * lane (gathers for the tables; the same double operations, so W is the same to the bit), the
+ * losses added to *loss. Returns 0, or 1 when a counted score is not finite. */
+static inline int weigh4(gyro_sgns_batch *b, int c, int t, int mv, __m256d s, double *loss)
+{
+    const __m256d lim = _mm256_set1_pd(GYRO_SGNS_SIG_MAX), nlim = _mm256_set1_pd(-GYRO_SGNS_SIG_MAX);
+    const __m256d scale = _mm256_set1_pd(GYRO_SGNS_SIG_N / (2.0 * GYRO_SGNS_SIG_MAX)), half = _mm256_set1_pd(0.5);
+    const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0);
+    const __m128i lanes = _mm_setr_epi32(0, 1, 2, 3);
+    const __m128i cnt = _mm_cmplt_epi32(lanes, _mm_set1_epi32(mv));     /* lanes that count */
+    const __m256d cntd = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(cnt));
+    __m256d fin = _mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), s), _mm256_set1_pd(1e30), _CMP_LT_OQ);
+    if (_mm256_movemask_pd(_mm256_andnot_pd(fin, cntd))) return 1;
+    const __m256d lab = t == 0 ? _mm256_castsi256_pd(_mm256_setr_epi64x(-1, 0, 0, 0)) : zero;
+    __m256d x = _mm256_add_pd(s, _mm256_set1_pd(b->theta));
+    __m256d xs = _mm256_blendv_pd(_mm256_sub_pd(zero, x), x, lab);
+    /* σ(x): the table inside (−max, max), 0 or 1 outside */
+    __m256d in = _mm256_and_pd(_mm256_cmp_pd(x, nlim, _CMP_GT_OQ), _mm256_cmp_pd(x, lim, _CMP_LT_OQ));
+    __m128i ix = _mm256_cvttpd_epi32(_mm256_and_pd(in, _mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(x, lim), scale), half)));
+    __m256d sg = _mm256_cvtps_pd(_mm_i32gather_ps(b->tab->sig, ix, 4));
+    sg = _mm256_blendv_pd(_mm256_and_pd(_mm256_cmp_pd(x, lim, _CMP_GE_OQ), one), sg, in);
+    /* −log σ(xs): the table inside, 0 or −xs outside */
+    __m256d inl = _mm256_and_pd(_mm256_cmp_pd(xs, nlim, _CMP_GT_OQ), _mm256_cmp_pd(xs, lim, _CMP_LT_OQ));
+    __m128i il = _mm256_cvttpd_epi32(_mm256_and_pd(inl, _mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(xs, lim), scale), half)));
+    __m256d l = _mm256_cvtps_pd(_mm_i32gather_ps(b->tab->nlsig, il, 4));
+    l = _mm256_blendv_pd(_mm256_and_pd(_mm256_cmp_pd(xs, nlim, _CMP_LE_OQ), _mm256_sub_pd(zero, xs)), l, inl);
+    /* W = m n (y − σ), the loss m n ℓ over the counted lanes */
+    __m256d m = _mm256_mul_pd(_mm256_set1_pd((double)b->mu[c]),
+                              _mm256_cvtepi32_pd(_mm_loadu_si128((const __m128i *)(b->nvc + t))));
+    __m256d g = _mm256_sub_pd(_mm256_and_pd(lab, one), sg);
+    *loss += hsum_pd4(_mm256_and_pd(cntd, _mm256_mul_pd(m, l)));
+    _mm_maskstore_ps(b->w + (size_t)c * b->max_v + t, cnt, _mm256_cvtpd_ps(_mm256_mul_pd(m, g)));
+    return 0;
 }
 
 /* r0 = Σ_k coef0[k·ks] x_k and r1 = Σ_k coef1[k·ks] x_k over whole rows (r1 may alias a
@@ -259,6 +302,7 @@ static inline void step_coefs4(int n, const double *q, const double *hh, double 
     }
 }
 #define HAVE_STEP_COEFS4 1
+#define HAVE_WEIGH4 1
 
 #else /* the same loops with the compiler's vector extensions (two SSE halves, or scalar) */
 
@@ -372,6 +416,15 @@ static int scores(gyro_sgns_batch *b, double *loss_sum)
             float out[2][4];
             if (mv <= 2) dot_2x2(u0, u1, v, b->row, out);
             else dot_2x4(u0, u1, v, b->row, out);
+#ifdef HAVE_WEIGH4
+            const __m256d v0 = b->hyp ? _mm256_setr_pd(2.0 * v[0][0], 2.0 * v[1][0], 2.0 * v[2][0], 2.0 * v[3][0])
+                                      : _mm256_setzero_pd();
+            for (int a = 0; a < mu; a++) {
+                const float *ua = a ? u1 : u0;
+                __m256d sa = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(out[a])), _mm256_mul_pd(_mm256_set1_pd(ua[0]), v0));
+                bad |= weigh4(b, c + a, t, mv, sa, loss);
+            }
+#else
             for (int a = 0; a < mu; a++) {
                 const float *ua = a ? u1 : u0;
                 for (int k = 0; k < mv; k++) {
@@ -380,6 +433,7 @@ static int scores(gyro_sgns_batch *b, double *loss_sum)
                     bad |= weigh(b, c + a, t + k, s, loss);
                 }
             }
+#endif
         }
     }
     *loss_sum += loss_local;

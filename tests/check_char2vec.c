@@ -362,6 +362,55 @@ START_TEST(test_batch_shapes)
 }
 END_TEST
 
+/* The weights W_ct = m_c n_t (y_t − σ(S_ct + θ)) and the loss where scores leave the sigmoid
+ * table on both sides (σ = 0 or 1, ℓ = 0 or linear): spread rows (spatial coordinates in ±2.5)
+ * and θ = 10 on the hyperboloid, so near pairs score above the table and far pairs below; the
+ * same rows in Euclidean space. With lr = 0 nothing moves, so W is checked against
+ * gyro_sgns_sigmoid at scores in double (the table's step, 1/128 of a unit of x, bounds the
+ * difference), for every block shape of up to 7 targets (repeats counted). */
+START_TEST(test_batch_weights_saturated)
+{
+    gyro_sgns_tables tab;
+    gyro_sgns_tables_init(&tab);
+    gyro_rng r;
+    gyro_rng_seed(&r, 41);
+    int low = 0, high = 0;
+    for (int hyp = 1; hyp >= 0; hyp--)
+        for (int nu = 1; nu <= 3; nu++)
+            for (int nv = 1; nv <= 7; nv++) {
+                float *u = random_points(&r, nu, 2.5), *v = random_points(&r, nv, 2.5);
+                if (nu > 1) memcpy(u + BROW, u, BROW * sizeof *u); /* a near pair: the same point */
+                const double theta = hyp ? 10.0 : 0.0;
+                gyro_sgns_batch b;
+                ck_assert_int_eq(gyro_sgns_batch_init(&b, &tab, nu + 1, nv + 1, BROW, hyp, theta, 1.0), GYRO_OK);
+                gyro_sgns_batch_clear(&b);
+                for (int c = 0; c < nu; c++) gyro_sgns_batch_add_u(&b, u + (size_t)c * BROW);
+                gyro_sgns_batch_add_u(&b, u); /* context 0 twice */
+                for (int t = 0; t < nv; t++) gyro_sgns_batch_add_v(&b, v + (size_t)t * BROW);
+                if (nv > 1) gyro_sgns_batch_add_v(&b, v + BROW); /* negative 1 twice */
+                double loss = 0, loss_ref = 0;
+                ck_assert_int_eq(gyro_sgns_batch_step(&b, 0.0, &loss), 0);
+                for (int c = 0; c < b.nu; c++)
+                    for (int t = 0; t < b.nv; t++) {
+                        double x = ref_inner(b.u[c], b.v[t], hyp) + theta, l;
+                        double m = (double)b.mu[c] * b.nvc[t];
+                        double want = m * ((t == 0) - gyro_sgns_sigmoid(&tab, x, t == 0, &l));
+                        loss_ref += m * l;
+                        low += x <= -GYRO_SGNS_SIG_MAX;
+                        high += x >= GYRO_SGNS_SIG_MAX;
+                        double got = b.w[(size_t)c * b.max_v + t];
+                        ck_assert_msg(fabs(got - want) <= 0.01 * m, "hyp %d nu %d nv %d: W[%d][%d] %g, want %g (x %g)",
+                                      hyp, nu, nv, c, t, got, want, x);
+                    }
+                ck_assert_double_eq_tol(loss, loss_ref, 0.01 * (1 + fabs(loss_ref)));
+                gyro_sgns_batch_free(&b);
+                free(u); free(v);
+            }
+    ck_assert_int_gt(low, 20);
+    ck_assert_int_gt(high, 20);
+}
+END_TEST
+
 /* The window's loss L(U, V) = Σ m n ℓ(S_ct + θ) with the exact log-sigmoid, in double. */
 static double window_loss(const gyro_sgns_batch *b, double theta, int hyp)
 {
@@ -1054,6 +1103,7 @@ static Suite *suite(void)
     tcase_add_test(k, test_batch_one_context_equals_pair);
     tcase_add_test(k, test_batch_matches_pair_reference);
     tcase_add_test(k, test_batch_shapes);
+    tcase_add_test(k, test_batch_weights_saturated);
     tcase_add_test(k, test_batch_gradient_finite_differences);
     tcase_add_test(k, test_bad_inputs);
     tcase_add_test(k, test_resume_options);
