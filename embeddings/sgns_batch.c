@@ -1,8 +1,9 @@
 /* sgns_batch.c — the window update with shared negatives (see sgns_batch.h for the formulas and
  * the paper). The three small products are register-blocked loops over 8-float lanes (GCC/Clang
  * vector extensions: AVX on x86-64-v3 builds, two SSE halves otherwise); on the hyperboloid the
- * pass that forms a row of H_U or H_V also sums what its row's step needs, and the step
- * (gyro_lorentz_skipgram_step_centre_f32's formula) is one more pass over the row. */
+ * pass that forms a row of H_U or H_V also sums what its row's step needs, the coefficients of
+ * all steps of one side are computed together (4 double lanes), and each step
+ * (gyro_lorentz_skipgram_step_centre_f32's formula) is one more pass over its row. */
 #include "embeddings/sgns_batch.h"
 
 #include <stdlib.h>
@@ -103,7 +104,7 @@ static inline void dot_2x4(const float *u0, const float *u1, const float *const 
 }
 
 /* The scores of 2 context rows × 2 target rows (the last block of a window whose targets are not
- * a multiple of 4; v[2], v[3] are not read): out[a][k] for k < 2, as dot_2x4. */
+ * a multiple of 4; v[2], v[3] are not read): out[a][k] for k < 2, as dot_2x4 (out[a][2..3]: 0). */
 static inline void dot_2x2(const float *u0, const float *u1, const float *const v[4], int row, float out[2][4])
 {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00;
@@ -121,6 +122,7 @@ static inline void dot_2x2(const float *u0, const float *u1, const float *const 
     out[0][1] = o[1];
     out[1][0] = o[2];
     out[1][1] = o[3];
+    out[0][2] = out[0][3] = out[1][2] = out[1][3] = 0.0f; /* read by weigh4's unused lanes */
 }
 
 /* Σ of the 4 double lanes of a. */
