@@ -1,7 +1,8 @@
 /* check_char2vec.c — Check suite for the char2vec trainer (its hyperbolic update is a math-core
- * op, tested in check_hyp_props and check_hyp_grad): the sigmoid tables, the window update with
+ * op, tested in check_hyp_props and check_hyp_grad): the sigmoid tables, the series cosh and
+ * sinh(t)/t of the window update's steps, its alias sampler of negatives, the window update with
  * shared negatives (sgns_batch.h) against the per-pair kernels and a double-precision reference,
- * its gradient by finite differences, training on a synthetic two-topic corpus (loss falls, topics
+ * its weights where scores leave the sigmoid table, its gradient by finite differences, training on a synthetic two-topic corpus (loss falls, topics
  * separate, rows stay on the hyperboloid, runs are reproducible), checkpoints (round trip,
  * truncation, corruption, foreign files), and training split over two ranks through the
  * collective hook (models/core/sync.h) implemented here by two threads of one process, so that
