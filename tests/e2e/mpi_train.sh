@@ -64,7 +64,9 @@ if mpirun --oversubscribe -np 1 "$GYRO" char2vec train -q --dim 20 -o mm.hyp "$T
 [ ! -e mm.hyp ] && [ ! -e mm.hyp.ckpt ] || fail "files written by mismatched ranks"
 
 # ---- a rank killed mid-run -----------------------------------------------------------------------
-KARGS=(--dim 20 --epochs 60 --min-count 3 --checkpoint-every 0.3 --sync-every 0.1)
+# (enough epochs that the run outlasts two checkpoints: 200 take about 1.7 s of one process's
+# CPU with the default update, 60 no longer did)
+KARGS=(--dim 20 --epochs 200 --min-count 3 --checkpoint-every 0.3 --sync-every 0.1)
 "${MPI[@]}" "$GYRO" char2vec train -q "${KARGS[@]}" -o kill.hyp "$T" 2> logk &
 mp=$!
 for _ in $(seq 1 600); do [ -e kill.hyp.ckpt ] && break; sleep 0.05; done
