@@ -359,7 +359,7 @@ void gyro_merge_pack_f32(float *Wp, const float *W, int geo, int H, int D, int C
 }
 
 #ifdef GYRO_PACK_X86
-#define MERGE_CMAX 512 /* widest C of the AVX-512 merge (its row buffers are on the stack) */
+#define MERGE_CMAX 512 /* widest C of the AVX-512 and AVX2 merges (row buffers on the stack) */
 
 /* The packed hyperbolic merge of nb ≤ 8 rows on AVX-512: each head's product rr = O_i M_iᵀ for
  * the rows, written just before it is read (so it is read back from L1), then one step of the
@@ -473,6 +473,152 @@ merge_rows_avx512(float *Y, const float *O, const float *Wp, double c, int nb, i
             memcpy(Y + (long)j * C, sb + (long)j * Cp, (size_t)C * sizeof(float));
     }
 }
+
+/* Σ of a float32 8-lane vector's lanes in double (the low and high four lanes widened and
+ * added pairwise, then the four sums added: ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7))). */
+static inline __attribute__((always_inline, target("avx2,fma"))) double
+merge_hsum_avx2(__m256 x)
+{
+    const __m256d s = _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(x)),
+                                    _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)));
+    const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
+
+/* The packed hyperbolic merge of nb ≤ 8 rows on AVX2 + FMA: merge_rows_avx512 on 8-lane
+ * float32 and 4-lane double vectors, the same map and the same order of operations — per head
+ * the rows' products rr = O_i M_iᵀ (AVX2 packed kernel) written just before they are read, then
+ * s ← proj(s ⊕ k_i rr_i), k_i rr_i = proj(exp0(rr_i)) = min(tanh(√c|rr_i|), 1 − ε)/(√c|rr_i|)
+ * · rr_i (Ganea et al. 2018, eq. 3 and Lemma 2), the coefficients of s ⊕ k rr from <s,s>,
+ * <rr,rr>, <s,rr> (gyro_hyp_madd_coef). Per head and row one pass of 8-lane float32
+ * multiply-adds for <rr,rr> and <s,rr> (each lane sums ⌈C/8⌉ products in float32, the lanes are
+ * added in double), <s,s> from the previous step's |z|², the 8 rows' coefficients as two 4-lane
+ * double vectors (a compare and blend where AVX-512 masks), one pass for s ← a s + b k rr.
+ * Rows padded to Cp = 8·⌈C/8⌉ (the packed panels' columns past C are zero), so every load and
+ * store is a whole aligned 8-lane vector. Y (nb, C) with C <= MERGE_CMAX, O (nb, H·D) rows of
+ * stride H·D, Wp the packed heads (gyro_merge_pack_f32). */
+__attribute__((target("avx2,fma"))) static void
+merge_rows_avx2(float *Y, const float *O, const float *Wp, double c, int nb, int H, int D, int C)
+{
+    const size_t hv = gyro_pack_values(C, D);
+    const int A = H * D, Cp = (C + 7) & ~7, full = Cp / 8;
+    const double sc = sqrt(c), maxn = (1.0 - GYRO_HYP_BALL_EPS_F32) / sc;
+    /* the rows' running sums s and the head's products rr, (nb, Cp) each */
+    _Alignas(32) float sb[8 * MERGE_CMAX], rb[8 * MERGE_CMAX];
+    /* per row j < nb: <rr,rr>, <s,rr>, <s,s>, the update's a and b·k, finite <rr,rr> (lane
+     * masks of all ones) and a row's first finite head still to come (likewise) */
+    _Alignas(32) double vv[8] = {0}, sv[8] = {0}, ab[8], bk[8];
+    _Alignas(32) float t[8] = {0}, kt[8] = {0};
+    __m256d ss[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
+    int first[8];
+    for (int j = 0; j < 8; j++)
+        first[j] = j < nb;
+    const __m256d one = _mm256_set1_pd(1.0), two = _mm256_set1_pd(2.0), cv = _mm256_set1_pd(c);
+    const __m256d zero = _mm256_setzero_pd(), minn = _mm256_set1_pd(GYRO_HYP_MIN_NORM);
+    const __m256d maxnv = _mm256_set1_pd(maxn), maxn2 = _mm256_set1_pd(maxn * maxn);
+    for (int i = 0; i < H; i++) {
+        /* rr (nb, Cp) = O_i M_iᵀ for the block's rows, written just before it is read */
+        gyro_packed_linear_f32_isa(GYRO_ISA_AVX2, rb, Cp, O + (size_t)i * D, A,
+                                   Wp + (size_t)i * hv, nb, D, Cp);
+        int fin[8] = {0};
+        for (int j = 0; j < nb; j++) {
+            const float *ri = rb + (long)j * Cp, *y = sb + (long)j * Cp;
+            __m256 x = _mm256_setzero_ps(), z = _mm256_setzero_ps();
+            if (first[j]) {
+                for (int q = 0; q < full; q++) {
+                    const __m256 r = _mm256_load_ps(ri + 8 * q);
+                    x = _mm256_fmadd_ps(r, r, x);
+                }
+                sv[j] = 0.0;
+            } else {
+                for (int q = 0; q < full; q++) {
+                    const __m256 r = _mm256_load_ps(ri + 8 * q);
+                    x = _mm256_fmadd_ps(r, r, x);
+                    z = _mm256_fmadd_ps(r, _mm256_load_ps(y + 8 * q), z);
+                }
+                sv[j] = merge_hsum_avx2(z);
+            }
+            vv[j] = merge_hsum_avx2(x);
+            fin[j] = isfinite(vv[j]);
+            if (!fin[j]) /* a non-finite head maps to the origin: its lane computes on zeros */
+                vv[j] = sv[j] = 0.0;
+        }
+        /* the rows' tanh ratios k = tanh(√c|rr|)/(√c|rr|), one vector call for the 8 rows */
+        for (int h = 0; h < 2; h++) {
+            const __m256d nv = _mm256_sqrt_pd(_mm256_load_pd(vv + 4 * h));
+            _mm_store_ps(t + 4 * h, _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_set1_pd(sc), nv)));
+        }
+        gyro_vtanhc_f32(kt, t, nb);
+        /* the rows' coefficients as two 4-lane double vectors (the same operations, in the
+         * same order, as merge_rows_avx512 and merge_sum_rows of kernels_impl.h) */
+        for (int h = 0; h < 2 && 4 * h < nb; h++) {
+            const __m256d vvv = _mm256_load_pd(vv + 4 * h), svv = _mm256_load_pd(sv + 4 * h);
+            const __m256d nv = _mm256_sqrt_pd(vvv);
+            __m256d k = _mm256_cvtps_pd(_mm_load_ps(kt + 4 * h));
+            k = _mm256_blendv_pd(k, _mm256_div_pd(maxnv, nv),
+                                 _mm256_cmp_pd(_mm256_mul_pd(k, nv), maxnv, _CMP_GT_OQ));
+            const __m256d yy = _mm256_mul_pd(_mm256_mul_pd(k, k), vvv), xy = _mm256_mul_pd(k, svv);
+            const __m256d s2 = ss[h];
+            /* gyro_hyp_madd_coef(c, ss, yy, xy) */
+            const __m256d cxy2 = _mm256_mul_pd(_mm256_mul_pd(two, cv), xy);
+            __m256d Dn = _mm256_add_pd(_mm256_add_pd(one, cxy2),
+                                       _mm256_mul_pd(_mm256_mul_pd(_mm256_mul_pd(cv, cv), s2), yy));
+            Dn = _mm256_max_pd(Dn, minn);
+            __m256d a = _mm256_div_pd(_mm256_add_pd(_mm256_add_pd(one, cxy2), _mm256_mul_pd(cv, yy)),
+                                      Dn);
+            __m256d b = _mm256_div_pd(_mm256_sub_pd(one, _mm256_mul_pd(cv, s2)), Dn);
+            __m256d zz = _mm256_add_pd(
+                _mm256_add_pd(_mm256_mul_pd(_mm256_mul_pd(a, a), s2),
+                              _mm256_mul_pd(_mm256_mul_pd(_mm256_mul_pd(two, a), b), xy)),
+                _mm256_mul_pd(_mm256_mul_pd(b, b), yy));
+            const __m256d big = _mm256_cmp_pd(zz, maxn2, _CMP_GT_OQ);
+            const __m256d f = _mm256_div_pd(maxnv, _mm256_sqrt_pd(zz));
+            a = _mm256_blendv_pd(a, _mm256_mul_pd(a, f), big);
+            b = _mm256_blendv_pd(b, _mm256_mul_pd(b, f), big);
+            zz = _mm256_blendv_pd(zz, maxn2, big);
+            zz = _mm256_max_pd(zz, zero);
+            /* the first head of a row: s = k rr, |s|² = k² <rr,rr> (a = 0, b = 1); a row's
+             * <s,s> moves only on a finite head */
+            const int *fj = first + 4 * h, *nj = fin + 4 * h;
+            const __m256d f1 = _mm256_castsi256_pd(_mm256_set_epi64x(
+                -(long long)(fj[3] && nj[3]), -(long long)(fj[2] && nj[2]),
+                -(long long)(fj[1] && nj[1]), -(long long)(fj[0] && nj[0])));
+            const __m256d fm = _mm256_castsi256_pd(
+                _mm256_set_epi64x(-(long long)nj[3], -(long long)nj[2], -(long long)nj[1],
+                                  -(long long)nj[0]));
+            a = _mm256_blendv_pd(a, zero, f1);
+            b = _mm256_blendv_pd(b, one, f1);
+            zz = _mm256_blendv_pd(zz, yy, f1);
+            ss[h] = _mm256_blendv_pd(s2, zz, fm);
+            _mm256_store_pd(ab + 4 * h, a);
+            _mm256_store_pd(bk + 4 * h, _mm256_mul_pd(b, k));
+        }
+        for (int j = 0; j < nb; j++) {
+            if (!fin[j])
+                continue; /* a non-finite head maps to the origin: adds nothing */
+            const float *ri = rb + (long)j * Cp;
+            float *y = sb + (long)j * Cp;
+            /* y ← a y + (b k) rr (y ← k rr for the row's first head) */
+            const __m256 av = _mm256_set1_ps((float)ab[j]), bv = _mm256_set1_ps((float)bk[j]);
+            if (first[j]) {
+                for (int q = 0; q < full; q++)
+                    _mm256_store_ps(y + 8 * q, _mm256_mul_ps(bv, _mm256_load_ps(ri + 8 * q)));
+                first[j] = 0;
+            } else {
+                for (int q = 0; q < full; q++)
+                    _mm256_store_ps(y + 8 * q,
+                                    _mm256_add_ps(_mm256_mul_ps(av, _mm256_load_ps(y + 8 * q)),
+                                                  _mm256_mul_ps(bv, _mm256_load_ps(ri + 8 * q))));
+            }
+        }
+    }
+    for (int j = 0; j < nb; j++) {
+        if (first[j]) /* no finite head: the origin */
+            memset(Y + (long)j * C, 0, (size_t)C * sizeof(float));
+        else
+            memcpy(Y + (long)j * C, sb + (long)j * Cp, (size_t)C * sizeof(float));
+    }
+}
 #endif
 
 void gyro_merge_forward_packed_f32_isa(gyro_isa isa, float *Y, float *RR, const float *O,
@@ -490,6 +636,12 @@ void gyro_merge_forward_packed_f32_isa(gyro_isa isa, float *Y, float *RR, const 
         for (int n = 0; n < N; n += 8)
             merge_rows_avx512(Y + (size_t)n * C, O + (size_t)n * A, Wp, (double)c,
                               N - n < 8 ? N - n : 8, H, D, C);
+        return;
+    }
+    if (isa == GYRO_ISA_AVX2 && C <= MERGE_CMAX) { /* 8 rows at a time */
+        for (int n = 0; n < N; n += 8)
+            merge_rows_avx2(Y + (size_t)n * C, O + (size_t)n * A, Wp, (double)c,
+                            N - n < 8 ? N - n : 8, H, D, C);
         return;
     }
 #endif

@@ -73,14 +73,16 @@ void gyro_merge_pack_f32(float *Wp, const float *W, int geo, int H, int D, int C
 /* The inference head merge of gyro_merge_forward_f32 (no backward caches) on packed weights:
  * hyperbolic RR (N, H, C) = O_i M_iᵀ per head, then the fused gyro-sum of gyro_merge_sum_f32
  * into Y (N, C); Euclidean Y = O Wᵀ (RR unused, may be NULL). O (N, A). RR is scratch: on
- * AVX-512 (C <= 512) the products and the sum run 8 rows at a time on buffers of their own and
- * RR is not used. */
+ * AVX-512 and AVX2 (C <= 512) the products and the sum run 8 rows at a time on buffers of their
+ * own and RR is not used. */
 void gyro_merge_forward_packed_f32(float *Y, float *RR, const float *O, const float *Wp, int geo,
                                    float c, int N, int H, int D, int C);
 
 /* The same on a given instruction set (`isa` supported by the CPU, asserted): the products on
- * that level's kernel, and on AVX-512 the gyro-sum too (16-lane passes with masked tails; the
- * other levels run gyro_merge_sum_f32). Tests compare the levels with the cached merge. */
+ * that level's kernel, and on AVX-512 and AVX2 (C <= 512) the gyro-sum too, 8 rows at a time
+ * (16- and 8-lane float32 passes over padded rows, the rows' coefficients in double vectors;
+ * the generic level, and wider C, run gyro_merge_sum_f32). Tests compare the levels with the
+ * cached merge. */
 void gyro_merge_forward_packed_f32_isa(gyro_isa isa, float *Y, float *RR, const float *O,
                                        const float *Wp, int geo, float c, int N, int H, int D,
                                        int C);
