@@ -87,10 +87,10 @@ for sig in INT TERM; do
     pid=$!
     exec 7> in.fifo                              # the reader is now open: the writer is running
     printf '播放\tmusic.play\n' >&7
-    for _ in $(seq 1 50); do ls | grep -q '^k\.out\.tmp\.' && break; sleep 0.1; done
+    for _ in $(seq 1 300); do ls | grep -q '^k\.out\.tmp\.' && break; sleep 0.1; done
     ls | grep -q '^k\.out\.tmp\.' || bad "$cmd: no temporary file while writing (test broken)"
     kill -$sig $pid
-    for _ in $(seq 1 50); do kill -0 $pid 2> /dev/null || break; sleep 0.1; done
+    for _ in $(seq 1 300); do kill -0 $pid 2> /dev/null || break; sleep 0.1; done
     kill -0 $pid 2> /dev/null && { bad "$cmd ignored SIG$sig"; kill -9 $pid; }
     wait $pid; rc=$?
     exec 7>&-
