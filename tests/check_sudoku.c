@@ -2,7 +2,9 @@
  * solver (a known puzzle, counting to 2, an unsolvable grid), the generator (unique solutions,
  * minimal puzzles, reproducible by seed and index, the difficulty band) and the grade (more
  * clues, fewer search nodes), the symmetries (the image of a puzzle keeps a unique solution, the
- * image of its solution; the identity; transposition and relabelling by hand). */
+ * image of its solution; the identity; transposition and relabelling by hand), the rounds of
+ * singles propagation (a hidden single by hand, a stall, a hard puzzle, a plain re-count on
+ * generated puzzles) and the band of rounds. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,6 +264,140 @@ START_TEST(test_symmetry)
 }
 END_TEST
 
+/* Rounds of singles, counted the plain way: candidates by scanning the 20 peers of a cell, hidden
+ * singles by scanning each unit; -1 on a stall. Independent of the bitmask code under test. */
+static int rounds_plain(const gyro_sudoku *in)
+{
+    gyro_sudoku b = *in;
+    for (int rounds = 0;; rounds++) {
+        int cand[81][10], blanks = 0;
+        for (int i = 0; i < 81; i++) {
+            for (int d = 0; d < 10; d++) cand[i][d] = 0;
+            if (b.cell[i]) continue;
+            blanks++;
+            for (int d = 1; d <= 9; d++) cand[i][d] = 1;
+            for (int j = 0; j < 81; j++) {
+                int peer = j != i && (j / 9 == i / 9 || j % 9 == i % 9 ||
+                                      (j / 27 == i / 27 && (j % 9) / 3 == (i % 9) / 3));
+                if (peer && b.cell[j]) cand[i][b.cell[j]] = 0;
+            }
+        }
+        if (!blanks) return rounds;
+        int fill[81] = {0}, found = 0;
+        for (int i = 0; i < 81; i++) {
+            int n = 0, last = 0;
+            for (int d = 1; d <= 9; d++)
+                if (cand[i][d]) n++, last = d;
+            if (!b.cell[i] && n == 1) fill[i] = last;
+        }
+        for (int u = 0; u < 27; u++)
+            for (int d = 1; d <= 9; d++) {
+                int n = 0, where = -1;
+                for (int i = 0; i < 81; i++) {
+                    int in_u = u < 9 ? i / 9 == u : u < 18 ? i % 9 == u - 9
+                                                           : 3 * (i / 27) + (i % 9) / 3 == u - 18;
+                    if (in_u && !b.cell[i] && cand[i][d]) n++, where = i;
+                }
+                if (n == 1) fill[where] = d;
+            }
+        for (int i = 0; i < 81; i++)
+            if (fill[i]) b.cell[i] = (uint8_t)fill[i], found++;
+        if (!found) return -1;
+    }
+}
+
+START_TEST(test_rounds)
+{
+    gyro_sudoku sol = parse_ok(WIKI_SOL), out;
+    ck_assert_int_eq(gyro_sudoku_rounds(&sol, &out), 0);
+    ck_assert_mem_eq(out.cell, sol.cell, 81);
+    gyro_sudoku one = sol;
+    one.cell[40] = 0;
+    ck_assert_int_eq(gyro_sudoku_rounds(&one, &out), 1);
+    ck_assert_mem_eq(out.cell, sol.cell, 81);
+    /* Wikipedia's puzzle falls to singles */
+    gyro_sudoku w = parse_ok(WIKI);
+    const int rw = gyro_sudoku_rounds(&w, &out);
+    ck_assert_int_ge(rw, 2);
+    ck_assert_mem_eq(out.cell, sol.cell, 81);
+    ck_assert_int_eq(rw, rounds_plain(&w));
+    ck_assert_int_eq(gyro_sudoku_grade_of(&w).rounds, rw);
+    /* a hidden single that is not a naked one: 1 at r2c5, r3c8, r5c2, r8c3 leaves box 1 (and
+     * row 1, column 1) one place for 1, r1c1, where every digit is a candidate; nothing else is
+     * forced, so the next round stalls with r1c1 = 1 the only change */
+    gyro_sudoku h;
+    memset(&h, 0, sizeof h);
+    h.cell[9 * 1 + 4] = h.cell[9 * 2 + 7] = h.cell[9 * 4 + 1] = h.cell[9 * 7 + 2] = 1;
+    ck_assert_int_eq(gyro_sudoku_rounds(&h, &out), -1);
+    ck_assert_int_eq(out.cell[0], 1);
+    out.cell[0] = 0;
+    ck_assert_mem_eq(out.cell, h.cell, 81);
+    /* a hard puzzle (AI Escargot) needs more than singles; an inconsistent grid stalls */
+    gyro_sudoku e = parse_ok("1....7.9..3..2...8..96..5....53..9...1..8...26....4...3......1..4......7..7...3..");
+    ck_assert_int_eq(gyro_sudoku_rounds(&e, NULL), -1);
+    gyro_sudoku bad;
+    memset(&bad, 0, sizeof bad);
+    bad.cell[0] = bad.cell[1] = 4;
+    ck_assert_int_eq(gyro_sudoku_rounds(&bad, NULL), -1);
+    /* generated puzzles: the plain re-count agrees, and more clues mean fewer rounds */
+    gyro_sudoku_gen_config gc = gyro_sudoku_gen_config_default();
+    double mean[2] = {0, 0};
+    const int clues[2] = {32, 55};
+    for (int c = 0; c < 2; c++) {
+        gc.clues = clues[c];
+        for (uint64_t i = 0; i < 12; i++) {
+            gyro_sudoku p;
+            gyro_sudoku_grade g;
+            ck_assert_int_eq(gyro_sudoku_generate(5, i, &gc, &p, NULL, &g), GYRO_OK);
+            ck_assert_int_eq(g.rounds, gyro_sudoku_rounds(&p, NULL));
+            ck_assert_int_eq(g.rounds, rounds_plain(&p));
+            mean[c] += g.rounds / 12.0;
+        }
+    }
+    ck_assert_msg(mean[0] > mean[1] + 1, "mean rounds %g (32 clues) %g (55 clues)", mean[0], mean[1]);
+}
+END_TEST
+
+START_TEST(test_rounds_band)
+{
+    gyro_sudoku_gen_config gc = gyro_sudoku_gen_config_default();
+    gc.clues = 40;
+    gc.min_rounds = 4;
+    gc.max_rounds = 5;
+    gc.max_attempts = 10000;
+    for (uint64_t i = 0; i < 6; i++) {
+        gyro_sudoku p, sol, out;
+        gyro_sudoku_grade g;
+        ck_assert_int_eq(gyro_sudoku_generate(9, i, &gc, &p, &sol, &g), GYRO_OK);
+        ck_assert(g.rounds >= 4 && g.rounds <= 5);
+        ck_assert_int_eq(gyro_sudoku_rounds(&p, &out), g.rounds);
+        ck_assert_mem_eq(out.cell, sol.cell, 81);
+    }
+    /* a lower bound alone keeps singles-solvable puzzles only */
+    gc.max_rounds = 0;
+    gc.min_rounds = 1;
+    gc.clues = 28;
+    for (uint64_t i = 0; i < 4; i++) {
+        gyro_sudoku_grade g;
+        ck_assert_int_eq(gyro_sudoku_generate(9, i, &gc, NULL, NULL, &g), GYRO_OK);
+        ck_assert_int_ge(g.rounds, 1);
+    }
+    /* 60 clues never need 12 rounds */
+    gc.clues = 60;
+    gc.min_rounds = 12;
+    gc.max_attempts = 3;
+    ck_assert_int_eq(gyro_sudoku_generate(9, 0, &gc, NULL, NULL, NULL), GYRO_ERR_NOT_FOUND);
+    ck_assert_ptr_nonnull(strstr(gyro_error_message(), "rounds"));
+    gc = gyro_sudoku_gen_config_default();
+    gc.min_rounds = 5;
+    gc.max_rounds = 4;
+    ck_assert_int_eq(gyro_sudoku_generate(1, 0, &gc, NULL, NULL, NULL), GYRO_ERR_USAGE);
+    gc.min_rounds = -1;
+    gc.max_rounds = 0;
+    ck_assert_int_eq(gyro_sudoku_generate(1, 0, &gc, NULL, NULL, NULL), GYRO_ERR_USAGE);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sudoku");
@@ -276,6 +412,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_grade_monotone);
     tcase_add_test(tc, test_band_and_errors);
     tcase_add_test(tc, test_symmetry);
+    tcase_add_test(tc, test_rounds);
+    tcase_add_test(tc, test_rounds_band);
     suite_add_tcase(s, tc);
     return s;
 }

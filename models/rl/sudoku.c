@@ -127,11 +127,84 @@ int gyro_sudoku_solve(const gyro_sudoku *p, int limit, gyro_sudoku *first, uint6
     return s.found;
 }
 
+int gyro_sudoku_rounds(const gyro_sudoku *p, gyro_sudoku *solved)
+{
+    search s;
+    int ok = load(&s, p), rounds = 0;
+    while (ok) {
+        /* candidates of every blank on the board as the round starts */
+        unsigned cand[GYRO_SUDOKU_CELLS];
+        int blanks = 0;
+        for (int i = 0; i < GYRO_SUDOKU_CELLS; i++) {
+            cand[i] = 0;
+            if (s.g[i]) continue;
+            blanks++;
+            cand[i] = ALL & ~(unsigned)(s.row[i / 9] | s.col[i % 9] | s.box[box_of(i)]);
+        }
+        if (!blanks) break;
+        /* the singles of this board: fill[i] = the digit cell i must take, 0 if none */
+        uint8_t fill[GYRO_SUDOKU_CELLS] = {0};
+        int found = 0;
+        for (int i = 0; i < GYRO_SUDOKU_CELLS; i++) {
+            if (s.g[i]) continue;
+            if (cand[i] == 0) {
+                ok = 0; /* a blank without candidate: inconsistent */
+                break;
+            }
+            if (popcount9(cand[i]) == 1) /* naked single */
+                for (int d = 1; d <= 9; d++)
+                    if (cand[i] == 1u << d) fill[i] = (uint8_t)d;
+        }
+        if (!ok) break;
+        /* hidden singles: unit u of kind k (row, column, box), digit d with one place */
+        for (int k = 0; k < 3; k++)
+            for (int u = 0; u < 9; u++)
+                for (int d = 1; d <= 9; d++) {
+                    int where = -1, count = 0;
+                    for (int j = 0; j < 9; j++) {
+                        const int i = k == 0 ? 9 * u + j
+                                    : k == 1 ? 9 * j + u
+                                             : 27 * (u / 3) + 3 * (u % 3) + 9 * (j / 3) + j % 3;
+                        if (!s.g[i] && (cand[i] & (1u << d))) {
+                            where = i;
+                            count++;
+                        }
+                    }
+                    if (count == 1) {
+                        if (fill[where] && fill[where] != d) {
+                            ok = 0; /* a cell forced to two digits: inconsistent */
+                            break;
+                        }
+                        fill[where] = (uint8_t)d;
+                    }
+                }
+        if (!ok) break;
+        for (int i = 0; i < GYRO_SUDOKU_CELLS; i++) {
+            if (!fill[i]) continue;
+            const unsigned b = 1u << fill[i];
+            if ((s.row[i / 9] | s.col[i % 9] | s.box[box_of(i)]) & b) {
+                ok = 0; /* two singles of the round clash: inconsistent */
+                break;
+            }
+            place(&s, i, fill[i]);
+            found++;
+        }
+        if (!ok || !found) {
+            ok = 0;
+            break;
+        }
+        rounds++;
+    }
+    if (solved) memcpy(solved->cell, s.g, GYRO_SUDOKU_CELLS);
+    return ok ? rounds : -1;
+}
+
 gyro_sudoku_grade gyro_sudoku_grade_of(const gyro_sudoku *p)
 {
     gyro_sudoku_grade g;
     g.clues = gyro_sudoku_clues(p);
     gyro_sudoku_solve(p, 2, NULL, &g.nodes);
+    g.rounds = gyro_sudoku_rounds(p, NULL);
     return g;
 }
 
@@ -182,7 +255,8 @@ gyro_status gyro_sudoku_parse(const char *text, size_t len, gyro_sudoku *out)
 
 gyro_sudoku_gen_config gyro_sudoku_gen_config_default(void)
 {
-    gyro_sudoku_gen_config c = {.clues = 17, .min_nodes = 0, .max_nodes = 0, .max_attempts = 1000};
+    gyro_sudoku_gen_config c = {.clues = 17, .min_nodes = 0, .max_nodes = 0, .min_rounds = 0,
+                                .max_rounds = 0, .max_attempts = 1000};
     return c;
 }
 
@@ -203,7 +277,12 @@ gyro_status gyro_sudoku_generate(uint64_t seed, uint64_t index, const gyro_sudok
     if (cfg->max_nodes && cfg->max_nodes < cfg->min_nodes)
         return gyro_error_set(GYRO_ERR_USAGE, "sudoku: the node band [%llu, %llu] is empty",
                               (unsigned long long)cfg->min_nodes, (unsigned long long)cfg->max_nodes);
+    if (cfg->min_rounds < 0 || cfg->max_rounds < 0 ||
+        (cfg->max_rounds && cfg->max_rounds < cfg->min_rounds))
+        return gyro_error_set(GYRO_ERR_USAGE, "sudoku: the rounds band [%d, %d] is empty",
+                              cfg->min_rounds, cfg->max_rounds);
     if (cfg->max_attempts < 1) return gyro_error_set(GYRO_ERR_USAGE, "sudoku: attempts must be >= 1");
+    const int by_rounds = cfg->min_rounds > 0 || cfg->max_rounds > 0;
     gyro_rng rng;
     gyro_rng_seed(&rng, mix(seed) ^ mix(index ^ UINT64_C(0x5d0c0)));
     for (int attempt = 0; attempt < cfg->max_attempts; attempt++) {
@@ -235,18 +314,25 @@ gyro_status gyro_sudoku_generate(uint64_t seed, uint64_t index, const gyro_sudok
         }
         gyro_sudoku_grade g = gyro_sudoku_grade_of(&p);
         if (g.nodes < cfg->min_nodes || (cfg->max_nodes && g.nodes > cfg->max_nodes)) continue;
+        if (by_rounds && (g.rounds < 0 || g.rounds < cfg->min_rounds ||
+                          (cfg->max_rounds && g.rounds > cfg->max_rounds)))
+            continue;
         if (puzzle) *puzzle = p;
         if (solution) *solution = full;
         if (grade) *grade = g;
         return GYRO_OK;
     }
-    char hi[32];
+    char hi[32], rb[64] = "";
     if (cfg->max_nodes) snprintf(hi, sizeof hi, "%llu", (unsigned long long)cfg->max_nodes);
     else snprintf(hi, sizeof hi, "inf");
+    if (by_rounds && cfg->max_rounds)
+        snprintf(rb, sizeof rb, " and %d..%d rounds of singles", cfg->min_rounds, cfg->max_rounds);
+    else if (by_rounds)
+        snprintf(rb, sizeof rb, " and %d.. rounds of singles", cfg->min_rounds);
     return gyro_error_set(GYRO_ERR_NOT_FOUND,
-                          "sudoku: no puzzle blanked down to %d clues with %llu..%s search nodes in %d draws "
+                          "sudoku: no puzzle blanked down to %d clues with %llu..%s search nodes%s in %d draws "
                           "(seed %llu, puzzle %llu); widen the band or change --clues",
-                          cfg->clues, (unsigned long long)cfg->min_nodes, hi, cfg->max_attempts,
+                          cfg->clues, (unsigned long long)cfg->min_nodes, hi, rb, cfg->max_attempts,
                           (unsigned long long)seed, (unsigned long long)index);
 }
 

@@ -11,13 +11,16 @@
  * takes the blank cell with the fewest candidates (the first in row-major order on ties) and
  * tries its candidates in increasing order; a node is one placement of a digit. The grade of a
  * puzzle is (clues, nodes of the search that counts its solutions up to 2): a puzzle that naked
- * singles solve needs exactly one node per blank, and every wrong guess adds its subtree.
+ * singles solve needs exactly one node per blank, and every wrong guess adds its subtree. The
+ * grade also counts the rounds of singles propagation a puzzle needs (gyro_sudoku_rounds), the
+ * depth of its deduction.
  *
  * The generator, for a seed and an index (puzzle `index` of a seed does not depend on how many
  * are made): a full grid by the same search with the candidates of each node shuffled, then the
  * cells in a random order, each blanked if the puzzle keeps a unique solution, until `clues`
  * clues remain or no cell can go (a minimal puzzle, typically 22–27 clues); a puzzle whose grade
- * falls outside [min_nodes, max_nodes] is dropped and the next attempt drawn.
+ * falls outside [min_nodes, max_nodes] (or, when a rounds band is set, outside [min_rounds,
+ * max_rounds] or not solvable by singles) is dropped and the next attempt drawn.
  * Every function is reentrant; none prints.
  */
 #ifndef GYRO_RL_SUDOKU_H
@@ -38,6 +41,8 @@ typedef struct gyro_sudoku {
 typedef struct gyro_sudoku_grade {
     int clues;      /* given digits */
     uint64_t nodes; /* placements of the reference search counting solutions up to 2 */
+    int rounds;     /* rounds of singles propagation that solve it (gyro_sudoku_rounds); −1:
+                       singles alone do not */
 } gyro_sudoku_grade;
 
 /* Parse one puzzle from text[0..len) (trailing spaces, tabs, CR and LF are ignored). Errors,
@@ -60,22 +65,37 @@ int gyro_sudoku_consistent(const gyro_sudoku *s);
  * nodes to `nodes` when not NULL. An inconsistent grid has 0 solutions. */
 int gyro_sudoku_solve(const gyro_sudoku *s, int limit, gyro_sudoku *first, uint64_t *nodes);
 
-/* The grade of a puzzle (clues and the nodes of gyro_sudoku_solve with limit 2). */
+/* Rounds of singles propagation: a round looks at the board as it is and fills, all at once,
+ * every blank cell that is a naked single (one candidate left) or a hidden single (the only
+ * cell of its row, column or box where some digit can go); rounds repeat until the board is
+ * full. Returns the number of rounds (0 for a full grid), or −1 when a round finds no single
+ * (the puzzle needs more than singles: search or other techniques) or the grid is
+ * inconsistent. The rounds measure the depth of the deduction: a cell filled in round r
+ * depends on cells filled in round r − 1, so a model that fills cells by a fixed number of
+ * local steps needs a number of steps that grows with the rounds. With `solved` not NULL the
+ * board reached (full or stalled) is written there. */
+int gyro_sudoku_rounds(const gyro_sudoku *s, gyro_sudoku *solved);
+
+/* The grade of a puzzle (clues, the nodes of gyro_sudoku_solve with limit 2 and the rounds of
+ * gyro_sudoku_rounds). */
 gyro_sudoku_grade gyro_sudoku_grade_of(const gyro_sudoku *s);
 
 typedef struct gyro_sudoku_gen_config {
     int clues;          /* stop blanking at this many clues (17–81; 17: as few as possible) */
     uint64_t min_nodes; /* difficulty band of the grade's nodes: [min_nodes, max_nodes] */
     uint64_t max_nodes; /*   (max_nodes 0: no upper bound) */
+    int min_rounds;     /* band of the grade's rounds: [min_rounds, max_rounds]; with either */
+    int max_rounds;     /*   bound set (min_rounds > 0 or max_rounds > 0) only puzzles that
+                         *   singles solve (rounds >= 0) are kept; max_rounds 0: no upper bound */
     int max_attempts;   /* puzzles drawn before giving up on the band (≥ 1) */
 } gyro_sudoku_gen_config;
 
-/* clues 17, band [0, unbounded), 1000 attempts. */
+/* clues 17, bands [0, unbounded) (nodes and rounds: no filter), 1000 attempts. */
 gyro_sudoku_gen_config gyro_sudoku_gen_config_default(void);
 
 /* Puzzle `index` of `seed`: a puzzle with a unique solution, its solution and its grade (any of
  * the three outputs may be NULL). Errors: GYRO_ERR_USAGE (clues outside 17–81, max_nodes below
- * min_nodes, max_attempts < 1), GYRO_ERR_NOT_FOUND (no puzzle in the band within max_attempts
+ * min_nodes, max_rounds below min_rounds or a negative bound, max_attempts < 1), GYRO_ERR_NOT_FOUND (no puzzle in the band within max_attempts
  * draws; the message says which band and how many). */
 gyro_status gyro_sudoku_generate(uint64_t seed, uint64_t index, const gyro_sudoku_gen_config *cfg,
                                  gyro_sudoku *puzzle, gyro_sudoku *solution, gyro_sudoku_grade *grade);

@@ -2,13 +2,15 @@
  * their grade, and the reference solver on puzzles given as 81-character lines.
  *
  *   gyro sudoku generate [--seed S] [-n N] [--clues C] [--min-nodes A] [--max-nodes B]
- *                        [--attempts K] [--format text|stream] [-o OUT] [-q]
+ *                        [--min-rounds R] [--max-rounds R2] [--attempts K]
+ *                        [--format text|stream] [-o OUT] [-q]
  *   gyro sudoku solve [FILE ...]
  *
  * A thin wrapper over models/rl/sudoku.h. Text lines are puzzle<TAB>solution<TAB>clues<TAB>
- * nodes; `solve` reads the first field of each line, so generate's text output solves back.
- * The stream form is gyro.v1.Example records: text = the puzzle, label = the solution, source =
- * "sudoku:seed=S,clues=C,nodes=K", line = the puzzle's 1-based index.
+ * nodes<TAB>rounds (rounds of singles propagation, -1: singles do not solve it); `solve` reads
+ * the first field of each line, so generate's text output solves back. The stream form is
+ * gyro.v1.Example records: text = the puzzle, label = the solution, source =
+ * "sudoku:seed=S,clues=C,nodes=K,rounds=R", line = the puzzle's 1-based index.
  */
 #include <inttypes.h>
 #include <stddef.h>
@@ -27,6 +29,7 @@ typedef struct generate_args {
     gyro_sudoku_gen_config gc; /* the library's defaults (gyro_sudoku_gen_config_default) */
     uint64_t seed;
     long count, min_nodes, max_nodes;
+    int min_rounds, max_rounds;
     int stream, quiet;
     const char *output;
 } generate_args;
@@ -41,11 +44,18 @@ static const gyro_opt generate_opts[] = {
                 "keep only puzzles whose grade is at least A search nodes"),
     GYRO_O_LONG("max-nodes", 0, generate_args, max_nodes, "B", NULL, 1, 1000000000000L,
                 "... and at most B (default: no bound)"),
+    GYRO_O_INT("min-rounds", 0, generate_args, min_rounds, "R", "0", 0, 81,
+               "keep only puzzles that singles solve in at least R rounds of propagation (a round fills "
+               "every naked and hidden single of the board at once; the depth of the deduction)"),
+    GYRO_O_INT("max-rounds", 0, generate_args, max_rounds, "R", NULL, 1, 81,
+               "... and in at most R rounds (default: no bound); either bound keeps only puzzles that "
+               "singles solve"),
     GYRO_O_INT("attempts", 0, generate_args, gc.max_attempts, "K", NULL, 1, 100000000,
                "draws per puzzle before giving up on the band (default 1000; exit status 1)"),
     GYRO_O_CHOICE("format", 'f', generate_args, stream, "F", "text|stream", "text",
-                  "text (puzzle, solution, clues, nodes separated by tabs) or stream (Example records: "
-                  "text = puzzle, label = solution, source = sudoku:seed=S,clues=C,nodes=K)"),
+                  "text (puzzle, solution, clues, nodes, rounds separated by tabs; rounds -1: singles do "
+                  "not solve it) or stream (Example records: text = puzzle, label = solution, source = "
+                  "sudoku:seed=S,clues=C,nodes=K,rounds=R)"),
     GYRO_O_STR("output", 'o', generate_args, output, "FILE", "-", "output, written atomically ('-': stdout)"),
     GYRO_O_FLAG("quiet", 'q', generate_args, quiet, "no summary line"),
     GYRO_O_END,
@@ -53,9 +63,10 @@ static const gyro_opt generate_opts[] = {
 
 const gyro_cmd_spec gyro_spec_sudoku_generate = {
     "sudoku generate", "[options]",
-    "9x9 puzzles with a unique solution, graded by the number of clues and the search nodes the "
+    "9x9 puzzles with a unique solution, graded by the number of clues, the search nodes the "
     "reference solver (bitmask backtracking, fewest candidates first) needs to prove the solution "
-    "unique. Puzzle i of a seed is the same whatever -n is.",
+    "unique, and the rounds of singles propagation that solve it (-1 when singles do not). Puzzle i "
+    "of a seed is the same whatever -n is.",
     "Exit status: 0 OK, 1 I/O error or no puzzle in the band within the attempts, 2 usage.",
     generate_opts,
     NULL,
@@ -67,7 +78,8 @@ const gyro_cmd_spec gyro_spec_sudoku_solve = {
     "sudoku solve", "[FILE ...]",
     "Read puzzles, one per line (81 characters: digits 1-9, '.' or '0' for a blank; the first "
     "tab-separated field of a line; empty lines are skipped) from the FILEs or standard input, and "
-    "print puzzle, solution, clues and nodes for each. A puzzle with several solutions is solved "
+    "print puzzle, solution, clues, nodes and rounds (of singles propagation; -1: singles do not "
+    "solve it) for each. A puzzle with several solutions is solved "
     "with the first and reported on stderr.",
     "Exit status: 0 OK, 1 I/O error, 2 usage, 65 a malformed puzzle (wrong size, a character other "
     "than digits and blanks, a digit repeated in a row, column or box) or one without solution; "
@@ -96,6 +108,11 @@ static int cmd_generate(int argc, char **argv)
     gyro_sudoku_gen_config gc = o.gc;
     gc.min_nodes = (uint64_t)o.min_nodes;
     if (o.max_nodes) gc.max_nodes = (uint64_t)o.max_nodes;
+    gc.min_rounds = o.min_rounds;
+    gc.max_rounds = o.max_rounds;
+    if (gc.max_rounds && gc.max_rounds < gc.min_rounds)
+        return gyro_cli_usage_error(cmd, "--max-rounds %d is below --min-rounds %d", gc.max_rounds,
+                                    gc.min_rounds);
     uint64_t seed = o.seed;
     long count = o.count;
     int stream = o.stream, quiet = o.quiet;
@@ -113,7 +130,8 @@ static int cmd_generate(int argc, char **argv)
                                                            "gyro sudoku generate " GYRO_VERSION, &w)
                             : gyro_atomic_open(&f, output);
     if (st != GYRO_OK) return gyro_cli_fail(cmd, st);
-    double clue_sum = 0, node_sum = 0;
+    double clue_sum = 0, node_sum = 0, round_sum = 0;
+    long round_n = 0;
     for (long i = 0; i < count && st == GYRO_OK; i++) {
         gyro_sudoku p, sol;
         gyro_sudoku_grade g;
@@ -121,20 +139,24 @@ static int cmd_generate(int argc, char **argv)
         if (st != GYRO_OK) break;
         clue_sum += g.clues;
         node_sum += (double)g.nodes;
+        if (g.rounds >= 0) {
+            round_sum += g.rounds;
+            round_n++;
+        }
         char ps[GYRO_SUDOKU_CELLS + 1], ss[GYRO_SUDOKU_CELLS + 1];
         gyro_sudoku_format(&p, ps);
         gyro_sudoku_format(&sol, ss);
         if (stream) {
-            char source[96];
-            snprintf(source, sizeof source, "sudoku:seed=%" PRIu64 ",clues=%d,nodes=%" PRIu64, seed,
-                     g.clues, g.nodes);
+            char source[128];
+            snprintf(source, sizeof source, "sudoku:seed=%" PRIu64 ",clues=%d,nodes=%" PRIu64 ",rounds=%d",
+                     seed, g.clues, g.nodes, g.rounds);
             Gyro__V1__Example e = GYRO__V1__EXAMPLE__INIT;
             e.text = ps;
             e.label = ss;
             e.source = source;
             e.line = (uint64_t)i + 1;
             st = gyro_stream_write(w, &e.base);
-        } else if (fprintf(f.fp, "%s\t%s\t%d\t%" PRIu64 "\n", ps, ss, g.clues, g.nodes) < 0) {
+        } else if (fprintf(f.fp, "%s\t%s\t%d\t%" PRIu64 "\t%d\n", ps, ss, g.clues, g.nodes, g.rounds) < 0) {
             st = gyro_error_set(GYRO_ERR_IO, "%s: write error", output);
         }
     }
@@ -148,8 +170,9 @@ static int cmd_generate(int argc, char **argv)
     if (st != GYRO_OK) return gyro_cli_fail(cmd, st);
     if (!quiet)
         fprintf(stderr, "gyro sudoku: %ld puzzles (seed %" PRIu64 ", %s), mean %.1f clues, mean %.0f "
-                "search nodes -> %s\n", count, seed, format, count ? clue_sum / count : 0.0,
-                count ? node_sum / count : 0.0, output);
+                "search nodes, %ld solved by singles in %.2f rounds on average -> %s\n", count, seed,
+                format, count ? clue_sum / count : 0.0, count ? node_sum / count : 0.0, round_n,
+                round_n ? round_sum / round_n : 0.0, output);
     return 0;
 }
 
@@ -189,7 +212,9 @@ static int solve_file(FILE *fp, const char *name)
         char ps[GYRO_SUDOKU_CELLS + 1], ss[GYRO_SUDOKU_CELLS + 1];
         gyro_sudoku_format(&p, ps);
         gyro_sudoku_format(&sol, ss);
-        if (printf("%s\t%s\t%d\t%" PRIu64 "\n", ps, ss, gyro_sudoku_clues(&p), nodes) < 0) rc = 1;
+        if (printf("%s\t%s\t%d\t%" PRIu64 "\t%d\n", ps, ss, gyro_sudoku_clues(&p), nodes,
+                   gyro_sudoku_rounds(&p, NULL)) < 0)
+            rc = 1;
     }
     if (rc == 0 && ferror(fp)) {
         fprintf(stderr, "gyro sudoku solve: %s: read error\n", name);

@@ -22,8 +22,8 @@ cmp -s "$T/a.txt" "$T/c.txt" && fail "seeds 5 and 6 gave the same puzzles"
 "$GYRO" sudoku generate -q --seed 5 -n 3 > "$T/d.txt"
 [ "$(head -3 "$T/a.txt")" = "$(cat "$T/d.txt")" ] || fail "puzzle i depends on -n"
 [ "$(wc -l < "$T/a.txt")" = 6 ] || fail "6 puzzles expected"
-awk -F'\t' 'NF != 4 || length($1) != 81 || length($2) != 81 || $1 !~ /^[1-9.]+$/ || $2 !~ /^[1-9]+$/ {exit 1}' "$T/a.txt" \
-  || fail "text lines are not puzzle, solution, clues, nodes: $(head -1 "$T/a.txt")"
+awk -F'\t' 'NF != 5 || $5 !~ /^-?[0-9]+$/ || length($1) != 81 || length($2) != 81 || $1 !~ /^[1-9.]+$/ || $2 !~ /^[1-9]+$/ {exit 1}' "$T/a.txt" \
+  || fail "text lines are not puzzle, solution, clues, nodes, rounds: $(head -1 "$T/a.txt")"
 
 # solve reads generate's lines back: same solution, same grade, no warning (unique)
 "$GYRO" sudoku solve "$T/a.txt" > "$T/s.txt" 2> "$T/err" || fail "solve: $(cat "$T/err")"
@@ -33,13 +33,21 @@ cmp -s "$T/a.txt" "$T/s.txt" || fail "solve disagrees with generate"
 # the stream form
 "$GYRO" sudoku generate -q --seed 5 -n 2 --format stream -o "$T/p.pb" || fail "stream"
 "$GYRO" dump "$T/p.pb" > "$T/p.json" || fail "dump"
-grep -q '"source":"sudoku:seed=5,clues=[0-9]*,nodes=[0-9]*"' "$T/p.json" || fail "stream source: $(head -1 "$T/p.json")"
+grep -q '"source":"sudoku:seed=5,clues=[0-9]*,nodes=[0-9]*,rounds=-*[0-9]*"' "$T/p.json" || fail "stream source: $(head -1 "$T/p.json")"
 p1=$(head -1 "$T/a.txt" | cut -f1)
 grep -q "\"text\":\"$p1\"" "$T/p.json" || fail "stream text differs from the text form"
 
 # a difficulty band
 "$GYRO" sudoku generate -q --seed 2 -n 3 --min-nodes 1500 | awk -F'\t' '$4 < 1500 {exit 1}' || fail "band not kept"
 expect_rc 1 "$GYRO" sudoku generate -q -n 1 --max-nodes 10 --attempts 2
+grep -q 'no puzzle' "$T/err" || fail "impossible band: $(cat "$T/err")"
+# a band of rounds of singles propagation
+"$GYRO" sudoku generate -q --seed 2 -n 5 --clues 40 --min-rounds 4 --max-rounds 5 --attempts 10000 > "$T/r.txt" \
+  || fail "rounds band"
+awk -F'\t' '$5 < 4 || $5 > 5 {exit 1}' "$T/r.txt" || fail "rounds band not kept: $(cut -f5 "$T/r.txt" | tr '\n' ' ')"
+"$GYRO" sudoku solve "$T/r.txt" | cmp -s - "$T/r.txt" || fail "solve grades rounds differently"
+expect_rc 2 "$GYRO" sudoku generate --min-rounds 5 --max-rounds 4
+expect_rc 1 "$GYRO" sudoku generate -q -n 1 --clues 60 --min-rounds 12 --attempts 2
 grep -q 'no puzzle' "$T/err" || fail "impossible band: $(cat "$T/err")"
 
 # a known puzzle
