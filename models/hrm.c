@@ -211,6 +211,7 @@ struct gyro_hrm_trainer {
     int *pend;             /* (max_batch) 1: the previous segment awaits its continue target */
     float *ppool;          /* (max_batch, C) Q-head features of the previous segment */
     float *pq;             /* (max_batch) Q_continue logit of the previous segment */
+    int min_segments;      /* gyro_hrm_train_step: every fresh example runs at least this many */
 };
 
 void gyro_hrm_trainer_free(gyro_hrm_trainer *t)
@@ -252,6 +253,7 @@ gyro_status gyro_hrm_trainer_new(gyro_hrm_model *m, const gyro_hrm_train_config 
         return gyro_error_set(GYRO_ERR_NOMEM, "hrm: out of memory");
     t->m = m;
     t->tc = *tc;
+    t->min_segments = 1;
     const gyro_hrm_config *cfg = &m->cfg;
     const size_t nmax = (size_t)tc->max_batch * cfg->n_cells;
     /* the look-ahead acts of gyro_hrm_train_batch are made at its first use */
@@ -446,6 +448,11 @@ gyro_status gyro_hrm_train_batch(gyro_hrm_trainer *t, const int32_t *tokens, con
     return GYRO_OK;
 }
 
+void gyro_hrm_trainer_set_min_segments(gyro_hrm_trainer *t, int m)
+{
+    t->min_segments = m < 1 ? 1 : m;
+}
+
 int gyro_hrm_trainer_vacant(const gyro_hrm_trainer *t)
 {
     int v = 0;
@@ -495,6 +502,8 @@ gyro_status gyro_hrm_train_step(gyro_hrm_trainer *t, const int32_t *tokens, cons
         t->mmin[b] = Mmax > 1 && gyro_rng_uniform(rng) < cfg->act_eps
                          ? 2 + (int)gyro_rng_below(rng, (uint32_t)(Mmax - 1))
                          : 1;
+        if (t->mmin[b] < t->min_segments)
+            t->mmin[b] = t->min_segments;
         t->vac[b] = 0;
         f++;
     }

@@ -316,6 +316,12 @@ typedef struct gyro_hrm_step_stats {
 gyro_status gyro_hrm_train_step(gyro_hrm_trainer *t, const int32_t *tokens, const int *labels,
                                 int n_fresh, int *used, gyro_rng *rng, gyro_hrm_step_stats *stats);
 
+/* From the next fresh example on, gyro_hrm_train_step gives every example that enters a slot
+ * at least m segments (its M_min is max(m, the drawn M_min); m < 1 counts as 1, the default):
+ * with m = M_max every example runs M_max segments and the Q head learns its targets without
+ * halting anyone (a deep-supervision phase before ACT decides). */
+void gyro_hrm_trainer_set_min_segments(gyro_hrm_trainer *t, int m);
+
 /* Vacant slots: how many fresh examples the next gyro_hrm_train_step takes. */
 int gyro_hrm_trainer_vacant(const gyro_hrm_trainer *t);
 

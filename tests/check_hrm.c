@@ -3,7 +3,7 @@
  * both geometries, on every parameter; the full BPTT gradient against finite differences of the
  * whole segment; the cosine between the one-step and the BPTT gradient (printed); the modes'
  * forward passes agree; activation memory does not grow with N·T in the one-step mode; a toy
- * training run whose loss falls; the model file (round trip, corrupt, truncated, newer version,
+ * training run whose loss falls; the persistent batch and its minimum of segments; the model file (round trip, corrupt, truncated, newer version,
  * foreign file). */
 #include <check.h>
 #include <math.h>
@@ -436,6 +436,50 @@ START_TEST(persistent_batch)
 }
 END_TEST
 
+/* gyro_hrm_trainer_set_min_segments: with a Q head that always says halt (bias +10 against −10)
+ * and ACT on, every example halts after one segment; with the minimum at M_max = 3 none halts
+ * before its third segment, all halt at it; back at 1, the next fresh examples halt at once
+ * again (the ones already in a slot keep the minimum they entered with). */
+START_TEST(min_segments)
+{
+    gyro_hrm_config c = tiny_cfg(GYRO_GEO_EUCLIDEAN, 1, 1);
+    c.act_eps = 0;
+    gyro_hrm_model *m;
+    gyro_hrm_trainer *t;
+    ck_assert_int_eq(gyro_hrm_new(&c, 2, &m), GYRO_OK);
+    m->params[m->lay.q_b] = 10.0f;
+    m->params[m->lay.q_b + 1] = -10.0f;
+    gyro_hrm_train_config tc = gyro_hrm_train_config_default();
+    tc.max_batch = 4;
+    ck_assert_int_eq(gyro_hrm_trainer_new(m, &tc, &t), GYRO_OK);
+    gyro_rng r;
+    gyro_rng_seed(&r, 3);
+    int32_t tok[4 * 5];
+    int lab[4 * 5];
+    for (int i = 0; i < 4 * 5; i++) {
+        tok[i] = (int32_t)gyro_rng_below(&r, 4);
+        lab[i] = (int)gyro_rng_below(&r, 3);
+    }
+    gyro_hrm_step_stats st;
+    int used;
+    ck_assert_int_eq(gyro_hrm_train_step(t, tok, lab, 4, &used, &r, &st), GYRO_OK);
+    ck_assert_int_eq(st.halted, 4);
+    gyro_hrm_trainer_set_min_segments(t, 3);
+    for (int k = 1; k <= 3; k++) {
+        ck_assert_int_eq(gyro_hrm_train_step(t, tok, lab, 4, &used, &r, &st), GYRO_OK);
+        ck_assert_int_eq(used, k == 1 ? 4 : 0);
+        ck_assert_int_eq(st.halted, k == 3 ? 4 : 0);
+    }
+    ck_assert_int_eq(st.halted_segments, 12);
+    gyro_hrm_trainer_set_min_segments(t, 0); /* counts as 1 */
+    ck_assert_int_eq(gyro_hrm_train_step(t, tok, lab, 4, &used, &r, &st), GYRO_OK);
+    ck_assert_int_eq(used, 4);
+    ck_assert_int_eq(st.halted, 4);
+    gyro_hrm_trainer_free(t);
+    gyro_hrm_free(m);
+}
+END_TEST
+
 START_TEST(model_file)
 {
     char path[] = "/tmp/check_hrm_XXXXXX";
@@ -498,6 +542,7 @@ static Suite *hrm_suite(void)
     tcase_add_test(tc, memory_flat_in_nt);
     tcase_add_test(tc, toy_training_loss_falls);
     tcase_add_test(tc, persistent_batch);
+    tcase_add_test(tc, min_segments);
     tcase_add_test(tc, model_file);
     suite_add_tcase(s, tc);
     return s;

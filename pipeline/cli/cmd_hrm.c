@@ -168,6 +168,7 @@ typedef struct train_args {
     long epochs;
     double cpu_limit;         /* CPU seconds, 0: no limit */
     double ds_start;          /* share of the training run with one segment per puzzle */
+    double act_start;         /* share of the training run before ACT may halt a puzzle early */
     uint64_t seed;
     int geometry, no_act, plain, quiet, augment, whole_batch;
 } train_args;
@@ -205,6 +206,10 @@ static const gyro_opt train_opts[] = {
     GYRO_O_DOUBLE("ds-start", 0, TA, ds_start, "F", NULL, 0, 1,
                   "deep supervision starts after the share F of the training (of --cpu-seconds, else of the "
                   "epochs); before it every puzzle runs one segment, a plain pass of the recurrence (default 0)"),
+    GYRO_O_DOUBLE("act-start", 0, TA, act_start, "F", NULL, 0, 1,
+                  "ACT may halt a puzzle before M segments only after the share F of the training; before it "
+                  "(and after --ds-start) every puzzle runs M segments, each with its loss, while the Q head "
+                  "learns its targets (default 0: ACT from the start)"),
     GYRO_O_DOUBLE("q-weight", 0, TA, tc.q_weight, "W", NULL, 0, 0,
                   "weight of the Q head's loss in the persistent batch (default 0.5)"),
     GYRO_O_LONG("epochs", 'E', TA, epochs, "E", "10", 1, 1000000, "passes over FILE"),
@@ -248,8 +253,8 @@ static int train_parse(int argc, char **argv, train_args *o, const char **file)
     if (!(o->tc.lr > 0)) return gyro_cli_usage_error(cmd, "--lr must be > 0");
     if (!(o->tc.ball_lr >= 0)) return gyro_cli_usage_error(cmd, "--ball-lr must be >= 0");
     if (!(o->tc.q_weight >= 0)) return gyro_cli_usage_error(cmd, "--q-weight must be >= 0");
-    if (o->whole_batch && o->ds_start > 0)
-        return gyro_cli_usage_error(cmd, "--ds-start needs the persistent batch (not --whole-batch)");
+    if (o->whole_batch && (o->ds_start > 0 || o->act_start > 0))
+        return gyro_cli_usage_error(cmd, "--ds-start and --act-start need the persistent batch (not --whole-batch)");
     if (o->geometry) o->cfg.geometry = GYRO_GEO_HYPERBOLIC;
     if (o->no_act) o->tc.act = 0;
     if (o->plain) {
@@ -366,7 +371,7 @@ static gyro_status train_epoch(train_run *r, long ep, int quiet)
  * puzzles replaced by the next ones of the shuffled order; an epoch ends when n fresh puzzles
  * have entered. Runs `epochs` epochs or until the CPU budget is spent; prints a progress line per
  * epoch unless quiet. */
-static gyro_status train_carry(train_run *r, long epochs, double ds_start, int quiet)
+static gyro_status train_carry(train_run *r, long epochs, double ds_start, double act_start, int quiet)
 {
     const long n = r->data->n;
     const int m_max = r->m->cfg.m_max;
@@ -374,6 +379,9 @@ static gyro_status train_carry(train_run *r, long epochs, double ds_start, int q
      * switch comes when all slots are vacant */
     int one = ds_start > 0;
     if (one) r->m->cfg.m_max = 1;
+    /* before act_start every puzzle runs M segments (the Q head learns, nobody halts early) */
+    int full = act_start > 0 && act_start > ds_start;
+    if (full) gyro_hrm_trainer_set_min_segments(r->t, m_max);
     long pos = n, entered = 0, ep = 0;
     double eloss = 0, ece = 0;
     long esteps = 0, ecells = 0, eright = 0, esegs = 0, ehalted = 0, esolved = 0;
@@ -397,6 +405,11 @@ static gyro_status train_carry(train_run *r, long epochs, double ds_start, int q
                                      : entered >= (long)(ds_start * (double)epochs * (double)n))) {
             one = 0;
             r->m->cfg.m_max = m_max;
+        }
+        if (full && (r->cpu_limit > 0 ? cpu_seconds() - r->cpu0 >= act_start * r->cpu_limit
+                                      : entered >= (long)(act_start * (double)epochs * (double)n))) {
+            full = 0;
+            gyro_hrm_trainer_set_min_segments(r->t, 1);
         }
         esteps++;
         eloss += ss.loss;
@@ -450,7 +463,7 @@ static int train_model(const char *cmd, const train_args *o, const puzzles *data
         gyro_rng_seed(&r.rng, o->seed ^ 0x68726dULL);
         r.cpu0 = cpu_seconds();
     }
-    if (st == GYRO_OK && !o->whole_batch) st = train_carry(&r, o->epochs, o->ds_start, o->quiet);
+    if (st == GYRO_OK && !o->whole_batch) st = train_carry(&r, o->epochs, o->ds_start, o->act_start, o->quiet);
     for (long ep = 0; st == GYRO_OK && o->whole_batch && ep < o->epochs && !r.out_of_time; ep++)
         st = train_epoch(&r, ep, o->quiet);
     if (st == GYRO_OK) st = gyro_hrm_save(m, o->output);

@@ -14,11 +14,15 @@
 #
 #   tests/bench/hrm_sudoku.sh [GYRO]          (default build/gyro; run from the project root)
 #
-# Knobs [defaults]: SEEDS ["1 2 3"], TRAIN_N [1000] and TEST_N [200] puzzles, CLUES [60] and
-# MAX_NODES [21] (the band: puzzles of CLUES clues whose reference search needs at most MAX_NODES
-# nodes), CPU [300] CPU seconds of training per run, DIM [64], N [2], T [2], M [4], LR [1e-3],
+# Knobs [defaults]: SEEDS ["1 2 3"], TRAIN_N [1000] and TEST_N [200] puzzles, CLUES [60],
+# MAX_NODES [21], MIN_ROUNDS [0] and MAX_ROUNDS [0: none] (the band: puzzles of CLUES clues whose
+# reference search needs at most MAX_NODES nodes and that singles solve in MIN_ROUNDS..MAX_ROUNDS
+# rounds of propagation, gyro sudoku generate --min-rounds/--max-rounds), CPU [300] CPU seconds
+# of training per run, DIM [64], N [2], T [2], M [4], LR [1e-3],
 # DS_START [0: hrm train --ds-start, the share of the budget trained with one segment per puzzle
-# before deep supervision starts], Q_WEIGHT [0.5: the Q head's loss weight],
+# before deep supervision starts], ACT_START [0: hrm train --act-start, the share of the budget
+# before ACT may halt a puzzle early], EPS [0.1: hrm train --act-eps], Q_WEIGHT [0.5: the Q head's
+# loss weight], SEG_LIST ["1 2 4"; the HRM's test accuracy after a fixed number of segments],
 # BATCH [32], MEM_N [64], NT_LIST ["1x1 2x2 4x4"], AUGMENT [1: hrm train --augment, a random
 # symmetry of each puzzle per batch, for every model], KINDS ["hrm plain"; also "flat": the HRM
 # recurrence with one segment, no deep supervision nor ACT], OUT [a temporary directory: raw lines].
@@ -29,6 +33,8 @@ TRAIN_N=${TRAIN_N:-1000}
 TEST_N=${TEST_N:-200}
 CLUES=${CLUES:-60}
 MAX_NODES=${MAX_NODES:-21}
+MIN_ROUNDS=${MIN_ROUNDS:-0}
+MAX_ROUNDS=${MAX_ROUNDS:-0}
 CPU=${CPU:-300}
 DIM=${DIM:-64}
 N=${N:-2}
@@ -36,6 +42,9 @@ T=${T:-2}
 M=${M:-4}
 LR=${LR:-1e-3}
 DS_START=${DS_START:-0}
+ACT_START=${ACT_START:-0}
+EPS=${EPS:-0.1}
+SEG_LIST=${SEG_LIST:-"1 2 4"}
 Q_WEIGHT=${Q_WEIGHT:-0.5}
 BATCH=${BATCH:-32}
 MEM_N=${MEM_N:-64}
@@ -52,16 +61,21 @@ median() { sort -g | awk '{v[NR]=$1} END {if (NR == 0) print "nan"; else if (NR 
 col() { grep "^$1 " "$runs" | tr ' ' '\n' | sed -n "s/^$2=//p" | median; }
 
 echo "# hrm_sudoku: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# band: $CLUES clues, <= $MAX_NODES search nodes; $TRAIN_N training / $TEST_N test puzzles per seed;"
+echo "# band: $CLUES clues, <= $MAX_NODES search nodes, $MIN_ROUNDS..$MAX_ROUNDS rounds of singles (0: no bound);"
+echo "# $TRAIN_N training / $TEST_N test puzzles per seed;"
 echo "# $CPU CPU s of training per run; C=$DIM, N=$N, T=$T, M_max=$M, lr $LR, batch $BATCH, augment $AUGMENT;"
-echo "# HRM: deep supervision from $DS_START of the budget on, Q weight $Q_WEIGHT; seeds: $SEEDS"
+echo "# HRM: deep supervision from $DS_START of the budget on, ACT from $ACT_START on, eps $EPS, Q weight $Q_WEIGHT;"
+echo "# seeds: $SEEDS"
 band=(--clues "$CLUES" --max-nodes "$MAX_NODES" --attempts 100000)
+[ "$MIN_ROUNDS" != 0 ] && band+=(--min-rounds "$MIN_ROUNDS")
+[ "$MAX_ROUNDS" != 0 ] && band+=(--max-rounds "$MAX_ROUNDS")
 arch=(--dim "$DIM" --heads 4 --head-dim $((DIM / 4)) --ffn $((2 * DIM)) -b "$BATCH" -l "$LR")
 # one training run and its evaluations: run KIND SEED
 run() {
   local kind=$1 seed=$2 extra
   case $kind in
-    hrm) extra=(-N "$N" -T "$T" -M "$M" --ds-start "$DS_START" --q-weight "$Q_WEIGHT") ;;
+    hrm) extra=(-N "$N" -T "$T" -M "$M" --ds-start "$DS_START" --act-start "$ACT_START" --act-eps "$EPS"
+                --q-weight "$Q_WEIGHT") ;;
     flat) extra=(-N "$N" -T "$T" -M 1) ;;
     plain) extra=(--plain) ;;
   esac
@@ -73,6 +87,10 @@ run() {
   if [ "$kind" = hrm ]; then
     ev=$("$GYRO" hrm eval --no-act -m "$OUT/$kind-$seed.bin" "$OUT/test-$seed.txt")
     echo "hrm_mmax seed=$seed $ev" >> "$runs"
+    for k in $SEG_LIST; do
+      ev=$("$GYRO" hrm eval --no-act -M "$k" -m "$OUT/$kind-$seed.bin" "$OUT/test-$seed.txt")
+      echo "hrm_seg$k seed=$seed $ev" >> "$runs"
+    done
   fi
 }
 aug=(); [ "$AUGMENT" = 1 ] && aug=(--augment)
@@ -107,6 +125,9 @@ echo "## ACT vs always M_max (the same HRM models, test puzzles)"
 printf "%-22s %9s %7s %10s\n" eval cell_acc exact mean_segs
 printf "%-22s %9s %7s %10s\n" "ACT (Q_halt > Q_cont)" "$(col hrm eval_cell_accuracy)" "$(col hrm eval_exact)" "$(col hrm eval_mean_segments)"
 printf "%-22s %9s %7s %10s\n" "always M_max" "$(col hrm_mmax cell_accuracy)" "$(col hrm_mmax exact)" "$(col hrm_mmax mean_segments)"
+for k in $SEG_LIST; do
+  printf "%-22s %9s %7s %10s\n" "always $k segments" "$(col hrm_seg$k cell_accuracy)" "$(col hrm_seg$k exact)" "$k"
+done
 
 echo
 echo "## memory and time against N*T: one epoch of $MEM_N puzzles, M=1, batch $BATCH (seed 1)"
