@@ -15,15 +15,15 @@
 #   tests/bench/hrm_sudoku.sh [GYRO]          (default build/gyro; run from the project root)
 #
 # Knobs [defaults]: SEEDS ["1 2 3"], TRAIN_N [1000] and TEST_N [200] puzzles, CLUES [60],
-# MAX_NODES [21], MIN_ROUNDS [0] and MAX_ROUNDS [0: none] (the band: puzzles of CLUES clues whose
+# MAX_NODES [21], MIN_ROUNDS [0] and MAX_ROUNDS [2; 0: none] (the band: puzzles of CLUES clues whose
 # reference search needs at most MAX_NODES nodes and that singles solve in MIN_ROUNDS..MAX_ROUNDS
-# rounds of propagation, gyro sudoku generate --min-rounds/--max-rounds), CPU [300] CPU seconds
-# of training per run, DIM [64], N [2], T [2], M [4], LR [1e-3],
-# DS_START [0: hrm train --ds-start, the share of the budget trained with one segment per puzzle
-# before deep supervision starts], ACT_START [0: hrm train --act-start, the share of the budget
+# rounds of propagation, gyro sudoku generate --min-rounds/--max-rounds), CPU [120] CPU seconds
+# of training per run, DIM [64], N [1], T [1], M [2], LR [1e-3],
+# DS_START [0.7: hrm train --ds-start, the share of the budget trained with one segment per puzzle
+# before deep supervision starts], ACT_START [0.9: hrm train --act-start, the share of the budget
 # before ACT may halt a puzzle early], EPS [0.1: hrm train --act-eps], Q_WEIGHT [0.5: the Q head's
-# loss weight], SEG_LIST ["1 2 4"; the HRM's test accuracy after a fixed number of segments],
-# BATCH [32], MEM_N [64], NT_LIST ["1x1 2x2 4x4"], AUGMENT [1: hrm train --augment, a random
+# loss weight], SEG_LIST ["1 2 3"; the HRM's test accuracy after a fixed number of segments],
+# BATCH [32], MEM_N [32], NT_LIST ["1x1 2x2 4x4"], AUGMENT [1: hrm train --augment, a random
 # symmetry of each puzzle per batch, for every model], KINDS ["hrm plain"; also "flat": the HRM
 # recurrence with one segment, no deep supervision nor ACT], OUT [a temporary directory: raw lines].
 set -euo pipefail
@@ -34,20 +34,20 @@ TEST_N=${TEST_N:-200}
 CLUES=${CLUES:-60}
 MAX_NODES=${MAX_NODES:-21}
 MIN_ROUNDS=${MIN_ROUNDS:-0}
-MAX_ROUNDS=${MAX_ROUNDS:-0}
-CPU=${CPU:-300}
+MAX_ROUNDS=${MAX_ROUNDS:-2}
+CPU=${CPU:-120}
 DIM=${DIM:-64}
-N=${N:-2}
-T=${T:-2}
-M=${M:-4}
+N=${N:-1}
+T=${T:-1}
+M=${M:-2}
 LR=${LR:-1e-3}
-DS_START=${DS_START:-0}
-ACT_START=${ACT_START:-0}
+DS_START=${DS_START:-0.7}
+ACT_START=${ACT_START:-0.9}
 EPS=${EPS:-0.1}
-SEG_LIST=${SEG_LIST:-"1 2 4"}
+SEG_LIST=${SEG_LIST:-"1 2 3"}
 Q_WEIGHT=${Q_WEIGHT:-0.5}
 BATCH=${BATCH:-32}
-MEM_N=${MEM_N:-64}
+MEM_N=${MEM_N:-32}
 NT_LIST=${NT_LIST:-"1x1 2x2 4x4"}
 AUGMENT=${AUGMENT:-1}
 KINDS=${KINDS:-"hrm plain"}
@@ -84,6 +84,12 @@ run() {
        -o "$OUT/$kind-$seed.bin" "$OUT/train-$seed.txt")
   ev=$("$GYRO" hrm eval -m "$OUT/$kind-$seed.bin" "$OUT/test-$seed.txt" | sed 's/\([a-z_]*\)=/eval_\1=/g')
   echo "$kind seed=$seed $tr $ev" >> "$runs"
+  # the same model on the test puzzles of each number of rounds (field 5 of the lines)
+  for f in "$OUT"/test-$seed-r*.txt; do
+    [ -e "$f" ] || continue
+    local k=${f##*-r}; k=${k%.txt}
+    echo "${kind}_r$k seed=$seed $("$GYRO" hrm eval -m "$OUT/$kind-$seed.bin" "$f")" >> "$runs"
+  done
   if [ "$kind" = hrm ]; then
     ev=$("$GYRO" hrm eval --no-act -m "$OUT/$kind-$seed.bin" "$OUT/test-$seed.txt")
     echo "hrm_mmax seed=$seed $ev" >> "$runs"
@@ -97,6 +103,7 @@ aug=(); [ "$AUGMENT" = 1 ] && aug=(--augment)
 for seed in $SEEDS; do
   "$GYRO" sudoku generate -q "${band[@]}" --seed $((1000 + seed)) -n "$TRAIN_N" -o "$OUT/train-$seed.txt"
   "$GYRO" sudoku generate -q "${band[@]}" --seed $((2000 + seed)) -n "$TEST_N" -o "$OUT/test-$seed.txt"
+  awk -F'\t' -v p="$OUT/test-$seed-r" '$5 >= 0 {print > (p $5 ".txt")}' "$OUT/test-$seed.txt"
   # the kinds of a seed run two at a time, side by side, so that they share the machine's load
   set -- $KINDS
   while [ $# -gt 0 ]; do
@@ -119,6 +126,13 @@ for kind in $KINDS; do
   printf "%-28s %8s %9s %8s %7s %8s %6s %10s %9s %10s\n" "$name" "$(col $kind params)" "$(col $kind cpu_seconds)" \
     "$(col $kind epochs)" "$(col $kind steps)" "$(col $kind eval_cell_accuracy)" "$(col $kind eval_exact)" "$(col $kind eval_mean_segments)" \
     "$(col $kind peak_rss_mib)" "$(col $kind train_cell_accuracy)"
+done
+echo
+echo "## exact-solve rate by the rounds of singles propagation a test puzzle needs (medians)"
+rounds=$(ls "$OUT" | sed -n 's/^test-[0-9]*-r\([0-9]*\)\.txt$/\1/p' | sort -un)
+printf "%-28s" model; for k in $rounds; do printf " %9s" "r$k"; done; echo
+for kind in $KINDS; do
+  printf "%-28s" "$kind"; for k in $rounds; do printf " %9s" "$(col ${kind}_r$k exact)"; done; echo
 done
 echo
 echo "## ACT vs always M_max (the same HRM models, test puzzles)"
