@@ -41,6 +41,10 @@ grep -q 'mean_segments=1.0000' "$T/out" || fail "--ds-start 1 runs one segment: 
 expect_rc 2 "$GYRO" hrm train "${small[@]}" -e 1 -q --ds-start 1.5 -o "$T/d2.bin" "$T/train.txt"
 expect_rc 2 "$GYRO" hrm train "${small[@]}" -e 1 -q --q-weight -1 -o "$T/d2.bin" "$T/train.txt"
 expect_rc 2 "$GYRO" hrm train "${small[@]}" -e 1 -q --whole-batch --ds-start 0.5 -o "$T/d2.bin" "$T/train.txt"
+# --act-start: every puzzle runs M segments until then (after the --ds-start phase), then ACT
+expect_rc 0 "$GYRO" hrm train "${small[@]}" -e 4 -q --ds-start 0.25 --act-start 0.75 -o "$T/d3.bin" "$T/train.txt"
+expect_rc 2 "$GYRO" hrm train "${small[@]}" -e 1 -q --whole-batch --act-start 0.5 -o "$T/d2.bin" "$T/train.txt"
+expect_rc 2 "$GYRO" hrm train "${small[@]}" -e 1 -q --act-start 2 -o "$T/d2.bin" "$T/train.txt"
 
 # eval: ACT halts at M at most; --no-act runs exactly M segments
 expect_rc 0 "$GYRO" hrm eval -m "$T/m.bin" "$T/test.txt"
