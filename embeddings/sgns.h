@@ -91,8 +91,8 @@ typedef struct gyro_sgns_alias {
     uint32_t n;
 } gyro_sgns_alias;
 
-/* Build the alias table of the distribution of `table` (size entries, ids < n, every id present at
- * least once is not required). Errors: GYRO_ERR_USAGE (n or size 0, an id ≥ n), GYRO_ERR_NOMEM;
+/* Build the alias table of the distribution of `table` (size entries, ids < n; an id may be
+ * absent from it: its probability is then 0). Errors: GYRO_ERR_USAGE (n or size 0, an id ≥ n), GYRO_ERR_NOMEM;
  * *a is zeroed on error and can be freed either way. */
 gyro_status gyro_sgns_alias_init(gyro_sgns_alias *a, const uint32_t *table, uint32_t size, uint32_t n);
 
