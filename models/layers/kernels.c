@@ -34,7 +34,7 @@ static inline void kern_vexp8_f64(kern_v8df *v)
 #include <immintrin.h>
 #define KERN_ATT_AVX2 1
 /* One head of attention_backward in float32 with AVX2 (the default x86-64-v3 build), D <= 8,
- * n <= 64: the formulas of attention_head_backward_direct (kernels_impl.h) with masked loads
+ * n <= 64: the formulas of attention_head_backward_direct (kernels_attention_impl.h) with masked loads
  * and stores of the head's D coordinates (no lane-by-lane copies, no over-read past a row),
  * the values transposed by gathers (vt[d][jb]: keys jb·8 … jb·8+7 at coordinate d) and the
  * P row blocks read by masked loads (lanes past n are 0):

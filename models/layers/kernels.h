@@ -4,8 +4,9 @@
  * Sections follow the network from input to output, each op's forward before its backward (as
  * llm.c's train_gpt2.c): the geometry maps every layer is built from, the embedding, the linear
  * map, attention, the head merge, activation and dropout, LayerNorm, pooling, the classifier
- * head. Both precisions come from one generic implementation (kernels_impl.h, instantiated twice
- * in kernels.c, as models/hyp/poincare.c does); every prototype is written out below.
+ * head. Both precisions come from one generic implementation (kernels_impl.h, its attention in
+ * kernels_attention_impl.h; instantiated twice in kernels.c, as models/hyp/poincare.c does);
+ * every prototype is written out below.
  *
  * Conventions for every function below (llm.c's shape):
  *   - outputs first, then caches, scratch, inputs, parameters, then geometry (geo, c), then
