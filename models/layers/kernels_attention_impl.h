@@ -17,6 +17,8 @@
 typedef T S(att_v8) __attribute__((vector_size(8 * sizeof(T))));
 typedef double S(att_v8d) __attribute__((vector_size(8 * sizeof(double))));
 typedef __typeof__((S(att_v8)){0} > (S(att_v8)){0}) S(att_v8i); /* lane masks: 0 or −1 */
+/* the same vector at any address of a T (rows of caller buffers) */
+typedef T S(att_v8u) __attribute__((vector_size(8 * sizeof(T)), aligned(sizeof(T))));
 static void S(attention_head_direct)(T *o, int lo, T *p, int lp, const T *q, const T *k,
                                      const T *v, int ld, T scale, int n, int D)
 {
@@ -117,6 +119,25 @@ void P(attention_forward)(T *O, T *P, const T *QKV, const int *len, int B, int T
     }
 }
 
+/* The softmax tail shared by attention_lanes and attention_infer_hl (8 heads in the lanes):
+ * sc[j] ← exp(sc[j] − mx) for the n keys (the vector exp), the exps summed in double per key
+ * index mod 8 and then in attention_head_direct's fixed tree; *inv ← 1/Σ per lane. sc (n)
+ * vectors, written in place. (Pointers, not vector values: no vector crosses a call's ABI.) */
+static inline void S(att_lanes_softmax)(S(att_v8) *inv, S(att_v8u) *sc, int n, const S(att_v8) *mx)
+{
+    S(att_v8d) tv[8] = {{0}}; /* tv[t]: Σ of the exps of keys j ≡ t (mod 8), per head */
+    for (int j = 0; j < n; j++) {
+        S(att_v8) e = sc[j] - *mx;
+        S(kern_vexp8)(&e);
+        sc[j] = e;
+        tv[j % 8] += __builtin_convertvector(e, S(att_v8d));
+    }
+    const S(att_v8d) tot = ((tv[0] + tv[4]) + (tv[2] + tv[6])) +
+                           ((tv[1] + tv[5]) + (tv[3] + tv[7]));
+    const S(att_v8d) one = {1, 1, 1, 1, 1, 1, 1, 1};
+    *inv = __builtin_convertvector(one / tot, S(att_v8));
+}
+
 /* One sequence of attention_infer with the heads in vector lanes: 8 heads per vector, so a
  * query's scores against key j are D lane-wise multiply-adds for 8 heads at once and no head
  * runs a loop of its own. Keys and values of a group of 8 heads are transposed once into
@@ -163,16 +184,8 @@ static void S(attention_lanes)(T *o, int lo, const T *qkv, int ld, T scale, int 
                     mx = (S(att_v8))(((S(att_v8i))sc[j] & up) | ((S(att_v8i))mx & ~up));
                 }
             }
-            S(att_v8d) tv[8] = {{0}}; /* tv[t]: Σ of the exps of keys j ≡ t (mod 8), per head */
-            for (int j = 0; j < n; j++) {
-                sc[j] = sc[j] - mx;
-                S(kern_vexp8)(&sc[j]);
-                tv[j % 8] += __builtin_convertvector(sc[j], S(att_v8d));
-            }
-            const S(att_v8d) tot = ((tv[0] + tv[4]) + (tv[2] + tv[6])) +
-                                   ((tv[1] + tv[5]) + (tv[3] + tv[7]));
-            const S(att_v8d) one = {1, 1, 1, 1, 1, 1, 1, 1};
-            const S(att_v8) inv = __builtin_convertvector(one / tot, S(att_v8));
+            S(att_v8) inv;
+            S(att_lanes_softmax)(&inv, (S(att_v8u) *)sc, n, &mx);
             S(att_v8) acc0[8], acc1[8];
             for (int d = 0; d < D; d++)
                 acc0[d] = acc1[d] = (S(att_v8)){0};
@@ -220,7 +233,7 @@ void P(attention_infer)(T *O, T *P, const T *QKV, const int *len, int B, int Tle
 void P(attention_infer_hl)(T *O, T *Sc, const T *QKV, const int *len, int B, int Tlen, int H,
                            int D)
 {
-    typedef T v8u __attribute__((vector_size(8 * sizeof(T)), aligned(sizeof(T))));
+    typedef S(att_v8u) v8u;
     const int A = H * D, ld = 3 * A;
     const T scale = (T)(1.0 / sqrt((double)D));
     for (int b = 0; b < B; b++) {
@@ -249,17 +262,8 @@ void P(attention_infer_hl)(T *O, T *Sc, const T *QKV, const int *len, int B, int
                         mx = (S(att_v8))(((S(att_v8i))s1 & up) | ((S(att_v8i))mx & ~up));
                     }
                 }
-                S(att_v8d) tv[8] = {{0}}; /* tv[t]: Σ of the exps of keys j ≡ t (mod 8) */
-                for (int j = 0; j < n; j++) {
-                    S(att_v8) e = sc[j] - mx;
-                    S(kern_vexp8)(&e);
-                    sc[j] = e;
-                    tv[j % 8] += __builtin_convertvector(e, S(att_v8d));
-                }
-                const S(att_v8d) tot = ((tv[0] + tv[4]) + (tv[2] + tv[6])) +
-                                       ((tv[1] + tv[5]) + (tv[3] + tv[7]));
-                const S(att_v8d) one = {1, 1, 1, 1, 1, 1, 1, 1};
-                const S(att_v8) inv = __builtin_convertvector(one / tot, S(att_v8));
+                S(att_v8) inv;
+                S(att_lanes_softmax)(&inv, sc, n, &mx);
                 S(att_v8) acc0[8], acc1[8];
                 for (int d = 0; d < D; d++)
                     acc0[d] = acc1[d] = (S(att_v8)){0};

@@ -16,6 +16,8 @@ set -euo pipefail
 T=$SHARED/corpora/text/fortunes-zh/tang300
 [ -r "$T" ] || { echo "no $T"; exit 77; }
 command -v mpirun > /dev/null || { echo "SKIP: no mpirun (make deps installs openmpi-bin)"; exit 77; }
+# shellcheck source=tests/e2e/lib/intents.sh
+. "$(dirname "$0")/lib/intents.sh"
 cd "$TMPDIR"
 fail() { echo "FAIL: $*"; exit 1; }
 # Open MPI refuses to run as root unless told (a container's usual user)
@@ -109,20 +111,7 @@ if "$GYRO" char2vec train --resume -q -o int.hyp 2> logi1; then fail "resume of 
 grep -q "split over 2 ranks" logi1 || { cat logi1; fail "the interrupted checkpoint does not load"; }
 
 # ---- classify: 2 ranks against 1 process ---------------------------------------------------------
-gen() { # three intents told apart by their words (as classify_threads.sh); $1 picks the fillers
-  local pre post
-  if [ "$1" = train ]; then pre=("" "请" "帮我" "麻烦"); post=("" "吧" "一下"); else pre=("能不能" "你" ""); post=("好吗" "呀"); fi
-  for a in 播放 来一首 我想听; do for b in 稻香 晴天 七里香 夜曲; do for p in "${pre[@]}"; do
-    echo -e "${p}${a}${b}\tmusic.play"; done; done; done
-  for a in 暂停 停止播放 别放了; do for p in "${pre[@]}"; do for q in "${post[@]}"; do
-    echo -e "${p}${a}${q}\tmusic.pause"; done; done; done
-  for a in 导航到 带我去 去; do for b in 北京西站 机场 公司 学校; do for p in "${pre[@]}"; do
-    echo -e "${p}${a}${b}\tnavigation.navigation"; done; done; done
-}
-gen train > train.tsv
-gen dev > dev.tsv
-"$GYRO" import -f tsv -q -o train.pb train.tsv
-"$GYRO" import -f tsv -q -o dev.pb dev.tsv
+intents_split_data
 # dropout off: the ranks' dropout streams are their own, the rest is the same arithmetic
 opts=(--arch transformer --dim 16 --layers 2 --heads 2 --epochs 8 --batch 16 --optimizer adam --lr 0.01
       --dev dev.pb --seed 5 --dropout 0 --patience 0)
