@@ -69,8 +69,9 @@ typedef struct gyro_hrm_config {
     uint64_t init_seed;  /* seed of the fixed initial states z_L^0, z_H^0 (not trained) */
 } gyro_hrm_config;
 
-/* Sudoku defaults: Euclidean, c = 1, n 81, V 10, K 9, C 64, 4 heads of 16, F 128, N = T = 2,
- * M_max 4, ε 0.1, init_seed 1. */
+/* Sudoku defaults: Euclidean, c = 1, n 81, V 10, K 9, C 128, 4 heads of 32, F 256, N = T = 1,
+ * M_max 2, ε 0.1, init_seed 1 — the best configuration of tests/bench/hrm_sudoku.sh (with the
+ * schedule GYRO_HRM_DS_START / GYRO_HRM_ACT_START below and augmentation). */
 gyro_hrm_config gyro_hrm_config_default(void);
 
 /* GYRO_ERR_USAGE with a message naming the bad field, or GYRO_OK. */
@@ -251,6 +252,15 @@ typedef struct gyro_hrm_train_config {
 /* lr 1e-3, ball_lr 0.01, weight decay 0, clip 1, batch 32, ACT on, one-step gradient, Q weight
  * 0.5. */
 gyro_hrm_train_config gyro_hrm_train_config_default(void);
+
+/* The default schedule of a training run over the persistent batch (gyro_hrm_train_step; the
+ * caller's loop applies it, e.g. `gyro hrm train`): the share GYRO_HRM_DS_START of the run trains
+ * one segment per example (a plain pass of the recurrence, gyro_hrm_config.m_max set to 1), deep
+ * supervision with every example running M_max segments follows (the Q head learning its targets,
+ * gyro_hrm_trainer_set_min_segments(t, M_max)), and ACT may halt early from the share
+ * GYRO_HRM_ACT_START on. The best schedule of tests/bench/hrm_sudoku.sh (1,200 CPU s). */
+#define GYRO_HRM_DS_START 0.3
+#define GYRO_HRM_ACT_START 0.9
 
 /* A trainer over a model (borrowed; must outlive it): Adam (models/optim.h; Riemannian SGD for
  * ball rows), training acts, the slots of gyro_hrm_train_step (all vacant), and at the first

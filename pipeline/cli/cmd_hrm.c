@@ -170,10 +170,14 @@ typedef struct train_args {
     double ds_start;          /* share of the training run with one segment per puzzle */
     double act_start;         /* share of the training run before ACT may halt a puzzle early */
     uint64_t seed;
-    int geometry, no_act, plain, quiet, augment, whole_batch;
+    int geometry, no_act, plain, quiet, augment, no_augment, whole_batch;
 } train_args;
 
-#define GIVEN_CPU_LIMIT 1u /* the mark of --cpu-seconds */
+#define HRM_STR2(x) #x
+#define HRM_STR(x) HRM_STR2(x) /* a default of models/hrm.h as help text */
+#define GIVEN_CPU_LIMIT 1u /* the marks of --cpu-seconds, --ds-start, --act-start */
+#define GIVEN_DS_START 2u
+#define GIVEN_ACT_START 4u
 
 #define TA train_args
 static const gyro_opt train_opts[] = {
@@ -181,14 +185,14 @@ static const gyro_opt train_opts[] = {
     GYRO_O_SECTION("Model:"),
     GYRO_O_CHOICE("geometry", 'g', TA, geometry, "G", "euclidean|hyperbolic", NULL,
                   "euclidean (the default) or hyperbolic (the Poincare ball)"),
-    GYRO_O_INT("dim", 0, TA, cfg.dim, "C", NULL, 1, 4096, "width of the states (default 64)"),
+    GYRO_O_INT("dim", 0, TA, cfg.dim, "C", NULL, 1, 4096, "width of the states (default 128)"),
     GYRO_O_INT(NULL, 'd', TA, cfg.dim, "C", NULL, 1, 4096, NULL), /* old letter; -d is --dev elsewhere */
     GYRO_O_INT("heads", 0, TA, cfg.n_heads, "H", NULL, 1, 256, "attention heads (default 4)"),
-    GYRO_O_INT("head-dim", 0, TA, cfg.head_dim, "D", NULL, 1, 1024, "coordinates per head (default 16)"),
-    GYRO_O_INT("ffn", 0, TA, cfg.ffn_dim, "F", NULL, 1, 65536, "feed-forward width (default 128)"),
-    GYRO_O_INT("low", 'N', TA, cfg.n_low, "N", NULL, 1, 1000, "L updates per H update (default 2)"),
-    GYRO_O_INT("high", 'T', TA, cfg.n_high, "T", NULL, 1, 1000, "H updates per segment (default 2)"),
-    GYRO_O_INT("segments", 'M', TA, cfg.m_max, "M", NULL, 1, 1000, "M_max, segments per puzzle (default 4)"),
+    GYRO_O_INT("head-dim", 0, TA, cfg.head_dim, "D", NULL, 1, 1024, "coordinates per head (default 32)"),
+    GYRO_O_INT("ffn", 0, TA, cfg.ffn_dim, "F", NULL, 1, 65536, "feed-forward width (default 256)"),
+    GYRO_O_INT("low", 'N', TA, cfg.n_low, "N", NULL, 1, 1000, "L updates per H update (default 1)"),
+    GYRO_O_INT("high", 'T', TA, cfg.n_high, "T", NULL, 1, 1000, "H updates per segment (default 1)"),
+    GYRO_O_INT("segments", 'M', TA, cfg.m_max, "M", NULL, 1, 1000, "M_max, segments per puzzle (default 2)"),
     GYRO_O_DOUBLE("act-eps", 0, TA, cfg.act_eps, "E", NULL, 0, 1,
                   "probability of drawing M_min from {2..M} instead of 1 (default 0.1)"),
     GYRO_O_FLAG("no-act", 0, TA, no_act, "every puzzle runs M segments (no Q head training)"),
@@ -199,17 +203,19 @@ static const gyro_opt train_opts[] = {
     GYRO_O_SECTION("Training:"),
     GYRO_O_FLAG("augment", 0, TA, augment, "show every puzzle of a batch under a random symmetry of Sudoku "
                 "(digits relabelled, bands, stacks, rows and columns inside them permuted, transposed; "
-                "the HRM paper's augmentation)"),
+                "the HRM paper's augmentation; the default)"),
+    GYRO_O_FLAG("no-augment", 0, TA, no_augment, "every puzzle as it is in FILE"),
     GYRO_O_FLAG("whole-batch", 0, TA, whole_batch, "deep supervision batch by batch: a batch runs until all "
                 "its puzzles halt, and the Q target comes from an extra look-ahead segment (default: a "
                 "persistent batch, one segment and one step per call, halted puzzles replaced by fresh ones)"),
     GYRO_O_DOUBLE("ds-start", 0, TA, ds_start, "F", NULL, 0, 1,
                   "deep supervision starts after the share F of the training (of --cpu-seconds, else of the "
-                  "epochs); before it every puzzle runs one segment, a plain pass of the recurrence (default 0)"),
+                  "epochs); before it every puzzle runs one segment, a plain pass of the recurrence (default "
+                  HRM_STR(GYRO_HRM_DS_START) "; 0 with --whole-batch)", .mark = GIVEN_DS_START),
     GYRO_O_DOUBLE("act-start", 0, TA, act_start, "F", NULL, 0, 1,
                   "ACT may halt a puzzle before M segments only after the share F of the training; before it "
                   "(and after --ds-start) every puzzle runs M segments, each with its loss, while the Q head "
-                  "learns its targets (default 0: ACT from the start)"),
+                  "learns its targets (default " HRM_STR(GYRO_HRM_ACT_START) "; 0 with --whole-batch: ACT from the start)", .mark = GIVEN_ACT_START),
     GYRO_O_DOUBLE("q-weight", 0, TA, tc.q_weight, "W", NULL, 0, 0,
                   "weight of the Q head's loss in the persistent batch (default 0.5)"),
     GYRO_O_LONG("epochs", 'E', TA, epochs, "E", "10", 1, 1000000, "passes over FILE"),
@@ -242,7 +248,8 @@ const gyro_cmd_spec gyro_spec_hrm_train = {
 static int train_parse(int argc, char **argv, train_args *o, const char **file)
 {
     const char *cmd = gyro_spec_hrm_train.name;
-    *o = (train_args){.cfg = gyro_hrm_config_default(), .tc = gyro_hrm_train_config_default()};
+    *o = (train_args){.cfg = gyro_hrm_config_default(), .tc = gyro_hrm_train_config_default(),
+                      .ds_start = GYRO_HRM_DS_START, .act_start = GYRO_HRM_ACT_START};
     unsigned given;
     int first, rc = gyro_opts_parse_marks(&gyro_spec_hrm_train, argc, argv, o, &first, &given);
     if (rc != GYRO_OPTS_CONTINUE) return rc;
@@ -253,8 +260,12 @@ static int train_parse(int argc, char **argv, train_args *o, const char **file)
     if (!(o->tc.lr > 0)) return gyro_cli_usage_error(cmd, "--lr must be > 0");
     if (!(o->tc.ball_lr >= 0)) return gyro_cli_usage_error(cmd, "--ball-lr must be >= 0");
     if (!(o->tc.q_weight >= 0)) return gyro_cli_usage_error(cmd, "--q-weight must be >= 0");
-    if (o->whole_batch && (o->ds_start > 0 || o->act_start > 0))
+    if (o->whole_batch && (((given & GIVEN_DS_START) && o->ds_start > 0) ||
+                           ((given & GIVEN_ACT_START) && o->act_start > 0)))
         return gyro_cli_usage_error(cmd, "--ds-start and --act-start need the persistent batch (not --whole-batch)");
+    if (o->whole_batch) o->ds_start = o->act_start = 0;
+    if (o->augment && o->no_augment) return gyro_cli_usage_error(cmd, "--augment and --no-augment together");
+    o->augment = !o->no_augment;
     if (o->geometry) o->cfg.geometry = GYRO_GEO_HYPERBOLIC;
     if (o->no_act) o->tc.act = 0;
     if (o->plain) {

@@ -17,9 +17,9 @@
 # Knobs [defaults]: SEEDS ["1 2 3"], TRAIN_N [1000] and TEST_N [200] puzzles, CLUES [60],
 # MAX_NODES [21], MIN_ROUNDS [0] and MAX_ROUNDS [2; 0: none] (the band: puzzles of CLUES clues whose
 # reference search needs at most MAX_NODES nodes and that singles solve in MIN_ROUNDS..MAX_ROUNDS
-# rounds of propagation, gyro sudoku generate --min-rounds/--max-rounds), CPU [120] CPU seconds
-# of training per run, DIM [64], N [1], T [1], M [2], LR [1e-3],
-# DS_START [0.7: hrm train --ds-start, the share of the budget trained with one segment per puzzle
+# rounds of propagation, gyro sudoku generate --min-rounds/--max-rounds), CPU [1200] CPU seconds
+# of training per run, DIM [128], N [1], T [1], M [2], LR [1e-3],
+# DS_START [0.3: hrm train --ds-start, the share of the budget trained with one segment per puzzle
 # before deep supervision starts], ACT_START [0.9: hrm train --act-start, the share of the budget
 # before ACT may halt a puzzle early], EPS [0.1: hrm train --act-eps], Q_WEIGHT [0.5: the Q head's
 # loss weight], SEG_LIST ["1 2 3"; the HRM's test accuracy after a fixed number of segments],
@@ -35,13 +35,13 @@ CLUES=${CLUES:-60}
 MAX_NODES=${MAX_NODES:-21}
 MIN_ROUNDS=${MIN_ROUNDS:-0}
 MAX_ROUNDS=${MAX_ROUNDS:-2}
-CPU=${CPU:-120}
-DIM=${DIM:-64}
+CPU=${CPU:-1200}
+DIM=${DIM:-128}
 N=${N:-1}
 T=${T:-1}
 M=${M:-2}
 LR=${LR:-1e-3}
-DS_START=${DS_START:-0.7}
+DS_START=${DS_START:-0.3}
 ACT_START=${ACT_START:-0.9}
 EPS=${EPS:-0.1}
 SEG_LIST=${SEG_LIST:-"1 2 3"}
@@ -99,7 +99,7 @@ run() {
     done
   fi
 }
-aug=(); [ "$AUGMENT" = 1 ] && aug=(--augment)
+aug=(--no-augment); [ "$AUGMENT" = 1 ] && aug=(--augment)
 for seed in $SEEDS; do
   "$GYRO" sudoku generate -q "${band[@]}" --seed $((1000 + seed)) -n "$TRAIN_N" -o "$OUT/train-$seed.txt"
   "$GYRO" sudoku generate -q "${band[@]}" --seed $((2000 + seed)) -n "$TEST_N" -o "$OUT/test-$seed.txt"

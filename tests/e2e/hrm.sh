@@ -34,6 +34,7 @@ grep -q 'mean_segments=1.0000' "$T/out" || fail "plain runs one segment: $(cat "
 expect_rc 0 "$GYRO" hrm train "${small[@]}" -e 1 -q --bptt -o "$T/b.bin" "$T/train.txt"
 # the batch-by-batch loop (--whole-batch) and deep supervision after a one-segment start
 # (--ds-start) train; --ds-start 1 never starts deep supervision: one segment per puzzle
+# (--whole-batch takes no --ds-start / --act-start: their defaults are 0 there)
 expect_rc 0 "$GYRO" hrm train "${small[@]}" -e 1 -q --whole-batch -o "$T/w.bin" "$T/train.txt"
 expect_rc 0 "$GYRO" hrm train "${small[@]}" -e 4 -q --ds-start 0.5 --q-weight 1 -o "$T/d.bin" "$T/train.txt"
 expect_rc 0 "$GYRO" hrm train "${small[@]}" -e 2 -q --ds-start 1 -o "$T/d1.bin" "$T/train.txt"
@@ -56,11 +57,15 @@ grep -q 'mean_segments=2.0000 m_max=2 act=0' "$T/out" || fail "eval --no-act: $(
 expect_rc 0 "$GYRO" hrm eval -m "$T/m.bin" --no-act -M 5 "$T/test.txt"
 grep -q 'mean_segments=5.0000 m_max=5 act=0' "$T/out" || fail "eval -M 5: $(cat "$T/out")"
 expect_rc 2 "$GYRO" hrm eval -m "$T/m.bin" -M 0 "$T/test.txt"
-# --augment: a random symmetry per puzzle; reproducible by seed, not the plain model
+# --augment (the default): a random symmetry per puzzle; reproducible by seed, not the model of
+# the puzzles as they are (--no-augment)
 expect_rc 0 "$GYRO" hrm train "${small[@]}" -e 2 -q --augment -o "$T/a.bin" "$T/train.txt"
-"$GYRO" hrm train "${small[@]}" -e 2 -q --augment -o "$T/a2.bin" "$T/train.txt" > /dev/null || fail "augment again"
-cmp -s "$T/a.bin" "$T/a2.bin" || fail "--augment with the same seed gave different models"
-cmp -s "$T/a.bin" "$T/m.bin" && fail "--augment trained the same model as without it"
+cmp -s "$T/a.bin" "$T/m.bin" || fail "--augment is not the default"
+expect_rc 0 "$GYRO" hrm train "${small[@]}" -e 2 -q --no-augment -o "$T/n.bin" "$T/train.txt"
+"$GYRO" hrm train "${small[@]}" -e 2 -q --no-augment -o "$T/n2.bin" "$T/train.txt" > /dev/null || fail "no-augment again"
+cmp -s "$T/n.bin" "$T/n2.bin" || fail "--no-augment with the same seed gave different models"
+cmp -s "$T/a.bin" "$T/n.bin" && fail "--no-augment trained the same model as --augment"
+expect_rc 2 "$GYRO" hrm train "${small[@]}" -e 1 -q --augment --no-augment -o "$T/d2.bin" "$T/train.txt"
 # a line without a solution is solved by the reference solver
 cut -f1 "$T/test.txt" > "$T/bare.txt"
 expect_rc 0 "$GYRO" hrm eval -m "$T/m.bin" "$T/bare.txt"
