@@ -5,8 +5,8 @@
  * llm.c's train_gpt2.c): the geometry maps every layer is built from, the embedding, the linear
  * map, attention, the head merge, activation and dropout, LayerNorm, pooling, the classifier
  * head. Both precisions come from one generic implementation (kernels_impl.h, its attention in
- * kernels_attention_impl.h; instantiated twice in kernels.c, as models/hyp/poincare.c does);
- * every prototype is written out below.
+ * kernels_attention_impl.h, its head merge in kernels_merge_impl.h; instantiated twice in
+ * kernels.c, as models/hyp/poincare.c does); every prototype is written out below.
  *
  * Conventions for every function below (llm.c's shape):
  *   - outputs first, then caches, scratch, inputs, parameters, then geometry (geo, c), then
