@@ -215,7 +215,8 @@ static const gyro_opt train_opts[] = {
     GYRO_O_DOUBLE("act-start", 0, TA, act_start, "F", NULL, 0, 1,
                   "ACT may halt a puzzle before M segments only after the share F of the training; before it "
                   "(and after --ds-start) every puzzle runs M segments, each with its loss, while the Q head "
-                  "learns its targets (default " HRM_STR(GYRO_HRM_ACT_START) "; 0 with --whole-batch: ACT from the start)", .mark = GIVEN_ACT_START),
+                  "learns its targets (default " HRM_STR(GYRO_HRM_ACT_START) "; 0 with --whole-batch: ACT from "
+                  "the start)", .mark = GIVEN_ACT_START),
     GYRO_O_DOUBLE("q-weight", 0, TA, tc.q_weight, "W", NULL, 0, 0,
                   "weight of the Q head's loss in the persistent batch (default 0.5)"),
     GYRO_O_LONG("epochs", 'E', TA, epochs, "E", "10", 1, 1000000, "passes over FILE"),
