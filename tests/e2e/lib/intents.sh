@@ -11,14 +11,21 @@
 #                                          train|dev), in the current directory (needs $GYRO)
 # shellcheck shell=bash
 
+# The three intents told apart by their words; $1 and $2 name the arrays of filler words said
+# before an utterance and after a pause command.
+intents_with_fillers() {
+  local -n pre_=$1 post_=$2
+  for a in 播放 来一首 我想听; do for b in 稻香 晴天 七里香 夜曲; do for p in "${pre_[@]}"; do
+    echo -e "${p}${a}${b}\tmusic.play"; done; done; done
+  for a in 暂停 停止播放 别放了; do for p in "${pre_[@]}"; do for q in "${post_[@]}"; do
+    echo -e "${p}${a}${q}\tmusic.pause"; done; done; done
+  for a in 导航到 带我去 去; do for b in 北京西站 机场 公司 学校; do for p in "${pre_[@]}"; do
+    echo -e "${p}${a}${b}\tnavigation.navigation"; done; done; done
+}
+
 gen_intents() {
   local pre=("" "请" "帮我" "麻烦") post=("" "吧" "一下" "好吗")
-  for a in 播放 来一首 我想听; do for b in 稻香 晴天 七里香 夜曲; do for p in "${pre[@]}"; do
-    echo -e "${p}${a}${b}\tmusic.play"; done; done; done
-  for a in 暂停 停止播放 别放了; do for p in "${pre[@]}"; do for q in "${post[@]}"; do
-    echo -e "${p}${a}${q}\tmusic.pause"; done; done; done
-  for a in 导航到 带我去 去; do for b in 北京西站 机场 公司 学校; do for p in "${pre[@]}"; do
-    echo -e "${p}${a}${b}\tnavigation.navigation"; done; done; done
+  intents_with_fillers pre post
 }
 
 intents_data() {
@@ -26,17 +33,12 @@ intents_data() {
   "$GYRO" import -f tsv -q -o data.pb data.tsv
 }
 
-# The three intents told apart by their words, with fillers of their own for the train and the
-# dev split ($1: train or dev), so that dev utterances are not training utterances.
+# The same intents with fillers of their own for the train and the dev split ($1: train or dev),
+# so that dev utterances are not training utterances.
 gen_intents_split() {
   local pre post
   if [ "$1" = train ]; then pre=("" "请" "帮我" "麻烦"); post=("" "吧" "一下"); else pre=("能不能" "你" ""); post=("好吗" "呀"); fi
-  for a in 播放 来一首 我想听; do for b in 稻香 晴天 七里香 夜曲; do for p in "${pre[@]}"; do
-    echo -e "${p}${a}${b}\tmusic.play"; done; done; done
-  for a in 暂停 停止播放 别放了; do for p in "${pre[@]}"; do for q in "${post[@]}"; do
-    echo -e "${p}${a}${q}\tmusic.pause"; done; done; done
-  for a in 导航到 带我去 去; do for b in 北京西站 机场 公司 学校; do for p in "${pre[@]}"; do
-    echo -e "${p}${a}${b}\tnavigation.navigation"; done; done; done
+  intents_with_fillers pre post
 }
 
 intents_split_data() {
