@@ -37,6 +37,7 @@ intents_data() {
 # so that dev utterances are not training utterances.
 gen_intents_split() {
   local pre post
+  # shellcheck disable=SC2034  # read by intents_with_fillers through its namerefs
   if [ "$1" = train ]; then pre=("" "请" "帮我" "麻烦"); post=("" "吧" "一下"); else pre=("能不能" "你" ""); post=("好吗" "呀"); fi
   intents_with_fillers pre post
 }
