@@ -2,10 +2,11 @@
  * float32/float64 instantiations of hrm_impl.h, deep-supervision training with ACT, inference,
  * and the model file.
  *
- * Model file (little-endian, as written by this machine's fwrite; version 1):
+ * Model file (little-endian, as written by this machine's fwrite; version 2):
  *   "GYROHRM1"  u32 version  u32 header_bytes
- *   header: i32 geometry, f64 curvature, i32 n_cells, vocab, n_classes, dim, n_heads, head_dim,
- *           ffn_dim, n_low, n_high, m_max, f64 act_eps, u64 init_seed
+ *   header: i32 geometry, n_cells, vocab, n_classes, dim, n_heads, head_dim, ffn_dim, n_low,
+ *           n_high, m_max, [version 2: q_pool], f64 curvature, f64 act_eps, u64 init_seed
+ *   (version 1, 68 header bytes, has no q_pool: its Q head is GYRO_HRM_QPOOL_MEAN)
  *   u64 n_params, n_params float32, u32 CRC-32 (zlib's, models/core/crc32.h) of everything
  *   before it.
  */
@@ -13,6 +14,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +47,7 @@ gyro_hrm_config gyro_hrm_config_default(void)
     c.m_max = 2;
     c.act_eps = 0.1;
     c.init_seed = 1;
+    c.q_pool = GYRO_HRM_QPOOL_CELLS;
     return c;
 }
 
@@ -72,6 +75,9 @@ gyro_status gyro_hrm_config_validate(const gyro_hrm_config *c)
 #undef HRM_RANGE
     if (!(c->act_eps >= 0.0 && c->act_eps <= 1.0))
         return gyro_error_set(GYRO_ERR_USAGE, "hrm: act_eps %g outside [0, 1]", c->act_eps);
+    if (c->q_pool != GYRO_HRM_QPOOL_MEAN && c->q_pool != GYRO_HRM_QPOOL_CELLS)
+        return gyro_error_set(GYRO_ERR_USAGE, "hrm: q_pool %d is neither mean nor cells",
+                              c->q_pool);
     return GYRO_OK;
 }
 
@@ -143,6 +149,30 @@ int gyro_hrm_tensor_table(const gyro_hrm_config *cfg, gyro_hrm_tensor *out)
     return k;
 }
 
+/* ---- the Q head's pooling ------------------------------------------------------------------ */
+
+/* log σ(x) = −(max(−x, 0) + log1p(e^{−|x|})), without overflow. */
+static double hrm_log_sigmoid(double x)
+{
+    return -((x < 0 ? -x : 0.0) + log1p(exp(-fabs(x))));
+}
+
+/* CELLS pooling (hrm.h): the pooled logit logit(Q̂) = s − log(1 − e^s) of s = Σ_t log σ(h_t) =
+ * log Q̂ ≤ 0. −expm1 keeps 1 − e^s exact for s near 0; it is floored at DBL_MIN (s = 0 only
+ * when every cell's logit is beyond ≈ 745). */
+static double hrm_qpool_logit(double s)
+{
+    const double om = -expm1(s);
+    return s - log(om < DBL_MIN ? DBL_MIN : om);
+}
+
+/* ∂ logit(Q̂) / ∂h_t = σ(−h_t) / (1 − e^s) for the s of hrm_qpool_cells: the factor 1 / (1 − e^s). */
+static double hrm_qpool_cells_scale(double s)
+{
+    double om = -expm1(s);
+    return 1.0 / (om < DBL_MIN ? DBL_MIN : om);
+}
+
 /* ---- the two precisions --------------------------------------------------------------------- */
 
 #define T float
@@ -209,7 +239,12 @@ struct gyro_hrm_trainer {
     int *segc;             /* (max_batch) segments the slot's example ran */
     int *vac;              /* (max_batch) 1: vacant (takes a fresh example at the next step) */
     int *pend;             /* (max_batch) 1: the previous segment awaits its continue target */
-    float *ppool;          /* (max_batch, C) Q-head features of the previous segment */
+    /* the previous segment's Q-head inputs, for its continue target (q_pool MEAN: one feature
+     * row per slot; CELLS: a row per cell, with the cells' continue logits h_t and their s) */
+    int pf_rows;           /* 1 (MEAN) or n (CELLS) */
+    float *ppool;          /* (max_batch, pf_rows, C) features log0 z_H */
+    float *ph;             /* (max_batch, pf_rows) per-cell continue logits (CELLS) */
+    float *ps;             /* (max_batch) s of the continue logit (CELLS) */
     float *pq;             /* (max_batch) Q_continue logit of the previous segment */
     int min_segments;      /* gyro_hrm_train_step: every fresh example runs at least this many */
 };
@@ -236,6 +271,8 @@ void gyro_hrm_trainer_free(gyro_hrm_trainer *t)
     free(t->vac);
     free(t->pend);
     free(t->ppool);
+    free(t->ph);
+    free(t->ps);
     free(t->pq);
     free(t);
 }
@@ -276,12 +313,15 @@ gyro_status gyro_hrm_trainer_new(gyro_hrm_model *m, const gyro_hrm_train_config 
     t->segc = calloc((size_t)tc->max_batch, sizeof(int));
     t->vac = malloc((size_t)tc->max_batch * sizeof(int));
     t->pend = calloc((size_t)tc->max_batch, sizeof(int));
-    t->ppool = malloc((size_t)tc->max_batch * cfg->dim * sizeof(float));
+    t->pf_rows = cfg->q_pool == GYRO_HRM_QPOOL_CELLS ? cfg->n_cells : 1;
+    t->ppool = malloc((size_t)tc->max_batch * t->pf_rows * cfg->dim * sizeof(float));
+    t->ph = malloc((size_t)tc->max_batch * t->pf_rows * sizeof(float));
+    t->ps = malloc((size_t)tc->max_batch * sizeof(float));
     t->pq = malloc((size_t)tc->max_batch * sizeof(float));
     if (t->vac)
         for (int b = 0; b < tc->max_batch; b++)
             t->vac[b] = 1;
-    if (!t->segc || !t->vac || !t->pend || !t->ppool || !t->pq || !t->correct || !t->grads ||
+    if (!t->segc || !t->vac || !t->pend || !t->ppool || !t->ph || !t->ps || !t->pq || !t->correct || !t->grads ||
         !t->dlogits || !t->dq || !t->qt || !t->zl || !t->zh || !t->tok || !t->lab || !t->mmin ||
         !t->keep) {
         gyro_hrm_trainer_free(t);
@@ -536,11 +576,19 @@ gyro_status gyro_hrm_train_step(gyro_hrm_trainer *t, const int32_t *tokens, cons
             const double x = t->pq[b];
             qloss += bce_logit(x, y) / B;
             const double g = wq * (sigmoid(x) - y) / B;
+            /* onto the continue row: MEAN ∂x/∂w = the pooled features; CELLS ∂x/∂h_t =
+             * σ(−h_t) / (1 − e^s) (hrm.h) and ∂h_t/∂w = the cell's features */
+            const int R = t->pf_rows;
+            const double scale = R > 1 ? hrm_qpool_cells_scale(t->ps[b]) : 1.0;
             float *gw = t->grads + L->q_w + (size_t)C;
-            const float *pf = t->ppool + (size_t)b * C;
-            for (int k = 0; k < C; k++)
-                gw[k] += (float)(g * pf[k]);
-            t->grads[L->q_b + 1] += (float)g;
+            for (int r = 0; r < R; r++) {
+                const size_t row = (size_t)b * R + r;
+                const double gr = R > 1 ? g * scale / (1.0 + exp((double)t->ph[row])) : g;
+                const float *pf = t->ppool + row * C;
+                for (int k = 0; k < C; k++)
+                    gw[k] += (float)(gr * pf[k]);
+                t->grads[L->q_b + 1] += (float)gr;
+            }
         }
     }
     gyro_hrm_backward(m, t->acts, t->grads, t->dlogits, use_q ? t->dq : NULL);
@@ -550,14 +598,22 @@ gyro_status gyro_hrm_train_step(gyro_hrm_trainer *t, const int32_t *tokens, cons
     stats->loss = ce + wq * qloss;
     stats->ce = ce;
     stats->running = B;
-    /* 4. halting; the continuing slots keep the Q-head features for their continue target */
-    const float *pool = t->acts->pool;
+    /* 4. halting; the continuing slots keep the Q-head inputs for their continue target */
+    const int cells = t->pf_rows > 1;
+    const float *feat = cells ? t->acts->lzh : t->acts->pool; /* (B, pf_rows, C) */
     for (int b = 0; b < B; b++) {
         const int halt = t->segc[b] >= Mmax ||
                          (use_q && t->segc[b] >= t->mmin[b] && q[2 * b] > q[2 * b + 1]);
         if (!halt) {
             t->pend[b] = use_q;
-            memcpy(t->ppool + (size_t)b * C, pool + (size_t)b * C, (size_t)C * sizeof(float));
+            const size_t R = (size_t)t->pf_rows;
+            memcpy(t->ppool + (size_t)b * R * C, feat + (size_t)b * R * C,
+                   R * C * sizeof(float));
+            if (cells) {
+                for (size_t r = 0; r < R; r++)
+                    t->ph[(size_t)b * R + r] = t->acts->qh[((size_t)b * R + r) * 2 + 1];
+                t->ps[b] = t->acts->qs[2 * b + 1];
+            }
             t->pq[b] = q[2 * b + 1];
             continue;
         }
@@ -644,15 +700,16 @@ done:
 /* ---- model file ----------------------------------------------------------------------------- */
 
 #define HRM_MAGIC "GYROHRM1"
-#define HRM_VERSION 1u
-#define HRM_HEADER_BYTES (4 * 11 + 8 * 3)
+#define HRM_VERSION 2u
+#define HRM_HEADER_BYTES_V1 (4 * 11 + 8 * 3)
+#define HRM_HEADER_BYTES (4 * 12 + 8 * 3)
 
-/* Serialise the configuration field by field (no struct padding in the file). */
+/* Serialise the configuration field by field (no struct padding in the file; version 2). */
 static void header_pack(unsigned char *buf, const gyro_hrm_config *c)
 {
     size_t o = 0;
-    int32_t i32[11] = {c->geometry, c->n_cells, c->vocab, c->n_classes, c->dim, c->n_heads,
-                       c->head_dim, c->ffn_dim, c->n_low, c->n_high, c->m_max};
+    int32_t i32[12] = {c->geometry, c->n_cells, c->vocab, c->n_classes, c->dim, c->n_heads,
+                       c->head_dim, c->ffn_dim, c->n_low, c->n_high, c->m_max, c->q_pool};
     memcpy(buf + o, i32, sizeof i32);
     o += sizeof i32;
     memcpy(buf + o, &c->curvature, 8);
@@ -662,10 +719,12 @@ static void header_pack(unsigned char *buf, const gyro_hrm_config *c)
     memcpy(buf + o, &c->init_seed, 8);
 }
 
-static void header_unpack(gyro_hrm_config *c, const unsigned char *buf)
+/* The header of format version `ver` (1 or 2; version 1 has no q_pool: MEAN). */
+static void header_unpack(gyro_hrm_config *c, const unsigned char *buf, uint32_t ver)
 {
-    int32_t i32[11];
-    memcpy(i32, buf, sizeof i32);
+    const int ni = ver >= 2 ? 12 : 11;
+    int32_t i32[12];
+    memcpy(i32, buf, (size_t)ni * 4);
     c->geometry = i32[0];
     c->n_cells = i32[1];
     c->vocab = i32[2];
@@ -677,9 +736,11 @@ static void header_unpack(gyro_hrm_config *c, const unsigned char *buf)
     c->n_low = i32[8];
     c->n_high = i32[9];
     c->m_max = i32[10];
-    memcpy(&c->curvature, buf + 44, 8);
-    memcpy(&c->act_eps, buf + 52, 8);
-    memcpy(&c->init_seed, buf + 60, 8);
+    c->q_pool = ver >= 2 ? i32[11] : GYRO_HRM_QPOOL_MEAN;
+    const size_t o = (size_t)ni * 4;
+    memcpy(&c->curvature, buf + o, 8);
+    memcpy(&c->act_eps, buf + o + 8, 8);
+    memcpy(&c->init_seed, buf + o + 16, 8);
 }
 
 gyro_status gyro_hrm_save(const gyro_hrm_model *m, const char *path)
@@ -734,18 +795,17 @@ gyro_status gyro_hrm_load(const char *path, gyro_hrm_model **out)
                            "gyro's (%u); upgrade gyro", path, ver, HRM_VERSION);
         goto done;
     }
-    if (ver != HRM_VERSION || hb != HRM_HEADER_BYTES) {
+    if (!(ver == 2 && hb == HRM_HEADER_BYTES) && !(ver == 1 && hb == HRM_HEADER_BYTES_V1)) {
         s = gyro_error_set(GYRO_ERR_FORMAT, "%s: unsupported HRM model format version %u", path,
                            ver);
         goto done;
     }
-    if (fread(head + 16, 1, HRM_HEADER_BYTES, fp) != HRM_HEADER_BYTES ||
-        fread(&n, sizeof n, 1, fp) != 1) {
+    if (fread(head + 16, 1, hb, fp) != hb || fread(&n, sizeof n, 1, fp) != 1) {
         s = gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated HRM model header", path);
         goto done;
     }
     memset(&c, 0, sizeof c);
-    header_unpack(&c, head + 16);
+    header_unpack(&c, head + 16, ver);
     if (gyro_hrm_config_validate(&c) != GYRO_OK) {
         s = gyro_error_prefix(GYRO_ERR_FORMAT, "%s: implausible HRM configuration", path);
         goto done;
@@ -773,7 +833,7 @@ gyro_status gyro_hrm_load(const char *path, gyro_hrm_model **out)
         s = gyro_error_set(GYRO_ERR_FORMAT, "%s: truncated HRM parameters", path);
         goto done;
     }
-    sum = gyro_crc32(0, head, sizeof head);
+    sum = gyro_crc32(0, head, 16 + (size_t)hb);
     sum = gyro_crc32(sum, &n, sizeof n);
     sum = gyro_crc32(sum, m->params, sizeof(float) * n);
     if (sum != stored) {

@@ -8,7 +8,8 @@
  *   z_H^i  = f_H(z_H^{i−1} ⊕ z_L^i)   when i ≡ 0 (mod N)   the slow high-level module
  *            z_H^{i−1}                 otherwise
  *   ŷ      = f_O(z_H^{NT}) per cell: softmax over the n_classes (the digits 1–9)
- *   Q̂      = σ(W_Q mean_t log0(z_H,t) + b_Q) = (Q̂_halt, Q̂_continue)
+ *   Q̂_j    = Π_t σ(w_j · log0(z_H,t) + b_j),  j ∈ {halt, continue}        (q_pool CELLS)
+ *            σ(w_j · mean_t log0(z_H,t) + b_j)                            (q_pool MEAN)
  * with i = 1..N·T in one segment: L updates N times for every H update, T H-cycles. The inputs of
  * a module are combined by addition (Möbius addition ⊕ in the ball). The seed prints the H
  * condition as i ≡ 0 (mod T), but its text (and the paper) has L run N steps per H update; we
@@ -21,6 +22,13 @@
  * (rl-hyperbolic-transformer-grpo; Euclidean: the plain post-LN transformer block, x + f(x)).
  * f_O is the per-cell multinomial logistic regression of kernels.h (hyperbolic MLR in the ball,
  * <a_k, z − p_k> in Euclidean space).
+ *
+ * The Q head: Q̂_halt is trained towards 1{every cell right}, an AND over the cells. A linear
+ * head on the mean of the cells (q_pool MEAN) sees an average and cannot tell one wrong cell
+ * among 81; the default CELLS pools a per-cell
+ * probability by its product (the probability that every cell is right when the cells are
+ * independent): log Q̂_j = s_j = Σ_t log σ(h_t,j), and the Q logit is logit(Q̂_j) = s_j − log(1 − e^{s_j})
+ * (gyro_hrm_qlogits); ∂logit/∂h_t,j = σ(−h_t,j) / (1 − e^{s_j}).
  *
  * Gradients (seed eqs. 13–15, the one-step approximation): if the recurrence reaches a fixed
  * point, the implicit-function gradient (I − J_F)^{-1} ∂F/∂θ is approximated by its first
@@ -67,11 +75,19 @@ typedef struct gyro_hrm_config {
     int m_max;           /* M_max: segments per example (>= 1) */
     double act_eps;      /* ε: probability of drawing M_min from {2..M_max} (ACT exploration) */
     uint64_t init_seed;  /* seed of the fixed initial states z_L^0, z_H^0 (not trained) */
+    int q_pool;          /* gyro_hrm_qpool: how the Q head pools the cells */
 } gyro_hrm_config;
 
+/* How the Q head pools the n cells (see the top of this file). */
+typedef enum gyro_hrm_qpool {
+    GYRO_HRM_QPOOL_MEAN = 0,  /* σ(w · mean_t log0 z_H,t + b): model files of format version 1 */
+    GYRO_HRM_QPOOL_CELLS = 1  /* Π_t σ(w · log0 z_H,t + b): the default */
+} gyro_hrm_qpool;
+
 /* Sudoku defaults: Euclidean, c = 1, n 81, V 10, K 9, C 128, 4 heads of 32, F 256, N = T = 1,
- * M_max 2, ε 0.1, init_seed 1 — the best configuration of tests/bench/hrm_sudoku.sh (with the
- * schedule GYRO_HRM_DS_START / GYRO_HRM_ACT_START below and augmentation). */
+ * M_max 2, ε 0.1, init_seed 1, the CELLS Q head — the best configuration of
+ * tests/bench/hrm_sudoku.sh (with the schedule GYRO_HRM_DS_START / GYRO_HRM_ACT_START below and
+ * augmentation). */
 gyro_hrm_config gyro_hrm_config_default(void);
 
 /* GYRO_ERR_USAGE with a message naming the bad field, or GYRO_OK. */
@@ -145,8 +161,9 @@ typedef struct gyro_hrm_model_f64 {
  * offsets at the origin, embeddings exp0 of rows N(0, 1) per coordinate (hyperbolic N(0, 1/C):
  * the scale of the LayerNorm-output states they are added to; with n = 81, a 9×9 grid, the
  * position row of a cell starts as exp0 of the sum of a random row, column and box vector, so
- * cells sharing a unit start close), Q head weights 0 and biases −5 (the paper's start:
- * Q̂ ≈ 0.007, so no early halting). USAGE (bad config) or NOMEM; *out NULL on
+ * cells sharing a unit start close), Q head weights 0 and biases such that Q̂ ≈ 0.007 (the
+ * paper's start, bias −5 for MEAN; for CELLS the bias whose σ to the n-th power is 0.007), so no
+ * early halting. USAGE (bad config) or NOMEM; *out NULL on
  * error. Free with gyro_hrm_free. */
 gyro_status gyro_hrm_new(const gyro_hrm_config *cfg, uint64_t seed, gyro_hrm_model **out);
 gyro_status gyro_hrm_new_f64(const gyro_hrm_config *cfg, uint64_t seed, gyro_hrm_model_f64 **out);
@@ -348,12 +365,13 @@ gyro_status gyro_hrm_solve(const gyro_hrm_model *m, gyro_hrm_acts *a, const int3
 
 /* ---- model file --------------------------------------------------------------------------- */
 
-/* Save atomically: magic "GYROHRM1", format version, configuration, parameters, CRC-32
+/* Save atomically: magic "GYROHRM1", format version (2), configuration, parameters, CRC-32
  * checksum. GYRO_ERR_NAN when a parameter is not finite, GYRO_ERR_IO on failure (the target is
  * unchanged either way). */
 gyro_status gyro_hrm_save(const gyro_hrm_model *m, const char *path);
 
-/* Load a model saved by gyro_hrm_save. GYRO_ERR_IO (cannot open), GYRO_ERR_FORMAT (foreign,
+/* Load a model saved by gyro_hrm_save (format version 1, without q_pool, loads as MEAN).
+ * GYRO_ERR_IO (cannot open), GYRO_ERR_FORMAT (foreign,
  * truncated, implausible configuration, checksum mismatch, non-finite parameter; the message
  * names the path), GYRO_ERR_VERSION (a newer format), GYRO_ERR_NOMEM. */
 gyro_status gyro_hrm_load(const char *path, gyro_hrm_model **out);

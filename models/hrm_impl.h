@@ -56,7 +56,9 @@ struct P(gyro_hrm_acts) {
     T *gcache;             /* (cache_values) gradient cache (training) */
     T *logits;             /* (nmax, K) */
     T *lzh;                /* (nmax, C) log0 z_H */
-    T *pool;               /* (max_batch, C) mean_t log0 z_H */
+    T *pool;               /* (max_batch, C) mean_t log0 z_H (q_pool MEAN) */
+    T *qh;                 /* (nmax, 2) per-cell Q logits h_t (q_pool CELLS) */
+    T *qs;                 /* (max_batch, 2) s = Σ_t log σ(h_t) (q_pool CELLS) */
     T *q;                  /* (max_batch, 2) Q logits */
     T *dzl, *dzh, *dtmp;   /* (nmax, C) each: carry gradients (training) */
     T *dxt, *dlzh;         /* (nmax, C) */
@@ -138,7 +140,14 @@ static void S(hrm_init_params)(T *p, const gyro_hrm_config *cfg, const gyro_hrm_
                    !strcmp(leaf, "fcprojb") || !strcmp(nm, "out_p") || !strcmp(nm, "q_w")) {
             memset(w, 0, size * sizeof(T)); /* Euclidean zero = the ball's origin */
         } else if (!strcmp(nm, "q_b")) {
-            w[0] = w[1] = (T)-5.0; /* Q̂ ≈ 0.007 at the start (the HRM paper's initialisation) */
+            /* Q̂ ≈ 0.007 at the start (the HRM paper's initialisation: bias −5 on one logit);
+             * CELLS: σ(b)^n = 0.007, b = logit(0.007^{1/n}) */
+            double b0 = -5.0;
+            if (cfg->q_pool == GYRO_HRM_QPOOL_CELLS) {
+                const double p1 = exp(log(1.0 / (1.0 + exp(5.0))) / cfg->n_cells);
+                b0 = log(p1 / (1.0 - p1));
+            }
+            w[0] = w[1] = (T)b0;
         } else {
             /* matrices (rows = outputs, cols = inputs): Xavier-uniform */
             const double lim = sqrt(6.0 / (double)(tab[i].rows + tab[i].cols));
@@ -244,7 +253,7 @@ gyro_status P(gyro_hrm_acts_new)(const MODEL *m, int max_batch, int training, in
     size_t total = 3 * NC                                          /* zl, zh, xt */
                    + (size_t)(a->n_lc + a->n_hc) * a->cache_values /* forward caches */
                    + (size_t)nmax * cfg->n_classes + NC + BC + 2 * (size_t)max_batch
-                   + a->scratch_values;
+                   + 2 * (size_t)nmax + 2 * (size_t)max_batch + a->scratch_values;
     if (a->training)
         total += a->cache_values + 5 * NC + BC;
     a->memory = calloc(total, sizeof(T));
@@ -267,6 +276,8 @@ gyro_status P(gyro_hrm_acts_new)(const MODEL *m, int max_batch, int training, in
     a->logits = p; p += (size_t)nmax * cfg->n_classes;
     a->lzh = p; p += NC;
     a->pool = p; p += BC;
+    a->qh = p; p += 2 * (size_t)nmax;
+    a->qs = p; p += 2 * (size_t)max_batch;
     a->q = p; p += 2 * (size_t)max_batch;
     a->scratch = p; p += a->scratch_values;
     if (a->training) {
@@ -489,10 +500,28 @@ gyro_status P(gyro_hrm_forward)(const MODEL *m, ACTS *a, const int32_t *tokens, 
     }
     if (mode == GYRO_HRM_PREFIX)
         return GYRO_OK;
-    /* f_O: per-cell MLR of z_H; Q head on mean_t log0 z_H */
+    /* f_O: per-cell MLR of z_H; the Q head on log0 z_H (hrm.h: MEAN or CELLS pooling) */
     S(gyro_mlr_forward)(a->logits, a->zh, w + L->out_p, w + L->out_a, geo, c, (int)Nr, K, C);
     S(gyro_geo_log0)(a->lzh, C, a->zh, C, geo, c, (int)Nr, C);
     for (int b = 0; b < B; b++) {
+        if (cfg->q_pool == GYRO_HRM_QPOOL_CELLS) {
+            double sj[2] = {0.0, 0.0};  /* s_j = Σ_t log σ(h_t,j) */
+            for (int t = 0; t < n; t++) {
+                const T *f = a->lzh + ((size_t)b * n + t) * C;
+                for (int j = 0; j < 2; j++) {
+                    double x = w[L->q_b + j];
+                    for (int k = 0; k < C; k++)
+                        x += (double)w[L->q_w + (size_t)j * C + k] * f[k];
+                    a->qh[((size_t)b * n + t) * 2 + j] = (T)x;
+                    sj[j] += hrm_log_sigmoid(x);
+                }
+            }
+            for (int j = 0; j < 2; j++) {
+                a->q[2 * b + j] = (T)hrm_qpool_logit(sj[j]);
+                a->qs[2 * b + j] = (T)sj[j];
+            }
+            continue;
+        }
         T *pb = a->pool + (size_t)b * C;
         for (int k = 0; k < C; k++) {
             double s = 0.0;
@@ -532,7 +561,29 @@ void P(gyro_hrm_backward)(const MODEL *m, ACTS *a, T *grads, const T *dlogits, c
     if (dlogits)
         S(gyro_mlr_backward)(dzh, g + L->out_p, g + L->out_a, dlogits, a->zh, w + L->out_p,
                              w + L->out_a, geo, c, (int)Nr, K, C);
-    if (dq) {
+    if (dq && cfg->q_pool == GYRO_HRM_QPOOL_CELLS) {
+        /* ∂logit_j/∂h_t,j = σ(−h_t,j) / (1 − e^{s_j}) (hrm.h); h_t,j = w_j · log0 z_H,t + b_j */
+        for (int b = 0; b < B; b++) {
+            double scale[2];
+            for (int j = 0; j < 2; j++)
+                scale[j] = dq[2 * b + j] * hrm_qpool_cells_scale(a->qs[2 * b + j]);
+            for (int t = 0; t < n; t++) {
+                const size_t r = (size_t)b * n + t;
+                const T *f = a->lzh + r * C;
+                T *df = a->dlzh + r * C;
+                memset(df, 0, (size_t)C * sizeof(T));
+                for (int j = 0; j < 2; j++) {
+                    const double dh = scale[j] / (1.0 + exp((double)a->qh[r * 2 + j]));
+                    g[L->q_b + j] += (T)dh;
+                    for (int k = 0; k < C; k++) {
+                        g[L->q_w + (size_t)j * C + k] += (T)(dh * f[k]);
+                        df[k] += (T)(dh * w[L->q_w + (size_t)j * C + k]);
+                    }
+                }
+            }
+        }
+        S(gyro_geo_log0_backward)(dzh, C, a->dlzh, C, a->zh, C, geo, c, (int)Nr, C);
+    } else if (dq) {
         memset(a->dpool, 0, (size_t)B * C * sizeof(T));
         for (int b = 0; b < B; b++)
             for (int j = 0; j < 2; j++) {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "models/core/crc32.h"
 #include "models/core/rng.h"
 #include "models/hrm.h"
 #include "models/layers/kernels.h"
@@ -47,9 +48,10 @@ typedef struct fixture {
     double *dlogits, dq[TB * 2];
 } fixture;
 
-static void fixture_init(fixture *f, int geo, int N, int T, uint64_t seed)
+static void fixture_init_pool(fixture *f, int geo, int N, int T, uint64_t seed, int q_pool)
 {
     f->cfg = tiny_cfg(geo, N, T);
+    f->cfg.q_pool = q_pool;
     ck_assert_int_eq(gyro_hrm_new_f64(&f->cfg, seed, &f->m), GYRO_OK);
     ck_assert_int_eq(gyro_hrm_acts_new_f64(f->m, TB, 1, 1, &f->a), GYRO_OK);
     gyro_rng r;
@@ -71,6 +73,11 @@ static void fixture_init(fixture *f, int geo, int N, int T, uint64_t seed)
     for (int i = 0; i < TB * 2; i++)
         f->qt[i] = gyro_rng_uniform(&r);
     f->dlogits = malloc(sizeof(double) * TB * 5 * 3);
+}
+
+static void fixture_init(fixture *f, int geo, int N, int T, uint64_t seed)
+{
+    fixture_init_pool(f, geo, N, T, seed, GYRO_HRM_QPOOL_CELLS);
 }
 
 static void fixture_free(fixture *f)
@@ -155,10 +162,10 @@ static double full_loss(fixture *f, const double *unused)
     return seg_loss(f, GYRO_HRM_ONESTEP, 0);
 }
 
-static void check_onestep_fd(int geo)
+static void check_onestep_fd_pool(int geo, int q_pool)
 {
     fixture f;
-    fixture_init(&f, geo, 2, 2, 7 + geo);
+    fixture_init_pool(&f, geo, 2, 2, 7 + geo, q_pool);
     const size_t half = (size_t)TB * f.cfg.n_cells * f.cfg.dim;
     double *carry = malloc(2 * half * sizeof(double));
     gyro_hrm_carry_reset_f64(f.m, f.a, TB);
@@ -173,17 +180,52 @@ static void check_onestep_fd(int geo)
     for (size_t k = 0; k < f.m->lay.n_params; k++)
         ck_assert_msg(fabs(g[k] - g1[k]) <= 1e-12 * (1 + fabs(g[k])),
                       "TAIL and ONESTEP gradients differ at %zu", k);
-    fd_compare(&f, g, tail_loss, carry, "one-step gradient vs finite differences");
+    fd_compare(&f, g, tail_loss, carry, q_pool == GYRO_HRM_QPOOL_MEAN
+                                            ? "one-step gradient vs finite differences, mean Q head"
+                                            : "one-step gradient vs finite differences");
     free(g);
     free(g1);
     free(carry);
     fixture_free(&f);
 }
 
-START_TEST(onestep_fd_euclidean) { check_onestep_fd(GYRO_GEO_EUCLIDEAN); }
+START_TEST(onestep_fd_euclidean) { check_onestep_fd_pool(GYRO_GEO_EUCLIDEAN, GYRO_HRM_QPOOL_CELLS); }
 END_TEST
 
-START_TEST(onestep_fd_hyperbolic) { check_onestep_fd(GYRO_GEO_HYPERBOLIC); }
+START_TEST(onestep_fd_hyperbolic) { check_onestep_fd_pool(GYRO_GEO_HYPERBOLIC, GYRO_HRM_QPOOL_CELLS); }
+END_TEST
+
+START_TEST(onestep_fd_mean_pool) { check_onestep_fd_pool(GYRO_GEO_EUCLIDEAN, GYRO_HRM_QPOOL_MEAN); }
+END_TEST
+
+/* The CELLS Q head is logit(Π_t σ(h_t)): with the weights at 0 every h_t is the bias, and a new
+ * model of either pooling starts at Q̂ = σ(−5) ≈ 0.007. */
+START_TEST(q_pool_product)
+{
+    for (int pool = 0; pool < 2; pool++) {
+        fixture f;
+        gyro_hrm_config c = tiny_cfg(GYRO_GEO_EUCLIDEAN, 1, 1);
+        c.q_pool = pool ? GYRO_HRM_QPOOL_CELLS : GYRO_HRM_QPOOL_MEAN;
+        gyro_hrm_model_f64 *m;
+        ck_assert_int_eq(gyro_hrm_new_f64(&c, 3, &m), GYRO_OK);
+        ck_assert_int_eq(gyro_hrm_acts_new_f64(m, TB, 0, 0, &f.a), GYRO_OK);
+        for (int i = 0; i < TB * 5; i++)
+            f.tok[i] = i % 4;
+        gyro_hrm_carry_reset_f64(m, f.a, TB);
+        ck_assert_int_eq(gyro_hrm_forward_f64(m, f.a, f.tok, TB, GYRO_HRM_ONESTEP), GYRO_OK);
+        const double *q = gyro_hrm_qlogits_f64(f.a);
+        for (int i = 0; i < TB * 2; i++)
+            ck_assert_double_eq_tol(q[i], -5.0, 1e-9);
+        if (pool) {
+            m->params[m->lay.q_b] = 1.5; /* h_t = 1.5 on each of the 5 cells */
+            ck_assert_int_eq(gyro_hrm_forward_f64(m, f.a, f.tok, TB, GYRO_HRM_ONESTEP), GYRO_OK);
+            const double p = pow(1.0 / (1.0 + exp(-1.5)), 5);
+            ck_assert_double_eq_tol(gyro_hrm_qlogits_f64(f.a)[0], log(p / (1 - p)), 1e-12);
+        }
+        gyro_hrm_acts_free_f64(f.a);
+        gyro_hrm_free_f64(m);
+    }
+}
 END_TEST
 
 static void check_bptt(int geo)
@@ -496,7 +538,35 @@ START_TEST(model_file)
     ck_assert_int_eq(m2->cfg.geometry, GYRO_GEO_HYPERBOLIC);
     ck_assert_mem_eq(m2->params, m->params, m->lay.n_params * sizeof(float));
     ck_assert_mem_eq(m2->z0, m->z0, 2 * c.dim * sizeof(float));
+    ck_assert_int_eq(m2->cfg.q_pool, GYRO_HRM_QPOOL_CELLS);
     gyro_hrm_free(m2);
+    /* format version 1 (no q_pool in the header) loads with the mean Q head */
+    {
+        FILE *in = fopen(path, "rb");
+        unsigned char buf[1 << 16];
+        const size_t len = fread(buf, 1, sizeof buf, in);
+        fclose(in);
+        ck_assert_uint_lt(len, sizeof buf);
+        unsigned char v1[1 << 16];
+        const uint32_t ver = 1, hb = 68;
+        memcpy(v1, buf, 8);
+        memcpy(v1 + 8, &ver, 4);
+        memcpy(v1 + 12, &hb, 4);
+        memcpy(v1 + 16, buf + 16, 44);                    /* the 11 int32 of version 1 */
+        memcpy(v1 + 60, buf + 64, len - 4 - 64);          /* f64 ×3, n, parameters */
+        const size_t body = len - 4 - 4;
+        const uint32_t sum = gyro_crc32(0, v1, body);
+        memcpy(v1 + body, &sum, 4);
+        FILE *out = fopen(path, "wb");
+        ck_assert_uint_eq(fwrite(v1, 1, body + 4, out), body + 4);
+        fclose(out);
+        ck_assert_int_eq(gyro_hrm_load(path, &m2), GYRO_OK);
+        ck_assert_int_eq(m2->cfg.q_pool, GYRO_HRM_QPOOL_MEAN);
+        ck_assert_int_eq(m2->cfg.n_high, 3);
+        ck_assert_mem_eq(m2->params, m->params, m->lay.n_params * sizeof(float));
+        gyro_hrm_free(m2);
+    }
+    ck_assert_int_eq(gyro_hrm_save(m, path), GYRO_OK);
     /* corrupt one parameter byte */
     FILE *fp = fopen(path, "r+b");
     fseek(fp, 100, SEEK_SET);
@@ -535,6 +605,8 @@ static Suite *hrm_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, onestep_fd_euclidean);
     tcase_add_test(tc, onestep_fd_hyperbolic);
+    tcase_add_test(tc, onestep_fd_mean_pool);
+    tcase_add_test(tc, q_pool_product);
     tcase_add_test(tc, bptt_fd_euclidean);
     tcase_add_test(tc, bptt_fd_hyperbolic);
     tcase_add_test(tc, onestep_exact_when_one_step);

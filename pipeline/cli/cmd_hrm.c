@@ -170,7 +170,7 @@ typedef struct train_args {
     double ds_start;          /* share of the training run with one segment per puzzle */
     double act_start;         /* share of the training run before ACT may halt a puzzle early */
     uint64_t seed;
-    int geometry, no_act, plain, quiet, augment, no_augment, whole_batch;
+    int geometry, q_pool, no_act, plain, quiet, augment, no_augment, whole_batch;
 } train_args;
 
 #define HRM_STR2(x) #x
@@ -196,6 +196,9 @@ static const gyro_opt train_opts[] = {
     GYRO_O_DOUBLE("act-eps", 0, TA, cfg.act_eps, "E", NULL, 0, 1,
                   "probability of drawing M_min from {2..M} instead of 1 (default 0.1)"),
     GYRO_O_FLAG("no-act", 0, TA, no_act, "every puzzle runs M segments (no Q head training)"),
+    GYRO_O_CHOICE("q-pool", 0, TA, q_pool, "P", "cells|mean", NULL,
+                  "how the Q head pools the 81 cells: cells (the default), the product of a per-cell "
+                  "probability, which can see a single wrong cell; mean, a linear head on their mean"),
     GYRO_O_FLAG("bptt", 0, TA, tc.bptt, "backpropagate through the whole segment instead of the one-step "
                 "gradient (the exact gradient; memory grows with N*T)"),
     GYRO_O_FLAG("plain", 0, TA, plain, "a plain two-block transformer of the same parameters: N = T = M = 1, "
@@ -268,6 +271,7 @@ static int train_parse(int argc, char **argv, train_args *o, const char **file)
     if (o->augment && o->no_augment) return gyro_cli_usage_error(cmd, "--augment and --no-augment together");
     o->augment = !o->no_augment;
     if (o->geometry) o->cfg.geometry = GYRO_GEO_HYPERBOLIC;
+    o->cfg.q_pool = o->q_pool ? GYRO_HRM_QPOOL_MEAN : GYRO_HRM_QPOOL_CELLS;
     if (o->no_act) o->tc.act = 0;
     if (o->plain) {
         o->cfg.n_low = o->cfg.n_high = o->cfg.m_max = 1;
