@@ -107,6 +107,7 @@ void gyro_hrm_layout_init(gyro_hrm_layout *L, const gyro_hrm_config *cfg)
     L->out_p = o; o += K * C;
     L->q_w = o;   o += 2 * C;
     L->q_b = o;   o += 2;
+    L->q_a = o;   o += cfg->q_pool == GYRO_HRM_QPOOL_CELLS ? 2 : 0;
     L->n_params = o;
 }
 
@@ -144,6 +145,8 @@ int gyro_hrm_tensor_table(const gyro_hrm_config *cfg, gyro_hrm_tensor *out)
     HRM_T("out_p", L.out_p, cfg->n_classes, C, 1)
     HRM_T("q_w", L.q_w, 2, C, 0)
     HRM_T("q_b", L.q_b, 1, 2, 0)
+    if (cfg->q_pool == GYRO_HRM_QPOOL_CELLS)
+        HRM_T("q_a", L.q_a, 1, 2, 0)
 #undef HRM_T
     assert(k <= GYRO_HRM_MAX_TENSORS);
     return k;
@@ -244,6 +247,7 @@ struct gyro_hrm_trainer {
     int pf_rows;           /* 1 (MEAN) or n (CELLS) */
     float *ppool;          /* (max_batch, pf_rows, C) features log0 z_H */
     float *ph;             /* (max_batch, pf_rows) per-cell continue logits (CELLS) */
+    float *pl;             /* (max_batch, pf_rows) the cells' confidence ℓ_t (CELLS) */
     float *ps;             /* (max_batch) s of the continue logit (CELLS) */
     float *pq;             /* (max_batch) Q_continue logit of the previous segment */
     int min_segments;      /* gyro_hrm_train_step: every fresh example runs at least this many */
@@ -272,6 +276,7 @@ void gyro_hrm_trainer_free(gyro_hrm_trainer *t)
     free(t->pend);
     free(t->ppool);
     free(t->ph);
+    free(t->pl);
     free(t->ps);
     free(t->pq);
     free(t);
@@ -316,12 +321,13 @@ gyro_status gyro_hrm_trainer_new(gyro_hrm_model *m, const gyro_hrm_train_config 
     t->pf_rows = cfg->q_pool == GYRO_HRM_QPOOL_CELLS ? cfg->n_cells : 1;
     t->ppool = malloc((size_t)tc->max_batch * t->pf_rows * cfg->dim * sizeof(float));
     t->ph = malloc((size_t)tc->max_batch * t->pf_rows * sizeof(float));
+    t->pl = malloc((size_t)tc->max_batch * t->pf_rows * sizeof(float));
     t->ps = malloc((size_t)tc->max_batch * sizeof(float));
     t->pq = malloc((size_t)tc->max_batch * sizeof(float));
     if (t->vac)
         for (int b = 0; b < tc->max_batch; b++)
             t->vac[b] = 1;
-    if (!t->segc || !t->vac || !t->pend || !t->ppool || !t->ph || !t->ps || !t->pq || !t->correct || !t->grads ||
+    if (!t->segc || !t->vac || !t->pend || !t->ppool || !t->ph || !t->pl || !t->ps || !t->pq || !t->correct || !t->grads ||
         !t->dlogits || !t->dq || !t->qt || !t->zl || !t->zh || !t->tok || !t->lab || !t->mmin ||
         !t->keep) {
         gyro_hrm_trainer_free(t);
@@ -577,7 +583,7 @@ gyro_status gyro_hrm_train_step(gyro_hrm_trainer *t, const int32_t *tokens, cons
             qloss += bce_logit(x, y) / B;
             const double g = wq * (sigmoid(x) - y) / B;
             /* onto the continue row: MEAN ∂x/∂w = the pooled features; CELLS ∂x/∂h_t =
-             * σ(−h_t) / (1 − e^s) (hrm.h) and ∂h_t/∂w = the cell's features */
+             * σ(−h_t) / (1 − e^s) (hrm.h), ∂h_t/∂w = the cell's features, ∂h_t/∂a = ℓ_t */
             const int R = t->pf_rows;
             const double scale = R > 1 ? hrm_qpool_cells_scale(t->ps[b]) : 1.0;
             float *gw = t->grads + L->q_w + (size_t)C;
@@ -588,6 +594,8 @@ gyro_status gyro_hrm_train_step(gyro_hrm_trainer *t, const int32_t *tokens, cons
                 for (int k = 0; k < C; k++)
                     gw[k] += (float)(gr * pf[k]);
                 t->grads[L->q_b + 1] += (float)gr;
+                if (R > 1)
+                    t->grads[L->q_a + 1] += (float)(gr * t->pl[row]);
             }
         }
     }
@@ -610,8 +618,10 @@ gyro_status gyro_hrm_train_step(gyro_hrm_trainer *t, const int32_t *tokens, cons
             memcpy(t->ppool + (size_t)b * R * C, feat + (size_t)b * R * C,
                    R * C * sizeof(float));
             if (cells) {
-                for (size_t r = 0; r < R; r++)
+                for (size_t r = 0; r < R; r++) {
                     t->ph[(size_t)b * R + r] = t->acts->qh[((size_t)b * R + r) * 2 + 1];
+                    t->pl[(size_t)b * R + r] = t->acts->ql[(size_t)b * R + r];
+                }
                 t->ps[b] = t->acts->qs[2 * b + 1];
             }
             t->pq[b] = q[2 * b + 1];

@@ -8,7 +8,7 @@
  *   z_H^i  = f_H(z_H^{i−1} ⊕ z_L^i)   when i ≡ 0 (mod N)   the slow high-level module
  *            z_H^{i−1}                 otherwise
  *   ŷ      = f_O(z_H^{NT}) per cell: softmax over the n_classes (the digits 1–9)
- *   Q̂_j    = Π_t σ(w_j · log0(z_H,t) + b_j),  j ∈ {halt, continue}        (q_pool CELLS)
+ *   Q̂_j    = Π_t σ(a_j ℓ_t + w_j · log0(z_H,t) + b_j), j ∈ {halt, continue}  (q_pool CELLS)
  *            σ(w_j · mean_t log0(z_H,t) + b_j)                            (q_pool MEAN)
  * with i = 1..N·T in one segment: L updates N times for every H update, T H-cycles. The inputs of
  * a module are combined by addition (Möbius addition ⊕ in the ball). The seed prints the H
@@ -25,10 +25,15 @@
  *
  * The Q head: Q̂_halt is trained towards 1{every cell right}, an AND over the cells. A linear
  * head on the mean of the cells (q_pool MEAN) sees an average and cannot tell one wrong cell
- * among 81; the default CELLS pools a per-cell
- * probability by its product (the probability that every cell is right when the cells are
- * independent): log Q̂_j = s_j = Σ_t log σ(h_t,j), and the Q logit is logit(Q̂_j) = s_j − log(1 − e^{s_j})
- * (gyro_hrm_qlogits); ∂logit/∂h_t,j = σ(−h_t,j) / (1 − e^{s_j}).
+ * among 81; the default CELLS pools a per-cell probability by its product (the probability that
+ * every cell is right when the cells are independent), and gives each cell, beside its state,
+ * the confidence of its own prediction ℓ_t = logit(max_k softmax(ŷ_t)_k) (a linear head on z_H
+ * cannot compute the margin between the top two classes):
+ *   h_t,j = a_j ℓ_t + w_j · log0(z_H,t) + b_j,   log Q̂_j = s_j = Σ_t log σ(h_t,j),
+ *   Q logit (gyro_hrm_qlogits) = logit(Q̂_j) = s_j − log(1 − e^{s_j}),
+ *   ∂logit/∂h_t,j = σ(−h_t,j) / (1 − e^{s_j})
+ * (gradients reach ŷ through ℓ_t too). It starts at a = 1, w = 0, b = 0: σ(h_t,j) = the cell's
+ * top probability, Q̂_halt = Q̂_continue = Π_t max_k p̂_t,k.
  *
  * Gradients (seed eqs. 13–15, the one-step approximation): if the recurrence reaches a fixed
  * point, the implicit-function gradient (I − J_F)^{-1} ∂F/∂θ is approximated by its first
@@ -81,7 +86,7 @@ typedef struct gyro_hrm_config {
 /* How the Q head pools the n cells (see the top of this file). */
 typedef enum gyro_hrm_qpool {
     GYRO_HRM_QPOOL_MEAN = 0,  /* σ(w · mean_t log0 z_H,t + b): model files of format version 1 */
-    GYRO_HRM_QPOOL_CELLS = 1  /* Π_t σ(w · log0 z_H,t + b): the default */
+    GYRO_HRM_QPOOL_CELLS = 1  /* Π_t σ(a ℓ_t + w · log0 z_H,t + b): the default */
 } gyro_hrm_qpool;
 
 /* Sudoku defaults: Euclidean, c = 1, n 81, V 10, K 9, C 128, 4 heads of 32, F 256, N = T = 1,
@@ -121,6 +126,7 @@ typedef struct gyro_hrm_layout {
     size_t out_p;    /* (K, C)  MLR offsets p_k          ball rows */
     size_t q_w;      /* (2, C)  Q head (halt, continue) */
     size_t q_b;      /* (2) */
+    size_t q_a;      /* (2)     weights of the cells' confidence ℓ_t (q_pool CELLS; else none) */
     size_t n_params;
 } gyro_hrm_layout;
 
@@ -161,9 +167,8 @@ typedef struct gyro_hrm_model_f64 {
  * offsets at the origin, embeddings exp0 of rows N(0, 1) per coordinate (hyperbolic N(0, 1/C):
  * the scale of the LayerNorm-output states they are added to; with n = 81, a 9×9 grid, the
  * position row of a cell starts as exp0 of the sum of a random row, column and box vector, so
- * cells sharing a unit start close), Q head weights 0 and biases such that Q̂ ≈ 0.007 (the
- * paper's start, bias −5 for MEAN; for CELLS the bias whose σ to the n-th power is 0.007), so no
- * early halting. USAGE (bad config) or NOMEM; *out NULL on
+ * cells sharing a unit start close), the Q head with Q̂_halt = Q̂_continue, so no early
+ * halting (MEAN: weights 0, biases −5, Q̂ ≈ 0.007 as the paper; CELLS: a = 1, w = 0, b = 0). USAGE (bad config) or NOMEM; *out NULL on
  * error. Free with gyro_hrm_free. */
 gyro_status gyro_hrm_new(const gyro_hrm_config *cfg, uint64_t seed, gyro_hrm_model **out);
 gyro_status gyro_hrm_new_f64(const gyro_hrm_config *cfg, uint64_t seed, gyro_hrm_model_f64 **out);

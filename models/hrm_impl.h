@@ -58,6 +58,8 @@ struct P(gyro_hrm_acts) {
     T *lzh;                /* (nmax, C) log0 z_H */
     T *pool;               /* (max_batch, C) mean_t log0 z_H (q_pool MEAN) */
     T *qh;                 /* (nmax, 2) per-cell Q logits h_t (q_pool CELLS) */
+    T *ql;                 /* (nmax) the cells' confidence ℓ_t (q_pool CELLS) */
+    T *dlg;                /* (nmax, K) dlogits plus the Q head's part through ℓ (training) */
     T *qs;                 /* (max_batch, 2) s = Σ_t log σ(h_t) (q_pool CELLS) */
     T *q;                  /* (max_batch, 2) Q logits */
     T *dzl, *dzh, *dtmp;   /* (nmax, C) each: carry gradients (training) */
@@ -140,14 +142,11 @@ static void S(hrm_init_params)(T *p, const gyro_hrm_config *cfg, const gyro_hrm_
                    !strcmp(leaf, "fcprojb") || !strcmp(nm, "out_p") || !strcmp(nm, "q_w")) {
             memset(w, 0, size * sizeof(T)); /* Euclidean zero = the ball's origin */
         } else if (!strcmp(nm, "q_b")) {
-            /* Q̂ ≈ 0.007 at the start (the HRM paper's initialisation: bias −5 on one logit);
-             * CELLS: σ(b)^n = 0.007, b = logit(0.007^{1/n}) */
-            double b0 = -5.0;
-            if (cfg->q_pool == GYRO_HRM_QPOOL_CELLS) {
-                const double p1 = exp(log(1.0 / (1.0 + exp(5.0))) / cfg->n_cells);
-                b0 = log(p1 / (1.0 - p1));
-            }
-            w[0] = w[1] = (T)b0;
+            /* MEAN: Q̂ ≈ 0.007 at the start (the HRM paper's initialisation); CELLS: 0, with
+             * a = 1 σ(h_t) is the cell's top probability */
+            w[0] = w[1] = (T)(cfg->q_pool == GYRO_HRM_QPOOL_CELLS ? 0.0 : -5.0);
+        } else if (!strcmp(nm, "q_a")) {
+            w[0] = w[1] = (T)1.0;
         } else {
             /* matrices (rows = outputs, cols = inputs): Xavier-uniform */
             const double lim = sqrt(6.0 / (double)(tab[i].rows + tab[i].cols));
@@ -253,9 +252,9 @@ gyro_status P(gyro_hrm_acts_new)(const MODEL *m, int max_batch, int training, in
     size_t total = 3 * NC                                          /* zl, zh, xt */
                    + (size_t)(a->n_lc + a->n_hc) * a->cache_values /* forward caches */
                    + (size_t)nmax * cfg->n_classes + NC + BC + 2 * (size_t)max_batch
-                   + 2 * (size_t)nmax + 2 * (size_t)max_batch + a->scratch_values;
+                   + 3 * (size_t)nmax + 2 * (size_t)max_batch + a->scratch_values;
     if (a->training)
-        total += a->cache_values + 5 * NC + BC;
+        total += a->cache_values + 5 * NC + BC + (size_t)nmax * cfg->n_classes;
     a->memory = calloc(total, sizeof(T));
     a->tokens = calloc((size_t)nmax, sizeof(int32_t));
     a->len = malloc((size_t)max_batch * sizeof(int));
@@ -277,6 +276,7 @@ gyro_status P(gyro_hrm_acts_new)(const MODEL *m, int max_batch, int training, in
     a->lzh = p; p += NC;
     a->pool = p; p += BC;
     a->qh = p; p += 2 * (size_t)nmax;
+    a->ql = p; p += (size_t)nmax;
     a->qs = p; p += 2 * (size_t)max_batch;
     a->q = p; p += 2 * (size_t)max_batch;
     a->scratch = p; p += a->scratch_values;
@@ -288,6 +288,7 @@ gyro_status P(gyro_hrm_acts_new)(const MODEL *m, int max_batch, int training, in
         a->dxt = p; p += NC;
         a->dlzh = p; p += NC;
         a->dpool = p; p += BC;
+        a->dlg = p; p += (size_t)nmax * cfg->n_classes;
     }
     *out = a;
     return GYRO_OK;
@@ -454,6 +455,39 @@ const T *P(gyro_hrm_qlogits)(const ACTS *a)
     return a->q;
 }
 
+/* The confidence of a cell's prediction (hrm.h, q_pool CELLS): ℓ = logit(p̂_max) =
+ * −log r, r = Σ_{k≠m} e^{z_k − z_m} for the logits z (K) and their argmax m (*m_out), r floored at
+ * 1e-30 (ℓ ≤ 69; *r_out = 0 there, ℓ then constant). ∂ℓ/∂z_m = 1 and ∂ℓ/∂z_k = −e^{z_k − z_m} / r
+ * for k ≠ m (hrm_cell_confidence_backward). */
+static double S(hrm_cell_confidence)(const T *z, int K, int *m_out, double *r_out)
+{
+    int m = 0;
+    for (int k = 1; k < K; k++)
+        if (z[k] > z[m])
+            m = k;
+    double r = 0.0;
+    for (int k = 0; k < K; k++)
+        if (k != m)
+            r += exp((double)z[k] - z[m]);
+    *m_out = m;
+    *r_out = r >= 1e-30 ? r : 0.0;
+    return -log(r >= 1e-30 ? r : 1e-30);
+}
+
+/* dz (K) += dℓ · ∂ℓ/∂z for the logits z of one cell. */
+static void S(hrm_cell_confidence_backward)(T *dz, const T *z, int K, double dl)
+{
+    int m;
+    double r;
+    S(hrm_cell_confidence)(z, K, &m, &r);
+    if (r == 0.0)
+        return;
+    dz[m] += (T)dl;
+    for (int k = 0; k < K; k++)
+        if (k != m)
+            dz[k] -= (T)(dl * exp((double)z[k] - z[m]) / r);
+}
+
 gyro_status P(gyro_hrm_forward)(const MODEL *m, ACTS *a, const int32_t *tokens, int B,
                                 gyro_hrm_mode mode)
 {
@@ -507,12 +541,17 @@ gyro_status P(gyro_hrm_forward)(const MODEL *m, ACTS *a, const int32_t *tokens, 
         if (cfg->q_pool == GYRO_HRM_QPOOL_CELLS) {
             double sj[2] = {0.0, 0.0};  /* s_j = Σ_t log σ(h_t,j) */
             for (int t = 0; t < n; t++) {
-                const T *f = a->lzh + ((size_t)b * n + t) * C;
+                const size_t r = (size_t)b * n + t;
+                const T *f = a->lzh + r * C;
+                int mx;
+                double rr;
+                const double l = S(hrm_cell_confidence)(a->logits + r * K, K, &mx, &rr);
+                a->ql[r] = (T)l;
                 for (int j = 0; j < 2; j++) {
-                    double x = w[L->q_b + j];
+                    double x = w[L->q_b + j] + (double)w[L->q_a + j] * l;
                     for (int k = 0; k < C; k++)
                         x += (double)w[L->q_w + (size_t)j * C + k] * f[k];
-                    a->qh[((size_t)b * n + t) * 2 + j] = (T)x;
+                    a->qh[r * 2 + j] = (T)x;
                     sj[j] += hrm_log_sigmoid(x);
                 }
             }
@@ -557,11 +596,17 @@ void P(gyro_hrm_backward)(const MODEL *m, ACTS *a, T *grads, const T *dlogits, c
     memset(dzh, 0, NC * sizeof(T));
     memset(dzl, 0, NC * sizeof(T));
     memset(a->dxt, 0, NC * sizeof(T));
-    /* heads */
-    if (dlogits)
-        S(gyro_mlr_backward)(dzh, g + L->out_p, g + L->out_a, dlogits, a->zh, w + L->out_p,
-                             w + L->out_a, geo, c, (int)Nr, K, C);
+    /* heads; the CELLS Q head's gradient through the confidence ℓ_t joins dlogits first */
     if (dq && cfg->q_pool == GYRO_HRM_QPOOL_CELLS) {
+        const size_t NK = (size_t)Nr * K;
+        if (dlogits)
+            memcpy(a->dlg, dlogits, NK * sizeof(T));
+        else
+            memset(a->dlg, 0, NK * sizeof(T));
+        dlogits = a->dlg;
+    }
+    const int cells = dq && cfg->q_pool == GYRO_HRM_QPOOL_CELLS;
+    if (cells) {
         /* ∂logit_j/∂h_t,j = σ(−h_t,j) / (1 − e^{s_j}) (hrm.h); h_t,j = w_j · log0 z_H,t + b_j */
         for (int b = 0; b < B; b++) {
             double scale[2];
@@ -572,14 +617,18 @@ void P(gyro_hrm_backward)(const MODEL *m, ACTS *a, T *grads, const T *dlogits, c
                 const T *f = a->lzh + r * C;
                 T *df = a->dlzh + r * C;
                 memset(df, 0, (size_t)C * sizeof(T));
+                double dl = 0.0;
                 for (int j = 0; j < 2; j++) {
                     const double dh = scale[j] / (1.0 + exp((double)a->qh[r * 2 + j]));
                     g[L->q_b + j] += (T)dh;
+                    g[L->q_a + j] += (T)(dh * a->ql[r]);
+                    dl += dh * w[L->q_a + j];
                     for (int k = 0; k < C; k++) {
                         g[L->q_w + (size_t)j * C + k] += (T)(dh * f[k]);
                         df[k] += (T)(dh * w[L->q_w + (size_t)j * C + k]);
                     }
                 }
+                S(hrm_cell_confidence_backward)(a->dlg + r * K, a->logits + r * K, K, dl);
             }
         }
         S(gyro_geo_log0_backward)(dzh, C, a->dlzh, C, a->zh, C, geo, c, (int)Nr, C);
@@ -599,6 +648,9 @@ void P(gyro_hrm_backward)(const MODEL *m, ACTS *a, T *grads, const T *dlogits, c
                 a->dlzh[r * C + k] = (T)(a->dpool[(size_t)(r / n) * C + k] / n);
         S(gyro_geo_log0_backward)(dzh, C, a->dlzh, C, a->zh, C, geo, c, (int)Nr, C);
     }
+    if (dlogits)
+        S(gyro_mlr_backward)(dzh, g + L->out_p, g + L->out_a, dlogits, a->zh, w + L->out_p,
+                             w + L->out_a, geo, c, (int)Nr, K, C);
     /* the recurrence, newest step first */
     S(hrm_cache) q;
     S(hrm_cache_ptrs)(&q, a->gcache, cfg, a->nmax);

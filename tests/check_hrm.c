@@ -198,8 +198,8 @@ END_TEST
 START_TEST(onestep_fd_mean_pool) { check_onestep_fd_pool(GYRO_GEO_EUCLIDEAN, GYRO_HRM_QPOOL_MEAN); }
 END_TEST
 
-/* The CELLS Q head is logit(Π_t σ(h_t)): with the weights at 0 every h_t is the bias, and a new
- * model of either pooling starts at Q̂ = σ(−5) ≈ 0.007. */
+/* The CELLS Q head is logit(Π_t σ(h_t)): with a = 0 and w = 0 every h_t is the bias; a new
+ * model starts at Q̂ = σ(−5) ≈ 0.007 (MEAN) or Q̂ = Π_t max_k p̂_t,k (CELLS). */
 START_TEST(q_pool_product)
 {
     for (int pool = 0; pool < 2; pool++) {
@@ -214,9 +214,22 @@ START_TEST(q_pool_product)
         gyro_hrm_carry_reset_f64(m, f.a, TB);
         ck_assert_int_eq(gyro_hrm_forward_f64(m, f.a, f.tok, TB, GYRO_HRM_ONESTEP), GYRO_OK);
         const double *q = gyro_hrm_qlogits_f64(f.a);
-        for (int i = 0; i < TB * 2; i++)
-            ck_assert_double_eq_tol(q[i], -5.0, 1e-9);
+        const double *lg = gyro_hrm_logits_f64(f.a);
+        for (int b = 0; b < TB; b++) {
+            double prod = 1.0;  /* Π_t max_k softmax(logits_t)_k over the 5 cells */
+            for (int t = 0; t < 5; t++) {
+                const double *z = lg + (b * 5 + t) * 3;
+                double mx = fmax(z[0], fmax(z[1], z[2])), se = 0.0;
+                for (int k = 0; k < 3; k++)
+                    se += exp(z[k] - mx);
+                prod /= se;
+            }
+            const double want = pool ? log(prod / (1 - prod)) : -5.0;
+            ck_assert_double_eq_tol(q[2 * b], want, 1e-9);
+            ck_assert_double_eq_tol(q[2 * b + 1], want, 1e-9);
+        }
         if (pool) {
+            m->params[m->lay.q_a] = 0.0;
             m->params[m->lay.q_b] = 1.5; /* h_t = 1.5 on each of the 5 cells */
             ck_assert_int_eq(gyro_hrm_forward_f64(m, f.a, f.tok, TB, GYRO_HRM_ONESTEP), GYRO_OK);
             const double p = pow(1.0 / (1.0 + exp(-1.5)), 5);
@@ -542,6 +555,11 @@ START_TEST(model_file)
     gyro_hrm_free(m2);
     /* format version 1 (no q_pool in the header) loads with the mean Q head */
     {
+        gyro_hrm_config c1 = c;
+        c1.q_pool = GYRO_HRM_QPOOL_MEAN;
+        gyro_hrm_model *m1;
+        ck_assert_int_eq(gyro_hrm_new(&c1, 4, &m1), GYRO_OK);
+        ck_assert_int_eq(gyro_hrm_save(m1, path), GYRO_OK);
         FILE *in = fopen(path, "rb");
         unsigned char buf[1 << 16];
         const size_t len = fread(buf, 1, sizeof buf, in);
@@ -563,8 +581,9 @@ START_TEST(model_file)
         ck_assert_int_eq(gyro_hrm_load(path, &m2), GYRO_OK);
         ck_assert_int_eq(m2->cfg.q_pool, GYRO_HRM_QPOOL_MEAN);
         ck_assert_int_eq(m2->cfg.n_high, 3);
-        ck_assert_mem_eq(m2->params, m->params, m->lay.n_params * sizeof(float));
+        ck_assert_mem_eq(m2->params, m1->params, m1->lay.n_params * sizeof(float));
         gyro_hrm_free(m2);
+        gyro_hrm_free(m1);
     }
     ck_assert_int_eq(gyro_hrm_save(m, path), GYRO_OK);
     /* corrupt one parameter byte */
