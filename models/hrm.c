@@ -169,7 +169,8 @@ static double hrm_qpool_logit(double s)
     return s - log(om < DBL_MIN ? DBL_MIN : om);
 }
 
-/* ∂ logit(Q̂) / ∂h_t = σ(−h_t) / (1 − e^s) for the s of hrm_qpool_cells: the factor 1 / (1 − e^s). */
+/* ∂ logit(Q̂) / ∂h_t = σ(−h_t) / (1 − e^s) for the s of hrm_qpool_logit: the factor
+ * 1 / (1 − e^s), with the same floor. */
 static double hrm_qpool_cells_scale(double s)
 {
     double om = -expm1(s);
@@ -327,8 +328,8 @@ gyro_status gyro_hrm_trainer_new(gyro_hrm_model *m, const gyro_hrm_train_config 
     if (t->vac)
         for (int b = 0; b < tc->max_batch; b++)
             t->vac[b] = 1;
-    if (!t->segc || !t->vac || !t->pend || !t->ppool || !t->ph || !t->pl || !t->ps || !t->pq || !t->correct || !t->grads ||
-        !t->dlogits || !t->dq || !t->qt || !t->zl || !t->zh || !t->tok || !t->lab || !t->mmin ||
+    if (!t->segc || !t->vac || !t->pend || !t->ppool || !t->ph || !t->pl || !t->ps || !t->pq ||
+        !t->correct || !t->grads || !t->dlogits || !t->dq || !t->qt || !t->zl || !t->zh || !t->tok || !t->lab || !t->mmin ||
         !t->keep) {
         gyro_hrm_trainer_free(t);
         return gyro_error_set(GYRO_ERR_NOMEM, "hrm: out of memory for the trainer");

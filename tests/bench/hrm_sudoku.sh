@@ -22,7 +22,7 @@
 # DS_START [0.3: hrm train --ds-start, the share of the budget trained with one segment per puzzle
 # before deep supervision starts], ACT_START [0.9: hrm train --act-start, the share of the budget
 # before ACT may halt a puzzle early], EPS [0.1: hrm train --act-eps], Q_WEIGHT [0.5: the Q head's
-# loss weight], SEG_LIST ["1 2 3"; the HRM's test accuracy after a fixed number of segments],
+# loss weight], Q_POOL [cells: hrm train --q-pool, how the Q head pools the cells], SEG_LIST ["1 2 3"; the HRM's test accuracy after a fixed number of segments],
 # BATCH [32], MEM_N [32], NT_LIST ["1x1 2x2 4x4"], AUGMENT [1: hrm train --augment, a random
 # symmetry of each puzzle per batch, for every model], KINDS ["hrm plain"; also "flat": the HRM
 # recurrence with one segment, no deep supervision nor ACT], OUT [a temporary directory: raw lines].
@@ -46,6 +46,7 @@ ACT_START=${ACT_START:-0.9}
 EPS=${EPS:-0.1}
 SEG_LIST=${SEG_LIST:-"1 2 3"}
 Q_WEIGHT=${Q_WEIGHT:-0.5}
+Q_POOL=${Q_POOL:-cells}
 BATCH=${BATCH:-32}
 MEM_N=${MEM_N:-32}
 NT_LIST=${NT_LIST:-"1x1 2x2 4x4"}
@@ -64,7 +65,7 @@ echo "# hrm_sudoku: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut
 echo "# band: $CLUES clues, <= $MAX_NODES search nodes, $MIN_ROUNDS..$MAX_ROUNDS rounds of singles (0: no bound);"
 echo "# $TRAIN_N training / $TEST_N test puzzles per seed;"
 echo "# $CPU CPU s of training per run; C=$DIM, N=$N, T=$T, M_max=$M, lr $LR, batch $BATCH, augment $AUGMENT;"
-echo "# HRM: deep supervision from $DS_START of the budget on, ACT from $ACT_START on, eps $EPS, Q weight $Q_WEIGHT;"
+echo "# HRM: deep supervision from $DS_START of the budget on, ACT from $ACT_START on, eps $EPS, Q weight $Q_WEIGHT, Q pool $Q_POOL;"
 echo "# seeds: $SEEDS"
 band=(--clues "$CLUES" --max-nodes "$MAX_NODES" --attempts 100000)
 [ "$MIN_ROUNDS" != 0 ] && band+=(--min-rounds "$MIN_ROUNDS")
@@ -75,7 +76,7 @@ run() {
   local kind=$1 seed=$2 extra
   case $kind in
     hrm) extra=(-N "$N" -T "$T" -M "$M" --ds-start "$DS_START" --act-start "$ACT_START" --act-eps "$EPS"
-                --q-weight "$Q_WEIGHT") ;;
+                --q-weight "$Q_WEIGHT" --q-pool "$Q_POOL") ;;
     flat) extra=(-N "$N" -T "$T" -M 1) ;;
     plain) extra=(--plain) ;;
   esac
