@@ -52,7 +52,8 @@ cp "$W/t.pol" "$OUT/policy/"
 hrm=(--dim 8 --heads 2 --head-dim 4 --ffn 16 -N 2 -T 1 -M 2 -b 8 -e 1 -q)
 "$G" hrm train "${hrm[@]}" -o "$W/e.hrm" "$W/puzzles.txt" > /dev/null
 "$G" hrm train "${hrm[@]}" -g hyperbolic -o "$W/h.hrm" "$W/puzzles.txt" > /dev/null
-cp "$W/e.hrm" "$W/h.hrm" "$OUT/hrm/"
+"$G" hrm train "${hrm[@]}" --q-pool mean -o "$W/m.hrm" "$W/puzzles.txt" > /dev/null
+cp "$W/e.hrm" "$W/h.hrm" "$W/m.hrm" "$OUT/hrm/"
 # embedding tables (hyperboloid, Poincaré) and a char2vec checkpoint with its encoded corpus
 printf '山水花鸟风月山水花鸟\n风月山水花鸟风月\n' > "$W/c.txt"
 "$G" char2vec train -q --dim 3 --epochs 1 --min-count 1 --keep-checkpoint -o "$W/c.hyp" "$W/c.txt"
