@@ -168,8 +168,8 @@ typedef struct gyro_hrm_model_f64 {
  * the scale of the LayerNorm-output states they are added to; with n = 81, a 9×9 grid, the
  * position row of a cell starts as exp0 of the sum of a random row, column and box vector, so
  * cells sharing a unit start close), the Q head with Q̂_halt = Q̂_continue, so no early
- * halting (MEAN: weights 0, biases −5, Q̂ ≈ 0.007 as the paper; CELLS: a = 1, w = 0, b = 0). USAGE (bad config) or NOMEM; *out NULL on
- * error. Free with gyro_hrm_free. */
+ * halting (MEAN: weights 0, biases −5, Q̂ ≈ 0.007 as the paper; CELLS: a = 1, w = 0, b = 0).
+ * USAGE (bad config) or NOMEM; *out NULL on error. Free with gyro_hrm_free. */
 gyro_status gyro_hrm_new(const gyro_hrm_config *cfg, uint64_t seed, gyro_hrm_model **out);
 gyro_status gyro_hrm_new_f64(const gyro_hrm_config *cfg, uint64_t seed, gyro_hrm_model_f64 **out);
 void gyro_hrm_free(gyro_hrm_model *m);          /* NULL is a no-op */
@@ -376,9 +376,9 @@ gyro_status gyro_hrm_solve(const gyro_hrm_model *m, gyro_hrm_acts *a, const int3
 gyro_status gyro_hrm_save(const gyro_hrm_model *m, const char *path);
 
 /* Load a model saved by gyro_hrm_save (format version 1, without q_pool, loads as MEAN).
- * GYRO_ERR_IO (cannot open), GYRO_ERR_FORMAT (foreign,
- * truncated, implausible configuration, checksum mismatch, non-finite parameter; the message
- * names the path), GYRO_ERR_VERSION (a newer format), GYRO_ERR_NOMEM. */
+ * GYRO_ERR_IO (cannot open), GYRO_ERR_FORMAT (foreign, truncated, implausible configuration,
+ * checksum mismatch, non-finite parameter; the message names the path), GYRO_ERR_VERSION (a
+ * newer format), GYRO_ERR_NOMEM. */
 gyro_status gyro_hrm_load(const char *path, gyro_hrm_model **out);
 
 #endif
