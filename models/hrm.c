@@ -23,6 +23,7 @@
 
 #include "models/core/atomic_file.h"
 #include "models/core/crc32.h"
+#include "models/hyp/hyp_scalar.h" /* gyro_hyp_neg_log_sigmoid */
 #include "models/layers/kernels.h"
 #include "models/optim.h"
 #include "models/transformer.h" /* gyro_tf_sublayer: the residual-and-LayerNorm sublayer of a block */
@@ -154,27 +155,24 @@ int gyro_hrm_tensor_table(const gyro_hrm_config *cfg, gyro_hrm_tensor *out)
 
 /* ---- the Q head's pooling ------------------------------------------------------------------ */
 
-/* log σ(x) = −(max(−x, 0) + log1p(e^{−|x|})), without overflow. */
-static double hrm_log_sigmoid(double x)
-{
-    return -((x < 0 ? -x : 0.0) + log1p(exp(-fabs(x))));
-}
-
-/* CELLS pooling (hrm.h): the pooled logit logit(Q̂) = s − log(1 − e^s) of s = Σ_t log σ(h_t) =
- * log Q̂ ≤ 0. −expm1 keeps 1 − e^s exact for s near 0; it is floored at DBL_MIN (s = 0 only
- * when every cell's logit is beyond ≈ 745). */
-static double hrm_qpool_logit(double s)
+/* 1 − e^s for s = log Q̂ ≤ 0 of the CELLS pooling (hrm.h): −expm1 keeps it exact for s near 0;
+ * floored at DBL_MIN (s = 0 only when every cell's logit is beyond ≈ 745). */
+static double hrm_qpool_one_minus(double s)
 {
     const double om = -expm1(s);
-    return s - log(om < DBL_MIN ? DBL_MIN : om);
+    return om < DBL_MIN ? DBL_MIN : om;
 }
 
-/* ∂ logit(Q̂) / ∂h_t = σ(−h_t) / (1 − e^s) for the s of hrm_qpool_logit: the factor
- * 1 / (1 − e^s), with the same floor. */
+/* CELLS pooling: the pooled logit logit(Q̂) = s − log(1 − e^s) of s = Σ_t log σ(h_t). */
+static double hrm_qpool_logit(double s)
+{
+    return s - log(hrm_qpool_one_minus(s));
+}
+
+/* ∂ logit(Q̂) / ∂h_t = σ(−h_t) / (1 − e^s): the factor 1 / (1 − e^s). */
 static double hrm_qpool_cells_scale(double s)
 {
-    double om = -expm1(s);
-    return 1.0 / (om < DBL_MIN ? DBL_MIN : om);
+    return 1.0 / hrm_qpool_one_minus(s);
 }
 
 /* ---- the two precisions --------------------------------------------------------------------- */

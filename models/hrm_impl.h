@@ -552,7 +552,7 @@ gyro_status P(gyro_hrm_forward)(const MODEL *m, ACTS *a, const int32_t *tokens, 
                     for (int k = 0; k < C; k++)
                         x += (double)w[L->q_w + (size_t)j * C + k] * f[k];
                     a->qh[r * 2 + j] = (T)x;
-                    sj[j] += hrm_log_sigmoid(x);
+                    sj[j] -= gyro_hyp_neg_log_sigmoid(x);
                 }
             }
             for (int j = 0; j < 2; j++) {
@@ -604,10 +604,8 @@ void P(gyro_hrm_backward)(const MODEL *m, ACTS *a, T *grads, const T *dlogits, c
         else
             memset(a->dlg, 0, NK * sizeof(T));
         dlogits = a->dlg;
-    }
-    const int cells = dq && cfg->q_pool == GYRO_HRM_QPOOL_CELLS;
-    if (cells) {
-        /* ∂logit_j/∂h_t,j = σ(−h_t,j) / (1 − e^{s_j}) (hrm.h); h_t,j = w_j · log0 z_H,t + b_j */
+        /* ∂logit_j/∂h_t,j = σ(−h_t,j) / (1 − e^{s_j}) (hrm.h);
+         * h_t,j = a_j ℓ_t + w_j · log0 z_H,t + b_j */
         for (int b = 0; b < B; b++) {
             double scale[2];
             for (int j = 0; j < 2; j++)
