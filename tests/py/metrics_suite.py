@@ -127,13 +127,19 @@ def main():
         channel.unary_unary("/gyro.v1.Gyro/Nope")(b"", timeout=10)
     except grpc.RpcError:
         pass
-    s1, _ = scrape()
-    d_ok = get(s1, "grpc_server_handled_total", grpc_code="OK", **L) - get(s0, "grpc_server_handled_total", grpc_code="OK", **L)
-    d_bad = get(s1, "grpc_server_handled_total", grpc_code="INVALID_ARGUMENT", **L) - \
-        get(s0, "grpc_server_handled_total", grpc_code="INVALID_ARGUMENT", **L)
+    # a call is counted when the server's send of its status completes, which may be just after
+    # the client has the status: scrape until the counts arrive (at most 5 s), then check them
+    for _ in range(50):
+        s1, _ = scrape()
+        d_ok = get(s1, "grpc_server_handled_total", grpc_code="OK", **L) - get(s0, "grpc_server_handled_total", grpc_code="OK", **L)
+        d_bad = get(s1, "grpc_server_handled_total", grpc_code="INVALID_ARGUMENT", **L) - \
+            get(s0, "grpc_server_handled_total", grpc_code="INVALID_ARGUMENT", **L)
+        unk = get(s1, "grpc_server_handled_total", grpc_type="unknown", grpc_service="unknown", grpc_method="unknown",
+                  grpc_code="UNIMPLEMENTED")
+        if d_ok >= 20 and d_bad >= 3 and unk >= 1:
+            break
+        time.sleep(0.1)
     ok(d_ok == 20 and d_bad == 3, "Classify OK +%d, INVALID_ARGUMENT +%d (20, 3)" % (d_ok, d_bad))
-    unk = get(s1, "grpc_server_handled_total", grpc_type="unknown", grpc_service="unknown", grpc_method="unknown",
-              grpc_code="UNIMPLEMENTED")
     ok(unk == 1, "an unknown method is counted UNIMPLEMENTED (%d)" % unk)
     # histograms: cumulative, +Inf == _count == all the method's calls, _sum > 0
     for method in ("Classify", "Stats"):
