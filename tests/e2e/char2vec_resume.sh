@@ -8,10 +8,13 @@ T=$SHARED/corpora/text/fortunes-zh/tang300
 [ -r "$T" ] || { echo "no $T"; exit 77; }
 cd "$TMPDIR"
 fail() { echo "FAIL: $*"; exit 1; }
-# enough work that an idle machine is still training when the signal comes: 40 epochs of ~90k
-# characters at dim 50 (several seconds); each kill happens as soon as its precondition holds,
-# not after a fixed delay, so the test does not depend on the machine's speed.
-ARGS=(--dim 50 --epochs 40 --min-count 2 --sample 0 --checkpoint-every 1)
+# enough work that an idle machine is still training when the signal comes: 120 epochs of ~90k
+# characters at dim 50 (~3 s of CPU, several times the 1-second checkpoint interval, so a
+# checkpoint newer than the first one exists for seconds before the run ends); each kill happens
+# as soon as its precondition holds, not after a fixed delay, so the test does not depend on the
+# machine's speed.
+EPOCHS=120
+ARGS=(--dim 50 --epochs $EPOCHS --min-count 2 --sample 0 --checkpoint-every 1)
 
 # --- kill -9 -------------------------------------------------------------------------------
 "$GYRO" char2vec train "${ARGS[@]}" -o k.hyp "$T" 2> log1 &
@@ -31,13 +34,13 @@ if "$GYRO" char2vec train --resume --dim 7 -o k.hyp 2> err; then fail "dim misma
 [ $rc = 2 ] || fail "dim mismatch exit $rc"
 grep -q -- "--dim 7 (the checkpoint has 50)" err || { cat err; fail "dim mismatch message"; }
 # options that cannot change mid-run are refused naming both values (they used to be ignored)
-if "$GYRO" char2vec train --resume --seed 9 --theta 2 --epochs 40 -o k.hyp 2> err; then fail "--seed/--theta accepted"; else rc=$?; fi
+if "$GYRO" char2vec train --resume --seed 9 --theta 2 --epochs $EPOCHS -o k.hyp 2> err; then fail "--seed/--theta accepted"; else rc=$?; fi
 [ $rc = 2 ] || fail "--seed/--theta exit $rc"
 grep -q -- "--theta 2 (the checkpoint has 3)" err && grep -q -- "--seed 9 (the checkpoint has 1)" err \
   || { cat err; fail "--seed/--theta message"; }
 cmp -s k.hyp.ckpt k.ckpt.orig || fail "a refused resume changed the checkpoint"
 # --lr, --max-step and --sample are honoured: the run continues with them and the table says so
-"$GYRO" char2vec train --resume --lr 0.02 --max-step 0.5 --epochs 40 -o k.hyp 2> log2 || { cat log2; fail "resume after kill -9"; }
+"$GYRO" char2vec train --resume --lr 0.02 --max-step 0.5 --epochs $EPOCHS -o k.hyp 2> log2 || { cat log2; fail "resume after kill -9"; }
 grep -q -- "continuing with --lr 0.02 --max-step 0.5" log2 || { cat log2; fail "no message for the new --lr"; }
 "$GYRO" dump k.hyp | head -n 3 | grep -q -- "--lr 0.02 --theta 3 --max-step 0.5" || fail "the new --lr was not used"
 grep -q "Resuming" log2 || fail "no resume message"
