@@ -506,6 +506,11 @@ int gyro_hrm_trainer_vacant(const gyro_hrm_trainer *t)
     return v;
 }
 
+const float *gyro_hrm_trainer_grads(const gyro_hrm_trainer *t)
+{
+    return t->grads;
+}
+
 /* BCE(σ(x), y) = max(x, 0) − x y + log(1 + e^{−|x|}) */
 static double bce_logit(double x, double y)
 {

@@ -357,6 +357,11 @@ void gyro_hrm_trainer_set_min_segments(gyro_hrm_trainer *t, int m);
 /* Vacant slots: how many fresh examples the next gyro_hrm_train_step takes. */
 int gyro_hrm_trainer_vacant(const gyro_hrm_trainer *t);
 
+/* The parameter gradient (n_params, the model's layout) of the trainer's last optimizer step
+ * (gyro_hrm_train_step, or the last segment of gyro_hrm_train_batch), before gradient clipping;
+ * all zeros before the first step. Owned by the trainer; overwritten by the next step. */
+const float *gyro_hrm_trainer_grads(const gyro_hrm_trainer *t);
+
 /* Inference on B <= max_batch examples with acts made by gyro_hrm_acts_new (any training
  * flag): segments from z^0 until Q̂_halt > Q̂_continue (act != 0) or M_max. pred (B, n) gets
  * the argmax class per cell of each example's last segment, segs (B) (may be NULL) the

@@ -3,7 +3,8 @@
  * both geometries, on every parameter; the full BPTT gradient against finite differences of the
  * whole segment; the cosine between the one-step and the BPTT gradient (printed); the modes'
  * forward passes agree; activation memory does not grow with N·T in the one-step mode; a toy
- * training run whose loss falls; the persistent batch and its minimum of segments; the model file (round trip, corrupt, truncated, newer version,
+ * training run whose loss falls; the persistent batch, its minimum of segments and its
+ * continue-target gradient (finite differences); the model file (round trip, corrupt, truncated, newer version,
  * foreign file). */
 #include <check.h>
 #include <math.h>
@@ -535,6 +536,107 @@ START_TEST(min_segments)
 }
 END_TEST
 
+/* The continue target of the persistent batch: at a slot's second segment gyro_hrm_train_step
+ * adds the gradient of w_Q · (1/B) Σ_b BCE(σ(x_b), G_b), where x_b is the continue logit of the
+ * slot's FIRST segment (its Q-head inputs kept from the previous call) and G_b = max(Q̂_halt^2,
+ * Q̂_cont^2) (M_max 3). It reaches only the Q head's continue row (q_w row 1, q_b[1], q_a[1]):
+ * this segment's own continue logit has no target yet. Checked against central differences of
+ * that loss, the first segment recomputed from z^0 with the continue row moved (a learning
+ * rate of 1e-12 keeps the parameters of the two calls the same). */
+static double continue_loss(gyro_hrm_model *m, gyro_hrm_acts *a, const int32_t *tok,
+                            const double *target, int B, double wq)
+{
+    gyro_hrm_carry_reset(m, a, B);
+    ck_assert_int_eq(gyro_hrm_forward(m, a, tok, B, GYRO_HRM_ONESTEP), GYRO_OK);
+    const float *q = gyro_hrm_qlogits(a);
+    double loss = 0;
+    for (int b = 0; b < B; b++) {
+        const double x = q[2 * b + 1];
+        loss += wq * ((x > 0 ? x : 0.0) - x * target[b] + log1p(exp(-fabs(x)))) / B;
+    }
+    return loss;
+}
+
+START_TEST(continue_target_grad)
+{
+    enum { B = 4 };
+    gyro_hrm_config c = tiny_cfg(GYRO_GEO_EUCLIDEAN, 1, 1);
+    c.act_eps = 0;
+    ck_assert_int_eq(c.q_pool, GYRO_HRM_QPOOL_CELLS);
+    gyro_hrm_model *m;
+    gyro_hrm_trainer *t;
+    ck_assert_int_eq(gyro_hrm_new(&c, 5, &m), GYRO_OK);
+    const gyro_hrm_layout *L = &m->lay;
+    const int C = c.dim;
+    gyro_rng r;
+    gyro_rng_seed(&r, 11);
+    for (int k = 0; k < 2 * C; k++)
+        m->params[L->q_w + k] = (float)(0.3 * gyro_rng_normal(&r));
+    m->params[L->q_b + 1] = 0.4f;
+    m->params[L->q_a + 1] = 0.7f;
+    float *p0 = malloc(L->n_params * sizeof(float));
+    memcpy(p0, m->params, L->n_params * sizeof(float));
+    gyro_hrm_train_config tc = gyro_hrm_train_config_default();
+    tc.max_batch = B;
+    tc.lr = 1e-12;
+    tc.clip_norm = 0;
+    ck_assert_int_eq(gyro_hrm_trainer_new(m, &tc, &t), GYRO_OK);
+    gyro_hrm_trainer_set_min_segments(t, 3);
+    int32_t tok[B * 5];
+    int lab[B * 5];
+    for (int i = 0; i < B * 5; i++) {
+        tok[i] = (int32_t)gyro_rng_below(&r, 4);
+        lab[i] = (int)gyro_rng_below(&r, 3);
+    }
+    gyro_hrm_step_stats st;
+    int used;
+    ck_assert_int_eq(gyro_hrm_train_step(t, tok, lab, B, &used, &r, &st), GYRO_OK);
+    ck_assert_int_eq(gyro_hrm_train_step(t, tok, lab, 0, &used, &r, &st), GYRO_OK);
+    ck_assert_int_eq(st.halted, 0);
+    const float *g = gyro_hrm_trainer_grads(t);
+    memcpy(m->params, p0, L->n_params * sizeof(float));
+    /* the targets: Q̂ of the second segment */
+    gyro_hrm_acts *a;
+    ck_assert_int_eq(gyro_hrm_acts_new(m, B, 0, 0, &a), GYRO_OK);
+    gyro_hrm_carry_reset(m, a, B);
+    ck_assert_int_eq(gyro_hrm_forward(m, a, tok, B, GYRO_HRM_ONESTEP), GYRO_OK);
+    ck_assert_int_eq(gyro_hrm_forward(m, a, tok, B, GYRO_HRM_ONESTEP), GYRO_OK);
+    double target[B];
+    for (int b = 0; b < B; b++) {
+        const float *q = gyro_hrm_qlogits(a) + 2 * b;
+        const double qh = 1 / (1 + exp(-(double)q[0])), qc = 1 / (1 + exp(-(double)q[1]));
+        target[b] = qh > qc ? qh : qc;
+    }
+    size_t idx[64];
+    int n = 0;
+    for (int k = 0; k < C; k++)
+        idx[n++] = L->q_w + (size_t)C + (size_t)k;
+    idx[n++] = L->q_b + 1;
+    idx[n++] = L->q_a + 1;
+    double gmax = 0, err = 0;
+    const double h = 1e-2;
+    for (int i = 0; i < n; i++) {
+        const float keep = m->params[idx[i]];
+        m->params[idx[i]] = (float)(keep + h);
+        const double up = continue_loss(m, a, tok, target, B, tc.q_weight);
+        m->params[idx[i]] = (float)(keep - h);
+        const double dn = continue_loss(m, a, tok, target, B, tc.q_weight);
+        m->params[idx[i]] = keep;
+        const double fd = (up - dn) / (2 * h);
+        gmax = fmax(gmax, fabs(fd));
+        err = fmax(err, fabs(fd - g[idx[i]]));
+    }
+    printf("hrm continue target of the persistent batch: max |FD| %.3g, max |FD − gradient| %.3g "
+           "over the %d parameters of the continue row\n", gmax, err, n);
+    ck_assert_msg(gmax > 1e-3, "no gradient to check (max |FD| %g)", gmax);
+    ck_assert_msg(err <= 1e-2 * gmax, "continue-target gradient off by %g (max %g)", err, gmax);
+    gyro_hrm_acts_free(a);
+    gyro_hrm_trainer_free(t);
+    gyro_hrm_free(m);
+    free(p0);
+}
+END_TEST
+
 START_TEST(model_file)
 {
     char path[] = "/tmp/check_hrm_XXXXXX";
@@ -634,6 +736,7 @@ static Suite *hrm_suite(void)
     tcase_add_test(tc, toy_training_loss_falls);
     tcase_add_test(tc, persistent_batch);
     tcase_add_test(tc, min_segments);
+    tcase_add_test(tc, continue_target_grad);
     tcase_add_test(tc, model_file);
     suite_add_tcase(s, tc);
     return s;
