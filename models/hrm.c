@@ -45,7 +45,7 @@ gyro_hrm_config gyro_hrm_config_default(void)
     c.ffn_dim = 256;
     c.n_low = 1;
     c.n_high = 1;
-    c.m_max = 2;
+    c.m_max = GYRO_HRM_M_MAX;
     c.act_eps = 0.1;
     c.init_seed = 1;
     c.q_pool = GYRO_HRM_QPOOL_CELLS;

@@ -192,7 +192,7 @@ static const gyro_opt train_opts[] = {
     GYRO_O_INT("ffn", 0, TA, cfg.ffn_dim, "F", NULL, 1, 65536, "feed-forward width (default 256)"),
     GYRO_O_INT("low", 'N', TA, cfg.n_low, "N", NULL, 1, 1000, "L updates per H update (default 1)"),
     GYRO_O_INT("high", 'T', TA, cfg.n_high, "T", NULL, 1, 1000, "H updates per segment (default 1)"),
-    GYRO_O_INT("segments", 'M', TA, cfg.m_max, "M", NULL, 1, 1000, "M_max, segments per puzzle (default 2)"),
+    GYRO_O_INT("segments", 'M', TA, cfg.m_max, "M", NULL, 1, 1000, "M_max, segments per puzzle (default " HRM_STR(GYRO_HRM_M_MAX) ")"),
     GYRO_O_DOUBLE("act-eps", 0, TA, cfg.act_eps, "E", NULL, 0, 1,
                   "probability of drawing M_min from {2..M} instead of 1 (default 0.1)"),
     GYRO_O_FLAG("no-act", 0, TA, no_act, "every puzzle runs M segments (no Q head training)"),

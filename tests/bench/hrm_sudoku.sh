@@ -14,7 +14,7 @@
 #
 #   tests/bench/hrm_sudoku.sh [GYRO]          (default build/gyro; run from the project root)
 #
-# Knobs [defaults]: SEEDS ["1 2 3"], TRAIN_N [1000] and TEST_N [200] puzzles, CLUES [60],
+# Knobs [defaults]: SEEDS ["1 2 3"], TRAIN_N [1000] and TEST_N [1000] puzzles, CLUES [60],
 # MAX_NODES [21], MIN_ROUNDS [0] and MAX_ROUNDS [2; 0: none] (the band: puzzles of CLUES clues whose
 # reference search needs at most MAX_NODES nodes and that singles solve in MIN_ROUNDS..MAX_ROUNDS
 # rounds of propagation, gyro sudoku generate --min-rounds/--max-rounds), CPU [1200] CPU seconds
@@ -30,7 +30,7 @@ set -euo pipefail
 GYRO=${1:-${GYRO:-build/gyro}}
 SEEDS=${SEEDS:-"1 2 3"}
 TRAIN_N=${TRAIN_N:-1000}
-TEST_N=${TEST_N:-200}
+TEST_N=${TEST_N:-1000}
 CLUES=${CLUES:-60}
 MAX_NODES=${MAX_NODES:-21}
 MIN_ROUNDS=${MIN_ROUNDS:-0}
